@@ -1,0 +1,93 @@
+//! The invoice workflow: tools that appear only when the invoice's state allows them.
+//!
+//! `invoice_discharge` does not exist for the model until the invoice is approved, and a
+//! client that calls it anyway gets `FORBIDDEN` with the tools it *can* call.
+//!
+//! ```text
+//! cargo run --example invoice                            # MCP over stdio
+//! cargo run --example invoice -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
+//! ```
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolgate::prelude::*;
+
+toolgate::machine! {
+    id: "invoice",
+    initial: "draft",
+    states: {
+        draft:      { on: { SUBMIT: "review" } },
+        review:     { on: { APPROVE: "approved", REJECT: "draft" } },
+        approved:   { on: { DISCHARGE: "discharged" } },
+        discharged: { type: "final" },
+    }
+}
+
+/// Which invoice a call is about.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct InvoiceRef {
+    /// The invoice id, `INV-` followed by digits (e.g. `INV-1042`).
+    id: String,
+}
+
+/// What every invoice tool returns; toolgate adds the workflow's `state`.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Invoice {
+    /// The invoice id.
+    id: String,
+    /// The amount due, in minor units of `currency`.
+    amount_minor: u64,
+    /// ISO 4217 currency code.
+    currency: &'static str,
+    /// What the call did.
+    outcome: &'static str,
+}
+
+/// Looks an invoice up. The demo has every `INV-<digits>` invoice; the amount derives
+/// from the number so results are deterministic.
+fn find(id: &str) -> Result<Invoice, ToolError> {
+    let number: u64 = id
+        .strip_prefix("INV-")
+        .and_then(|digits| digits.parse().ok())
+        .ok_or_else(|| ToolError::not_found(format!("no invoice `{id}`; invoice ids look like `INV-1042`")))?;
+    Ok(Invoice { id: id.to_string(), amount_minor: 10_000 + number % 997 * 100, currency: "EUR", outcome: "viewed" })
+}
+
+/// Show an invoice: amount, currency and the workflow state. Changes nothing.
+#[action(domain = "invoice")]
+async fn view(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    find(&input.id)
+}
+
+/// Submit a draft invoice for review. Does not approve or pay it.
+#[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT", compact = "Submit an invoice for review")]
+async fn submit(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "submitted for review", ..find(&input.id)? })
+}
+
+/// Approve an invoice under review, making it payable. Does not pay it.
+#[action(domain = "invoice", bind_state = "review", transition = "APPROVE")]
+async fn approve(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "approved", ..find(&input.id)? })
+}
+
+/// Send an invoice under review back to draft. Does not delete it.
+#[action(domain = "invoice", bind_state = "review", transition = "REJECT")]
+async fn reject(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "sent back to draft", ..find(&input.id)? })
+}
+
+/// Discharge (pay) an approved invoice. Does not refund or reopen invoices.
+#[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
+async fn discharge(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "discharged", ..find(&input.id)? })
+}
+
+#[tokio::main]
+async fn main() -> Result<(), toolgate::server::ServeError> {
+    toolgate::Server::from_registry("invoice")
+        .version(env!("CARGO_PKG_VERSION"))
+        .instructions("Invoice workflow: submit, then approve (or reject), then discharge. Tools appear as the invoice's state allows.")
+        .run_cli()
+        .await
+}

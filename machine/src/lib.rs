@@ -1,0 +1,475 @@
+//! The workflow state-machine model of toolgate and every rule about it.
+//!
+//! Machines follow the XState v5 shape (`id`, `initial`, `states`, `on` with string
+//! targets, `type: "final"`). The same rules run in two places, which is why they live in
+//! this small dependency-free crate:
+//!
+//! - at compile time, inside `toolgate::machine!` and `#[action]` (the macros report each
+//!   problem at the offending literal);
+//! - at start-up, for machines loaded from XState JSON (the runtime reports the key).
+//!
+//! Validation collects *every* problem instead of stopping at the first, so an author sees
+//! them all at once.
+
+use std::collections::{BTreeSet, HashSet};
+use std::fmt;
+
+/// A machine as declared: the XState v5 subset toolgate understands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineSpec {
+    /// The machine's id (`"invoice"`). Actions refer to it by this id.
+    pub id: String,
+    /// The initial state; `None` when the declaration omits it (an error).
+    pub initial: Option<String>,
+    /// The states in declaration order.
+    pub states: Vec<StateSpec>,
+}
+
+/// One state of a [`MachineSpec`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateSpec {
+    /// The state's name (`"approved"`).
+    pub name: String,
+    /// `type: "final"`: the workflow ends here and no event leaves it.
+    pub is_final: bool,
+    /// The transitions out of this state, `(event, target)`, in declaration order.
+    pub on: Vec<Transition>,
+}
+
+/// One `on` entry: `event` moves the machine to `target`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    /// The event name (`"DISCHARGE"`).
+    pub event: String,
+    /// The state the event leads to.
+    pub target: String,
+}
+
+/// A problem with a machine declaration. Each variant names the key that is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MachineError {
+    /// The machine has no `id` or an empty one.
+    #[error("machine has an empty `id`")]
+    EmptyId,
+    /// `initial` is missing.
+    #[error("machine `{machine}` has no `initial` state; add `initial: \"<state>\"`")]
+    MissingInitial {
+        /// The machine's id.
+        machine: String,
+    },
+    /// `initial` names a state that is not declared.
+    #[error("machine `{machine}`: `initial` names unknown state `{initial}`; valid states: {valid}")]
+    UnknownInitial {
+        /// The machine's id.
+        machine: String,
+        /// The unknown state.
+        initial: String,
+        /// The declared states, comma-separated.
+        valid: String,
+    },
+    /// `states` is empty.
+    #[error("machine `{machine}` declares no `states`")]
+    NoStates {
+        /// The machine's id.
+        machine: String,
+    },
+    /// Two states share a name.
+    #[error("machine `{machine}`: state `{state}` is declared twice")]
+    DuplicateState {
+        /// The machine's id.
+        machine: String,
+        /// The repeated state name.
+        state: String,
+    },
+    /// One state lists the same event twice.
+    #[error("machine `{machine}`: state `{state}` lists event `{event}` twice")]
+    DuplicateEvent {
+        /// The machine's id.
+        machine: String,
+        /// The state whose `on` repeats the event.
+        state: String,
+        /// The repeated event.
+        event: String,
+    },
+    /// A transition targets a state that is not declared.
+    #[error(
+        "machine `{machine}`: `states.{state}.on.{event}` targets unknown state `{target}`; valid states: {valid}"
+    )]
+    UnknownTarget {
+        /// The machine's id.
+        machine: String,
+        /// The state whose `on` holds the transition.
+        state: String,
+        /// The event of the transition.
+        event: String,
+        /// The unknown target.
+        target: String,
+        /// The declared states, comma-separated.
+        valid: String,
+    },
+    /// A final state has transitions.
+    #[error(
+        "machine `{machine}`: state `{state}` is `type: \"final\"` but has transitions; a final state accepts no events"
+    )]
+    FinalWithTransitions {
+        /// The machine's id.
+        machine: String,
+        /// The final state.
+        state: String,
+    },
+    /// A state cannot be reached from `initial`. toolgate treats this as an error: a tool
+    /// bound to it could never be called, which is almost always a typo in a target.
+    #[error("machine `{machine}`: state `{state}` is unreachable from initial state `{initial}`")]
+    Unreachable {
+        /// The machine's id.
+        machine: String,
+        /// The unreachable state.
+        state: String,
+        /// The initial state.
+        initial: String,
+    },
+}
+
+impl MachineSpec {
+    /// The state called `name`, if declared.
+    pub fn state(&self, name: &str) -> Option<&StateSpec> {
+        self.states.iter().find(|s| s.name == name)
+    }
+
+    /// The declared state names, comma-separated, for messages.
+    pub fn state_list(&self) -> String {
+        join(self.states.iter().map(|s| s.name.as_str()))
+    }
+
+    /// Every event some state accepts, sorted and deduplicated.
+    pub fn events(&self) -> BTreeSet<&str> {
+        self.states
+            .iter()
+            .flat_map(|s| s.on.iter().map(|t| t.event.as_str()))
+            .collect()
+    }
+
+    /// Checks the declaration and returns every problem found (empty when valid).
+    pub fn validate(&self) -> Vec<MachineError> {
+        let mut errors = Vec::new();
+        let machine = || self.id.clone();
+        if self.id.is_empty() {
+            errors.push(MachineError::EmptyId);
+        }
+        if self.states.is_empty() {
+            errors.push(MachineError::NoStates { machine: machine() });
+        }
+        let mut seen = HashSet::new();
+        for state in &self.states {
+            if !seen.insert(state.name.as_str()) {
+                errors.push(MachineError::DuplicateState {
+                    machine: machine(),
+                    state: state.name.clone(),
+                });
+            }
+            if state.is_final && !state.on.is_empty() {
+                errors.push(MachineError::FinalWithTransitions {
+                    machine: machine(),
+                    state: state.name.clone(),
+                });
+            }
+            let mut events = HashSet::new();
+            for t in &state.on {
+                if !events.insert(t.event.as_str()) {
+                    errors.push(MachineError::DuplicateEvent {
+                        machine: machine(),
+                        state: state.name.clone(),
+                        event: t.event.clone(),
+                    });
+                }
+                if self.state(&t.target).is_none() {
+                    errors.push(MachineError::UnknownTarget {
+                        machine: machine(),
+                        state: state.name.clone(),
+                        event: t.event.clone(),
+                        target: t.target.clone(),
+                        valid: self.state_list(),
+                    });
+                }
+            }
+        }
+        match &self.initial {
+            None => errors.push(MachineError::MissingInitial { machine: machine() }),
+            Some(initial) if self.state(initial).is_none() => {
+                if !self.states.is_empty() {
+                    errors.push(MachineError::UnknownInitial {
+                        machine: machine(),
+                        initial: initial.clone(),
+                        valid: self.state_list(),
+                    });
+                }
+            }
+            Some(initial) => {
+                let reachable = self.reachable_from(initial);
+                for state in &self.states {
+                    if !reachable.contains(state.name.as_str()) {
+                        errors.push(MachineError::Unreachable {
+                            machine: machine(),
+                            state: state.name.clone(),
+                            initial: initial.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        errors
+    }
+
+    fn reachable_from<'a>(&'a self, start: &'a str) -> HashSet<&'a str> {
+        let mut reachable = HashSet::from([start]);
+        let mut frontier = vec![start];
+        while let Some(name) = frontier.pop() {
+            for t in self.state(name).map(|s| s.on.as_slice()).unwrap_or_default() {
+                if reachable.insert(t.target.as_str()) {
+                    frontier.push(&t.target);
+                }
+            }
+        }
+        reachable
+    }
+
+    /// Checks an action's binding against this machine: every bound state exists, the
+    /// event exists, and every bound state accepts the event. Returns every problem.
+    pub fn check_binding(&self, bind_states: &[&str], transition: Option<&str>) -> Vec<BindingError> {
+        let mut errors = Vec::new();
+        for (index, state) in bind_states.iter().enumerate() {
+            if self.state(state).is_none() {
+                errors.push(BindingError::UnknownState {
+                    index,
+                    machine: self.id.clone(),
+                    state: state.to_string(),
+                    valid: self.state_list(),
+                });
+            }
+        }
+        let Some(event) = transition else {
+            return errors;
+        };
+        if !self.events().contains(event) {
+            errors.push(BindingError::UnknownEvent {
+                machine: self.id.clone(),
+                event: event.to_string(),
+                valid: join(self.events()),
+            });
+            return errors;
+        }
+        for state in bind_states.iter().filter_map(|s| self.state(s)) {
+            if !state.on.iter().any(|t| t.event == event) {
+                let accepted = join(state.on.iter().map(|t| t.event.as_str()));
+                errors.push(BindingError::EventNotAccepted {
+                    machine: self.id.clone(),
+                    state: state.name.clone(),
+                    event: event.to_string(),
+                    accepted: if accepted.is_empty() { "none".into() } else { accepted },
+                });
+            }
+        }
+        errors
+    }
+
+    /// The state `event` leads to from `state`, if that state accepts it.
+    pub fn target(&self, state: &str, event: &str) -> Option<&str> {
+        self.state(state)?
+            .on
+            .iter()
+            .find(|t| t.event == event)
+            .map(|t| t.target.as_str())
+    }
+}
+
+/// A problem with an action's `bind_state` / `transition` against its machine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BindingError {
+    /// A bound state is not a state of the machine.
+    #[error("machine `{machine}` has no state `{state}`; valid states: {valid}")]
+    UnknownState {
+        /// Position of the state in `bind_state`, so a caller can point at it.
+        index: usize,
+        /// The machine's id.
+        machine: String,
+        /// The unknown state.
+        state: String,
+        /// The declared states, comma-separated.
+        valid: String,
+    },
+    /// The transition names an event no state accepts.
+    #[error("machine `{machine}` has no event `{event}`; valid events: {valid}")]
+    UnknownEvent {
+        /// The machine's id.
+        machine: String,
+        /// The unknown event.
+        event: String,
+        /// The events the machine knows, comma-separated.
+        valid: String,
+    },
+    /// A bound state does not accept the transition's event.
+    #[error(
+        "machine `{machine}`: state `{state}` does not accept event `{event}`; it accepts: {accepted}"
+    )]
+    EventNotAccepted {
+        /// The machine's id.
+        machine: String,
+        /// The bound state.
+        state: String,
+        /// The event.
+        event: String,
+        /// The events the state accepts, comma-separated (or `none`).
+        accepted: String,
+    },
+}
+
+fn join<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for (i, name) in names.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(name);
+    }
+    out
+}
+
+impl fmt::Display for MachineSpec {
+    /// Renders the machine in the `machine!` / XState shape, for messages and docs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (", self.id)?;
+        for (i, s) in self.states.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            f.write_str(&s.name)?;
+            for t in &s.on {
+                write!(f, " --{}--> {}", t.event, t.target)?;
+            }
+        }
+        f.write_str(")")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(name: &str, on: &[(&str, &str)]) -> StateSpec {
+        StateSpec {
+            name: name.into(),
+            is_final: false,
+            on: on
+                .iter()
+                .map(|(e, t)| Transition { event: e.to_string(), target: t.to_string() })
+                .collect(),
+        }
+    }
+
+    fn invoice() -> MachineSpec {
+        MachineSpec {
+            id: "invoice".into(),
+            initial: Some("draft".into()),
+            states: vec![
+                state("draft", &[("SUBMIT", "review")]),
+                state("review", &[("APPROVE", "approved"), ("REJECT", "draft")]),
+                state("approved", &[("DISCHARGE", "discharged")]),
+                StateSpec { is_final: true, ..state("discharged", &[]) },
+            ],
+        }
+    }
+
+    #[test]
+    fn the_invoice_machine_is_valid() {
+        assert_eq!(invoice().validate(), vec![]);
+        assert_eq!(invoice().target("review", "REJECT"), Some("draft"));
+        assert_eq!(invoice().target("draft", "APPROVE"), None);
+    }
+
+    #[test]
+    fn an_unknown_target_names_state_event_and_choices() {
+        let mut m = invoice();
+        m.states[2].on[0].target = "dischargd".into();
+        let errors = m.validate();
+        assert!(errors.contains(&MachineError::UnknownTarget {
+            machine: "invoice".into(),
+            state: "approved".into(),
+            event: "DISCHARGE".into(),
+            target: "dischargd".into(),
+            valid: "draft, review, approved, discharged".into(),
+        }));
+        // The misspelt target also leaves `discharged` unreachable: both are reported.
+        assert!(errors.contains(&MachineError::Unreachable {
+            machine: "invoice".into(),
+            state: "discharged".into(),
+            initial: "draft".into(),
+        }));
+        assert_eq!(
+            errors[0].to_string(),
+            "machine `invoice`: `states.approved.on.DISCHARGE` targets unknown state `dischargd`; \
+             valid states: draft, review, approved, discharged"
+        );
+    }
+
+    #[test]
+    fn missing_and_unknown_initial_are_errors() {
+        let mut m = invoice();
+        m.initial = None;
+        assert_eq!(m.validate(), vec![MachineError::MissingInitial { machine: "invoice".into() }]);
+        m.initial = Some("drafty".into());
+        assert!(matches!(&m.validate()[..], [MachineError::UnknownInitial { initial, .. }] if initial == "drafty"));
+    }
+
+    #[test]
+    fn a_final_state_with_transitions_is_an_error() {
+        let mut m = invoice();
+        m.states[3].on.push(Transition { event: "REOPEN".into(), target: "draft".into() });
+        assert!(m.validate().contains(&MachineError::FinalWithTransitions {
+            machine: "invoice".into(),
+            state: "discharged".into()
+        }));
+    }
+
+    #[test]
+    fn duplicates_and_empty_machines_are_errors() {
+        let mut m = invoice();
+        m.states.push(state("draft", &[]));
+        m.states[0].on.push(Transition { event: "SUBMIT".into(), target: "review".into() });
+        let errors = m.validate();
+        assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateState { state, .. } if state == "draft")));
+        assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateEvent { event, .. } if event == "SUBMIT")));
+        let empty = MachineSpec { id: String::new(), initial: Some("a".into()), states: vec![] };
+        assert_eq!(
+            empty.validate(),
+            vec![MachineError::EmptyId, MachineError::NoStates { machine: String::new() }]
+        );
+    }
+
+    #[test]
+    fn bindings_are_checked_against_states_and_events() {
+        let m = invoice();
+        assert_eq!(m.check_binding(&["approved"], Some("DISCHARGE")), vec![]);
+        assert_eq!(m.check_binding(&["review", "approved"], None), vec![]);
+        assert_eq!(
+            m.check_binding(&["aproved"], None)[0].to_string(),
+            "machine `invoice` has no state `aproved`; valid states: draft, review, approved, discharged"
+        );
+        assert_eq!(
+            m.check_binding(&["approved"], Some("DISCHARG"))[0].to_string(),
+            "machine `invoice` has no event `DISCHARG`; valid events: APPROVE, DISCHARGE, REJECT, SUBMIT"
+        );
+        assert_eq!(
+            m.check_binding(&["review", "draft"], Some("APPROVE")),
+            vec![BindingError::EventNotAccepted {
+                machine: "invoice".into(),
+                state: "draft".into(),
+                event: "APPROVE".into(),
+                accepted: "SUBMIT".into(),
+            }]
+        );
+        assert!(matches!(
+            &m.check_binding(&["discharged"], Some("DISCHARGE"))[..],
+            [BindingError::EventNotAccepted { accepted, .. }] if accepted == "none"
+        ));
+    }
+}

@@ -1,0 +1,96 @@
+//! The keys of `#[action(...)]`, each parsed once; unknown and repeated keys are errors.
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::{LitStr, Token, bracketed, punctuated::Punctuated};
+
+/// The keys `#[action]` understands, in the order messages list them.
+const KEYS: &[&str] = &["domain", "bind_state", "transition", "compact", "machine", "name", "startup_checked"];
+
+/// One key's value, remembering where it was set so a repeat can be reported there.
+pub(crate) struct Attr<T> {
+    value: Option<T>,
+}
+
+impl<T> Default for Attr<T> {
+    fn default() -> Self {
+        Self { value: None }
+    }
+}
+
+impl<T> Attr<T> {
+    fn set(&mut self, meta: &ParseNestedMeta, value: T) -> syn::Result<()> {
+        if self.value.is_some() {
+            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+            return Err(meta.error(format!("duplicate `action` key `{key}`")));
+        }
+        self.value = Some(value);
+        Ok(())
+    }
+
+    pub(crate) fn get(&self) -> Option<&T> {
+        self.value.as_ref()
+    }
+}
+
+/// Everything written inside `#[action(...)]`.
+#[derive(Default)]
+pub(crate) struct ActionAttrs {
+    pub(crate) domain: Attr<LitStr>,
+    pub(crate) bind_state: Attr<Vec<LitStr>>,
+    pub(crate) bind_state_span: Option<Span>,
+    pub(crate) transition: Attr<LitStr>,
+    pub(crate) compact: Attr<LitStr>,
+    pub(crate) machine: Attr<LitStr>,
+    pub(crate) name: Attr<LitStr>,
+    pub(crate) startup_checked: Attr<Span>,
+}
+
+impl ActionAttrs {
+    /// Parses the attribute's arguments; problems go to `errors`, parsing goes on.
+    pub(crate) fn parse(args: TokenStream, errors: &mut Vec<syn::Error>) -> Self {
+        let mut attrs = Self::default();
+        let parser = syn::meta::parser(|meta| {
+            if let Err(error) = attrs.parse_key(&meta) {
+                errors.push(error);
+                // Skip the rest of this key's value so the next keys are still read.
+                if meta.input.peek(Token![=]) {
+                    let _ = meta.value().and_then(|v| v.parse::<syn::Expr>());
+                }
+            }
+            Ok(())
+        });
+        if let Err(error) = syn::parse::Parser::parse2(parser, args) {
+            errors.push(error);
+        }
+        attrs
+    }
+
+    fn parse_key(&mut self, meta: &ParseNestedMeta) -> syn::Result<()> {
+        let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+        match key.as_str() {
+            "domain" => self.domain.set(meta, meta.value()?.parse()?),
+            "transition" => self.transition.set(meta, meta.value()?.parse()?),
+            "compact" => self.compact.set(meta, meta.value()?.parse()?),
+            "machine" => self.machine.set(meta, meta.value()?.parse()?),
+            "name" => self.name.set(meta, meta.value()?.parse()?),
+            "startup_checked" => self.startup_checked.set(meta, meta.path.get_ident().map_or_else(Span::call_site, |i| i.span())),
+            "bind_state" => {
+                let value = meta.value()?;
+                let states = if value.peek(syn::token::Bracket) {
+                    let list;
+                    bracketed!(list in value);
+                    Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?.into_iter().collect()
+                } else {
+                    vec![value.parse()?]
+                };
+                self.bind_state_span = meta.path.get_ident().map(|i| i.span());
+                self.bind_state.set(meta, states)
+            }
+            _ => {
+                let expected: Vec<String> = KEYS.iter().map(|k| format!("`{k}`")).collect();
+                Err(meta.error(format!("unknown `action` key `{key}`; expected one of {}", expected.join(", "))))
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! What `#[action]` emits: the user's function unchanged, its link-time registration,
+//! and (for bound actions) the compile-time check of its binding against its machine.
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote, quote_spanned};
+
+use super::validate::Action;
+use crate::names::machine_checker;
+
+pub(crate) fn expand(function: &syn::ItemFn, action: &Action) -> TokenStream {
+    let mut out = function.to_token_stream();
+    out.extend(registration(action));
+    out.extend(binding_check(action));
+    out
+}
+
+fn registration(action: &Action) -> TokenStream {
+    let ident = action.handler.ident();
+    let span = ident.span();
+    let (name, domain, machine, description) = (&action.name, &action.domain, action.machine.value(), &action.description);
+    let bind_states = action.bind_states.iter().map(|s| s.value());
+    let transition = option(action.transition.as_ref().map(|t| t.value()));
+    let compact = option(action.compact.clone());
+    let handler = if action.takes_input {
+        quote_spanned!(span=> ::toolgate::__private::WithInput::new(#ident))
+    } else {
+        quote_spanned!(span=> ::toolgate::__private::WithoutInput::new(#ident))
+    };
+    quote_spanned! {span=>
+        ::toolgate::__private::inventory::submit! {
+            ::toolgate::__private::ActionRegistration {
+                name: #name,
+                domain: #domain,
+                machine: #machine,
+                bind_states: &[#(#bind_states),*],
+                transition: #transition,
+                description: #description,
+                compact: #compact,
+                handler: &const { #handler },
+                location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
+            }
+        }
+    }
+}
+
+fn option(value: Option<String>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// Forwards the literals, with their spans, to the machine's checker macro.
+fn binding_check(action: &Action) -> TokenStream {
+    if action.bind_states.is_empty() || action.startup_checked {
+        return TokenStream::new();
+    }
+    let checker = machine_checker(&action.machine.value(), action.machine.span());
+    let states = &action.bind_states;
+    let transition = action.transition.as_ref().map(|t| quote!(transition = #t));
+    quote! {
+        #checker! { bind_state = [#(#states),*] #transition }
+    }
+}

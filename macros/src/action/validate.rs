@@ -1,0 +1,159 @@
+//! The rules an `#[action]` must follow, one function each; all problems are collected.
+
+use syn::spanned::Spanned;
+use syn::{FnArg, LitStr};
+
+use super::ast::Handler;
+use super::attr::ActionAttrs;
+
+/// A checked action, ready to expand.
+pub(crate) struct Action<'a> {
+    pub(crate) handler: &'a Handler<'a>,
+    pub(crate) name: String,
+    pub(crate) domain: String,
+    pub(crate) machine: LitStr,
+    pub(crate) bind_states: Vec<LitStr>,
+    pub(crate) transition: Option<LitStr>,
+    pub(crate) compact: Option<String>,
+    pub(crate) description: String,
+    pub(crate) takes_input: bool,
+    /// The binding is checked when the server starts (machine loaded from JSON).
+    pub(crate) startup_checked: bool,
+}
+
+pub(crate) fn validate<'a>(
+    attrs: &ActionAttrs,
+    handler: &'a Handler<'a>,
+    errors: &mut Vec<syn::Error>,
+) -> Option<Action<'a>> {
+    check_async(handler, errors);
+    check_not_generic(handler, errors);
+    let takes_input = check_params(handler, errors);
+    let description = check_doc(handler, errors);
+    let domain = check_domain(attrs, handler, errors);
+    check_transition_has_states(attrs, errors);
+    check_bind_state_not_empty(attrs, errors);
+    let name = domain.as_ref().and_then(|d| check_name(attrs, handler, &d.value(), errors));
+    let (domain, name, description, takes_input) = (domain?, name?, description?, takes_input?);
+    Some(Action {
+        handler,
+        name,
+        domain: domain.value(),
+        machine: attrs.machine.get().cloned().unwrap_or_else(|| domain.clone()),
+        bind_states: attrs.bind_state.get().cloned().unwrap_or_default(),
+        transition: attrs.transition.get().cloned(),
+        compact: attrs.compact.get().map(LitStr::value),
+        description,
+        takes_input,
+        startup_checked: attrs.startup_checked.get().is_some(),
+    })
+}
+
+/// Handlers are awaited by the runtime; a plain `fn` would block the executor.
+fn check_async(handler: &Handler, errors: &mut Vec<syn::Error>) {
+    let sig = &handler.function.sig;
+    if sig.asyncness.is_none() {
+        errors.push(syn::Error::new(
+            sig.fn_token.span,
+            format!("#[action] handlers must be `async fn`; write `async fn {}`", sig.ident),
+        ));
+    }
+}
+
+/// The registration names one concrete function; a generic one has no single address.
+fn check_not_generic(handler: &Handler, errors: &mut Vec<syn::Error>) {
+    let generics = &handler.function.sig.generics;
+    if !generics.params.is_empty() {
+        errors.push(syn::Error::new(generics.span(), "#[action] handlers cannot be generic"));
+    }
+}
+
+/// `(input: I, ctx: Ctx)` or `(ctx: Ctx)`: the context is always last. Returns whether
+/// the handler takes an input.
+fn check_params(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<bool> {
+    let params = handler.params();
+    if let Some(FnArg::Receiver(receiver)) = params.first() {
+        errors.push(syn::Error::new(receiver.span(), "#[action] goes on a free function, not a method"));
+        return None;
+    }
+    match params.len() {
+        1 => Some(false),
+        2 => Some(true),
+        _ => {
+            let span = if params.is_empty() { handler.ident().span() } else { params.span() };
+            errors.push(syn::Error::new(
+                span,
+                "#[action] handlers take `(input: T, ctx: Ctx)` or `(ctx: Ctx)`",
+            ));
+            None
+        }
+    }
+}
+
+/// The doc comment is the tool's description: a model cannot use an undescribed tool well.
+fn check_doc(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<String> {
+    if handler.doc.is_none() {
+        errors.push(syn::Error::new(
+            handler.ident().span(),
+            format!(
+                "#[action] `{}` needs a doc comment: it becomes the tool's description (`/// What it does. What it does not do.`)",
+                handler.ident()
+            ),
+        ));
+    }
+    handler.doc.clone()
+}
+
+/// Every action belongs to a snake_case domain; it prefixes the tool's name.
+fn check_domain(attrs: &ActionAttrs, handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<LitStr> {
+    let Some(domain) = attrs.domain.get() else {
+        errors.push(syn::Error::new(
+            handler.ident().span(),
+            "#[action] needs `domain = \"…\"`: the intent domain this tool belongs to (it prefixes the tool name)",
+        ));
+        return None;
+    };
+    let value = domain.value();
+    let snake = value.starts_with(|c: char| c.is_ascii_lowercase())
+        && value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !snake {
+        errors.push(syn::Error::new(domain.span(), format!("domain `{value}` must be a snake_case identifier")));
+        return None;
+    }
+    Some(domain.clone())
+}
+
+/// Tool names are `{domain}_{action}`, so a model never confuses two domains' tools.
+fn check_name(attrs: &ActionAttrs, handler: &Handler, domain: &str, errors: &mut Vec<syn::Error>) -> Option<String> {
+    let prefix = format!("{domain}_");
+    let Some(name) = attrs.name.get() else {
+        return Some(format!("{prefix}{}", handler.ident()));
+    };
+    let value = name.value();
+    if value.len() <= prefix.len() || !value.starts_with(&prefix) {
+        let suggestion = value.strip_prefix(&prefix).unwrap_or(&value);
+        errors.push(syn::Error::new(
+            name.span(),
+            format!("tool name `{value}` must start with its domain: `{prefix}…` (e.g. `{prefix}{suggestion}`)"),
+        ));
+        return None;
+    }
+    Some(value)
+}
+
+/// A transition fires *from* a bound state; without one there is nothing to fire from.
+fn check_transition_has_states(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>) {
+    if let (Some(transition), None) = (attrs.transition.get(), attrs.bind_state.get()) {
+        errors.push(syn::Error::new(
+            transition.span(),
+            "`transition` needs `bind_state`: the states the event fires from",
+        ));
+    }
+}
+
+fn check_bind_state_not_empty(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>) {
+    if attrs.bind_state.get().is_some_and(Vec::is_empty) {
+        let span = attrs.bind_state_span.unwrap_or_else(proc_macro2::Span::call_site);
+        errors.push(syn::Error::new(span, "`bind_state` lists no state; remove it to make the tool always available"));
+    }
+}

@@ -1,0 +1,67 @@
+//! `__check_binding!`: an action's `bind_state` / `transition` against its machine.
+//!
+//! `machine!` defines a `macro_rules!` per machine that forwards the machine's
+//! declaration here together with the tokens `#[action]` passes it. Those tokens keep the
+//! spans of the user's literals, so each error lands on the literal that causes it.
+//!
+//! Input: `{ <machine declaration> } bind_state = ["a", …] transition = "EVENT"`.
+
+use proc_macro2::TokenStream;
+use syn::parse::{Parse, ParseStream};
+use syn::{LitStr, Token, braced, bracketed, punctuated::Punctuated};
+use toolgate_machine::BindingError;
+
+use crate::machine::MachineAst;
+
+struct BindingInput {
+    machine: MachineAst,
+    bind_states: Vec<LitStr>,
+    transition: Option<LitStr>,
+}
+
+impl Parse for BindingInput {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let content;
+        braced!(content in input);
+        let machine = content.parse()?;
+        let (mut bind_states, mut transition) = (Vec::new(), None);
+        while !input.is_empty() {
+            let key: syn::Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            if key == "bind_state" {
+                let list;
+                bracketed!(list in input);
+                bind_states = Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?.into_iter().collect();
+            } else if key == "transition" {
+                transition = Some(input.parse()?);
+            } else {
+                return Err(syn::Error::new(key.span(), "internal: unexpected binding key"));
+            }
+        }
+        Ok(Self { machine, bind_states, transition })
+    }
+}
+
+pub(crate) fn expand(input: TokenStream) -> TokenStream {
+    let binding: BindingInput = match syn::parse2(input) {
+        Ok(binding) => binding,
+        Err(error) => return error.into_compile_error(),
+    };
+    let states: Vec<String> = binding.bind_states.iter().map(LitStr::value).collect();
+    let states: Vec<&str> = states.iter().map(String::as_str).collect();
+    let transition = binding.transition.as_ref().map(LitStr::value);
+    let spec = binding.machine.spec();
+    let errors = spec.check_binding(&states, transition.as_deref());
+    errors
+        .into_iter()
+        .map(|error| {
+            let span = match &error {
+                BindingError::UnknownState { index, .. } => binding.bind_states[*index].span(),
+                BindingError::UnknownEvent { .. } | BindingError::EventNotAccepted { .. } => {
+                    binding.transition.as_ref().map_or_else(proc_macro2::Span::call_site, LitStr::span)
+                }
+            };
+            syn::Error::new(span, error.to_string()).into_compile_error()
+        })
+        .collect()
+}

@@ -1,0 +1,172 @@
+//! The typed model of a `machine!` declaration, keeping every token's span.
+//!
+//! ```text
+//! id: "invoice",
+//! initial: "draft",
+//! states: {
+//!     draft: { on: { SUBMIT: "review" } },
+//!     discharged: { type: "final" },
+//! }
+//! ```
+//! State and event names may be identifiers or string literals.
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::{Ident, LitStr, Token, braced};
+use toolgate_machine::{MachineSpec, StateSpec, Transition};
+
+/// A name written as an identifier (keywords included: names are data) or a string
+/// literal.
+#[derive(Clone)]
+pub(crate) struct Name {
+    pub(crate) value: String,
+    pub(crate) span: Span,
+}
+
+impl Parse for Name {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(LitStr) {
+            let lit: LitStr = input.parse()?;
+            Ok(Self { value: lit.value(), span: lit.span() })
+        } else {
+            let ident = input.call(Ident::parse_any)?;
+            Ok(Self { value: ident.to_string(), span: ident.span() })
+        }
+    }
+}
+
+pub(crate) struct MachineAst {
+    pub(crate) id: LitStr,
+    pub(crate) initial: Option<LitStr>,
+    pub(crate) states_key: Span,
+    pub(crate) states: Vec<StateAst>,
+}
+
+pub(crate) struct StateAst {
+    pub(crate) name: Name,
+    /// The span of `type: "final"` when present.
+    pub(crate) final_span: Option<Span>,
+    pub(crate) on: Vec<(Name, LitStr)>,
+}
+
+/// Parses `key: value` pairs separated by commas, rejecting unknown and repeated keys.
+fn parse_keys(
+    input: ParseStream,
+    what: &str,
+    known: &[&str],
+    mut value: impl FnMut(&Ident, ParseStream) -> syn::Result<()>,
+) -> syn::Result<()> {
+    let mut seen: Vec<String> = Vec::new();
+    while !input.is_empty() {
+        let key = input.call(Ident::parse_any)?;
+        let name = key.to_string();
+        if !known.contains(&name.as_str()) {
+            let expected: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+            return Err(syn::Error::new(
+                key.span(),
+                format!("unknown {what} key `{name}`; expected one of {}", expected.join(", ")),
+            ));
+        }
+        if seen.contains(&name) {
+            return Err(syn::Error::new(key.span(), format!("duplicate {what} key `{name}`")));
+        }
+        seen.push(name);
+        input.parse::<Token![:]>()?;
+        value(&key, input)?;
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    Ok(())
+}
+
+impl Parse for MachineAst {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let (mut id, mut initial, mut states, mut states_key) = (None, None, Vec::new(), None);
+        parse_keys(input, "machine", &["id", "initial", "states"], |key, input| {
+            match key.to_string().as_str() {
+                "id" => id = Some(input.parse()?),
+                "initial" => initial = Some(input.parse()?),
+                _ => {
+                    states_key = Some(key.span());
+                    let content;
+                    braced!(content in input);
+                    while !content.is_empty() {
+                        states.push(content.parse()?);
+                        if content.is_empty() {
+                            break;
+                        }
+                        content.parse::<Token![,]>()?;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        let id = id.ok_or_else(|| input.error("machine needs an `id: \"…\"`"))?;
+        let states_key = states_key.ok_or_else(|| input.error("machine needs `states: { … }`"))?;
+        Ok(Self { id, initial, states_key, states })
+    }
+}
+
+impl Parse for StateAst {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let name: Name = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let body;
+        braced!(body in input);
+        let (mut final_span, mut on) = (None, Vec::new());
+        parse_keys(&body, "state", &["on", "type"], |key, input| {
+            if key == "type" {
+                let kind: LitStr = input.parse()?;
+                match kind.value().as_str() {
+                    "final" => final_span = Some(key.span()),
+                    "atomic" => {}
+                    other => {
+                        return Err(syn::Error::new(
+                            kind.span(),
+                            format!("state type `{other}` is not supported; expected `\"final\"` or `\"atomic\"`"),
+                        ));
+                    }
+                }
+            } else {
+                let events;
+                braced!(events in input);
+                while !events.is_empty() {
+                    let event: Name = events.parse()?;
+                    events.parse::<Token![:]>()?;
+                    on.push((event, events.parse()?));
+                    if events.is_empty() {
+                        break;
+                    }
+                    events.parse::<Token![,]>()?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(Self { name, final_span, on })
+    }
+}
+
+impl MachineAst {
+    pub(crate) fn spec(&self) -> MachineSpec {
+        MachineSpec {
+            id: self.id.value(),
+            initial: self.initial.as_ref().map(LitStr::value),
+            states: self
+                .states
+                .iter()
+                .map(|s| StateSpec {
+                    name: s.name.value.clone(),
+                    is_final: s.final_span.is_some(),
+                    on: s
+                        .on
+                        .iter()
+                        .map(|(event, target)| Transition { event: event.value.clone(), target: target.value() })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+}

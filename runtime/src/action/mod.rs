@@ -1,0 +1,63 @@
+//! Actions: the user's async handlers behind a type-erased call, and what they receive.
+//!
+//! `#[action]` registers each handler as an [`ActionRegistration`] whose `handler` is a
+//! [`WithInput`] or [`WithoutInput`] built in a `const` — so the registration is plain
+//! static data and the input/output types are checked by rustc at the user's function.
+
+mod ctx;
+mod handler;
+
+pub use ctx::Ctx;
+pub use handler::{BoxFuture, ErasedHandler, WithInput, WithoutInput};
+
+/// Where a macro-generated item came from, for start-up diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceLocation {
+    /// `file!()` of the annotated item.
+    pub file: &'static str,
+    /// `line!()` of the annotated item.
+    pub line: u32,
+}
+
+impl std::fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// One `#[action]`, as the macro registers it at link time.
+#[derive(Clone, Copy)]
+pub struct ActionRegistration {
+    /// The MCP tool name (`invoice_discharge`).
+    pub name: &'static str,
+    /// The intent domain (`invoice`).
+    pub domain: &'static str,
+    /// The machine that gates it and whose state results report; defaults to the domain.
+    pub machine: &'static str,
+    /// States in which the tool is callable; empty means always.
+    pub bind_states: &'static [&'static str],
+    /// The event a successful call fires.
+    pub transition: Option<&'static str>,
+    /// The full description (the doc comment).
+    pub description: &'static str,
+    /// The description shown while the machine is in its initial state.
+    pub compact: Option<&'static str>,
+    /// The handler.
+    pub handler: &'static dyn ErasedHandler,
+    /// Where the `#[action]` is.
+    pub location: SourceLocation,
+}
+
+impl std::fmt::Debug for ActionRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActionRegistration")
+            .field("name", &self.name)
+            .field("machine", &self.machine)
+            .field("bind_states", &self.bind_states)
+            .field("transition", &self.transition)
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+inventory::collect!(ActionRegistration);

@@ -1,0 +1,223 @@
+//! The error contract: every refusal and failure a model can see, with a stable `code`.
+//!
+//! Refusals and handler failures become *tool results* (`isError: true`) whose
+//! `structuredContent` always has `code` and `message` plus the fields the code promises
+//! (design §6). [`ToolError::to_structured`] is the one place that mapping lives.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// Why a tool call did not succeed. Handlers return it; the gate produces it too.
+///
+/// Handlers usually build one with [`ToolError::invalid_argument`],
+/// [`ToolError::not_found`] or [`ToolError::failed`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The tool exists but the flow's state does not allow it now.
+    #[error(
+        "`{tool}` is not available while `{machine}` is in state `{current_state}`; call one of the allowed tools instead"
+    )]
+    Forbidden {
+        /// The refused tool.
+        tool: String,
+        /// The machine that gates it.
+        machine: String,
+        /// The machine's current state in this flow.
+        current_state: String,
+        /// The tools this flow may call now.
+        allowed_tools: Vec<String>,
+        /// Tools whose success moves the flow to a state where `tool` is allowed.
+        unlocked_by: Vec<String>,
+    },
+    /// One or more arguments are malformed.
+    #[error("invalid arguments: {}", describe_fields(.errors))]
+    InvalidArgument {
+        /// One entry per offending field.
+        errors: Vec<FieldError>,
+    },
+    /// The thing the call refers to does not exist.
+    #[error("{message}")]
+    NotFound {
+        /// What was not found, said for the model.
+        message: String,
+    },
+    /// The flow store could not be reached; nothing was committed.
+    #[error("the flow store is unavailable; nothing was committed: {message}")]
+    StoreUnavailable {
+        /// What went wrong.
+        message: String,
+        /// When retrying makes sense.
+        retry_after_ms: u64,
+    },
+    /// A failure with an application-defined code.
+    #[error("{message}")]
+    Failed {
+        /// A stable, SCREAMING_SNAKE_CASE code the model can branch on.
+        code: Cow<'static, str>,
+        /// What happened, said for the model.
+        message: String,
+        /// Extra fields merged into `structuredContent`.
+        details: Map<String, Value>,
+    },
+    /// A bug on the server side (a handler output that does not serialize, …).
+    #[error("internal error: {message}")]
+    Internal {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// One offending field of an [`ToolError::InvalidArgument`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldError {
+    /// The field's path in the arguments (`id`, `items[2].amount`).
+    pub field: String,
+    /// What is wrong with it.
+    pub problem: String,
+    /// The expected format, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// A valid example value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<Value>,
+    /// The value that was received.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub got: Option<Value>,
+}
+
+impl FieldError {
+    /// A field error with just a path and a problem.
+    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self { field: field.into(), problem: problem.into(), expected: None, example: None, got: None }
+    }
+
+    /// Adds the expected format.
+    pub fn expected(mut self, expected: impl Into<String>) -> Self {
+        self.expected = Some(expected.into());
+        self
+    }
+
+    /// Adds a valid example value.
+    pub fn example(mut self, example: impl Into<Value>) -> Self {
+        self.example = Some(example.into());
+        self
+    }
+
+    /// Adds the value that was received.
+    pub fn got(mut self, got: impl Into<Value>) -> Self {
+        self.got = Some(got.into());
+        self
+    }
+}
+
+fn describe_fields(errors: &[FieldError]) -> String {
+    let parts: Vec<String> = errors.iter().map(|e| format!("`{}`: {}", e.field, e.problem)).collect();
+    parts.join("; ")
+}
+
+impl ToolError {
+    /// An `INVALID_ARGUMENT` error for one field.
+    pub fn invalid_argument(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::InvalidArgument { errors: vec![FieldError::new(field, problem)] }
+    }
+
+    /// A `NOT_FOUND` error.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::NotFound { message: message.into() }
+    }
+
+    /// A failure with an application-defined `code` (SCREAMING_SNAKE_CASE by convention).
+    pub fn failed(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::Failed { code: code.into(), message: message.into(), details: Map::new() }
+    }
+
+    /// Adds a field to a [`ToolError::Failed`]'s `structuredContent` (ignored otherwise).
+    pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        if let Self::Failed { details, .. } = &mut self {
+            details.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// The stable code the model sees in `structuredContent.code`.
+    pub fn code(&self) -> &str {
+        match self {
+            Self::Forbidden { .. } => "FORBIDDEN",
+            Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Self::NotFound { .. } => "NOT_FOUND",
+            Self::StoreUnavailable { .. } => "STORE_UNAVAILABLE",
+            Self::Failed { code, .. } => code,
+            Self::Internal { .. } => "INTERNAL",
+        }
+    }
+
+    /// The `structuredContent` of the error result: `code`, `message` and the fields the
+    /// code promises.
+    pub fn to_structured(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("code".into(), self.code().into());
+        out.insert("message".into(), self.to_string().into());
+        let extra = match self {
+            Self::Forbidden { tool, machine, current_state, allowed_tools, unlocked_by } => json!({
+                "tool": tool,
+                "machine": machine,
+                "current_state": current_state,
+                "allowed_tools": allowed_tools,
+                "unlocked_by": unlocked_by,
+            }),
+            Self::InvalidArgument { errors } => json!({ "errors": errors }),
+            Self::StoreUnavailable { retry_after_ms, .. } => json!({ "retry_after_ms": retry_after_ms }),
+            Self::Failed { details, .. } => Value::Object(details.clone()),
+            Self::NotFound { .. } | Self::Internal { .. } => Value::Null,
+        };
+        if let Value::Object(extra) = extra {
+            for (key, value) in extra {
+                // `code` and `message` are the contract; details never overwrite them.
+                out.entry(key).or_insert(value);
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forbidden_has_every_promised_field() {
+        let error = ToolError::Forbidden {
+            tool: "invoice_discharge".into(),
+            machine: "invoice".into(),
+            current_state: "draft".into(),
+            allowed_tools: vec!["invoice_submit".into()],
+            unlocked_by: vec!["invoice_approve".into()],
+        };
+        let value = error.to_structured();
+        assert_eq!(value["code"], "FORBIDDEN");
+        assert_eq!(value["current_state"], "draft");
+        assert_eq!(value["allowed_tools"], json!(["invoice_submit"]));
+        assert_eq!(value["unlocked_by"], json!(["invoice_approve"]));
+        assert!(value["message"].as_str().unwrap().contains("invoice_discharge"));
+    }
+
+    #[test]
+    fn details_cannot_overwrite_the_code() {
+        let error = ToolError::failed("PAYMENT_DECLINED", "card declined").with_detail("code", "OK");
+        assert_eq!(error.to_structured()["code"], "PAYMENT_DECLINED");
+    }
+
+    #[test]
+    fn invalid_argument_lists_fields() {
+        let error = ToolError::InvalidArgument {
+            errors: vec![FieldError::new("id", "must not be empty").expected("INV-<digits>").example("INV-1")],
+        };
+        let value = error.to_structured();
+        assert_eq!(value["errors"][0]["field"], "id");
+        assert_eq!(value["errors"][0]["example"], "INV-1");
+        assert!(value["errors"][0].get("got").is_none());
+    }
+}

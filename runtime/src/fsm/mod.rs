@@ -1,0 +1,73 @@
+//! Workflow state machines at run time: the validated [`Machine`] the gate consults, and
+//! the XState v5 JSON loader for machines authored outside Rust.
+//!
+//! The rules themselves live in `toolgate-machine`, shared with the macros, so a machine
+//! declared with `machine!` and the same machine loaded from JSON are judged identically.
+
+mod xstate;
+
+pub use toolgate_machine::{BindingError, MachineError, MachineSpec, StateSpec, Transition};
+pub use xstate::MachineLoadError;
+
+/// A validated workflow state machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    spec: MachineSpec,
+    initial: String,
+}
+
+impl Machine {
+    /// Validates `spec` and returns the machine, or every problem found.
+    pub fn new(spec: MachineSpec) -> Result<Self, Vec<MachineError>> {
+        let errors = spec.validate();
+        match (&spec.initial, errors.is_empty()) {
+            (Some(initial), true) => Ok(Self { initial: initial.clone(), spec }),
+            _ => Err(errors),
+        }
+    }
+
+    /// Loads a machine from XState v5 JSON (`{"id", "initial", "states": {…}}`) and
+    /// validates it. Errors name the offending key (`states.review.on.APPROVE`).
+    ///
+    /// ```
+    /// use toolgate_runtime::Machine;
+    /// let m = Machine::from_xstate_json(r#"{
+    ///   "id": "door", "initial": "closed",
+    ///   "states": { "closed": { "on": { "OPEN": "open" } }, "open": { "on": { "CLOSE": "closed" } } }
+    /// }"#).unwrap();
+    /// assert_eq!(m.target("closed", "OPEN"), Some("open"));
+    ///
+    /// let err = Machine::from_xstate_json(r#"{"id": "door", "initial": "closed",
+    ///   "states": { "closed": { "on": { "OPEN": "opne" } } }}"#).unwrap_err();
+    /// assert!(err.to_string().contains("`states.closed.on.OPEN` targets unknown state `opne`"));
+    /// ```
+    pub fn from_xstate_json(json: &str) -> Result<Self, MachineLoadError> {
+        let spec = xstate::parse(json)?;
+        Self::new(spec).map_err(MachineLoadError::Invalid)
+    }
+
+    /// The machine's id.
+    pub fn id(&self) -> &str {
+        &self.spec.id
+    }
+
+    /// The initial state.
+    pub fn initial(&self) -> &str {
+        &self.initial
+    }
+
+    /// The declaration this machine was built from.
+    pub fn spec(&self) -> &MachineSpec {
+        &self.spec
+    }
+
+    /// Whether `state` is a state of this machine.
+    pub fn has_state(&self, state: &str) -> bool {
+        self.spec.state(state).is_some()
+    }
+
+    /// The state `event` leads to from `state`, if that state accepts it.
+    pub fn target(&self, state: &str, event: &str) -> Option<&str> {
+        self.spec.target(state, event)
+    }
+}

@@ -1,0 +1,27 @@
+//! The runtime of [toolgate](https://docs.rs/toolgate): registry, state machines, gate,
+//! flows and stores, the error contract, and the rmcp server.
+//!
+//! Most users depend on the `toolgate` facade crate instead, which re-exports this crate
+//! together with the `#[action]` and `machine!` macros.
+
+pub mod action;
+pub mod error;
+pub mod flow;
+pub mod fsm;
+mod gate;
+pub mod registry;
+pub mod server;
+pub mod store;
+
+pub use action::Ctx;
+pub use error::{FieldError, ToolError};
+pub use fsm::Machine;
+pub use server::{Server, ServerBuilder};
+
+/// What the macros' generated code refers to. Not a public API: it changes without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::action::{ActionRegistration, SourceLocation, WithInput, WithoutInput};
+    pub use crate::registry::{MachineRegistration, StateRegistration};
+    pub use inventory;
+}

@@ -1,0 +1,153 @@
+//! The registry: every `#[action]` and `machine!` of the binary, collected once at
+//! start-up, checked, sorted, and turned into ready-to-send MCP tool definitions.
+
+mod startup_error;
+mod tool_entry;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+pub use startup_error::{StartupError, StartupProblem};
+pub(crate) use tool_entry::{STATE_FIELD, ToolEntry};
+
+use crate::action::{ActionRegistration, SourceLocation};
+use crate::fsm::{Machine, MachineSpec, StateSpec, Transition};
+
+/// One `machine!`, as the macro registers it at link time.
+#[derive(Debug, Clone, Copy)]
+pub struct MachineRegistration {
+    /// The machine's id.
+    pub id: &'static str,
+    /// The initial state.
+    pub initial: &'static str,
+    /// The states in declaration order.
+    pub states: &'static [StateRegistration],
+    /// Where the `machine!` is.
+    pub location: SourceLocation,
+}
+
+/// One state of a [`MachineRegistration`].
+#[derive(Debug, Clone, Copy)]
+pub struct StateRegistration {
+    /// The state's name.
+    pub name: &'static str,
+    /// `type: "final"`.
+    pub is_final: bool,
+    /// `(event, target)` pairs.
+    pub on: &'static [(&'static str, &'static str)],
+}
+
+inventory::collect!(MachineRegistration);
+
+impl MachineRegistration {
+    fn spec(&self) -> MachineSpec {
+        MachineSpec {
+            id: self.id.to_string(),
+            initial: Some(self.initial.to_string()),
+            states: self
+                .states
+                .iter()
+                .map(|s| StateSpec {
+                    name: s.name.to_string(),
+                    is_final: s.is_final,
+                    on: s
+                        .on
+                        .iter()
+                        .map(|(event, target)| Transition { event: event.to_string(), target: target.to_string() })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The checked, sorted table of tools and machines a server serves.
+#[derive(Debug)]
+pub struct Registry {
+    tools: Vec<ToolEntry>,
+    by_name: HashMap<&'static str, usize>,
+    machines: BTreeMap<String, Arc<Machine>>,
+}
+
+impl Registry {
+    /// Collects every linked `#[action]` and `machine!`, adds `extra_machines` (loaded
+    /// from XState JSON), and checks them all; every problem is reported at once.
+    pub fn collect(extra_machines: Vec<Machine>) -> Result<Self, StartupError> {
+        let actions: Vec<&'static ActionRegistration> = inventory::iter::<ActionRegistration>().collect();
+        let machines = inventory::iter::<MachineRegistration>()
+            .map(|m| (m.spec(), m.location.to_string()))
+            .chain(extra_machines.into_iter().map(|m| (m.spec().clone(), "Server::machine".to_string())));
+        Self::build(actions, machines)
+    }
+
+    fn build(
+        actions: Vec<&'static ActionRegistration>,
+        machine_specs: impl Iterator<Item = (MachineSpec, String)>,
+    ) -> Result<Self, StartupError> {
+        let mut problems = Vec::new();
+        let mut machines: BTreeMap<String, (Arc<Machine>, String)> = BTreeMap::new();
+        for (spec, origin) in machine_specs {
+            let id = spec.id.clone();
+            match Machine::new(spec) {
+                Err(errors) => problems.push(StartupProblem::InvalidMachine { machine: id, origin, errors }),
+                Ok(machine) => {
+                    if let Some((_, first)) = machines.get(&id) {
+                        problems.push(StartupProblem::DuplicateMachine { machine: id, first: first.clone(), second: origin });
+                    } else {
+                        machines.insert(id, (Arc::new(machine), origin));
+                    }
+                }
+            }
+        }
+        let machines: BTreeMap<String, Arc<Machine>> = machines.into_iter().map(|(id, (m, _))| (id, m)).collect();
+
+        let mut actions = actions;
+        actions.sort_by_key(|a| (a.name, a.location.file, a.location.line));
+        for pair in actions.windows(2) {
+            if pair[0].name == pair[1].name {
+                problems.push(StartupProblem::DuplicateTool {
+                    tool: pair[0].name.to_string(),
+                    first: pair[0].location,
+                    second: pair[1].location,
+                });
+            }
+        }
+        actions.dedup_by_key(|a| a.name);
+
+        let mut tools: Vec<ToolEntry> = actions
+            .into_iter()
+            .filter_map(|action| ToolEntry::new(action, &machines).map_err(|p| problems.extend(p)).ok())
+            .collect();
+        let unlocks: Vec<Vec<String>> = tools.iter().map(|t| t.find_unlockers(&tools)).collect();
+        for (tool, unlocked_by) in tools.iter_mut().zip(unlocks) {
+            tool.unlocked_by = unlocked_by;
+        }
+
+        if !problems.is_empty() {
+            return Err(StartupError { problems });
+        }
+        let by_name = tools.iter().enumerate().map(|(i, t)| (t.registration.name, i)).collect();
+        Ok(Self { tools, by_name, machines })
+    }
+
+    /// The tools, sorted by name.
+    pub(crate) fn tools(&self) -> &[ToolEntry] {
+        &self.tools
+    }
+
+    /// The tool called `name`.
+    pub(crate) fn tool(&self, name: &str) -> Option<&ToolEntry> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The tool names, sorted.
+    pub fn tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tools.iter().map(|t| t.registration.name)
+    }
+
+    /// The machines, by id.
+    pub fn machines(&self) -> impl Iterator<Item = &Machine> {
+        self.machines.values().map(Arc::as_ref)
+    }
+}
+

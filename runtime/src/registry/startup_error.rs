@@ -1,0 +1,104 @@
+//! What can be wrong with a registry, reported at start-up with source locations.
+
+use std::fmt;
+
+use crate::action::SourceLocation;
+use crate::fsm::{BindingError, MachineError};
+
+/// Every problem found while collecting the registry.
+#[derive(Debug, thiserror::Error)]
+#[error("toolgate cannot start: {} problem(s)\n{}", .problems.len(), render(.problems))]
+pub struct StartupError {
+    /// The problems, in the order found.
+    pub problems: Vec<StartupProblem>,
+}
+
+fn render(problems: &[StartupProblem]) -> String {
+    problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n")
+}
+
+/// One problem with the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StartupProblem {
+    /// Two actions register the same tool name.
+    DuplicateTool {
+        /// The tool name.
+        tool: String,
+        /// The first registration.
+        first: SourceLocation,
+        /// The second registration.
+        second: SourceLocation,
+    },
+    /// Two machines share an id.
+    DuplicateMachine {
+        /// The id.
+        machine: String,
+        /// Where the first came from.
+        first: String,
+        /// Where the second came from.
+        second: String,
+    },
+    /// A machine breaks a machine rule.
+    InvalidMachine {
+        /// The id.
+        machine: String,
+        /// Where it came from.
+        origin: String,
+        /// Every rule it breaks.
+        errors: Vec<MachineError>,
+    },
+    /// A bound action names a machine nobody registered.
+    UnknownMachine {
+        /// The tool.
+        tool: String,
+        /// The missing machine id.
+        machine: String,
+        /// The machines that exist.
+        known: Vec<String>,
+        /// The action.
+        location: SourceLocation,
+    },
+    /// A binding does not fit its machine (possible for machines loaded from JSON).
+    Binding {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        error: BindingError,
+        /// The action.
+        location: SourceLocation,
+    },
+    /// A schema is not what MCP requires (`inputSchema`/`outputSchema` must be objects).
+    Schema {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        problem: String,
+        /// The action.
+        location: SourceLocation,
+    },
+}
+
+impl fmt::Display for StartupProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::DuplicateTool { tool, first, second } => {
+                write!(f, "tool `{tool}` is registered twice: at {first} and at {second}")
+            }
+            Self::DuplicateMachine { machine, first, second } => {
+                write!(f, "machine `{machine}` is declared twice: at {first} and at {second}")
+            }
+            Self::InvalidMachine { machine, origin, errors } => {
+                let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                write!(f, "machine `{machine}` ({origin}) is invalid: {}", errors.join("; "))
+            }
+            Self::UnknownMachine { tool, machine, known, location } => write!(
+                f,
+                "{location}: tool `{tool}` is bound to machine `{machine}`, which is not registered; known machines: {}",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            ),
+            Self::Binding { tool, error, location } => write!(f, "{location}: tool `{tool}`: {error}"),
+            Self::Schema { tool, problem, location } => write!(f, "{location}: tool `{tool}`: {problem}"),
+        }
+    }
+}
