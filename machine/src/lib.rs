@@ -58,7 +58,9 @@ pub enum MachineError {
         machine: String,
     },
     /// `initial` names a state that is not declared.
-    #[error("machine `{machine}`: `initial` names unknown state `{initial}`; valid states: {valid}")]
+    #[error(
+        "machine `{machine}`: `initial` names unknown state `{initial}`; valid states: {valid}"
+    )]
     UnknownInitial {
         /// The machine's id.
         machine: String,
@@ -224,7 +226,11 @@ impl MachineSpec {
         let mut reachable = HashSet::from([start]);
         let mut frontier = vec![start];
         while let Some(name) = frontier.pop() {
-            for t in self.state(name).map(|s| s.on.as_slice()).unwrap_or_default() {
+            for t in self
+                .state(name)
+                .map(|s| s.on.as_slice())
+                .unwrap_or_default()
+            {
                 if reachable.insert(t.target.as_str()) {
                     frontier.push(&t.target);
                 }
@@ -235,7 +241,11 @@ impl MachineSpec {
 
     /// Checks an action's binding against this machine: every bound state exists, the
     /// event exists, and every bound state accepts the event. Returns every problem.
-    pub fn check_binding(&self, bind_states: &[&str], transition: Option<&str>) -> Vec<BindingError> {
+    pub fn check_binding(
+        &self,
+        bind_states: &[&str],
+        transition: Option<&str>,
+    ) -> Vec<BindingError> {
         let mut errors = Vec::new();
         for (index, state) in bind_states.iter().enumerate() {
             if self.state(state).is_none() {
@@ -265,7 +275,11 @@ impl MachineSpec {
                     machine: self.id.clone(),
                     state: state.name.clone(),
                     event: event.to_string(),
-                    accepted: if accepted.is_empty() { "none".into() } else { accepted },
+                    accepted: if accepted.is_empty() {
+                        "none".into()
+                    } else {
+                        accepted
+                    },
                 });
             }
         }
@@ -361,7 +375,10 @@ mod tests {
             is_final: false,
             on: on
                 .iter()
-                .map(|(e, t)| Transition { event: e.to_string(), target: t.to_string() })
+                .map(|(e, t)| Transition {
+                    event: e.to_string(),
+                    target: t.to_string(),
+                })
                 .collect(),
         }
     }
@@ -374,7 +391,10 @@ mod tests {
                 state("draft", &[("SUBMIT", "review")]),
                 state("review", &[("APPROVE", "approved"), ("REJECT", "draft")]),
                 state("approved", &[("DISCHARGE", "discharged")]),
-                StateSpec { is_final: true, ..state("discharged", &[]) },
+                StateSpec {
+                    is_final: true,
+                    ..state("discharged", &[])
+                },
             ],
         }
     }
@@ -415,15 +435,25 @@ mod tests {
     fn missing_and_unknown_initial_are_errors() {
         let mut m = invoice();
         m.initial = None;
-        assert_eq!(m.validate(), vec![MachineError::MissingInitial { machine: "invoice".into() }]);
+        assert_eq!(
+            m.validate(),
+            vec![MachineError::MissingInitial {
+                machine: "invoice".into()
+            }]
+        );
         m.initial = Some("drafty".into());
-        assert!(matches!(&m.validate()[..], [MachineError::UnknownInitial { initial, .. }] if initial == "drafty"));
+        assert!(
+            matches!(&m.validate()[..], [MachineError::UnknownInitial { initial, .. }] if initial == "drafty")
+        );
     }
 
     #[test]
     fn a_final_state_with_transitions_is_an_error() {
         let mut m = invoice();
-        m.states[3].on.push(Transition { event: "REOPEN".into(), target: "draft".into() });
+        m.states[3].on.push(Transition {
+            event: "REOPEN".into(),
+            target: "draft".into(),
+        });
         assert!(m.validate().contains(&MachineError::FinalWithTransitions {
             machine: "invoice".into(),
             state: "discharged".into()
@@ -434,14 +464,34 @@ mod tests {
     fn duplicates_and_empty_machines_are_errors() {
         let mut m = invoice();
         m.states.push(state("draft", &[]));
-        m.states[0].on.push(Transition { event: "SUBMIT".into(), target: "review".into() });
+        m.states[0].on.push(Transition {
+            event: "SUBMIT".into(),
+            target: "review".into(),
+        });
         let errors = m.validate();
-        assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateState { state, .. } if state == "draft")));
-        assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateEvent { event, .. } if event == "SUBMIT")));
-        let empty = MachineSpec { id: String::new(), initial: Some("a".into()), states: vec![] };
+        assert!(
+            errors.iter().any(
+                |e| matches!(e, MachineError::DuplicateState { state, .. } if state == "draft")
+            )
+        );
+        assert!(
+            errors.iter().any(
+                |e| matches!(e, MachineError::DuplicateEvent { event, .. } if event == "SUBMIT")
+            )
+        );
+        let empty = MachineSpec {
+            id: String::new(),
+            initial: Some("a".into()),
+            states: vec![],
+        };
         assert_eq!(
             empty.validate(),
-            vec![MachineError::EmptyId, MachineError::NoStates { machine: String::new() }]
+            vec![
+                MachineError::EmptyId,
+                MachineError::NoStates {
+                    machine: String::new()
+                }
+            ]
         );
     }
 

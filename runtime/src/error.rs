@@ -91,7 +91,13 @@ pub struct FieldError {
 impl FieldError {
     /// A field error with just a path and a problem.
     pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self { field: field.into(), problem: problem.into(), expected: None, example: None, got: None }
+        Self {
+            field: field.into(),
+            problem: problem.into(),
+            expected: None,
+            example: None,
+            got: None,
+        }
     }
 
     /// Adds the expected format.
@@ -114,24 +120,35 @@ impl FieldError {
 }
 
 fn describe_fields(errors: &[FieldError]) -> String {
-    let parts: Vec<String> = errors.iter().map(|e| format!("`{}`: {}", e.field, e.problem)).collect();
+    let parts: Vec<String> = errors
+        .iter()
+        .map(|e| format!("`{}`: {}", e.field, e.problem))
+        .collect();
     parts.join("; ")
 }
 
 impl ToolError {
     /// An `INVALID_ARGUMENT` error for one field.
     pub fn invalid_argument(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self::InvalidArgument { errors: vec![FieldError::new(field, problem)] }
+        Self::InvalidArgument {
+            errors: vec![FieldError::new(field, problem)],
+        }
     }
 
     /// A `NOT_FOUND` error.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::NotFound { message: message.into() }
+        Self::NotFound {
+            message: message.into(),
+        }
     }
 
     /// A failure with an application-defined `code` (SCREAMING_SNAKE_CASE by convention).
     pub fn failed(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
-        Self::Failed { code: code.into(), message: message.into(), details: Map::new() }
+        Self::Failed {
+            code: code.into(),
+            message: message.into(),
+            details: Map::new(),
+        }
     }
 
     /// Adds a field to a [`ToolError::Failed`]'s `structuredContent` (ignored otherwise).
@@ -161,7 +178,13 @@ impl ToolError {
         out.insert("code".into(), self.code().into());
         out.insert("message".into(), self.to_string().into());
         let extra = match self {
-            Self::Forbidden { tool, machine, current_state, allowed_tools, unlocked_by } => json!({
+            Self::Forbidden {
+                tool,
+                machine,
+                current_state,
+                allowed_tools,
+                unlocked_by,
+            } => json!({
                 "tool": tool,
                 "machine": machine,
                 "current_state": current_state,
@@ -169,7 +192,9 @@ impl ToolError {
                 "unlocked_by": unlocked_by,
             }),
             Self::InvalidArgument { errors } => json!({ "errors": errors }),
-            Self::StoreUnavailable { retry_after_ms, .. } => json!({ "retry_after_ms": retry_after_ms }),
+            Self::StoreUnavailable { retry_after_ms, .. } => {
+                json!({ "retry_after_ms": retry_after_ms })
+            }
             Self::Failed { details, .. } => Value::Object(details.clone()),
             Self::NotFound { .. } | Self::Internal { .. } => Value::Null,
         };
@@ -201,19 +226,29 @@ mod tests {
         assert_eq!(value["current_state"], "draft");
         assert_eq!(value["allowed_tools"], json!(["invoice_submit"]));
         assert_eq!(value["unlocked_by"], json!(["invoice_approve"]));
-        assert!(value["message"].as_str().unwrap().contains("invoice_discharge"));
+        assert!(
+            value["message"]
+                .as_str()
+                .unwrap()
+                .contains("invoice_discharge")
+        );
     }
 
     #[test]
     fn details_cannot_overwrite_the_code() {
-        let error = ToolError::failed("PAYMENT_DECLINED", "card declined").with_detail("code", "OK");
+        let error =
+            ToolError::failed("PAYMENT_DECLINED", "card declined").with_detail("code", "OK");
         assert_eq!(error.to_structured()["code"], "PAYMENT_DECLINED");
     }
 
     #[test]
     fn invalid_argument_lists_fields() {
         let error = ToolError::InvalidArgument {
-            errors: vec![FieldError::new("id", "must not be empty").expected("INV-<digits>").example("INV-1")],
+            errors: vec![
+                FieldError::new("id", "must not be empty")
+                    .expected("INV-<digits>")
+                    .example("INV-1"),
+            ],
         };
         let value = error.to_structured();
         assert_eq!(value["errors"][0]["field"], "id");

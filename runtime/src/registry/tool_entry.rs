@@ -49,15 +49,26 @@ impl ToolEntry {
                 m.spec()
                     .check_binding(registration.bind_states, registration.transition)
                     .into_iter()
-                    .map(|error| StartupProblem::Binding { tool: name.to_string(), error, location }),
+                    .map(|error| StartupProblem::Binding {
+                        tool: name.to_string(),
+                        error,
+                        location,
+                    }),
             ),
             _ => {}
         }
-        let schema_problem = |problem: String| StartupProblem::Schema { tool: name.to_string(), problem, location };
+        let schema_problem = |problem: String| StartupProblem::Schema {
+            tool: name.to_string(),
+            problem,
+            location,
+        };
 
         let input_schema = object_schema(registration.handler.input_schema().to_value());
         if input_schema.is_none() {
-            problems.push(schema_problem("the input type's JSON Schema must be an object (a struct with named fields)".into()));
+            problems.push(schema_problem(
+                "the input type's JSON Schema must be an object (a struct with named fields)"
+                    .into(),
+            ));
         }
         let mut output_schema = object_schema(registration.handler.output_schema().to_value());
         match (&mut output_schema, &machine) {
@@ -74,7 +85,10 @@ impl ToolEntry {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let (input_schema, output_schema) = (Arc::new(input_schema.unwrap_or_default()), output_schema.map(Arc::new));
+        let (input_schema, output_schema) = (
+            Arc::new(input_schema.unwrap_or_default()),
+            output_schema.map(Arc::new),
+        );
         let define = |description: &'static str| {
             let mut tool = Tool::new(name, description, input_schema.clone());
             tool.output_schema = output_schema.clone();
@@ -83,7 +97,10 @@ impl ToolEntry {
         Ok(Self {
             registration,
             tool: define(registration.description),
-            compact: registration.compact.filter(|_| machine.is_some()).map(define),
+            compact: registration
+                .compact
+                .filter(|_| machine.is_some())
+                .map(define),
             machine,
             unlocked_by: Vec::new(),
         })
@@ -92,14 +109,23 @@ impl ToolEntry {
     /// The other tools of the same machine whose transition leads into one of this
     /// tool's bound states.
     pub(crate) fn find_unlockers(&self, tools: &[ToolEntry]) -> Vec<String> {
-        let Some(machine) = &self.machine else { return Vec::new() };
+        let Some(machine) = &self.machine else {
+            return Vec::new();
+        };
         let targets = self.registration.bind_states;
         tools
             .iter()
             .filter(|other| other.registration.name != self.registration.name)
-            .filter(|other| other.machine.as_ref().is_some_and(|m| m.id() == machine.id()))
             .filter(|other| {
-                let Some(event) = other.registration.transition else { return false };
+                other
+                    .machine
+                    .as_ref()
+                    .is_some_and(|m| m.id() == machine.id())
+            })
+            .filter(|other| {
+                let Some(event) = other.registration.transition else {
+                    return false;
+                };
                 other
                     .registration
                     .bind_states
@@ -131,7 +157,12 @@ fn add_state_field(schema: &mut JsonObject, machine: &Machine) -> Result<(), Str
             machine.id()
         ));
     }
-    let states: Vec<&str> = machine.spec().states.iter().map(|s| s.name.as_str()).collect();
+    let states: Vec<&str> = machine
+        .spec()
+        .states
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
     properties.insert(
         STATE_FIELD.into(),
         json!({

@@ -15,7 +15,10 @@ impl Server {
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| ServeError::Session(e.to_string()))?;
-        running.waiting().await.map_err(|e| ServeError::Session(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| ServeError::Session(e.to_string()))?;
         Ok(())
     }
 

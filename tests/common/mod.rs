@@ -1,0 +1,200 @@
+//! Real MCP clients (rmcp's) for the integration tests: over stdio to a child process,
+//! and over Streamable HTTP to a child process or an in-process server.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{NotificationContext, RunningService, ServiceError};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+/// Long enough for a loaded CI machine; only ever a bound on a failure.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Records every `notifications/tools/list_changed` the server sends.
+#[derive(Clone)]
+pub struct Observer {
+    list_changed: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Observer {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.list_changed.send(());
+    }
+}
+
+/// A connected MCP client, with the server process it owns (if any).
+pub struct TestClient {
+    pub service: RunningService<RoleClient, Observer>,
+    /// The Streamable HTTP endpoint, for HTTP clients.
+    pub url: Option<String>,
+    list_changed: mpsc::UnboundedReceiver<()>,
+    _server: Option<Child>,
+}
+
+/// The path of a built example binary (`cargo test` builds the examples).
+pub fn example_binary(name: &str) -> PathBuf {
+    let deps = std::env::current_exe().expect("test binary path");
+    let target = deps.parent().and_then(|d| d.parent()).expect("target dir");
+    let path = target.join("examples").join(name);
+    assert!(
+        path.exists(),
+        "{} is not built; run the tests with `cargo test`",
+        path.display()
+    );
+    path
+}
+
+fn observer() -> (Observer, mpsc::UnboundedReceiver<()>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Observer { list_changed: tx }, rx)
+}
+
+impl TestClient {
+    /// Spawns the example and talks to it over its stdin/stdout.
+    pub async fn stdio_example(name: &str) -> Self {
+        let transport =
+            TokioChildProcess::new(Command::new(example_binary(name))).expect("spawn example");
+        let (observer, list_changed) = observer();
+        let service = observer
+            .serve(transport)
+            .await
+            .expect("initialize over stdio");
+        Self {
+            service,
+            url: None,
+            list_changed,
+            _server: None,
+        }
+    }
+
+    /// Spawns the example with `--http 127.0.0.1:0` and connects to the address it prints.
+    pub async fn http_example(name: &str) -> Self {
+        let mut child = Command::new(example_binary(name))
+            .args(["--http", "127.0.0.1:0"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn example");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let url = tokio::time::timeout(PATIENCE, async {
+            while let Some(line) = lines.next_line().await.expect("read stderr") {
+                if let Some(url) = line.split("serving Streamable HTTP at ").nth(1) {
+                    return url.trim().to_string();
+                }
+            }
+            panic!("the example exited without serving");
+        })
+        .await
+        .expect("the example did not start serving");
+        // Keep draining stderr so the child never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let mut client = Self::http(&url).await;
+        client._server = Some(child);
+        client
+    }
+
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
+    pub async fn http(url: &str) -> Self {
+        let transport = StreamableHttpClientTransport::from_uri(url.to_string());
+        let (observer, list_changed) = observer();
+        let service = observer
+            .serve(transport)
+            .await
+            .expect("initialize over HTTP");
+        Self {
+            service,
+            url: Some(url.to_string()),
+            list_changed,
+            _server: None,
+        }
+    }
+
+    /// The names `tools/list` shows now.
+    pub async fn tool_names(&self) -> Vec<String> {
+        self.tools()
+            .await
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    /// The tools `tools/list` shows now.
+    pub async fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.service.list_all_tools().await.expect("tools/list")
+    }
+
+    /// Calls a tool; protocol errors are returned, tool errors are in the result.
+    pub async fn try_call(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ServiceError> {
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments must be an object")
+        };
+        self.service
+            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+            .await
+    }
+
+    /// Calls a tool and returns its `structuredContent` and whether it is an error.
+    pub async fn call(&self, tool: &str, arguments: Value) -> (Value, bool) {
+        let result = self.try_call(tool, arguments).await.expect("tools/call");
+        let content = result
+            .structured_content
+            .clone()
+            .expect("every toolgate result has structuredContent");
+        (content, result.is_error == Some(true))
+    }
+
+    /// Calls a tool that must succeed and returns its `structuredContent`.
+    pub async fn ok(&self, tool: &str, arguments: Value) -> Value {
+        let (content, is_error) = self.call(tool, arguments).await;
+        assert!(!is_error, "{tool} failed: {content}");
+        content
+    }
+
+    /// Calls a tool that must fail and returns its `structuredContent`.
+    pub async fn refused(&self, tool: &str, arguments: Value) -> Value {
+        let (content, is_error) = self.call(tool, arguments).await;
+        assert!(is_error, "{tool} should have failed: {content}");
+        content
+    }
+
+    /// Waits for the next `notifications/tools/list_changed`.
+    pub async fn expect_list_changed(&mut self) {
+        tokio::time::timeout(PATIENCE, self.list_changed.recv())
+            .await
+            .expect("no notifications/tools/list_changed arrived")
+            .expect("client closed");
+    }
+
+    /// How many `list_changed` notifications arrived and were not yet awaited.
+    pub fn pending_list_changed(&mut self) -> usize {
+        let mut count = 0;
+        while self.list_changed.try_recv().is_ok() {
+            count += 1;
+        }
+        count
+    }
+}
+
+/// Serves `server` over Streamable HTTP on a free loopback port, in this process.
+pub async fn serve_in_process(server: toolgate::Server) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { server.serve_http(listener).await.expect("serve") });
+    url
+}

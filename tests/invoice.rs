@@ -1,0 +1,163 @@
+//! The invoice example through rmcp's client, over stdio and over Streamable HTTP: tools
+//! appear and disappear with the flow's state, and the call path enforces the same rule.
+
+mod common;
+
+use common::TestClient;
+use serde_json::{Value, json};
+
+fn inv(id: &str) -> Value {
+    json!({ "id": id })
+}
+
+/// The whole workflow as a model would see it; every step asserts what the client sees.
+async fn walk_the_invoice_workflow(mut client: TestClient) {
+    // Draft: discharge is not even listed; submit shows its compact description.
+    let tools = client.tools().await;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["invoice_submit", "invoice_view"]);
+    let submit = &tools[0];
+    assert_eq!(
+        submit.description.as_deref(),
+        Some("Submit an invoice for review")
+    );
+    assert!(submit.output_schema.as_ref().unwrap()["properties"]["state"].is_object());
+
+    // Calling it anyway: FORBIDDEN, with what is allowed and what unlocks it.
+    let refused = client.refused("invoice_discharge", inv("INV-7")).await;
+    assert_eq!(refused["code"], "FORBIDDEN");
+    assert_eq!(refused["tool"], "invoice_discharge");
+    assert_eq!(refused["machine"], "invoice");
+    assert_eq!(refused["current_state"], "draft");
+    assert_eq!(
+        refused["allowed_tools"],
+        json!(["invoice_submit", "invoice_view"])
+    );
+    assert_eq!(refused["unlocked_by"], json!(["invoice_approve"]));
+
+    // A handler error fires no transition: still draft, submit still the way forward.
+    let missing = client.refused("invoice_submit", inv("nope")).await;
+    assert_eq!(missing["code"], "NOT_FOUND");
+    let invalid = client.refused("invoice_submit", json!({})).await;
+    assert_eq!(invalid["code"], "INVALID_ARGUMENT");
+    assert_eq!(invalid["errors"][0]["field"], "id");
+    assert_eq!(
+        client.ok("invoice_view", inv("INV-7")).await["state"],
+        "draft"
+    );
+
+    // submit → review: the list changes and the client is told.
+    let submitted = client.ok("invoice_submit", inv("INV-7")).await;
+    assert_eq!(submitted["state"], "review");
+    client.expect_list_changed().await;
+    assert_eq!(
+        client.tool_names().await,
+        ["invoice_approve", "invoice_reject", "invoice_view"]
+    );
+    assert_eq!(
+        client.pending_list_changed(),
+        0,
+        "the failed calls must not have notified"
+    );
+
+    // approve → approved: now discharge is listed, with its full description.
+    assert_eq!(
+        client.ok("invoice_approve", inv("INV-7")).await["state"],
+        "approved"
+    );
+    client.expect_list_changed().await;
+    let tools = client.tools().await;
+    let discharge = tools
+        .iter()
+        .find(|t| t.name == "invoice_discharge")
+        .expect("discharge listed once approved");
+    assert!(
+        discharge
+            .description
+            .as_deref()
+            .unwrap()
+            .starts_with("Discharge (pay) an approved invoice")
+    );
+
+    // discharge works, once.
+    let done = client.ok("invoice_discharge", inv("INV-7")).await;
+    assert_eq!(
+        (done["state"].as_str(), done["outcome"].as_str()),
+        (Some("discharged"), Some("discharged"))
+    );
+    client.expect_list_changed().await;
+    assert_eq!(client.tool_names().await, ["invoice_view"]);
+    assert_eq!(
+        client.refused("invoice_discharge", inv("INV-7")).await["current_state"],
+        "discharged"
+    );
+}
+
+/// A second session's flow is its own: the first one's transitions do not show in it.
+async fn sessions_are_independent(first: TestClient, second: TestClient) {
+    first.ok("invoice_submit", inv("INV-1")).await;
+    first.ok("invoice_approve", inv("INV-1")).await;
+    assert!(
+        first
+            .tool_names()
+            .await
+            .contains(&"invoice_discharge".to_string())
+    );
+    assert_eq!(
+        second.tool_names().await,
+        ["invoice_submit", "invoice_view"]
+    );
+    assert_eq!(
+        second.refused("invoice_discharge", inv("INV-1")).await["current_state"],
+        "draft"
+    );
+}
+
+async fn unknown_tools_are_protocol_errors(client: TestClient) {
+    let error = client
+        .try_call("invoice_pay", inv("INV-1"))
+        .await
+        .expect_err("unknown tool");
+    let rmcp::service::ServiceError::McpError(error) = error else {
+        panic!("expected a JSON-RPC error: {error:?}")
+    };
+    assert_eq!(error.code.0, -32602);
+    assert!(error.message.contains("invoice_pay"));
+}
+
+#[tokio::test]
+async fn stdio_walks_the_workflow() {
+    walk_the_invoice_workflow(TestClient::stdio_example("invoice").await).await;
+}
+
+#[tokio::test]
+async fn http_walks_the_workflow() {
+    walk_the_invoice_workflow(TestClient::http_example("invoice").await).await;
+}
+
+#[tokio::test]
+async fn stdio_connections_are_independent_flows() {
+    let (first, second) = (
+        TestClient::stdio_example("invoice").await,
+        TestClient::stdio_example("invoice").await,
+    );
+    sessions_are_independent(first, second).await;
+}
+
+#[tokio::test]
+async fn http_sessions_on_one_server_are_independent_flows() {
+    let first = TestClient::http_example("invoice").await;
+    // The second session talks to the *same* server process as the first.
+    let second = TestClient::http(first.url.as_deref().unwrap()).await;
+    sessions_are_independent(first, second).await;
+}
+
+#[tokio::test]
+async fn stdio_unknown_tool_is_invalid_params() {
+    unknown_tools_are_protocol_errors(TestClient::stdio_example("invoice").await).await;
+}
+
+#[tokio::test]
+async fn http_unknown_tool_is_invalid_params() {
+    unknown_tools_are_protocol_errors(TestClient::http_example("invoice").await).await;
+}
