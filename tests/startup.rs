@@ -1,0 +1,142 @@
+//! A registry with mistakes rustc cannot see is refused at start-up, with every problem
+//! reported at once and located at its `#[action]`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolgate::Machine;
+use toolgate::prelude::*;
+use toolgate::registry::StartupProblem;
+
+toolgate::machine! {
+    id: "ledger",
+    initial: "open",
+    states: {
+        open:   { on: { CLOSE: "closed" } },
+        closed: { type: "final" },
+    }
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Posted {
+    ok: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Stateful {
+    state: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Entry {
+    #[allow(dead_code)]
+    amount: u64,
+}
+
+/// Post an entry.
+#[action(domain = "ledger", name = "ledger_post")]
+async fn post(_input: Entry, _ctx: Ctx) -> Result<Posted, ToolError> {
+    Ok(Posted { ok: true })
+}
+
+/// Post an entry again, under the same tool name.
+#[action(domain = "ledger", name = "ledger_post")]
+async fn post_again(_input: Entry, _ctx: Ctx) -> Result<Posted, ToolError> {
+    Ok(Posted { ok: true })
+}
+
+/// Returns a bare number, which cannot be MCP structuredContent.
+#[action(domain = "ledger")]
+async fn count(_ctx: Ctx) -> Result<u32, ToolError> {
+    Ok(1)
+}
+
+/// Takes a bare string, which cannot be an MCP inputSchema.
+#[action(domain = "ledger")]
+async fn note(_input: String, _ctx: Ctx) -> Result<Posted, ToolError> {
+    Ok(Posted { ok: true })
+}
+
+/// Returns its own `state` field, which toolgate fills with the machine's state.
+#[action(domain = "ledger")]
+async fn peek(_ctx: Ctx) -> Result<Stateful, ToolError> {
+    Ok(Stateful {
+        state: "mine".into(),
+    })
+}
+
+/// Ships an order; bound to a state the JSON machine does not have.
+#[action(
+    domain = "order",
+    bind_state = "paid",
+    transition = "SHIP",
+    startup_checked
+)]
+async fn ship(_ctx: Ctx) -> Result<Posted, ToolError> {
+    Ok(Posted { ok: true })
+}
+
+/// Bound to a machine nobody loads.
+#[action(domain = "ghost", bind_state = "anywhere", startup_checked)]
+async fn haunt(_ctx: Ctx) -> Result<Posted, ToolError> {
+    Ok(Posted { ok: true })
+}
+
+const ORDER: &str = r#"{
+    "id": "order", "initial": "new",
+    "states": { "new": { "on": { "PAY": "payed" } }, "payed": { "on": { "SHIP": "shipped" } }, "shipped": { "type": "final" } }
+}"#;
+
+#[test]
+fn every_problem_is_reported_with_its_location() {
+    let error = toolgate::Server::from_registry("broken")
+        .machine(Machine::from_xstate_json(ORDER).unwrap())
+        .build()
+        .expect_err("the registry is broken");
+    let text = error.to_string();
+    let problems = &error.problems;
+    assert_eq!(problems.len(), 6, "{text}");
+
+    assert!(
+        problems.iter().any(
+            |p| matches!(p, StartupProblem::DuplicateTool { tool, first, second }
+        if tool == "ledger_post" && first.file.ends_with("startup.rs") && first.line != second.line)
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("tool `ledger_count`: the output type's JSON Schema must be an object"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tool `ledger_note`: the input type's JSON Schema must be an object"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tool `ledger_peek`: the output type has a field `state`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tool `order_ship`: machine `order` has no state `paid`; valid states: new, payed, shipped"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tool `ghost_haunt` is bound to machine `ghost`, which is not registered; known machines: ledger, order"),
+        "{text}"
+    );
+    // Locations point at the actions in this file.
+    assert!(text.contains("tests/startup.rs:"), "{text}");
+}
+
+#[test]
+fn a_machine_declared_twice_is_reported() {
+    let twin =
+        Machine::from_xstate_json(r#"{"id": "ledger", "initial": "a", "states": {"a": {}}}"#)
+            .unwrap();
+    let error = toolgate::Server::from_registry("broken")
+        .machine(twin)
+        .build()
+        .unwrap_err();
+    assert!(error.problems.iter().any(
+        |p| matches!(p, StartupProblem::DuplicateMachine { machine, .. } if machine == "ledger")
+    ));
+}

@@ -1,0 +1,77 @@
+//! A machine authored in XState tooling, loaded from JSON at start-up, gates actions
+//! exactly like one declared with `machine!`.
+
+mod common;
+
+use common::{TestClient, serve_in_process};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
+use toolgate::Machine;
+use toolgate::prelude::*;
+
+const DOOR: &str = r#"{
+    "id": "door",
+    "initial": "closed",
+    "context": {},
+    "states": {
+        "closed": { "on": { "OPEN": { "target": "open" }, "LOCK": "locked" } },
+        "open":   { "on": { "CLOSE": "closed" } },
+        "locked": { "on": { "UNLOCK": "closed" } }
+    }
+}"#;
+
+#[derive(Serialize, JsonSchema)]
+struct Moved {
+    moved: bool,
+}
+
+/// Open the door.
+#[action(
+    domain = "door",
+    bind_state = "closed",
+    transition = "OPEN",
+    startup_checked
+)]
+async fn open(_ctx: Ctx) -> Result<Moved, ToolError> {
+    Ok(Moved { moved: true })
+}
+
+/// Close the door.
+#[action(
+    domain = "door",
+    bind_state = "open",
+    transition = "CLOSE",
+    startup_checked
+)]
+async fn close(_ctx: Ctx) -> Result<Moved, ToolError> {
+    Ok(Moved { moved: true })
+}
+
+#[tokio::test]
+async fn a_json_machine_gates_its_actions() {
+    let server = toolgate::Server::from_registry("door")
+        .machine(Machine::from_xstate_json(DOOR).expect("valid machine"))
+        .build()
+        .expect("valid registry");
+    let mut client = TestClient::http(&serve_in_process(server).await).await;
+    assert_eq!(client.tool_names().await, ["door_open"]);
+    assert_eq!(
+        client.refused("door_close", json!({})).await["unlocked_by"],
+        json!(["door_open"])
+    );
+    assert_eq!(client.ok("door_open", json!({})).await["state"], "open");
+    client.expect_list_changed().await;
+    assert_eq!(client.tool_names().await, ["door_close"]);
+}
+
+#[test]
+fn without_its_machine_the_server_does_not_start() {
+    let error = toolgate::Server::from_registry("door").build().unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("bound to machine `door`, which is not registered"),
+        "{error}"
+    );
+}
