@@ -49,17 +49,8 @@ fn find(id: &str) -> Result<Invoice, ToolError> {
     let number: u64 = id
         .strip_prefix("INV-")
         .and_then(|digits| digits.parse().ok())
-        .ok_or_else(|| {
-            ToolError::not_found(format!(
-                "no invoice `{id}`; invoice ids look like `INV-1042`"
-            ))
-        })?;
-    Ok(Invoice {
-        id: id.to_string(),
-        amount_minor: 10_000 + number % 997 * 100,
-        currency: "EUR",
-        outcome: "viewed",
-    })
+        .ok_or_else(|| ToolError::not_found(format!("no invoice `{id}`; invoice ids look like `INV-1042`")))?;
+    Ok(Invoice { id: id.to_string(), amount_minor: 10_000 + number % 997 * 100, currency: "EUR", outcome: "viewed" })
 }
 
 /// Show an invoice: amount, currency and the workflow state. Changes nothing.
@@ -69,44 +60,27 @@ async fn view(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
 }
 
 /// Submit a draft invoice for review. Does not approve or pay it.
-#[action(
-    domain = "invoice",
-    bind_state = "draft",
-    transition = "SUBMIT",
-    compact = "Submit an invoice for review"
-)]
+#[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT", compact = "Submit an invoice for review")]
 async fn submit(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
-    Ok(Invoice {
-        outcome: "submitted for review",
-        ..find(&input.id)?
-    })
+    Ok(Invoice { outcome: "submitted for review", ..find(&input.id)? })
 }
 
 /// Approve an invoice under review, making it payable. Does not pay it.
 #[action(domain = "invoice", bind_state = "review", transition = "APPROVE")]
 async fn approve(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
-    Ok(Invoice {
-        outcome: "approved",
-        ..find(&input.id)?
-    })
+    Ok(Invoice { outcome: "approved", ..find(&input.id)? })
 }
 
 /// Send an invoice under review back to draft. Does not delete it.
 #[action(domain = "invoice", bind_state = "review", transition = "REJECT")]
 async fn reject(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
-    Ok(Invoice {
-        outcome: "sent back to draft",
-        ..find(&input.id)?
-    })
+    Ok(Invoice { outcome: "sent back to draft", ..find(&input.id)? })
 }
 
 /// Discharge (pay) an approved invoice. Does not refund or reopen invoices.
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
 async fn discharge(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
-    Ok(Invoice {
-        outcome: "discharged",
-        ..find(&input.id)?
-    })
+    Ok(Invoice { outcome: "discharged", ..find(&input.id)? })
 }
 
 #[tokio::main]

@@ -1,12 +1,106 @@
-//! toolgate
+//! # toolgate
+//!
+//! Build MCP (Model Context Protocol) servers in which the **server** — not the model's
+//! good behaviour — stops the wrong tool call.
+//!
+//! You write async handlers and annotate them with [`#[action]`](action). toolgate turns
+//! them into MCP tools that are **gated by workflow state**: a tool bound to a state of a
+//! [`machine!`] is absent from `tools/list` outside that state, and a client that calls it
+//! anyway gets a structured `FORBIDDEN` result naming the tools it *can* call. A successful
+//! call fires the tool's transition, commits it atomically per flow, and tells that client
+//! (`notifications/tools/list_changed`).
+//!
+//! ```no_run
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//! use toolgate::prelude::*;
+//!
+//! toolgate::machine! {
+//!     id: "invoice",
+//!     initial: "draft",
+//!     states: {
+//!         draft:      { on: { SUBMIT: "review" } },
+//!         review:     { on: { APPROVE: "approved", REJECT: "draft" } },
+//!         approved:   { on: { DISCHARGE: "discharged" } },
+//!         discharged: { type: "final" },
+//!     }
+//! }
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct InvoiceRef {
+//!     /// The invoice id.
+//!     id: String,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Discharged {
+//!     id: String,
+//! }
+//!
+//! /// Discharge an approved invoice. Does not refund or reopen invoices.
+//! #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
+//! async fn discharge(input: InvoiceRef, _ctx: Ctx) -> Result<Discharged, ToolError> {
+//!     Ok(Discharged { id: input.id })
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), toolgate::server::ServeError> {
+//!     // stdio by default; `--http 127.0.0.1:8080` serves Streamable HTTP at /mcp.
+//!     toolgate::Server::from_registry("invoice").run_cli().await
+//! }
+//! ```
+//!
+//! The tool above is `invoice_discharge`; its input schema comes from `InvoiceRef`, its
+//! output schema and `structuredContent` from `Discharged` plus the `state` field toolgate
+//! adds (the machine's state after the call).
+//!
+//! ## What is checked, and when
+//!
+//! - **At compile time**: a `bind_state` or `transition` that names a state or event the
+//!   machine does not have, or an event the bound state does not accept, is an error *at
+//!   that literal*; so are invalid machines (unknown targets, unreachable states, a final
+//!   state with transitions, …), a missing doc comment, a tool name without its domain
+//!   prefix, unknown or repeated keys, and a handler that is not `async`.
+//! - **At start-up** ([`ServerBuilder::build`]): duplicate tool names, schemas MCP cannot
+//!   carry (inputs and outputs must be JSON objects), and bindings to machines loaded from
+//!   XState JSON ([`Machine::from_xstate_json`]). Every problem is reported at once, with
+//!   the source location of its `#[action]`.
+//! - **On every call**: the gate, against the flow's committed state. Calls that fire a
+//!   transition are linearizable per flow — of 50 concurrent `invoice_discharge` calls on
+//!   one approved flow, exactly one handler runs and 49 callers get `FORBIDDEN`.
+//!
+//! ## Where `machine!` must be
+//!
+//! `#[action]` reaches its machine through a hidden macro that `machine!` defines, so the
+//! machine must be in scope where the action is: declare it earlier in the same module, or
+//! in a parent module *before* the `mod` that holds the actions (for example at the top of
+//! `main.rs`/`lib.rs`). Elsewhere, import it: `use crate::workflow::*;`.
+//!
+//! ## Actions in a library crate
+//!
+//! Actions register themselves at link time (through `inventory`). If they live in a
+//! library crate that your binary never otherwise mentions, the linker drops that crate
+//! and its tools vanish. Mention the crate once in the binary:
+//!
+//! ```text
+//! use my_invoice_actions as _; // keeps the library's #[action]s linked
+//! ```
+//!
+//! ## Errors
+//!
+//! Refusals and handler failures are tool results with `isError: true` and a
+//! `structuredContent` that always has a stable `code` and a `message`; see [`ToolError`].
+//! Unknown tools are JSON-RPC errors (`-32602`).
+
 pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::*;
 
-/// prelude
+/// The names most servers need: `use toolgate::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Ctx, ToolError, action, machine};
+    pub use crate::{Ctx, Machine, Server, ToolError, action, machine};
 }
 
+/// What the macros' generated code refers to. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
     pub use toolgate_macros::__check_binding as check_binding;

@@ -58,11 +58,7 @@ async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
 /// however long it takes; a broken gate fails unless every racer is slower than this).
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
 async fn discharge(ctx: Ctx) -> Result<Done, ToolError> {
-    *DISCHARGES
-        .lock()
-        .unwrap()
-        .entry(ctx.flow().to_string())
-        .or_default() += 1;
+    *DISCHARGES.lock().unwrap().entry(ctx.flow().to_string()).or_default() += 1;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     Ok(Done { ok: true })
 }
@@ -93,12 +89,7 @@ async fn rendezvous(_ctx: Ctx) -> Result<Done, ToolError> {
 }
 
 async fn server_url() -> String {
-    serve_in_process(
-        toolgate::Server::from_registry("concurrency")
-            .build()
-            .expect("valid registry"),
-    )
-    .await
+    serve_in_process(toolgate::Server::from_registry("concurrency").build().expect("valid registry")).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -117,10 +108,7 @@ async fn fifty_concurrent_discharges_run_the_handler_once() {
     assert_eq!(refusals.len(), 49);
     for (refusal, _) in refusals {
         assert_eq!(refusal["code"], "FORBIDDEN", "{refusal}");
-        assert_eq!(
-            refusal["current_state"], "discharged",
-            "losers see the committed state"
-        );
+        assert_eq!(refusal["current_state"], "discharged", "losers see the committed state");
     }
     let runs: usize = DISCHARGES.lock().unwrap().values().sum();
     assert_eq!(runs, 1, "the discharge handler ran {runs} times");
@@ -131,15 +119,9 @@ async fn a_panicking_handler_commits_nothing() {
     let client = TestClient::http(&server_url().await).await;
     let crashed = client.refused("invoice_explode", json!({})).await;
     assert_eq!(crashed["code"], "INTERNAL");
-    assert!(
-        crashed["message"].as_str().unwrap().contains("boom"),
-        "{crashed}"
-    );
+    assert!(crashed["message"].as_str().unwrap().contains("boom"), "{crashed}");
     // Still draft: the session survives and submit is still the way forward.
-    assert_eq!(
-        client.ok("invoice_submit", json!({})).await["state"],
-        "review"
-    );
+    assert_eq!(client.ok("invoice_submit", json!({})).await["state"], "review");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -149,24 +131,15 @@ async fn flows_and_non_transitioning_calls_run_in_parallel() {
     // Two flows' transitioning calls meet inside their handlers.
     let (a, b) = tokio::time::timeout(
         common::PATIENCE,
-        futures::future::join(
-            first.call("meeting_meet", json!({})),
-            second.call("meeting_meet", json!({})),
-        ),
+        futures::future::join(first.call("meeting_meet", json!({})), second.call("meeting_meet", json!({}))),
     )
     .await
     .expect("transitioning calls on different flows serialized");
-    assert_eq!(
-        (a.0["state"].as_str(), b.0["state"].as_str()),
-        (Some("met"), Some("met"))
-    );
+    assert_eq!((a.0["state"].as_str(), b.0["state"].as_str()), (Some("met"), Some("met")));
     // Two calls of one flow that fire no transition meet inside their handler.
     let (a, b) = tokio::time::timeout(
         common::PATIENCE,
-        futures::future::join(
-            first.call("meeting_rendezvous", json!({})),
-            first.call("meeting_rendezvous", json!({})),
-        ),
+        futures::future::join(first.call("meeting_rendezvous", json!({})), first.call("meeting_rendezvous", json!({}))),
     )
     .await
     .expect("non-transitioning calls of one flow serialized");

@@ -17,10 +17,7 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["invoice_submit", "invoice_view"]);
     let submit = &tools[0];
-    assert_eq!(
-        submit.description.as_deref(),
-        Some("Submit an invoice for review")
-    );
+    assert_eq!(submit.description.as_deref(), Some("Submit an invoice for review"));
     assert!(submit.output_schema.as_ref().unwrap()["properties"]["state"].is_object());
 
     // Calling it anyway: FORBIDDEN, with what is allowed and what unlocks it.
@@ -29,10 +26,7 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     assert_eq!(refused["tool"], "invoice_discharge");
     assert_eq!(refused["machine"], "invoice");
     assert_eq!(refused["current_state"], "draft");
-    assert_eq!(
-        refused["allowed_tools"],
-        json!(["invoice_submit", "invoice_view"])
-    );
+    assert_eq!(refused["allowed_tools"], json!(["invoice_submit", "invoice_view"]));
     assert_eq!(refused["unlocked_by"], json!(["invoice_approve"]));
 
     // A handler error fires no transition: still draft, submit still the way forward.
@@ -41,86 +35,42 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     let invalid = client.refused("invoice_submit", json!({})).await;
     assert_eq!(invalid["code"], "INVALID_ARGUMENT");
     assert_eq!(invalid["errors"][0]["field"], "id");
-    assert_eq!(
-        client.ok("invoice_view", inv("INV-7")).await["state"],
-        "draft"
-    );
+    assert_eq!(client.ok("invoice_view", inv("INV-7")).await["state"], "draft");
 
     // submit → review: the list changes and the client is told.
     let submitted = client.ok("invoice_submit", inv("INV-7")).await;
     assert_eq!(submitted["state"], "review");
     client.expect_list_changed().await;
-    assert_eq!(
-        client.tool_names().await,
-        ["invoice_approve", "invoice_reject", "invoice_view"]
-    );
-    assert_eq!(
-        client.pending_list_changed(),
-        0,
-        "the failed calls must not have notified"
-    );
+    assert_eq!(client.tool_names().await, ["invoice_approve", "invoice_reject", "invoice_view"]);
+    assert_eq!(client.pending_list_changed(), 0, "the failed calls must not have notified");
 
     // approve → approved: now discharge is listed, with its full description.
-    assert_eq!(
-        client.ok("invoice_approve", inv("INV-7")).await["state"],
-        "approved"
-    );
+    assert_eq!(client.ok("invoice_approve", inv("INV-7")).await["state"], "approved");
     client.expect_list_changed().await;
     let tools = client.tools().await;
-    let discharge = tools
-        .iter()
-        .find(|t| t.name == "invoice_discharge")
-        .expect("discharge listed once approved");
-    assert!(
-        discharge
-            .description
-            .as_deref()
-            .unwrap()
-            .starts_with("Discharge (pay) an approved invoice")
-    );
+    let discharge = tools.iter().find(|t| t.name == "invoice_discharge").expect("discharge listed once approved");
+    assert!(discharge.description.as_deref().unwrap().starts_with("Discharge (pay) an approved invoice"));
 
     // discharge works, once.
     let done = client.ok("invoice_discharge", inv("INV-7")).await;
-    assert_eq!(
-        (done["state"].as_str(), done["outcome"].as_str()),
-        (Some("discharged"), Some("discharged"))
-    );
+    assert_eq!((done["state"].as_str(), done["outcome"].as_str()), (Some("discharged"), Some("discharged")));
     client.expect_list_changed().await;
     assert_eq!(client.tool_names().await, ["invoice_view"]);
-    assert_eq!(
-        client.refused("invoice_discharge", inv("INV-7")).await["current_state"],
-        "discharged"
-    );
+    assert_eq!(client.refused("invoice_discharge", inv("INV-7")).await["current_state"], "discharged");
 }
 
 /// A second session's flow is its own: the first one's transitions do not show in it.
 async fn sessions_are_independent(first: TestClient, second: TestClient) {
     first.ok("invoice_submit", inv("INV-1")).await;
     first.ok("invoice_approve", inv("INV-1")).await;
-    assert!(
-        first
-            .tool_names()
-            .await
-            .contains(&"invoice_discharge".to_string())
-    );
-    assert_eq!(
-        second.tool_names().await,
-        ["invoice_submit", "invoice_view"]
-    );
-    assert_eq!(
-        second.refused("invoice_discharge", inv("INV-1")).await["current_state"],
-        "draft"
-    );
+    assert!(first.tool_names().await.contains(&"invoice_discharge".to_string()));
+    assert_eq!(second.tool_names().await, ["invoice_submit", "invoice_view"]);
+    assert_eq!(second.refused("invoice_discharge", inv("INV-1")).await["current_state"], "draft");
 }
 
 async fn unknown_tools_are_protocol_errors(client: TestClient) {
-    let error = client
-        .try_call("invoice_pay", inv("INV-1"))
-        .await
-        .expect_err("unknown tool");
-    let rmcp::service::ServiceError::McpError(error) = error else {
-        panic!("expected a JSON-RPC error: {error:?}")
-    };
+    let error = client.try_call("invoice_pay", inv("INV-1")).await.expect_err("unknown tool");
+    let rmcp::service::ServiceError::McpError(error) = error else { panic!("expected a JSON-RPC error: {error:?}") };
     assert_eq!(error.code.0, -32602);
     assert!(error.message.contains("invoice_pay"));
 }
@@ -137,10 +87,7 @@ async fn http_walks_the_workflow() {
 
 #[tokio::test]
 async fn stdio_connections_are_independent_flows() {
-    let (first, second) = (
-        TestClient::stdio_example("invoice").await,
-        TestClient::stdio_example("invoice").await,
-    );
+    let (first, second) = (TestClient::stdio_example("invoice").await, TestClient::stdio_example("invoice").await);
     sessions_are_independent(first, second).await;
 }
 

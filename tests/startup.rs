@@ -59,18 +59,11 @@ async fn note(_input: String, _ctx: Ctx) -> Result<Posted, ToolError> {
 /// Returns its own `state` field, which toolgate fills with the machine's state.
 #[action(domain = "ledger")]
 async fn peek(_ctx: Ctx) -> Result<Stateful, ToolError> {
-    Ok(Stateful {
-        state: "mine".into(),
-    })
+    Ok(Stateful { state: "mine".into() })
 }
 
 /// Ships an order; bound to a state the JSON machine does not have.
-#[action(
-    domain = "order",
-    bind_state = "paid",
-    transition = "SHIP",
-    startup_checked
-)]
+#[action(domain = "order", bind_state = "paid", transition = "SHIP", startup_checked)]
 async fn ship(_ctx: Ctx) -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
@@ -97,30 +90,21 @@ fn every_problem_is_reported_with_its_location() {
     assert_eq!(problems.len(), 6, "{text}");
 
     assert!(
-        problems.iter().any(
-            |p| matches!(p, StartupProblem::DuplicateTool { tool, first, second }
-        if tool == "ledger_post" && first.file.ends_with("startup.rs") && first.line != second.line)
-        ),
+        problems.iter().any(|p| matches!(p, StartupProblem::DuplicateTool { tool, first, second }
+        if tool == "ledger_post" && first.file.ends_with("startup.rs") && first.line != second.line)),
         "{text}"
     );
-    assert!(
-        text.contains("tool `ledger_count`: the output type's JSON Schema must be an object"),
-        "{text}"
-    );
-    assert!(
-        text.contains("tool `ledger_note`: the input type's JSON Schema must be an object"),
-        "{text}"
-    );
-    assert!(
-        text.contains("tool `ledger_peek`: the output type has a field `state`"),
-        "{text}"
-    );
+    assert!(text.contains("tool `ledger_count`: the output type's JSON Schema must be an object"), "{text}");
+    assert!(text.contains("tool `ledger_note`: the input type's JSON Schema must be an object"), "{text}");
+    assert!(text.contains("tool `ledger_peek`: the output type has a field `state`"), "{text}");
     assert!(
         text.contains("tool `order_ship`: machine `order` has no state `paid`; valid states: new, payed, shipped"),
         "{text}"
     );
     assert!(
-        text.contains("tool `ghost_haunt` is bound to machine `ghost`, which is not registered; known machines: ledger, order"),
+        text.contains(
+            "tool `ghost_haunt` is bound to machine `ghost`, which is not registered; known machines: ledger, order"
+        ),
         "{text}"
     );
     // Locations point at the actions in this file.
@@ -129,14 +113,12 @@ fn every_problem_is_reported_with_its_location() {
 
 #[test]
 fn a_machine_declared_twice_is_reported() {
-    let twin =
-        Machine::from_xstate_json(r#"{"id": "ledger", "initial": "a", "states": {"a": {}}}"#)
-            .unwrap();
-    let error = toolgate::Server::from_registry("broken")
-        .machine(twin)
-        .build()
-        .unwrap_err();
-    assert!(error.problems.iter().any(
-        |p| matches!(p, StartupProblem::DuplicateMachine { machine, .. } if machine == "ledger")
-    ));
+    let twin = Machine::from_xstate_json(r#"{"id": "ledger", "initial": "a", "states": {"a": {}}}"#).unwrap();
+    let error = toolgate::Server::from_registry("broken").machine(twin).build().unwrap_err();
+    assert!(
+        error
+            .problems
+            .iter()
+            .any(|p| matches!(p, StartupProblem::DuplicateMachine { machine, .. } if machine == "ledger"))
+    );
 }

@@ -27,23 +27,13 @@ struct Moved {
 }
 
 /// Open the door.
-#[action(
-    domain = "door",
-    bind_state = "closed",
-    transition = "OPEN",
-    startup_checked
-)]
+#[action(domain = "door", bind_state = "closed", transition = "OPEN", startup_checked)]
 async fn open(_ctx: Ctx) -> Result<Moved, ToolError> {
     Ok(Moved { moved: true })
 }
 
 /// Close the door.
-#[action(
-    domain = "door",
-    bind_state = "open",
-    transition = "CLOSE",
-    startup_checked
-)]
+#[action(domain = "door", bind_state = "open", transition = "CLOSE", startup_checked)]
 async fn close(_ctx: Ctx) -> Result<Moved, ToolError> {
     Ok(Moved { moved: true })
 }
@@ -56,10 +46,7 @@ async fn a_json_machine_gates_its_actions() {
         .expect("valid registry");
     let mut client = TestClient::http(&serve_in_process(server).await).await;
     assert_eq!(client.tool_names().await, ["door_open"]);
-    assert_eq!(
-        client.refused("door_close", json!({})).await["unlocked_by"],
-        json!(["door_open"])
-    );
+    assert_eq!(client.refused("door_close", json!({})).await["unlocked_by"], json!(["door_open"]));
     assert_eq!(client.ok("door_open", json!({})).await["state"], "open");
     client.expect_list_changed().await;
     assert_eq!(client.tool_names().await, ["door_close"]);
@@ -68,10 +55,5 @@ async fn a_json_machine_gates_its_actions() {
 #[test]
 fn without_its_machine_the_server_does_not_start() {
     let error = toolgate::Server::from_registry("door").build().unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .contains("bound to machine `door`, which is not registered"),
-        "{error}"
-    );
+    assert!(error.to_string().contains("bound to machine `door`, which is not registered"), "{error}");
 }

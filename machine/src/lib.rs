@@ -58,9 +58,7 @@ pub enum MachineError {
         machine: String,
     },
     /// `initial` names a state that is not declared.
-    #[error(
-        "machine `{machine}`: `initial` names unknown state `{initial}`; valid states: {valid}"
-    )]
+    #[error("machine `{machine}`: `initial` names unknown state `{initial}`; valid states: {valid}")]
     UnknownInitial {
         /// The machine's id.
         machine: String,
@@ -94,9 +92,7 @@ pub enum MachineError {
         event: String,
     },
     /// A transition targets a state that is not declared.
-    #[error(
-        "machine `{machine}`: `states.{state}.on.{event}` targets unknown state `{target}`; valid states: {valid}"
-    )]
+    #[error("machine `{machine}`: `states.{state}.on.{event}` targets unknown state `{target}`; valid states: {valid}")]
     UnknownTarget {
         /// The machine's id.
         machine: String,
@@ -145,10 +141,7 @@ impl MachineSpec {
 
     /// Every event some state accepts, sorted and deduplicated.
     pub fn events(&self) -> BTreeSet<&str> {
-        self.states
-            .iter()
-            .flat_map(|s| s.on.iter().map(|t| t.event.as_str()))
-            .collect()
+        self.states.iter().flat_map(|s| s.on.iter().map(|t| t.event.as_str())).collect()
     }
 
     /// Checks the declaration and returns every problem found (empty when valid).
@@ -164,16 +157,10 @@ impl MachineSpec {
         let mut seen = HashSet::new();
         for state in &self.states {
             if !seen.insert(state.name.as_str()) {
-                errors.push(MachineError::DuplicateState {
-                    machine: machine(),
-                    state: state.name.clone(),
-                });
+                errors.push(MachineError::DuplicateState { machine: machine(), state: state.name.clone() });
             }
             if state.is_final && !state.on.is_empty() {
-                errors.push(MachineError::FinalWithTransitions {
-                    machine: machine(),
-                    state: state.name.clone(),
-                });
+                errors.push(MachineError::FinalWithTransitions { machine: machine(), state: state.name.clone() });
             }
             let mut events = HashSet::new();
             for t in &state.on {
@@ -226,11 +213,7 @@ impl MachineSpec {
         let mut reachable = HashSet::from([start]);
         let mut frontier = vec![start];
         while let Some(name) = frontier.pop() {
-            for t in self
-                .state(name)
-                .map(|s| s.on.as_slice())
-                .unwrap_or_default()
-            {
+            for t in self.state(name).map(|s| s.on.as_slice()).unwrap_or_default() {
                 if reachable.insert(t.target.as_str()) {
                     frontier.push(&t.target);
                 }
@@ -241,11 +224,7 @@ impl MachineSpec {
 
     /// Checks an action's binding against this machine: every bound state exists, the
     /// event exists, and every bound state accepts the event. Returns every problem.
-    pub fn check_binding(
-        &self,
-        bind_states: &[&str],
-        transition: Option<&str>,
-    ) -> Vec<BindingError> {
+    pub fn check_binding(&self, bind_states: &[&str], transition: Option<&str>) -> Vec<BindingError> {
         let mut errors = Vec::new();
         for (index, state) in bind_states.iter().enumerate() {
             if self.state(state).is_none() {
@@ -275,11 +254,7 @@ impl MachineSpec {
                     machine: self.id.clone(),
                     state: state.name.clone(),
                     event: event.to_string(),
-                    accepted: if accepted.is_empty() {
-                        "none".into()
-                    } else {
-                        accepted
-                    },
+                    accepted: if accepted.is_empty() { "none".into() } else { accepted },
                 });
             }
         }
@@ -288,11 +263,7 @@ impl MachineSpec {
 
     /// The state `event` leads to from `state`, if that state accepts it.
     pub fn target(&self, state: &str, event: &str) -> Option<&str> {
-        self.state(state)?
-            .on
-            .iter()
-            .find(|t| t.event == event)
-            .map(|t| t.target.as_str())
+        self.state(state)?.on.iter().find(|t| t.event == event).map(|t| t.target.as_str())
     }
 }
 
@@ -322,9 +293,7 @@ pub enum BindingError {
         valid: String,
     },
     /// A bound state does not accept the transition's event.
-    #[error(
-        "machine `{machine}`: state `{state}` does not accept event `{event}`; it accepts: {accepted}"
-    )]
+    #[error("machine `{machine}`: state `{state}` does not accept event `{event}`; it accepts: {accepted}")]
     EventNotAccepted {
         /// The machine's id.
         machine: String,
@@ -373,13 +342,7 @@ mod tests {
         StateSpec {
             name: name.into(),
             is_final: false,
-            on: on
-                .iter()
-                .map(|(e, t)| Transition {
-                    event: e.to_string(),
-                    target: t.to_string(),
-                })
-                .collect(),
+            on: on.iter().map(|(e, t)| Transition { event: e.to_string(), target: t.to_string() }).collect(),
         }
     }
 
@@ -391,10 +354,7 @@ mod tests {
                 state("draft", &[("SUBMIT", "review")]),
                 state("review", &[("APPROVE", "approved"), ("REJECT", "draft")]),
                 state("approved", &[("DISCHARGE", "discharged")]),
-                StateSpec {
-                    is_final: true,
-                    ..state("discharged", &[])
-                },
+                StateSpec { is_final: true, ..state("discharged", &[]) },
             ],
         }
     }
@@ -435,64 +395,33 @@ mod tests {
     fn missing_and_unknown_initial_are_errors() {
         let mut m = invoice();
         m.initial = None;
-        assert_eq!(
-            m.validate(),
-            vec![MachineError::MissingInitial {
-                machine: "invoice".into()
-            }]
-        );
+        assert_eq!(m.validate(), vec![MachineError::MissingInitial { machine: "invoice".into() }]);
         m.initial = Some("drafty".into());
-        assert!(
-            matches!(&m.validate()[..], [MachineError::UnknownInitial { initial, .. }] if initial == "drafty")
-        );
+        assert!(matches!(&m.validate()[..], [MachineError::UnknownInitial { initial, .. }] if initial == "drafty"));
     }
 
     #[test]
     fn a_final_state_with_transitions_is_an_error() {
         let mut m = invoice();
-        m.states[3].on.push(Transition {
-            event: "REOPEN".into(),
-            target: "draft".into(),
-        });
-        assert!(m.validate().contains(&MachineError::FinalWithTransitions {
-            machine: "invoice".into(),
-            state: "discharged".into()
-        }));
+        m.states[3].on.push(Transition { event: "REOPEN".into(), target: "draft".into() });
+        assert!(
+            m.validate().contains(&MachineError::FinalWithTransitions {
+                machine: "invoice".into(),
+                state: "discharged".into()
+            })
+        );
     }
 
     #[test]
     fn duplicates_and_empty_machines_are_errors() {
         let mut m = invoice();
         m.states.push(state("draft", &[]));
-        m.states[0].on.push(Transition {
-            event: "SUBMIT".into(),
-            target: "review".into(),
-        });
+        m.states[0].on.push(Transition { event: "SUBMIT".into(), target: "review".into() });
         let errors = m.validate();
-        assert!(
-            errors.iter().any(
-                |e| matches!(e, MachineError::DuplicateState { state, .. } if state == "draft")
-            )
-        );
-        assert!(
-            errors.iter().any(
-                |e| matches!(e, MachineError::DuplicateEvent { event, .. } if event == "SUBMIT")
-            )
-        );
-        let empty = MachineSpec {
-            id: String::new(),
-            initial: Some("a".into()),
-            states: vec![],
-        };
-        assert_eq!(
-            empty.validate(),
-            vec![
-                MachineError::EmptyId,
-                MachineError::NoStates {
-                    machine: String::new()
-                }
-            ]
-        );
+        assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateState { state, .. } if state == "draft")));
+        assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateEvent { event, .. } if event == "SUBMIT")));
+        let empty = MachineSpec { id: String::new(), initial: Some("a".into()), states: vec![] };
+        assert_eq!(empty.validate(), vec![MachineError::EmptyId, MachineError::NoStates { machine: String::new() }]);
     }
 
     #[test]

@@ -11,13 +11,63 @@ mod names;
 
 use proc_macro::TokenStream;
 
-/// Turns an async handler into a state-gated MCP tool. See `toolgate::action`.
+/// Turns an async handler into a state-gated MCP tool.
+///
+/// ```text
+/// /// Discharge an approved invoice. Does not refund or reopen invoices.
+/// #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
+/// async fn discharge(input: InvoiceRef, ctx: Ctx) -> Result<Discharged, ToolError> { … }
+/// ```
+///
+/// The handler is `async fn(input: I, ctx: Ctx) -> Result<O, ToolError>` or, without
+/// arguments, `async fn(ctx: Ctx) -> Result<O, ToolError>`; `I: Deserialize + JsonSchema`
+/// gives the tool's `inputSchema`, `O: Serialize + JsonSchema` its `outputSchema` and
+/// `structuredContent` (both must be structs with named fields). The **doc comment is
+/// required**: it is the tool's description.
+///
+/// | key | value | meaning |
+/// |---|---|---|
+/// | `domain` | `"snake_case"` (required) | the intent domain; the tool is named `{domain}_{fn}` |
+/// | `bind_state` | `"state"` or `["a", "b"]` | the states in which the tool exists; omit for always |
+/// | `transition` | `"EVENT"` | the event a successful call fires (needs `bind_state`) |
+/// | `compact` | `"…"` | the description shown while the machine is in its initial state |
+/// | `machine` | `"id"` | the machine, when its id differs from the domain |
+/// | `name` | `"{domain}_…"` | an explicit tool name; it must keep the domain prefix |
+/// | `startup_checked` | flag | the machine is loaded at start-up (XState JSON): check the binding then |
+///
+/// The function is emitted unchanged; beside it the macro emits a link-time registration
+/// and, for bound actions, a check against the machine that fails to compile *at the
+/// offending literal* when a state or event is unknown or the bound state does not accept
+/// the event.
 #[proc_macro_attribute]
 pub fn action(args: TokenStream, item: TokenStream) -> TokenStream {
     action::expand(args.into(), item.into()).into()
 }
 
-/// Declares a workflow state machine (XState v5 shape). See `toolgate::machine!`.
+/// Declares a workflow state machine, in the XState v5 shape.
+///
+/// ```text
+/// toolgate::machine! {
+///     id: "invoice",
+///     initial: "draft",
+///     states: {
+///         draft:      { on: { SUBMIT: "review" } },
+///         review:     { on: { APPROVE: "approved", REJECT: "draft" } },
+///         approved:   { on: { DISCHARGE: "discharged" } },
+///         discharged: { type: "final" },
+///     }
+/// }
+/// ```
+///
+/// State and event names are identifiers or string literals; targets are strings. These
+/// are compile errors, each at the token that causes it: a missing `id` or `initial`, an
+/// `initial` or target naming an undeclared state, a state or event declared twice, a
+/// `type: "final"` state with transitions, and a state unreachable from `initial` (a tool
+/// bound to it could never be called, so it is almost always a typo).
+///
+/// The machine is registered at link time and defines a hidden macro through which
+/// `#[action]` checks its bindings; actions must be able to see it (declare it before
+/// them, in the same or a parent module).
 #[proc_macro]
 pub fn machine(input: TokenStream) -> TokenStream {
     machine::expand(input.into()).into()

@@ -17,21 +17,8 @@ use serde_json::{Map, Value, json};
 #[non_exhaustive]
 pub enum ToolError {
     /// The tool exists but the flow's state does not allow it now.
-    #[error(
-        "`{tool}` is not available while `{machine}` is in state `{current_state}`; call one of the allowed tools instead"
-    )]
-    Forbidden {
-        /// The refused tool.
-        tool: String,
-        /// The machine that gates it.
-        machine: String,
-        /// The machine's current state in this flow.
-        current_state: String,
-        /// The tools this flow may call now.
-        allowed_tools: Vec<String>,
-        /// Tools whose success moves the flow to a state where `tool` is allowed.
-        unlocked_by: Vec<String>,
-    },
+    #[error("{0}")]
+    Forbidden(Box<Forbidden>),
     /// One or more arguments are malformed.
     #[error("invalid arguments: {}", describe_fields(.errors))]
     InvalidArgument {
@@ -53,21 +40,44 @@ pub enum ToolError {
         retry_after_ms: u64,
     },
     /// A failure with an application-defined code.
-    #[error("{message}")]
-    Failed {
-        /// A stable, SCREAMING_SNAKE_CASE code the model can branch on.
-        code: Cow<'static, str>,
-        /// What happened, said for the model.
-        message: String,
-        /// Extra fields merged into `structuredContent`.
-        details: Map<String, Value>,
-    },
+    #[error("{0}")]
+    Failed(Box<Failure>),
     /// A bug on the server side (a handler output that does not serialize, …).
     #[error("internal error: {message}")]
     Internal {
         /// What went wrong.
         message: String,
     },
+}
+
+/// The payload of [`ToolError::Forbidden`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "`{tool}` is not available while `{machine}` is in state `{current_state}`; call one of the allowed tools instead"
+)]
+pub struct Forbidden {
+    /// The refused tool.
+    pub tool: String,
+    /// The machine that gates it.
+    pub machine: String,
+    /// The machine's current state in this flow.
+    pub current_state: String,
+    /// The tools this flow may call now.
+    pub allowed_tools: Vec<String>,
+    /// Tools whose success moves the flow to a state where `tool` is allowed.
+    pub unlocked_by: Vec<String>,
+}
+
+/// The payload of [`ToolError::Failed`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct Failure {
+    /// A stable, SCREAMING_SNAKE_CASE code the model can branch on.
+    pub code: Cow<'static, str>,
+    /// What happened, said for the model.
+    pub message: String,
+    /// Extra fields merged into `structuredContent`.
+    pub details: Map<String, Value>,
 }
 
 /// One offending field of an [`ToolError::InvalidArgument`].
@@ -91,13 +101,7 @@ pub struct FieldError {
 impl FieldError {
     /// A field error with just a path and a problem.
     pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            problem: problem.into(),
-            expected: None,
-            example: None,
-            got: None,
-        }
+        Self { field: field.into(), problem: problem.into(), expected: None, example: None, got: None }
     }
 
     /// Adds the expected format.
@@ -120,41 +124,30 @@ impl FieldError {
 }
 
 fn describe_fields(errors: &[FieldError]) -> String {
-    let parts: Vec<String> = errors
-        .iter()
-        .map(|e| format!("`{}`: {}", e.field, e.problem))
-        .collect();
+    let parts: Vec<String> = errors.iter().map(|e| format!("`{}`: {}", e.field, e.problem)).collect();
     parts.join("; ")
 }
 
 impl ToolError {
     /// An `INVALID_ARGUMENT` error for one field.
     pub fn invalid_argument(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self::InvalidArgument {
-            errors: vec![FieldError::new(field, problem)],
-        }
+        Self::InvalidArgument { errors: vec![FieldError::new(field, problem)] }
     }
 
     /// A `NOT_FOUND` error.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::NotFound {
-            message: message.into(),
-        }
+        Self::NotFound { message: message.into() }
     }
 
     /// A failure with an application-defined `code` (SCREAMING_SNAKE_CASE by convention).
     pub fn failed(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
-        Self::Failed {
-            code: code.into(),
-            message: message.into(),
-            details: Map::new(),
-        }
+        Self::Failed(Box::new(Failure { code: code.into(), message: message.into(), details: Map::new() }))
     }
 
     /// Adds a field to a [`ToolError::Failed`]'s `structuredContent` (ignored otherwise).
     pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        if let Self::Failed { details, .. } = &mut self {
-            details.insert(key.into(), value.into());
+        if let Self::Failed(failure) = &mut self {
+            failure.details.insert(key.into(), value.into());
         }
         self
     }
@@ -162,11 +155,11 @@ impl ToolError {
     /// The stable code the model sees in `structuredContent.code`.
     pub fn code(&self) -> &str {
         match self {
-            Self::Forbidden { .. } => "FORBIDDEN",
+            Self::Forbidden(_) => "FORBIDDEN",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::NotFound { .. } => "NOT_FOUND",
             Self::StoreUnavailable { .. } => "STORE_UNAVAILABLE",
-            Self::Failed { code, .. } => code,
+            Self::Failed(failure) => &failure.code,
             Self::Internal { .. } => "INTERNAL",
         }
     }
@@ -178,24 +171,21 @@ impl ToolError {
         out.insert("code".into(), self.code().into());
         out.insert("message".into(), self.to_string().into());
         let extra = match self {
-            Self::Forbidden {
-                tool,
-                machine,
-                current_state,
-                allowed_tools,
-                unlocked_by,
-            } => json!({
-                "tool": tool,
-                "machine": machine,
-                "current_state": current_state,
-                "allowed_tools": allowed_tools,
-                "unlocked_by": unlocked_by,
-            }),
+            Self::Forbidden(forbidden) => {
+                let Forbidden { tool, machine, current_state, allowed_tools, unlocked_by } = &**forbidden;
+                json!({
+                    "tool": tool,
+                    "machine": machine,
+                    "current_state": current_state,
+                    "allowed_tools": allowed_tools,
+                    "unlocked_by": unlocked_by,
+                })
+            }
             Self::InvalidArgument { errors } => json!({ "errors": errors }),
             Self::StoreUnavailable { retry_after_ms, .. } => {
                 json!({ "retry_after_ms": retry_after_ms })
             }
-            Self::Failed { details, .. } => Value::Object(details.clone()),
+            Self::Failed(failure) => Value::Object(failure.details.clone()),
             Self::NotFound { .. } | Self::Internal { .. } => Value::Null,
         };
         if let Value::Object(extra) = extra {
@@ -214,41 +204,37 @@ mod tests {
 
     #[test]
     fn forbidden_has_every_promised_field() {
-        let error = ToolError::Forbidden {
+        let error = ToolError::Forbidden(Box::new(Forbidden {
             tool: "invoice_discharge".into(),
             machine: "invoice".into(),
             current_state: "draft".into(),
             allowed_tools: vec!["invoice_submit".into()],
             unlocked_by: vec!["invoice_approve".into()],
-        };
+        }));
         let value = error.to_structured();
         assert_eq!(value["code"], "FORBIDDEN");
         assert_eq!(value["current_state"], "draft");
         assert_eq!(value["allowed_tools"], json!(["invoice_submit"]));
         assert_eq!(value["unlocked_by"], json!(["invoice_approve"]));
-        assert!(
-            value["message"]
-                .as_str()
-                .unwrap()
-                .contains("invoice_discharge")
-        );
+        assert!(value["message"].as_str().unwrap().contains("invoice_discharge"));
+    }
+
+    #[test]
+    fn tool_error_stays_small_enough_to_return_by_value() {
+        // Handlers return it in every `Result`; clippy's `result_large_err` is at 128 bytes.
+        assert!(std::mem::size_of::<ToolError>() <= 48, "{}", std::mem::size_of::<ToolError>());
     }
 
     #[test]
     fn details_cannot_overwrite_the_code() {
-        let error =
-            ToolError::failed("PAYMENT_DECLINED", "card declined").with_detail("code", "OK");
+        let error = ToolError::failed("PAYMENT_DECLINED", "card declined").with_detail("code", "OK");
         assert_eq!(error.to_structured()["code"], "PAYMENT_DECLINED");
     }
 
     #[test]
     fn invalid_argument_lists_fields() {
         let error = ToolError::InvalidArgument {
-            errors: vec![
-                FieldError::new("id", "must not be empty")
-                    .expected("INV-<digits>")
-                    .example("INV-1"),
-            ],
+            errors: vec![FieldError::new("id", "must not be empty").expected("INV-<digits>").example("INV-1")],
         };
         let value = error.to_structured();
         assert_eq!(value["errors"][0]["field"], "id");

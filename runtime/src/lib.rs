@@ -14,7 +14,7 @@ pub mod server;
 pub mod store;
 
 pub use action::Ctx;
-pub use error::{FieldError, ToolError};
+pub use error::{Failure, FieldError, Forbidden, ToolError};
 pub use fsm::Machine;
 pub use server::{Server, ServerBuilder};
 

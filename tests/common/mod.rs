@@ -45,11 +45,7 @@ pub fn example_binary(name: &str) -> PathBuf {
     let deps = std::env::current_exe().expect("test binary path");
     let target = deps.parent().and_then(|d| d.parent()).expect("target dir");
     let path = target.join("examples").join(name);
-    assert!(
-        path.exists(),
-        "{} is not built; run the tests with `cargo test`",
-        path.display()
-    );
+    assert!(path.exists(), "{} is not built; run the tests with `cargo test`", path.display());
     path
 }
 
@@ -61,19 +57,10 @@ fn observer() -> (Observer, mpsc::UnboundedReceiver<()>) {
 impl TestClient {
     /// Spawns the example and talks to it over its stdin/stdout.
     pub async fn stdio_example(name: &str) -> Self {
-        let transport =
-            TokioChildProcess::new(Command::new(example_binary(name))).expect("spawn example");
+        let transport = TokioChildProcess::new(Command::new(example_binary(name))).expect("spawn example");
         let (observer, list_changed) = observer();
-        let service = observer
-            .serve(transport)
-            .await
-            .expect("initialize over stdio");
-        Self {
-            service,
-            url: None,
-            list_changed,
-            _server: None,
-        }
+        let service = observer.serve(transport).await.expect("initialize over stdio");
+        Self { service, url: None, list_changed, _server: None }
     }
 
     /// Spawns the example with `--http 127.0.0.1:0` and connects to the address it prints.
@@ -107,25 +94,13 @@ impl TestClient {
     pub async fn http(url: &str) -> Self {
         let transport = StreamableHttpClientTransport::from_uri(url.to_string());
         let (observer, list_changed) = observer();
-        let service = observer
-            .serve(transport)
-            .await
-            .expect("initialize over HTTP");
-        Self {
-            service,
-            url: Some(url.to_string()),
-            list_changed,
-            _server: None,
-        }
+        let service = observer.serve(transport).await.expect("initialize over HTTP");
+        Self { service, url: Some(url.to_string()), list_changed, _server: None }
     }
 
     /// The names `tools/list` shows now.
     pub async fn tool_names(&self) -> Vec<String> {
-        self.tools()
-            .await
-            .into_iter()
-            .map(|t| t.name.to_string())
-            .collect()
+        self.tools().await.into_iter().map(|t| t.name.to_string()).collect()
     }
 
     /// The tools `tools/list` shows now.
@@ -134,26 +109,15 @@ impl TestClient {
     }
 
     /// Calls a tool; protocol errors are returned, tool errors are in the result.
-    pub async fn try_call(
-        &self,
-        tool: &str,
-        arguments: Value,
-    ) -> Result<CallToolResult, ServiceError> {
-        let Value::Object(arguments) = arguments else {
-            panic!("arguments must be an object")
-        };
-        self.service
-            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-            .await
+    pub async fn try_call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, ServiceError> {
+        let Value::Object(arguments) = arguments else { panic!("arguments must be an object") };
+        self.service.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments)).await
     }
 
     /// Calls a tool and returns its `structuredContent` and whether it is an error.
     pub async fn call(&self, tool: &str, arguments: Value) -> (Value, bool) {
         let result = self.try_call(tool, arguments).await.expect("tools/call");
-        let content = result
-            .structured_content
-            .clone()
-            .expect("every toolgate result has structuredContent");
+        let content = result.structured_content.clone().expect("every toolgate result has structuredContent");
         (content, result.is_error == Some(true))
     }
 
@@ -191,9 +155,7 @@ impl TestClient {
 
 /// Serves `server` over Streamable HTTP on a free loopback port, in this process.
 pub async fn serve_in_process(server: toolgate::Server) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { server.serve_http(listener).await.expect("serve") });
     url

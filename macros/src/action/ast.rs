@@ -11,10 +11,7 @@ pub(crate) struct Handler<'a> {
 
 impl<'a> Handler<'a> {
     pub(crate) fn from_fn(function: &'a ItemFn) -> Self {
-        Self {
-            function,
-            doc: doc_comment(&function.attrs),
-        }
+        Self { function, doc: doc_comment(&function.attrs) }
     }
 
     pub(crate) fn ident(&self) -> &syn::Ident {
@@ -32,20 +29,12 @@ fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.value()),
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
                 _ => None,
             },
             _ => None,
         })
-        .map(|line| {
-            line.strip_prefix(' ')
-                .unwrap_or(&line)
-                .trim_end()
-                .to_string()
-        })
+        .map(|line| line.strip_prefix(' ').unwrap_or(&line).trim_end().to_string())
         .collect();
     let doc = lines.join("\n").trim().to_string();
     (!doc.is_empty()).then_some(doc)

@@ -5,15 +5,7 @@ use syn::meta::ParseNestedMeta;
 use syn::{LitStr, Token, bracketed, punctuated::Punctuated};
 
 /// The keys `#[action]` understands, in the order messages list them.
-const KEYS: &[&str] = &[
-    "domain",
-    "bind_state",
-    "transition",
-    "compact",
-    "machine",
-    "name",
-    "startup_checked",
-];
+const KEYS: &[&str] = &["domain", "bind_state", "transition", "compact", "machine", "name", "startup_checked"];
 
 /// One key's value, remembering where it was set so a repeat can be reported there.
 pub(crate) struct Attr<T> {
@@ -29,11 +21,7 @@ impl<T> Default for Attr<T> {
 impl<T> Attr<T> {
     fn set(&mut self, meta: &ParseNestedMeta, value: T) -> syn::Result<()> {
         if self.value.is_some() {
-            let key = meta
-                .path
-                .get_ident()
-                .map(ToString::to_string)
-                .unwrap_or_default();
+            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
             return Err(meta.error(format!("duplicate `action` key `{key}`")));
         }
         self.value = Some(value);
@@ -79,31 +67,22 @@ impl ActionAttrs {
     }
 
     fn parse_key(&mut self, meta: &ParseNestedMeta) -> syn::Result<()> {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
         match key.as_str() {
             "domain" => self.domain.set(meta, meta.value()?.parse()?),
             "transition" => self.transition.set(meta, meta.value()?.parse()?),
             "compact" => self.compact.set(meta, meta.value()?.parse()?),
             "machine" => self.machine.set(meta, meta.value()?.parse()?),
             "name" => self.name.set(meta, meta.value()?.parse()?),
-            "startup_checked" => self.startup_checked.set(
-                meta,
-                meta.path
-                    .get_ident()
-                    .map_or_else(Span::call_site, |i| i.span()),
-            ),
+            "startup_checked" => {
+                self.startup_checked.set(meta, meta.path.get_ident().map_or_else(Span::call_site, |i| i.span()))
+            }
             "bind_state" => {
                 let value = meta.value()?;
                 let states = if value.peek(syn::token::Bracket) {
                     let list;
                     bracketed!(list in value);
-                    Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?
-                        .into_iter()
-                        .collect()
+                    Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?.into_iter().collect()
                 } else {
                     vec![value.parse()?]
                 };
@@ -112,10 +91,7 @@ impl ActionAttrs {
             }
             _ => {
                 let expected: Vec<String> = KEYS.iter().map(|k| format!("`{k}`")).collect();
-                Err(meta.error(format!(
-                    "unknown `action` key `{key}`; expected one of {}",
-                    expected.join(", ")
-                )))
+                Err(meta.error(format!("unknown `action` key `{key}`; expected one of {}", expected.join(", "))))
             }
         }
     }

@@ -17,12 +17,8 @@ pub(crate) fn expand(function: &syn::ItemFn, action: &Action) -> TokenStream {
 fn registration(action: &Action) -> TokenStream {
     let ident = action.handler.ident();
     let span = ident.span();
-    let (name, domain, machine, description) = (
-        &action.name,
-        &action.domain,
-        action.machine.value(),
-        &action.description,
-    );
+    let (name, domain, machine, description) =
+        (&action.name, &action.domain, action.machine.value(), &action.description);
     let bind_states = action.bind_states.iter().map(|s| s.value());
     let transition = option(action.transition.as_ref().map(|t| t.value()));
     let compact = option(action.compact.clone());

@@ -33,19 +33,13 @@ pub(crate) fn validate<'a>(
     let domain = check_domain(attrs, handler, errors);
     check_transition_has_states(attrs, errors);
     check_bind_state_not_empty(attrs, errors);
-    let name = domain
-        .as_ref()
-        .and_then(|d| check_name(attrs, handler, &d.value(), errors));
+    let name = domain.as_ref().and_then(|d| check_name(attrs, handler, &d.value(), errors));
     let (domain, name, description, takes_input) = (domain?, name?, description?, takes_input?);
     Some(Action {
         handler,
         name,
         domain: domain.value(),
-        machine: attrs
-            .machine
-            .get()
-            .cloned()
-            .unwrap_or_else(|| domain.clone()),
+        machine: attrs.machine.get().cloned().unwrap_or_else(|| domain.clone()),
         bind_states: attrs.bind_state.get().cloned().unwrap_or_default(),
         transition: attrs.transition.get().cloned(),
         compact: attrs.compact.get().map(LitStr::value),
@@ -61,10 +55,7 @@ fn check_async(handler: &Handler, errors: &mut Vec<syn::Error>) {
     if sig.asyncness.is_none() {
         errors.push(syn::Error::new(
             sig.fn_token.span,
-            format!(
-                "#[action] handlers must be `async fn`; write `async fn {}`",
-                sig.ident
-            ),
+            format!("#[action] handlers must be `async fn`; write `async fn {}`", sig.ident),
         ));
     }
 }
@@ -73,10 +64,7 @@ fn check_async(handler: &Handler, errors: &mut Vec<syn::Error>) {
 fn check_not_generic(handler: &Handler, errors: &mut Vec<syn::Error>) {
     let generics = &handler.function.sig.generics;
     if !generics.params.is_empty() {
-        errors.push(syn::Error::new(
-            generics.span(),
-            "#[action] handlers cannot be generic",
-        ));
+        errors.push(syn::Error::new(generics.span(), "#[action] handlers cannot be generic"));
     }
 }
 
@@ -85,25 +73,15 @@ fn check_not_generic(handler: &Handler, errors: &mut Vec<syn::Error>) {
 fn check_params(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<bool> {
     let params = handler.params();
     if let Some(FnArg::Receiver(receiver)) = params.first() {
-        errors.push(syn::Error::new(
-            receiver.span(),
-            "#[action] goes on a free function, not a method",
-        ));
+        errors.push(syn::Error::new(receiver.span(), "#[action] goes on a free function, not a method"));
         return None;
     }
     match params.len() {
         1 => Some(false),
         2 => Some(true),
         _ => {
-            let span = if params.is_empty() {
-                handler.ident().span()
-            } else {
-                params.span()
-            };
-            errors.push(syn::Error::new(
-                span,
-                "#[action] handlers take `(input: T, ctx: Ctx)` or `(ctx: Ctx)`",
-            ));
+            let span = if params.is_empty() { handler.ident().span() } else { params.span() };
+            errors.push(syn::Error::new(span, "#[action] handlers take `(input: T, ctx: Ctx)` or `(ctx: Ctx)`"));
             None
         }
     }
@@ -124,11 +102,7 @@ fn check_doc(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<String> 
 }
 
 /// Every action belongs to a snake_case domain; it prefixes the tool's name.
-fn check_domain(
-    attrs: &ActionAttrs,
-    handler: &Handler,
-    errors: &mut Vec<syn::Error>,
-) -> Option<LitStr> {
+fn check_domain(attrs: &ActionAttrs, handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<LitStr> {
     let Some(domain) = attrs.domain.get() else {
         errors.push(syn::Error::new(
             handler.ident().span(),
@@ -138,26 +112,16 @@ fn check_domain(
     };
     let value = domain.value();
     let snake = value.starts_with(|c: char| c.is_ascii_lowercase())
-        && value
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        && value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if !snake {
-        errors.push(syn::Error::new(
-            domain.span(),
-            format!("domain `{value}` must be a snake_case identifier"),
-        ));
+        errors.push(syn::Error::new(domain.span(), format!("domain `{value}` must be a snake_case identifier")));
         return None;
     }
     Some(domain.clone())
 }
 
 /// Tool names are `{domain}_{action}`, so a model never confuses two domains' tools.
-fn check_name(
-    attrs: &ActionAttrs,
-    handler: &Handler,
-    domain: &str,
-    errors: &mut Vec<syn::Error>,
-) -> Option<String> {
+fn check_name(attrs: &ActionAttrs, handler: &Handler, domain: &str, errors: &mut Vec<syn::Error>) -> Option<String> {
     let prefix = format!("{domain}_");
     let Some(name) = attrs.name.get() else {
         return Some(format!("{prefix}{}", handler.ident()));
@@ -186,12 +150,7 @@ fn check_transition_has_states(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>
 
 fn check_bind_state_not_empty(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>) {
     if attrs.bind_state.get().is_some_and(Vec::is_empty) {
-        let span = attrs
-            .bind_state_span
-            .unwrap_or_else(proc_macro2::Span::call_site);
-        errors.push(syn::Error::new(
-            span,
-            "`bind_state` lists no state; remove it to make the tool always available",
-        ));
+        let span = attrs.bind_state_span.unwrap_or_else(proc_macro2::Span::call_site);
+        errors.push(syn::Error::new(span, "`bind_state` lists no state; remove it to make the tool always available"));
     }
 }

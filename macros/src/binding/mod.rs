@@ -31,23 +31,14 @@ impl Parse for BindingInput {
             if key == "bind_state" {
                 let list;
                 bracketed!(list in input);
-                bind_states = Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?
-                    .into_iter()
-                    .collect();
+                bind_states = Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?.into_iter().collect();
             } else if key == "transition" {
                 transition = Some(input.parse()?);
             } else {
-                return Err(syn::Error::new(
-                    key.span(),
-                    "internal: unexpected binding key",
-                ));
+                return Err(syn::Error::new(key.span(), "internal: unexpected binding key"));
             }
         }
-        Ok(Self {
-            machine,
-            bind_states,
-            transition,
-        })
+        Ok(Self { machine, bind_states, transition })
     }
 }
 
@@ -67,10 +58,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             let span = match &error {
                 BindingError::UnknownState { index, .. } => binding.bind_states[*index].span(),
                 BindingError::UnknownEvent { .. } | BindingError::EventNotAccepted { .. } => {
-                    binding
-                        .transition
-                        .as_ref()
-                        .map_or_else(proc_macro2::Span::call_site, LitStr::span)
+                    binding.transition.as_ref().map_or_else(proc_macro2::Span::call_site, LitStr::span)
                 }
             };
             syn::Error::new(span, error.to_string()).into_compile_error()

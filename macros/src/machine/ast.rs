@@ -28,16 +28,10 @@ impl Parse for Name {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         if input.peek(LitStr) {
             let lit: LitStr = input.parse()?;
-            Ok(Self {
-                value: lit.value(),
-                span: lit.span(),
-            })
+            Ok(Self { value: lit.value(), span: lit.span() })
         } else {
             let ident = input.call(Ident::parse_any)?;
-            Ok(Self {
-                value: ident.to_string(),
-                span: ident.span(),
-            })
+            Ok(Self { value: ident.to_string(), span: ident.span() })
         }
     }
 }
@@ -71,17 +65,11 @@ fn parse_keys(
             let expected: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
             return Err(syn::Error::new(
                 key.span(),
-                format!(
-                    "unknown {what} key `{name}`; expected one of {}",
-                    expected.join(", ")
-                ),
+                format!("unknown {what} key `{name}`; expected one of {}", expected.join(", ")),
             ));
         }
         if seen.contains(&name) {
-            return Err(syn::Error::new(
-                key.span(),
-                format!("duplicate {what} key `{name}`"),
-            ));
+            return Err(syn::Error::new(key.span(), format!("duplicate {what} key `{name}`")));
         }
         seen.push(name);
         input.parse::<Token![:]>()?;
@@ -97,38 +85,28 @@ fn parse_keys(
 impl Parse for MachineAst {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let (mut id, mut initial, mut states, mut states_key) = (None, None, Vec::new(), None);
-        parse_keys(
-            input,
-            "machine",
-            &["id", "initial", "states"],
-            |key, input| {
-                match key.to_string().as_str() {
-                    "id" => id = Some(input.parse()?),
-                    "initial" => initial = Some(input.parse()?),
-                    _ => {
-                        states_key = Some(key.span());
-                        let content;
-                        braced!(content in input);
-                        while !content.is_empty() {
-                            states.push(content.parse()?);
-                            if content.is_empty() {
-                                break;
-                            }
-                            content.parse::<Token![,]>()?;
+        parse_keys(input, "machine", &["id", "initial", "states"], |key, input| {
+            match key.to_string().as_str() {
+                "id" => id = Some(input.parse()?),
+                "initial" => initial = Some(input.parse()?),
+                _ => {
+                    states_key = Some(key.span());
+                    let content;
+                    braced!(content in input);
+                    while !content.is_empty() {
+                        states.push(content.parse()?);
+                        if content.is_empty() {
+                            break;
                         }
+                        content.parse::<Token![,]>()?;
                     }
                 }
-                Ok(())
-            },
-        )?;
+            }
+            Ok(())
+        })?;
         let id = id.ok_or_else(|| input.error("machine needs an `id: \"…\"`"))?;
         let states_key = states_key.ok_or_else(|| input.error("machine needs `states: { … }`"))?;
-        Ok(Self {
-            id,
-            initial,
-            states_key,
-            states,
-        })
+        Ok(Self { id, initial, states_key, states })
     }
 }
 
@@ -148,9 +126,7 @@ impl Parse for StateAst {
                     other => {
                         return Err(syn::Error::new(
                             kind.span(),
-                            format!(
-                                "state type `{other}` is not supported; expected `\"final\"` or `\"atomic\"`"
-                            ),
+                            format!("state type `{other}` is not supported; expected `\"final\"` or `\"atomic\"`"),
                         ));
                     }
                 }
@@ -169,11 +145,7 @@ impl Parse for StateAst {
             }
             Ok(())
         })?;
-        Ok(Self {
-            name,
-            final_span,
-            on,
-        })
+        Ok(Self { name, final_span, on })
     }
 }
 
@@ -191,10 +163,7 @@ impl MachineAst {
                     on: s
                         .on
                         .iter()
-                        .map(|(event, target)| Transition {
-                            event: event.value.clone(),
-                            target: target.value(),
-                        })
+                        .map(|(event, target)| Transition { event: event.value.clone(), target: target.value() })
                         .collect(),
                 })
                 .collect(),

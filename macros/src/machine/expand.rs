@@ -7,11 +7,7 @@ use quote::quote;
 use super::MachineAst;
 use crate::names::machine_checker;
 
-pub(crate) fn expand(
-    machine: &MachineAst,
-    input: &TokenStream,
-    errors: Vec<syn::Error>,
-) -> TokenStream {
+pub(crate) fn expand(machine: &MachineAst, input: &TokenStream, errors: Vec<syn::Error>) -> TokenStream {
     let checker = machine_checker(&machine.id.value(), proc_macro2::Span::call_site());
     // An invalid machine still defines its checker, accepting every binding, so its
     // actions do not drown the real error in "cannot find macro" ones.

@@ -16,10 +16,7 @@ pub(crate) fn validate(machine: &MachineAst) -> Vec<syn::Error> {
 }
 
 fn span_of(machine: &MachineAst, error: &MachineError) -> Span {
-    fn states<'a>(
-        machine: &'a MachineAst,
-        name: &'a str,
-    ) -> impl Iterator<Item = &'a super::ast::StateAst> {
+    fn states<'a>(machine: &'a MachineAst, name: &'a str) -> impl Iterator<Item = &'a super::ast::StateAst> {
         machine.states.iter().filter(move |s| s.name.value == name)
     }
     let state = |name| states(machine, name);
@@ -29,27 +26,14 @@ fn span_of(machine: &MachineAst, error: &MachineError) -> Span {
         MachineError::UnknownInitial { .. } => machine.initial.as_ref().map(|i| i.span()),
         MachineError::NoStates { .. } => Some(machine.states_key),
         MachineError::DuplicateState { state: name, .. } => state(name).last().map(|s| s.name.span),
-        MachineError::DuplicateEvent {
-            state: name, event, ..
-        } => state(name)
-            .flat_map(|s| s.on.iter().filter(|(e, _)| &e.value == event))
-            .last()
-            .map(|(e, _)| e.span),
-        MachineError::UnknownTarget {
-            state: name,
-            event,
-            target,
-            ..
-        } => state(name)
-            .flat_map(|s| {
-                s.on.iter()
-                    .filter(|(e, t)| &e.value == event && &t.value() == target)
-            })
+        MachineError::DuplicateEvent { state: name, event, .. } => {
+            state(name).flat_map(|s| s.on.iter().filter(|(e, _)| &e.value == event)).last().map(|(e, _)| e.span)
+        }
+        MachineError::UnknownTarget { state: name, event, target, .. } => state(name)
+            .flat_map(|s| s.on.iter().filter(|(e, t)| &e.value == event && &t.value() == target))
             .next()
             .map(|(_, t)| t.span()),
-        MachineError::FinalWithTransitions { state: name, .. } => {
-            state(name).find_map(|s| s.final_span)
-        }
+        MachineError::FinalWithTransitions { state: name, .. } => state(name).find_map(|s| s.final_span),
         MachineError::Unreachable { state: name, .. } => state(name).next().map(|s| s.name.span),
     };
     found.unwrap_or_else(Span::call_site)

@@ -26,9 +26,7 @@ pub trait ErasedHandler: Send + Sync {
 }
 
 fn schema_for<T: JsonSchema>() -> Schema {
-    SchemaSettings::draft2020_12()
-        .into_generator()
-        .into_root_schema_for::<T>()
+    SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>()
 }
 
 fn empty_object_schema() -> Schema {
@@ -48,10 +46,7 @@ impl<F, I, O> WithInput<F, I, O> {
         F: Fn(I, Ctx) -> Fut,
         Fut: Future<Output = Result<O, ToolError>>,
     {
-        Self {
-            f,
-            types: PhantomData,
-        }
+        Self { f, types: PhantomData }
     }
 }
 
@@ -94,10 +89,7 @@ impl<F, O> WithoutInput<F, O> {
         F: Fn(Ctx) -> Fut,
         Fut: Future<Output = Result<O, ToolError>>,
     {
-        Self {
-            f,
-            types: PhantomData,
-        }
+        Self { f, types: PhantomData }
     }
 }
 
@@ -115,11 +107,7 @@ where
         schema_for::<O>()
     }
 
-    fn call(
-        &self,
-        _arguments: Map<String, Value>,
-        ctx: Ctx,
-    ) -> BoxFuture<Result<Value, ToolError>> {
+    fn call(&self, _arguments: Map<String, Value>, ctx: Ctx) -> BoxFuture<Result<Value, ToolError>> {
         let running = (self.f)(ctx);
         Box::pin(async move { serialize_output(running.await?) })
     }
@@ -131,23 +119,15 @@ fn deserialize_input<I: DeserializeOwned>(arguments: Map<String, Value>) -> Resu
         let path = error.path().to_string();
         let problem = error.into_inner().to_string();
         // serde reports a missing field at its parent; name the field itself.
-        let missing = problem
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.split('`').next());
+        let missing = problem.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
         let field = match (path.as_str(), missing) {
             (".", Some(name)) => name.to_string(),
             (_, Some(name)) => format!("{path}.{name}"),
             (".", None) => "(arguments)".to_string(),
             _ => path,
         };
-        let problem = if missing.is_some() {
-            "is required".to_string()
-        } else {
-            problem
-        };
-        ToolError::InvalidArgument {
-            errors: vec![FieldError::new(field, problem)],
-        }
+        let problem = if missing.is_some() { "is required".to_string() } else { problem };
+        ToolError::InvalidArgument { errors: vec![FieldError::new(field, problem)] }
     })
 }
 
@@ -157,8 +137,6 @@ fn serialize_output<O: Serialize>(output: O) -> Result<Value, ToolError> {
         Ok(other) => Err(ToolError::Internal {
             message: format!("the handler's output must serialize to a JSON object, got {other}"),
         }),
-        Err(error) => Err(ToolError::Internal {
-            message: format!("the handler's output does not serialize: {error}"),
-        }),
+        Err(error) => Err(ToolError::Internal { message: format!("the handler's output does not serialize: {error}") }),
     }
 }

@@ -54,10 +54,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// The state of `machine`, or `initial` when the flow never moved it.
     pub fn state_of<'a>(&'a self, machine: &str, initial: &'a str) -> &'a str {
-        self.states
-            .get(machine)
-            .map(String::as_str)
-            .unwrap_or(initial)
+        self.states.get(machine).map(String::as_str).unwrap_or(initial)
     }
 
     /// The snapshot that follows this one with `machine` in `state`.
@@ -71,7 +68,5 @@ impl Snapshot {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }

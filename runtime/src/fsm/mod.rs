@@ -21,10 +21,7 @@ impl Machine {
     pub fn new(spec: MachineSpec) -> Result<Self, Vec<MachineError>> {
         let errors = spec.validate();
         match (&spec.initial, errors.is_empty()) {
-            (Some(initial), true) => Ok(Self {
-                initial: initial.clone(),
-                spec,
-            }),
+            (Some(initial), true) => Ok(Self { initial: initial.clone(), spec }),
             _ => Err(errors),
         }
     }

@@ -26,37 +26,22 @@ pub enum MachineLoadError {
 }
 
 fn join(errors: &[MachineError]) -> String {
-    errors
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
+    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }
 
 fn shape(key: impl Into<String>, problem: impl Into<String>) -> MachineLoadError {
-    MachineLoadError::Shape {
-        key: key.into(),
-        problem: problem.into(),
-    }
+    MachineLoadError::Shape { key: key.into(), problem: problem.into() }
 }
 
 /// Keys XState allows that do not affect which transitions fire; they are accepted and
 /// ignored so machines exported from XState tooling load unchanged.
-const INERT_MACHINE_KEYS: &[&str] = &[
-    "$schema",
-    "context",
-    "description",
-    "meta",
-    "version",
-    "predictableActionArguments",
-];
+const INERT_MACHINE_KEYS: &[&str] =
+    &["$schema", "context", "description", "meta", "version", "predictableActionArguments"];
 const INERT_STATE_KEYS: &[&str] = &["description", "meta", "entry", "exit", "tags", "output"];
 
 pub(super) fn parse(json: &str) -> Result<MachineSpec, MachineLoadError> {
     let root: Value = serde_json::from_str(json)?;
-    let root = root
-        .as_object()
-        .ok_or_else(|| shape("(root)", "must be an object"))?;
+    let root = root.as_object().ok_or_else(|| shape("(root)", "must be an object"))?;
     reject_unknown(root, "", &["id", "initial", "states"], INERT_MACHINE_KEYS)?;
     let id = string(root, "id", "id")?.ok_or_else(|| shape("id", "is missing"))?;
     let initial = string(root, "initial", "initial")?;
@@ -65,22 +50,13 @@ pub(super) fn parse(json: &str) -> Result<MachineSpec, MachineLoadError> {
         .ok_or_else(|| shape("states", "is missing"))?
         .as_object()
         .ok_or_else(|| shape("states", "must be an object of states"))?;
-    let states = states
-        .iter()
-        .map(|(name, state)| parse_state(name, state))
-        .collect::<Result<_, _>>()?;
-    Ok(MachineSpec {
-        id,
-        initial,
-        states,
-    })
+    let states = states.iter().map(|(name, state)| parse_state(name, state)).collect::<Result<_, _>>()?;
+    Ok(MachineSpec { id, initial, states })
 }
 
 fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError> {
     let key = format!("states.{name}");
-    let state = state
-        .as_object()
-        .ok_or_else(|| shape(&key, "must be an object"))?;
+    let state = state.as_object().ok_or_else(|| shape(&key, "must be an object"))?;
     reject_unknown(state, &key, &["on", "type"], INERT_STATE_KEYS)?;
     let is_final = match string(state, "type", &format!("{key}.type"))?.as_deref() {
         None | Some("atomic") => false,
@@ -88,29 +64,18 @@ fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError>
         Some(other) => {
             return Err(shape(
                 format!("{key}.type"),
-                format!(
-                    "is `{other}`; toolgate supports flat machines (`atomic` or `final` states)"
-                ),
+                format!("is `{other}`; toolgate supports flat machines (`atomic` or `final` states)"),
             ));
         }
     };
     let mut on = Vec::new();
     if let Some(events) = state.get("on") {
-        let events = events
-            .as_object()
-            .ok_or_else(|| shape(format!("{key}.on"), "must be an object of events"))?;
+        let events = events.as_object().ok_or_else(|| shape(format!("{key}.on"), "must be an object of events"))?;
         for (event, target) in events {
-            on.push(Transition {
-                event: event.clone(),
-                target: parse_target(&format!("{key}.on.{event}"), target)?,
-            });
+            on.push(Transition { event: event.clone(), target: parse_target(&format!("{key}.on.{event}"), target)? });
         }
     }
-    Ok(StateSpec {
-        name: name.to_string(),
-        is_final,
-        on,
-    })
+    Ok(StateSpec { name: name.to_string(), is_final, on })
 }
 
 fn parse_target(key: &str, target: &Value) -> Result<String, MachineLoadError> {
@@ -118,21 +83,13 @@ fn parse_target(key: &str, target: &Value) -> Result<String, MachineLoadError> {
         Value::String(target) => Ok(target.clone()),
         Value::Object(obj) => {
             reject_unknown(obj, key, &["target"], &["description", "actions", "meta"])?;
-            string(obj, "target", &format!("{key}.target"))?
-                .ok_or_else(|| shape(format!("{key}.target"), "is missing"))
+            string(obj, "target", &format!("{key}.target"))?.ok_or_else(|| shape(format!("{key}.target"), "is missing"))
         }
-        _ => Err(shape(
-            key,
-            "must be a target state name or `{ \"target\": … }`",
-        )),
+        _ => Err(shape(key, "must be a target state name or `{ \"target\": … }`")),
     }
 }
 
-fn string(
-    obj: &Map<String, Value>,
-    field: &str,
-    key: &str,
-) -> Result<Option<String>, MachineLoadError> {
+fn string(obj: &Map<String, Value>, field: &str, key: &str) -> Result<Option<String>, MachineLoadError> {
     match obj.get(field) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -150,18 +107,8 @@ fn reject_unknown(
         if known.contains(&key.as_str()) || inert.contains(&key.as_str()) {
             continue;
         }
-        let path = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
-        };
-        return Err(shape(
-            path,
-            format!(
-                "is not supported (toolgate understands: {})",
-                known.join(", ")
-            ),
-        ));
+        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        return Err(shape(path, format!("is not supported (toolgate understands: {})", known.join(", "))));
     }
     Ok(())
 }
@@ -197,27 +144,16 @@ mod tests {
     fn malformed_json_is_a_syntax_error_with_position() {
         let err = Machine::from_xstate_json(r#"{"id": "invoice", "states": {"#).unwrap_err();
         assert!(matches!(err, MachineLoadError::Syntax(_)));
-        assert!(
-            err.to_string().starts_with("malformed XState JSON"),
-            "{err}"
-        );
+        assert!(err.to_string().starts_with("malformed XState JSON"), "{err}");
         assert!(err.to_string().contains("line 1"), "{err}");
     }
 
     #[test]
     fn an_unknown_target_names_the_key() {
-        let err =
-            Machine::from_xstate_json(&INVOICE.replace("\"discharged\" }", "\"dischargd\" }"))
-                .unwrap_err();
+        let err = Machine::from_xstate_json(&INVOICE.replace("\"discharged\" }", "\"dischargd\" }")).unwrap_err();
         let text = err.to_string();
-        assert!(
-            text.contains("`states.approved.on.DISCHARGE` targets unknown state `dischargd`"),
-            "{text}"
-        );
-        assert!(
-            text.contains("valid states: draft, review, approved, discharged"),
-            "{text}"
-        );
+        assert!(text.contains("`states.approved.on.DISCHARGE` targets unknown state `dischargd`"), "{text}");
+        assert!(text.contains("valid states: draft, review, approved, discharged"), "{text}");
     }
 
     #[test]
@@ -227,22 +163,13 @@ mod tests {
             (r#"{"initial": "a", "states": {}}"#, "`id` is missing"),
             (r#"{"id": 3, "states": {}}"#, "`id` must be a string"),
             (r#"{"id": "m", "initial": "a"}"#, "`states` is missing"),
-            (
-                r#"{"id": "m", "initial": "a", "states": {"a": {"on": {"GO": 1}}}}"#,
-                "`states.a.on.GO` must be a target",
-            ),
+            (r#"{"id": "m", "initial": "a", "states": {"a": {"on": {"GO": 1}}}}"#, "`states.a.on.GO` must be a target"),
             (
                 r#"{"id": "m", "initial": "a", "states": {"a": {"on": {"GO": {"target": "a", "guard": "g"}}}}}"#,
                 "`states.a.on.GO.guard` is not supported",
             ),
-            (
-                r#"{"id": "m", "initial": "a", "states": {"a": {"type": "parallel"}}}"#,
-                "`states.a.type` is `parallel`",
-            ),
-            (
-                r#"{"id": "m", "initial": "a", "states": {"a": {"states": {}}}}"#,
-                "`states.a.states` is not supported",
-            ),
+            (r#"{"id": "m", "initial": "a", "states": {"a": {"type": "parallel"}}}"#, "`states.a.type` is `parallel`"),
+            (r#"{"id": "m", "initial": "a", "states": {"a": {"states": {}}}}"#, "`states.a.states` is not supported"),
         ];
         for (json, expected) in cases {
             let err = Machine::from_xstate_json(json).unwrap_err().to_string();
@@ -256,18 +183,8 @@ mod tests {
         let MachineLoadError::Invalid(errors) = Machine::from_xstate_json(json).unwrap_err() else {
             panic!("expected rule violations");
         };
-        assert!(errors.contains(&MachineError::MissingInitial {
-            machine: "m".into()
-        }));
-        assert!(
-            errors
-                .iter()
-                .any(|e| matches!(e, MachineError::FinalWithTransitions { .. }))
-        );
-        assert!(
-            errors
-                .iter()
-                .any(|e| matches!(e, MachineError::UnknownTarget { target, .. } if target == "b"))
-        );
+        assert!(errors.contains(&MachineError::MissingInitial { machine: "m".into() }));
+        assert!(errors.iter().any(|e| matches!(e, MachineError::FinalWithTransitions { .. })));
+        assert!(errors.iter().any(|e| matches!(e, MachineError::UnknownTarget { target, .. } if target == "b")));
     }
 }

@@ -5,7 +5,7 @@
 
 use rmcp::model::Tool;
 
-use crate::error::ToolError;
+use crate::error::{Forbidden, ToolError};
 use crate::flow::Snapshot;
 use crate::registry::{Registry, ToolEntry};
 
@@ -34,19 +34,13 @@ impl<'a> Gate<'a> {
     /// bound states.
     pub(crate) fn allows(&self, tool: &ToolEntry) -> bool {
         let bound = tool.registration.bind_states;
-        bound.is_empty()
-            || self
-                .state_of(tool)
-                .is_some_and(|state| bound.contains(&state))
+        bound.is_empty() || self.state_of(tool).is_some_and(|state| bound.contains(&state))
     }
 
     /// Whether `tool` is shown with its compact description (its machine is initial).
     fn is_compact(&self, tool: &ToolEntry) -> bool {
         tool.compact.is_some()
-            && tool
-                .machine
-                .as_deref()
-                .is_some_and(|m| self.snapshot.state_of(m.id(), m.initial()) == m.initial())
+            && tool.machine.as_deref().is_some_and(|m| self.snapshot.state_of(m.id(), m.initial()) == m.initial())
     }
 
     /// What the flow's `tools/list` shows, in name order.
@@ -77,21 +71,13 @@ impl<'a> Gate<'a> {
         if self.allows(tool) {
             return Ok(());
         }
-        let machine = tool
-            .machine
-            .as_deref()
-            .map(|m| m.id().to_string())
-            .unwrap_or_default();
-        Err(ToolError::Forbidden {
+        let machine = tool.machine.as_deref().map(|m| m.id().to_string()).unwrap_or_default();
+        Err(ToolError::Forbidden(Box::new(Forbidden {
             tool: tool.registration.name.to_string(),
             machine,
             current_state: self.state_of(tool).unwrap_or_default().to_string(),
-            allowed_tools: self
-                .listing()
-                .into_iter()
-                .map(|(name, _)| name.to_string())
-                .collect(),
+            allowed_tools: self.listing().into_iter().map(|(name, _)| name.to_string()).collect(),
             unlocked_by: tool.unlocked_by.clone(),
-        })
+        })))
     }
 }

@@ -53,10 +53,7 @@ impl MachineRegistration {
                     on: s
                         .on
                         .iter()
-                        .map(|(event, target)| Transition {
-                            event: event.to_string(),
-                            target: target.to_string(),
-                        })
+                        .map(|(event, target)| Transition { event: event.to_string(), target: target.to_string() })
                         .collect(),
                 })
                 .collect(),
@@ -76,15 +73,10 @@ impl Registry {
     /// Collects every linked `#[action]` and `machine!`, adds `extra_machines` (loaded
     /// from XState JSON), and checks them all; every problem is reported at once.
     pub fn collect(extra_machines: Vec<Machine>) -> Result<Self, StartupError> {
-        let actions: Vec<&'static ActionRegistration> =
-            inventory::iter::<ActionRegistration>().collect();
+        let actions: Vec<&'static ActionRegistration> = inventory::iter::<ActionRegistration>().collect();
         let machines = inventory::iter::<MachineRegistration>()
             .map(|m| (m.spec(), m.location.to_string()))
-            .chain(
-                extra_machines
-                    .into_iter()
-                    .map(|m| (m.spec().clone(), "Server::machine".to_string())),
-            );
+            .chain(extra_machines.into_iter().map(|m| (m.spec().clone(), "Server::machine".to_string())));
         Self::build(actions, machines)
     }
 
@@ -97,11 +89,7 @@ impl Registry {
         for (spec, origin) in machine_specs {
             let id = spec.id.clone();
             match Machine::new(spec) {
-                Err(errors) => problems.push(StartupProblem::InvalidMachine {
-                    machine: id,
-                    origin,
-                    errors,
-                }),
+                Err(errors) => problems.push(StartupProblem::InvalidMachine { machine: id, origin, errors }),
                 Ok(machine) => {
                     if let Some((_, first)) = machines.get(&id) {
                         problems.push(StartupProblem::DuplicateMachine {
@@ -115,8 +103,7 @@ impl Registry {
                 }
             }
         }
-        let machines: BTreeMap<String, Arc<Machine>> =
-            machines.into_iter().map(|(id, (m, _))| (id, m)).collect();
+        let machines: BTreeMap<String, Arc<Machine>> = machines.into_iter().map(|(id, (m, _))| (id, m)).collect();
 
         let mut actions = actions;
         actions.sort_by_key(|a| (a.name, a.location.file, a.location.line));
@@ -133,11 +120,7 @@ impl Registry {
 
         let mut tools: Vec<ToolEntry> = actions
             .into_iter()
-            .filter_map(|action| {
-                ToolEntry::new(action, &machines)
-                    .map_err(|p| problems.extend(p))
-                    .ok()
-            })
+            .filter_map(|action| ToolEntry::new(action, &machines).map_err(|p| problems.extend(p)).ok())
             .collect();
         let unlocks: Vec<Vec<String>> = tools.iter().map(|t| t.find_unlockers(&tools)).collect();
         for (tool, unlocked_by) in tools.iter_mut().zip(unlocks) {
@@ -147,16 +130,8 @@ impl Registry {
         if !problems.is_empty() {
             return Err(StartupError { problems });
         }
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.registration.name, i))
-            .collect();
-        Ok(Self {
-            tools,
-            by_name,
-            machines,
-        })
+        let by_name = tools.iter().enumerate().map(|(i, t)| (t.registration.name, i)).collect();
+        Ok(Self { tools, by_name, machines })
     }
 
     /// The tools, sorted by name.

@@ -14,11 +14,7 @@ pub struct StartupError {
 }
 
 fn render(problems: &[StartupProblem]) -> String {
-    problems
-        .iter()
-        .map(|p| format!("  - {p}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n")
 }
 
 /// One problem with the registry.
@@ -86,62 +82,23 @@ pub enum StartupProblem {
 impl fmt::Display for StartupProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::DuplicateTool {
-                tool,
-                first,
-                second,
-            } => {
-                write!(
-                    f,
-                    "tool `{tool}` is registered twice: at {first} and at {second}"
-                )
+            Self::DuplicateTool { tool, first, second } => {
+                write!(f, "tool `{tool}` is registered twice: at {first} and at {second}")
             }
-            Self::DuplicateMachine {
-                machine,
-                first,
-                second,
-            } => {
-                write!(
-                    f,
-                    "machine `{machine}` is declared twice: at {first} and at {second}"
-                )
+            Self::DuplicateMachine { machine, first, second } => {
+                write!(f, "machine `{machine}` is declared twice: at {first} and at {second}")
             }
-            Self::InvalidMachine {
-                machine,
-                origin,
-                errors,
-            } => {
+            Self::InvalidMachine { machine, origin, errors } => {
                 let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
-                write!(
-                    f,
-                    "machine `{machine}` ({origin}) is invalid: {}",
-                    errors.join("; ")
-                )
+                write!(f, "machine `{machine}` ({origin}) is invalid: {}", errors.join("; "))
             }
-            Self::UnknownMachine {
-                tool,
-                machine,
-                known,
-                location,
-            } => write!(
+            Self::UnknownMachine { tool, machine, known, location } => write!(
                 f,
                 "{location}: tool `{tool}` is bound to machine `{machine}`, which is not registered; known machines: {}",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
             ),
-            Self::Binding {
-                tool,
-                error,
-                location,
-            } => write!(f, "{location}: tool `{tool}`: {error}"),
-            Self::Schema {
-                tool,
-                problem,
-                location,
-            } => write!(f, "{location}: tool `{tool}`: {problem}"),
+            Self::Binding { tool, error, location } => write!(f, "{location}: tool `{tool}`: {error}"),
+            Self::Schema { tool, problem, location } => write!(f, "{location}: tool `{tool}`: {problem}"),
         }
     }
 }

@@ -49,25 +49,16 @@ impl ToolEntry {
                 m.spec()
                     .check_binding(registration.bind_states, registration.transition)
                     .into_iter()
-                    .map(|error| StartupProblem::Binding {
-                        tool: name.to_string(),
-                        error,
-                        location,
-                    }),
+                    .map(|error| StartupProblem::Binding { tool: name.to_string(), error, location }),
             ),
             _ => {}
         }
-        let schema_problem = |problem: String| StartupProblem::Schema {
-            tool: name.to_string(),
-            problem,
-            location,
-        };
+        let schema_problem = |problem: String| StartupProblem::Schema { tool: name.to_string(), problem, location };
 
         let input_schema = object_schema(registration.handler.input_schema().to_value());
         if input_schema.is_none() {
             problems.push(schema_problem(
-                "the input type's JSON Schema must be an object (a struct with named fields)"
-                    .into(),
+                "the input type's JSON Schema must be an object (a struct with named fields)".into(),
             ));
         }
         let mut output_schema = object_schema(registration.handler.output_schema().to_value());
@@ -85,10 +76,7 @@ impl ToolEntry {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let (input_schema, output_schema) = (
-            Arc::new(input_schema.unwrap_or_default()),
-            output_schema.map(Arc::new),
-        );
+        let (input_schema, output_schema) = (Arc::new(input_schema.unwrap_or_default()), output_schema.map(Arc::new));
         let define = |description: &'static str| {
             let mut tool = Tool::new(name, description, input_schema.clone());
             tool.output_schema = output_schema.clone();
@@ -97,10 +85,7 @@ impl ToolEntry {
         Ok(Self {
             registration,
             tool: define(registration.description),
-            compact: registration
-                .compact
-                .filter(|_| machine.is_some())
-                .map(define),
+            compact: registration.compact.filter(|_| machine.is_some()).map(define),
             machine,
             unlocked_by: Vec::new(),
         })
@@ -116,12 +101,7 @@ impl ToolEntry {
         tools
             .iter()
             .filter(|other| other.registration.name != self.registration.name)
-            .filter(|other| {
-                other
-                    .machine
-                    .as_ref()
-                    .is_some_and(|m| m.id() == machine.id())
-            })
+            .filter(|other| other.machine.as_ref().is_some_and(|m| m.id() == machine.id()))
             .filter(|other| {
                 let Some(event) = other.registration.transition else {
                     return false;
@@ -157,12 +137,7 @@ fn add_state_field(schema: &mut JsonObject, machine: &Machine) -> Result<(), Str
             machine.id()
         ));
     }
-    let states: Vec<&str> = machine
-        .spec()
-        .states
-        .iter()
-        .map(|s| s.name.as_str())
-        .collect();
+    let states: Vec<&str> = machine.spec().states.iter().map(|s| s.name.as_str()).collect();
     properties.insert(
         STATE_FIELD.into(),
         json!({

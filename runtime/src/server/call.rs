@@ -49,23 +49,14 @@ impl Shared {
         let mut content = AssertUnwindSafe(registration.handler.call(arguments, ctx))
             .catch_unwind()
             .await
-            .unwrap_or_else(|panic| {
-                Err(ToolError::Internal {
-                    message: panic_message(&*panic),
-                })
-            })?;
+            .unwrap_or_else(|panic| Err(ToolError::Internal { message: panic_message(&*panic) }))?;
 
         let mut after = None;
-        if let (Some(event), Some(machine), Some(from)) =
-            (registration.transition, tool.machine.as_deref(), state)
-        {
+        if let (Some(event), Some(machine), Some(from)) = (registration.transition, tool.machine.as_deref(), state) {
             // The registry checked that every bound state accepts the event.
             let to = machine.target(from, event).unwrap_or(from);
             let next = before.with_state(machine.id(), to);
-            self.store
-                .compare_and_set(&flow, before.version, &next)
-                .await
-                .map_err(store_failure)?;
+            self.store.compare_and_set(&flow, before.version, &next).await.map_err(store_failure)?;
             tracing::info!(tool = registration.name, %flow, machine = machine.id(), from, to, "transition committed");
             after = Some(next);
         }
@@ -75,19 +66,13 @@ impl Shared {
             fields.insert(crate::registry::STATE_FIELD.into(), state.into());
         }
         let listing_changed = after_gate.is_some_and(|after| after.listing() != gate.listing());
-        Ok(Done {
-            content,
-            listing_changed,
-        })
+        Ok(Done { content, listing_changed })
     }
 }
 
 fn store_failure(error: StoreError) -> ToolError {
     match error {
-        StoreError::Unavailable(message) => ToolError::StoreUnavailable {
-            message,
-            retry_after_ms: 1000,
-        },
+        StoreError::Unavailable(message) => ToolError::StoreUnavailable { message, retry_after_ms: 1000 },
         // Under the lease a conflict means the lease was lost (e.g. it expired on a
         // shared backend while the handler ran): nothing was committed.
         StoreError::Conflict { .. } => ToolError::StoreUnavailable {

@@ -35,12 +35,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Mode, ServeError> {
         None => Mode::Stdio,
         Some("-h" | "--help") => Mode::Help,
         Some("--http") => {
-            let addr = args
-                .next()
-                .ok_or_else(|| ServeError::Usage("`--http` needs an address".into()))?;
-            let addr = addr.parse().map_err(|e| {
-                ServeError::Usage(format!("`--http {addr}`: not a socket address ({e})"))
-            })?;
+            let addr = args.next().ok_or_else(|| ServeError::Usage("`--http` needs an address".into()))?;
+            let addr =
+                addr.parse().map_err(|e| ServeError::Usage(format!("`--http {addr}`: not a socket address ({e})")))?;
             Mode::Http(addr)
         }
         Some(other) => return Err(ServeError::Usage(format!("unknown argument `{other}`"))),
@@ -74,10 +71,7 @@ fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // A binary that already installed a subscriber keeps it.
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter)
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).try_init();
 }
 
 #[cfg(test)]
@@ -85,18 +79,13 @@ mod tests {
     use super::*;
 
     fn args(list: &[&str]) -> impl Iterator<Item = String> {
-        list.iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .into_iter()
+        list.iter().map(|s| s.to_string()).collect::<Vec<_>>().into_iter()
     }
 
     #[test]
     fn parses_the_two_modes() {
         assert!(matches!(parse(args(&[])), Ok(Mode::Stdio)));
-        assert!(
-            matches!(parse(args(&["--http", "127.0.0.1:0"])), Ok(Mode::Http(a)) if a.port() == 0)
-        );
+        assert!(matches!(parse(args(&["--http", "127.0.0.1:0"])), Ok(Mode::Http(a)) if a.port() == 0));
         assert!(matches!(parse(args(&["--help"])), Ok(Mode::Help)));
     }
 
@@ -106,16 +95,10 @@ mod tests {
             (&["--http"][..], "`--http` needs an address"),
             (&["--http", "localhost"][..], "not a socket address"),
             (&["--stdio"][..], "unknown argument `--stdio`"),
-            (
-                &["--http", "127.0.0.1:1", "x"][..],
-                "unexpected argument `x`",
-            ),
+            (&["--http", "127.0.0.1:1", "x"][..], "unexpected argument `x`"),
         ] {
             let error = parse(args(line)).err().expect("must fail").to_string();
-            assert!(
-                error.contains(expected) && error.contains("usage:"),
-                "{line:?}: {error}"
-            );
+            assert!(error.contains(expected) && error.contains("usage:"), "{line:?}: {error}");
         }
     }
 }

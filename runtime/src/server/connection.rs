@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
@@ -23,9 +23,7 @@ pub struct Connection {
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection")
-            .field("id", &self.id)
-            .finish_non_exhaustive()
+        f.debug_struct("Connection").field("id", &self.id).finish_non_exhaustive()
     }
 }
 
@@ -48,12 +46,8 @@ impl Connection {
 
 impl ServerHandler for Connection {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
-        let config =
-            ServerConfig::new(capabilities).with_server_info(self.shared.implementation.clone());
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let config = ServerConfig::new(capabilities).with_server_info(self.shared.implementation.clone());
         match &self.shared.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
@@ -72,9 +66,7 @@ impl ServerHandler for Connection {
                 Some(json!({ "code": "STORE_UNAVAILABLE" })),
             )
         })?;
-        Ok(ListToolsResult::with_all_items(
-            Gate::new(&self.shared.registry, &snapshot).tools(),
-        ))
+        Ok(ListToolsResult::with_all_items(Gate::new(&self.shared.registry, &snapshot).tools()))
     }
 
     async fn call_tool(

@@ -38,10 +38,7 @@ impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
             .field("name", &self.shared.implementation.name)
-            .field(
-                "tools",
-                &self.shared.registry.tool_names().collect::<Vec<_>>(),
-            )
+            .field("tools", &self.shared.registry.tool_names().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -84,9 +81,7 @@ pub struct ServerBuilder {
 
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerBuilder")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        f.debug_struct("ServerBuilder").field("name", &self.name).finish_non_exhaustive()
     }
 }
 

@@ -10,15 +10,9 @@ use super::{ServeError, Server};
 impl Server {
     /// Serves one client over this process's stdin/stdout until it disconnects.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
-        let running = self
-            .connection()
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| ServeError::Session(e.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| ServeError::Session(e.to_string()))?;
+        let running =
+            self.connection().serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Session(e.to_string()))?;
+        running.waiting().await.map_err(|e| ServeError::Session(e.to_string()))?;
         Ok(())
     }
 

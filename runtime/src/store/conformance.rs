@@ -29,40 +29,21 @@ async fn absent_flows_load_as_version_zero<S: FlowStore>(store: &S) {
 async fn compare_and_set_applies_only_over_the_expected_version<S: FlowStore>(store: &S) {
     let flow = key("cas");
     let first = Snapshot::default().with_state("invoice", "review");
-    store
-        .compare_and_set(&flow, 0, &first)
-        .await
-        .expect("first commit");
+    store.compare_and_set(&flow, 0, &first).await.expect("first commit");
     assert_eq!(store.load(&flow).await.unwrap(), first);
 
     let stale = Snapshot::default().with_state("invoice", "draft");
-    assert_eq!(
-        store.compare_and_set(&flow, 0, &stale).await,
-        Err(StoreError::Conflict {
-            expected: 0,
-            found: 1
-        })
-    );
-    assert_eq!(
-        store.load(&flow).await.unwrap(),
-        first,
-        "a failed CAS must write nothing"
-    );
+    assert_eq!(store.compare_and_set(&flow, 0, &stale).await, Err(StoreError::Conflict { expected: 0, found: 1 }));
+    assert_eq!(store.load(&flow).await.unwrap(), first, "a failed CAS must write nothing");
 
     let second = first.with_state("invoice", "approved");
-    store
-        .compare_and_set(&flow, 1, &second)
-        .await
-        .expect("second commit");
+    store.compare_and_set(&flow, 1, &second).await.expect("second commit");
     assert_eq!(store.load(&flow).await.unwrap().version, 2);
 }
 
 async fn flows_are_independent<S: FlowStore>(store: &S) {
     let (a, b) = (key("independent-a"), key("independent-b"));
-    store
-        .compare_and_set(&a, 0, &Snapshot::default().with_state("m", "x"))
-        .await
-        .unwrap();
+    store.compare_and_set(&a, 0, &Snapshot::default().with_state("m", "x")).await.unwrap();
     assert_eq!(store.load(&b).await.unwrap(), Snapshot::default());
     // Holding one flow's lease does not block another flow's.
     let _held = store.lease(&a).await.unwrap();
@@ -78,12 +59,7 @@ async fn leases_are_exclusive_per_flow<S: FlowStore + Clone>(store: &S) {
     let max_inside = Arc::new(AtomicUsize::new(0));
     let tasks: Vec<_> = (0..16)
         .map(|_| {
-            let (store, flow, inside, max_inside) = (
-                store.clone(),
-                flow.clone(),
-                inside.clone(),
-                max_inside.clone(),
-            );
+            let (store, flow, inside, max_inside) = (store.clone(), flow.clone(), inside.clone(), max_inside.clone());
             tokio::spawn(async move {
                 let _lease = store.lease(&flow).await.unwrap();
                 let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
@@ -96,9 +72,5 @@ async fn leases_are_exclusive_per_flow<S: FlowStore + Clone>(store: &S) {
     for task in tasks {
         task.await.unwrap();
     }
-    assert_eq!(
-        max_inside.load(Ordering::SeqCst),
-        1,
-        "two holders of one flow's lease at once"
-    );
+    assert_eq!(max_inside.load(Ordering::SeqCst), 1, "two holders of one flow's lease at once");
 }

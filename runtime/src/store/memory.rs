@@ -29,36 +29,22 @@ impl MemoryStore {
     fn flows(&self) -> std::sync::MutexGuard<'_, HashMap<FlowKey, Entry>> {
         // The map is only touched by short, non-panicking critical sections; a poisoned
         // lock still holds consistent data, so keep serving instead of failing every flow.
-        self.flows
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.flows.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
 #[async_trait]
 impl FlowStore for MemoryStore {
     async fn load(&self, flow: &FlowKey) -> Result<Snapshot, StoreError> {
-        Ok(self
-            .flows()
-            .get(flow)
-            .and_then(|e| e.snapshot.clone())
-            .unwrap_or_default())
+        Ok(self.flows().get(flow).and_then(|e| e.snapshot.clone()).unwrap_or_default())
     }
 
-    async fn compare_and_set(
-        &self,
-        flow: &FlowKey,
-        expected_version: u64,
-        next: &Snapshot,
-    ) -> Result<(), StoreError> {
+    async fn compare_and_set(&self, flow: &FlowKey, expected_version: u64, next: &Snapshot) -> Result<(), StoreError> {
         let mut flows = self.flows();
         let entry = flows.entry(flow.clone()).or_default();
         let found = entry.snapshot.as_ref().map_or(0, |s| s.version);
         if found != expected_version {
-            return Err(StoreError::Conflict {
-                expected: expected_version,
-                found,
-            });
+            return Err(StoreError::Conflict { expected: expected_version, found });
         }
         entry.snapshot = Some(next.clone());
         Ok(())

@@ -27,12 +27,7 @@ pub trait FlowStore: Send + Sync + 'static {
 
     /// Stores `next` if the flow's stored version is still `expected_version` (0: never
     /// committed). On a mismatch nothing is written and [`StoreError::Conflict`] returns.
-    async fn compare_and_set(
-        &self,
-        flow: &FlowKey,
-        expected_version: u64,
-        next: &Snapshot,
-    ) -> Result<(), StoreError>;
+    async fn compare_and_set(&self, flow: &FlowKey, expected_version: u64, next: &Snapshot) -> Result<(), StoreError>;
 
     /// Waits for, then holds, the flow's exclusive lease until the returned guard drops.
     async fn lease(&self, flow: &FlowKey) -> Result<FlowLease, StoreError>;
@@ -47,9 +42,7 @@ pub struct FlowLease {
 impl FlowLease {
     /// Wraps a backend's guard; dropping the lease drops (and so releases) it.
     pub fn new(guard: impl Send + Sync + 'static) -> Self {
-        Self {
-            _guard: Box::new(guard),
-        }
+        Self { _guard: Box::new(guard) }
     }
 }
 
