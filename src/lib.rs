@@ -86,6 +86,9 @@
 //! use my_invoice_actions as _; // keeps the library's #[action]s linked
 //! ```
 //!
+//! `fixtures/library-actions` in the repository shows both binaries, and its test proves
+//! the anchored one lists the library's tools while the other lists none.
+//!
 //! ## Errors
 //!
 //! Refusals and handler failures are tool results with `isError: true` and a

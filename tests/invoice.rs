@@ -60,12 +60,16 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
 }
 
 /// A second session's flow is its own: the first one's transitions do not show in it.
-async fn sessions_are_independent(first: TestClient, second: TestClient) {
+async fn sessions_are_independent(mut first: TestClient, mut second: TestClient) {
     first.ok("invoice_submit", inv("INV-1")).await;
+    first.expect_list_changed().await;
     first.ok("invoice_approve", inv("INV-1")).await;
+    first.expect_list_changed().await;
     assert!(first.tool_names().await.contains(&"invoice_discharge".to_string()));
     assert_eq!(second.tool_names().await, ["invoice_submit", "invoice_view"]);
     assert_eq!(second.refused("invoice_discharge", inv("INV-1")).await["current_state"], "draft");
+    // The first session's notifications arrived before we got here; none went to the second.
+    assert_eq!(second.pending_list_changed(), 0, "another session's transition notified this one");
 }
 
 async fn unknown_tools_are_protocol_errors(client: TestClient) {
