@@ -1,0 +1,19 @@
+// An action on an associated function without `self`: what the user sees.
+use toolgate::prelude::*;
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+struct Invoices;
+
+impl Invoices {
+    /// Show an invoice. Changes nothing.
+    #[action(domain = "invoice")]
+    async fn view(_ctx: Ctx) -> Result<Done, ToolError> {
+        Ok(Done { ok: true })
+    }
+}
+
+fn main() {}

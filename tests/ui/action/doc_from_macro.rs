@@ -1,0 +1,16 @@
+// A doc attribute whose value is a macro call (`concat!`, `include_str!`) is not seen
+// by `#[action]`, which then reports a missing doc comment.
+use toolgate::prelude::*;
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+#[doc = concat!("Show an invoice. ", "Changes nothing.")]
+#[action(domain = "invoice")]
+async fn view(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}

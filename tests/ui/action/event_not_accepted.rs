@@ -1,0 +1,26 @@
+// An event the machine knows but one of the bound states does not accept.
+use toolgate::prelude::*;
+
+toolgate::machine! {
+    id: "invoice",
+    initial: "draft",
+    states: {
+        draft: { on: { SUBMIT: "review" } },
+        review: { on: { APPROVE: "approved", REJECT: "draft" } },
+        approved: { on: { DISCHARGE: "discharged" } },
+        discharged: { type: "final" },
+    }
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Does one thing to an invoice.
+#[action(domain = "invoice", bind_state = ["review", "draft"], transition = "APPROVE")]
+async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}

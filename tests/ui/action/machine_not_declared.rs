@@ -1,0 +1,23 @@
+// A bound action whose machine is not declared with `machine!` (and is not
+// `startup_checked`): rustc cannot find the machine's hidden checker macro. The error
+// lands on the literal naming the machine: `domain`, or `machine` when given.
+use toolgate::prelude::*;
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Approve an invoice under review.
+#[action(domain = "invoice", bind_state = "review", transition = "APPROVE")]
+async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Pay an approved invoice.
+#[action(domain = "payments", machine = "invoice", bind_state = "approved")]
+async fn pay(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// A handler without the `Ctx` parameter: the error is on the function name.
+use toolgate::prelude::*;
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Show an invoice. Changes nothing.
+#[action(domain = "invoice")]
+async fn view() -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// `startup_checked` is a flag; it takes no value.
+use toolgate::prelude::*;
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Show an invoice. Changes nothing.
+#[action(domain = "invoice", machine = "invoice", startup_checked = true)]
+async fn view(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}

@@ -1,0 +1,26 @@
+// A bound state the machine does not declare: the error is on the literal.
+use toolgate::prelude::*;
+
+toolgate::machine! {
+    id: "invoice",
+    initial: "draft",
+    states: {
+        draft: { on: { SUBMIT: "review" } },
+        review: { on: { APPROVE: "approved", REJECT: "draft" } },
+        approved: { on: { DISCHARGE: "discharged" } },
+        discharged: { type: "final" },
+    }
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Does one thing to an invoice.
+#[action(domain = "invoice", bind_state = "aproved")]
+async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}

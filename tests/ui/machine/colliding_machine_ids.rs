@@ -1,0 +1,20 @@
+// Two different ids that sanitize to the same hidden checker name (`-` becomes `_`).
+toolgate::machine! {
+    id: "in-voice",
+    initial: "draft",
+    states: {
+        draft: { on: { SUBMIT: "review" } },
+        review: { type: "final" },
+    }
+}
+
+toolgate::machine! {
+    id: "in_voice",
+    initial: "open",
+    states: {
+        open: { on: { CLOSE: "closed" } },
+        closed: { type: "final" },
+    }
+}
+
+fn main() {}

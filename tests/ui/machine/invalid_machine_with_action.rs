@@ -1,0 +1,25 @@
+// A machine that parses but breaks a rule still defines its checker: the action bound to
+// it adds no "cannot find macro" error, only the machine's own error is reported.
+use toolgate::prelude::*;
+
+toolgate::machine! {
+    id: "invoice",
+    initial: "draft",
+    states: {
+        draft: { on: { SUBMIT: "reveiw" } },
+        review: { type: "final" },
+    }
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Submit a draft invoice for review.
+#[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
+async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}

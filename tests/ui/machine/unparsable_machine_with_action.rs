@@ -1,0 +1,25 @@
+// A machine that does not parse (here an unknown key): is the action bound to it quiet too?
+use toolgate::prelude::*;
+
+toolgate::machine! {
+    id: "invoice",
+    initial: "draft",
+    context: "none",
+    states: {
+        draft: { on: { SUBMIT: "review" } },
+        review: { type: "final" },
+    }
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Submit a draft invoice for review.
+#[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
+async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}

@@ -1,0 +1,25 @@
+// An action declared before its machine in the same module: the `pub(crate) use` that
+// `machine!` emits makes the checker a module-scoped name, so the binding is still checked.
+use toolgate::prelude::*;
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Submit a draft invoice for review.
+#[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
+async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+toolgate::machine! {
+    id: "invoice",
+    initial: "draft",
+    states: {
+        draft: { on: { SUBMIT: "review" } },
+        review: { type: "final" },
+    }
+}
+
+fn main() {}

@@ -1,0 +1,40 @@
+// Actions in a child module declared after the machine see its checker through
+// `macro_rules!` textual scope, nested modules included.
+toolgate::machine! {
+    id: "invoice",
+    initial: "draft",
+    states: {
+        draft: { on: { SUBMIT: "review" } },
+        review: { type: "final" },
+    }
+}
+
+mod tools {
+    use toolgate::prelude::*;
+
+    /// What the tools return.
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    pub struct Done {
+        /// Always true.
+        ok: bool,
+    }
+
+    /// Submit a draft invoice for review.
+    #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
+    async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+        Ok(Done { ok: true })
+    }
+
+    mod nested {
+        use super::Done;
+        use toolgate::prelude::*;
+
+        /// Look at an invoice under review.
+        #[action(domain = "invoice", bind_state = "review")]
+        async fn inspect(_ctx: Ctx) -> Result<Done, ToolError> {
+            Ok(Done { ok: true })
+        }
+    }
+}
+
+fn main() {}
