@@ -8,6 +8,9 @@
 //!
 //! Run with `cargo bench --bench call_path`; figures go to BENCHMARKS.md as ratios.
 
+// `criterion_group!` generates an undocumented `pub fn`.
+#![allow(missing_docs)]
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult, PaginatedRequestParams,

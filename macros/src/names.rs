@@ -4,6 +4,10 @@ use proc_macro2::{Ident, Span};
 
 /// The hidden `macro_rules!` that `machine!` defines for machine `id`, and through which
 /// `#[action]` reaches the machine's declaration.
+///
+/// Characters that cannot appear in an identifier become `_`, so two ids can share a
+/// checker (`purchase-order`, `purchase_order`); the checker therefore also receives the
+/// id the action asked for and refuses a machine with another id.
 pub(crate) fn machine_checker(id: &str, span: Span) -> Ident {
     let sanitized: String = id.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
     Ident::new(&format!("__toolgate_machine_{sanitized}"), span)

@@ -7,7 +7,7 @@ use syn::{LitStr, Token, bracketed, punctuated::Punctuated};
 /// The keys `#[action]` understands, in the order messages list them.
 const KEYS: &[&str] = &["domain", "bind_state", "transition", "compact", "machine", "name", "startup_checked"];
 
-/// One key's value, remembering where it was set so a repeat can be reported there.
+/// One key's value; setting it twice is an error at the second key.
 pub(crate) struct Attr<T> {
     value: Option<T>,
 }
@@ -21,8 +21,7 @@ impl<T> Default for Attr<T> {
 impl<T> Attr<T> {
     fn set(&mut self, meta: &ParseNestedMeta, value: T) -> syn::Result<()> {
         if self.value.is_some() {
-            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
-            return Err(meta.error(format!("duplicate `action` key `{key}`")));
+            return Err(syn::Error::new_spanned(&meta.path, format!("duplicate `action` key `{}`", key_name(meta))));
         }
         self.value = Some(value);
         Ok(())
@@ -44,6 +43,8 @@ pub(crate) struct ActionAttrs {
     pub(crate) machine: Attr<LitStr>,
     pub(crate) name: Attr<LitStr>,
     pub(crate) startup_checked: Attr<Span>,
+    /// Keys that were written but failed to parse (already reported).
+    pub(crate) failed: Vec<String>,
 }
 
 impl ActionAttrs {
@@ -53,9 +54,11 @@ impl ActionAttrs {
         let parser = syn::meta::parser(|meta| {
             if let Err(error) = attrs.parse_key(&meta) {
                 errors.push(error);
-                // Skip the rest of this key's value so the next keys are still read.
-                if meta.input.peek(Token![=]) {
-                    let _ = meta.value().and_then(|v| v.parse::<syn::Expr>());
+                attrs.failed.push(key_name(&meta));
+                // Skip what is left of this key so the next keys are still read and one
+                // mistake gives one error.
+                while !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                    meta.input.parse::<proc_macro2::TokenTree>()?;
                 }
             }
             Ok(())
@@ -67,7 +70,7 @@ impl ActionAttrs {
     }
 
     fn parse_key(&mut self, meta: &ParseNestedMeta) -> syn::Result<()> {
-        let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+        let key = key_name(meta);
         match key.as_str() {
             "domain" => self.domain.set(meta, meta.value()?.parse()?),
             "transition" => self.transition.set(meta, meta.value()?.parse()?),
@@ -75,6 +78,12 @@ impl ActionAttrs {
             "machine" => self.machine.set(meta, meta.value()?.parse()?),
             "name" => self.name.set(meta, meta.value()?.parse()?),
             "startup_checked" => {
+                if meta.input.peek(Token![=]) {
+                    return Err(syn::Error::new_spanned(
+                        &meta.path,
+                        "`startup_checked` is a flag: write `startup_checked` without a value",
+                    ));
+                }
                 self.startup_checked.set(meta, meta.path.get_ident().map_or_else(Span::call_site, |i| i.span()))
             }
             "bind_state" => {
@@ -91,8 +100,16 @@ impl ActionAttrs {
             }
             _ => {
                 let expected: Vec<String> = KEYS.iter().map(|k| format!("`{k}`")).collect();
-                Err(meta.error(format!("unknown `action` key `{key}`; expected one of {}", expected.join(", "))))
+                Err(syn::Error::new_spanned(
+                    &meta.path,
+                    format!("unknown `action` key `{key}`; expected one of {}", expected.join(", ")),
+                ))
             }
         }
     }
+}
+
+/// The key as written (`domain`, or a path such as `toolgate::name`).
+fn key_name(meta: &ParseNestedMeta) -> String {
+    quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "")
 }

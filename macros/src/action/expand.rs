@@ -3,6 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use super::validate::Action;
 use crate::names::machine_checker;
@@ -22,10 +23,15 @@ fn registration(action: &Action) -> TokenStream {
     let bind_states = action.bind_states.iter().map(|s| s.value());
     let transition = option(action.transition.as_ref().map(|t| t.value()));
     let compact = option(action.compact.clone());
+    // Spanned at the context parameter's type: a wrong type fails `IsCtx` right there.
+    let ctx_span = match action.handler.params().last() {
+        Some(syn::FnArg::Typed(last)) => last.ty.span(),
+        _ => span,
+    };
     let handler = if action.takes_input {
-        quote_spanned!(span=> ::toolgate::__private::WithInput::new(#ident))
+        quote_spanned!(ctx_span=> ::toolgate::__private::WithInput::new(#ident))
     } else {
-        quote_spanned!(span=> ::toolgate::__private::WithoutInput::new(#ident))
+        quote_spanned!(ctx_span=> ::toolgate::__private::WithoutInput::new(#ident))
     };
     quote_spanned! {span=>
         ::toolgate::__private::inventory::submit! {
@@ -56,10 +62,11 @@ fn binding_check(action: &Action) -> TokenStream {
     if action.bind_states.is_empty() || action.startup_checked {
         return TokenStream::new();
     }
-    let checker = machine_checker(&action.machine.value(), action.machine.span());
+    let machine = &action.machine;
+    let checker = machine_checker(&machine.value(), machine.span());
     let states = &action.bind_states;
     let transition = action.transition.as_ref().map(|t| quote!(transition = #t));
     quote! {
-        #checker! { bind_state = [#(#states),*] #transition }
+        #checker! { machine = #machine bind_state = [#(#states),*] #transition }
     }
 }

@@ -12,7 +12,8 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let function: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(_) => {
-            return syn::Error::new_spanned(item, "#[action] goes on a free `async fn`").into_compile_error();
+            let error = syn::Error::new_spanned(&item, "#[action] goes on a free `async fn`").into_compile_error();
+            return quote::quote! { #item #error };
         }
     };
     let mut errors = Vec::new();

@@ -3,7 +3,7 @@
 use syn::spanned::Spanned;
 use syn::{FnArg, LitStr};
 
-use super::ast::Handler;
+use super::ast::{Description, Handler};
 use super::attr::ActionAttrs;
 
 /// A checked action, ready to expand.
@@ -15,7 +15,7 @@ pub(crate) struct Action<'a> {
     pub(crate) bind_states: Vec<LitStr>,
     pub(crate) transition: Option<LitStr>,
     pub(crate) compact: Option<String>,
-    pub(crate) description: String,
+    pub(crate) description: Description,
     pub(crate) takes_input: bool,
     /// The binding is checked when the server starts (machine loaded from JSON).
     pub(crate) startup_checked: bool,
@@ -88,7 +88,7 @@ fn check_params(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<bool>
 }
 
 /// The doc comment is the tool's description: a model cannot use an undescribed tool well.
-fn check_doc(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<String> {
+fn check_doc(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<Description> {
     if handler.doc.is_none() {
         errors.push(syn::Error::new(
             handler.ident().span(),
@@ -104,6 +104,9 @@ fn check_doc(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<String> 
 /// Every action belongs to a snake_case domain; it prefixes the tool's name.
 fn check_domain(attrs: &ActionAttrs, handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<LitStr> {
     let Some(domain) = attrs.domain.get() else {
+        if attrs.failed.iter().any(|k| k == "domain") {
+            return None; // written but malformed: already reported at the value
+        }
         errors.push(syn::Error::new(
             handler.ident().span(),
             "#[action] needs `domain = \"…\"`: the intent domain this tool belongs to (it prefixes the tool name)",
@@ -127,11 +130,20 @@ fn check_name(attrs: &ActionAttrs, handler: &Handler, domain: &str, errors: &mut
         return Some(format!("{prefix}{}", handler.ident()));
     };
     let value = name.value();
-    if value.len() <= prefix.len() || !value.starts_with(&prefix) {
-        let suggestion = value.strip_prefix(&prefix).unwrap_or(&value);
+    if value == prefix {
         errors.push(syn::Error::new(
             name.span(),
-            format!("tool name `{value}` must start with its domain: `{prefix}…` (e.g. `{prefix}{suggestion}`)"),
+            format!(
+                "tool name `{value}` has nothing after its domain prefix; write e.g. `{prefix}{}`",
+                handler.ident()
+            ),
+        ));
+        return None;
+    }
+    if !value.starts_with(&prefix) {
+        errors.push(syn::Error::new(
+            name.span(),
+            format!("tool name `{value}` must start with its domain: `{prefix}…` (e.g. `{prefix}{value}`)"),
         ));
         return None;
     }

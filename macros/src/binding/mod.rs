@@ -4,7 +4,7 @@
 //! declaration here together with the tokens `#[action]` passes it. Those tokens keep the
 //! spans of the user's literals, so each error lands on the literal that causes it.
 //!
-//! Input: `{ <machine declaration> } bind_state = ["a", …] transition = "EVENT"`.
+//! Input: `{ <machine declaration> } machine = "id" bind_state = ["a", …] transition = "EVENT"`.
 
 use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream};
@@ -15,6 +15,8 @@ use crate::machine::MachineAst;
 
 struct BindingInput {
     machine: MachineAst,
+    /// The machine id the action asked for (checkers are shared by ids that sanitize alike).
+    wanted: Option<LitStr>,
     bind_states: Vec<LitStr>,
     transition: Option<LitStr>,
 }
@@ -24,11 +26,13 @@ impl Parse for BindingInput {
         let content;
         braced!(content in input);
         let machine = content.parse()?;
-        let (mut bind_states, mut transition) = (Vec::new(), None);
+        let (mut wanted, mut bind_states, mut transition) = (None, Vec::new(), None);
         while !input.is_empty() {
             let key: syn::Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            if key == "bind_state" {
+            if key == "machine" {
+                wanted = Some(input.parse()?);
+            } else if key == "bind_state" {
                 let list;
                 bracketed!(list in input);
                 bind_states = Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?.into_iter().collect();
@@ -38,7 +42,7 @@ impl Parse for BindingInput {
                 return Err(syn::Error::new(key.span(), "internal: unexpected binding key"));
             }
         }
-        Ok(Self { machine, bind_states, transition })
+        Ok(Self { machine, wanted, bind_states, transition })
     }
 }
 
@@ -51,6 +55,10 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let states: Vec<&str> = states.iter().map(String::as_str).collect();
     let transition = binding.transition.as_ref().map(LitStr::value);
     let spec = binding.machine.spec();
+    if let Some(wanted) = binding.wanted.as_ref().filter(|w| w.value() != spec.id) {
+        let message = format!("machine `{}` is not declared (a machine `{}` is)", wanted.value(), spec.id);
+        return syn::Error::new(wanted.span(), message).into_compile_error();
+    }
     let errors = spec.check_binding(&states, transition.as_deref());
     errors
         .into_iter()

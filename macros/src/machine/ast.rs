@@ -104,8 +104,9 @@ impl Parse for MachineAst {
             }
             Ok(())
         })?;
-        let id = id.ok_or_else(|| input.error("machine needs an `id: \"…\"`"))?;
-        let states_key = states_key.ok_or_else(|| input.error("machine needs `states: { … }`"))?;
+        let missing = |what: &str| syn::Error::new(Span::call_site(), format!("machine needs {what}"));
+        let id = id.ok_or_else(|| missing("an `id: \"…\"`"))?;
+        let states_key = states_key.ok_or_else(|| missing("`states: { … }`"))?;
         Ok(Self { id, initial, states_key, states })
     }
 }

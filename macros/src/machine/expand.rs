@@ -1,34 +1,65 @@
 //! What `machine!` emits: the machine's link-time registration, and the hidden
 //! `macro_rules!` through which each `#[action]` checks its binding against it.
 
-use proc_macro2::TokenStream;
-use quote::quote;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote};
 
 use super::MachineAst;
 use crate::names::machine_checker;
 
 pub(crate) fn expand(machine: &MachineAst, input: &TokenStream, errors: Vec<syn::Error>) -> TokenStream {
-    let checker = machine_checker(&machine.id.value(), proc_macro2::Span::call_site());
-    // An invalid machine still defines its checker, accepting every binding, so its
-    // actions do not drown the real error in "cannot find macro" ones.
-    let forward = if errors.is_empty() {
-        quote! { ::toolgate::__private::check_binding! { { #input } $($binding)* } }
-    } else {
-        quote! {}
-    };
-    let errors = errors.into_iter().map(syn::Error::into_compile_error);
+    if !errors.is_empty() {
+        let errors = errors.into_iter().map(syn::Error::into_compile_error);
+        let checker = permissive_checker(&machine.id.value());
+        return quote! { #(#errors)* #checker };
+    }
+    let checker = machine_checker(&machine.id.value(), Span::call_site());
     let registration = registration(machine);
     quote! {
-        #(#errors)*
         #[doc(hidden)]
         macro_rules! #checker {
-            ($($binding:tt)*) => { #forward };
+            ($($binding:tt)*) => { ::toolgate::__private::check_binding! { { #input } $($binding)* } };
         }
         #[doc(hidden)]
         #[allow(unused_imports)]
         pub(crate) use #checker;
         #registration
     }
+}
+
+/// A machine that does not parse: its error, plus a permissive checker when its `id` can
+/// still be read, so its actions do not add "cannot find macro" errors to the real one.
+pub(crate) fn unparsable(input: &TokenStream, error: syn::Error) -> TokenStream {
+    let error = error.into_compile_error();
+    let checker = declared_id(input).map(|id| permissive_checker(&id));
+    quote! { #error #checker }
+}
+
+/// An invalid machine's checker accepts every binding: one mistake, one error.
+fn permissive_checker(id: &str) -> TokenStream {
+    let checker = machine_checker(id, Span::call_site());
+    quote! {
+        #[doc(hidden)]
+        macro_rules! #checker {
+            ($($binding:tt)*) => {};
+        }
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        pub(crate) use #checker;
+    }
+}
+
+/// The `id: "…"` of a declaration, read leniently from its top-level tokens.
+fn declared_id(input: &TokenStream) -> Option<String> {
+    let tokens: Vec<TokenTree> = input.clone().into_iter().collect();
+    tokens.windows(3).find_map(|w| match w {
+        [TokenTree::Ident(key), TokenTree::Punct(colon), TokenTree::Literal(lit)]
+            if key == "id" && colon.as_char() == ':' =>
+        {
+            syn::parse2::<syn::LitStr>(lit.to_token_stream()).ok().map(|l| l.value())
+        }
+        _ => None,
+    })
 }
 
 fn registration(machine: &MachineAst) -> TokenStream {

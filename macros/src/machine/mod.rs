@@ -11,7 +11,7 @@ use proc_macro2::TokenStream;
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let machine: MachineAst = match syn::parse2(input.clone()) {
         Ok(machine) => machine,
-        Err(error) => return error.into_compile_error(),
+        Err(error) => return expand::unparsable(&input, error),
     };
     let errors = validate::validate(&machine);
     expand::expand(&machine, &input, errors)

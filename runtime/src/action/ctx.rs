@@ -34,3 +34,21 @@ impl Ctx {
         self.state.as_deref()
     }
 }
+
+/// Implemented only by [`Ctx`]: a handler's last parameter must be one, and this bound
+/// reports a wrong type at that parameter in the handler author's terms.
+#[diagnostic::on_unimplemented(
+    message = "the last parameter of an `#[action]` handler must be `Ctx`, not `{Self}`",
+    label = "expected `Ctx` here",
+    note = "handlers are `async fn(input: T, ctx: Ctx)` or `async fn(ctx: Ctx)`"
+)]
+pub trait IsCtx: Sized {
+    #[doc(hidden)]
+    fn from_ctx(ctx: Ctx) -> Self;
+}
+
+impl IsCtx for Ctx {
+    fn from_ctx(ctx: Ctx) -> Self {
+        ctx
+    }
+}

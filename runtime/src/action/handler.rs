@@ -9,7 +9,7 @@ use schemars::{JsonSchema, Schema, generate::SchemaSettings};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value};
 
-use super::Ctx;
+use super::{Ctx, IsCtx};
 use crate::error::{FieldError, ToolError};
 
 /// A boxed, `Send` future: what an erased handler returns.
@@ -34,25 +34,29 @@ fn empty_object_schema() -> Schema {
 }
 
 /// A handler that takes arguments: `async fn(input: I, ctx: Ctx) -> Result<O, ToolError>`.
-pub struct WithInput<F, I, O> {
+///
+/// The context type `C` is generic only so that a wrong last parameter fails the
+/// [`IsCtx`] bound, whose message speaks the handler author's language.
+pub struct WithInput<F, I, C, O> {
     f: F,
-    types: PhantomData<fn(I) -> O>,
+    types: PhantomData<fn(I, C) -> O>,
 }
 
-impl<F, I, O> WithInput<F, I, O> {
+impl<F, I, C: IsCtx, O> WithInput<F, I, C, O> {
     /// Wraps `f`; usable in `const` so registrations stay static data.
     pub const fn new<Fut>(f: F) -> Self
     where
-        F: Fn(I, Ctx) -> Fut,
+        F: Fn(I, C) -> Fut,
         Fut: Future<Output = Result<O, ToolError>>,
     {
         Self { f, types: PhantomData }
     }
 }
 
-impl<F, I, O, Fut> ErasedHandler for WithInput<F, I, O>
+impl<F, I, C, O, Fut> ErasedHandler for WithInput<F, I, C, O>
 where
-    F: Fn(I, Ctx) -> Fut + Send + Sync,
+    F: Fn(I, C) -> Fut + Send + Sync,
+    C: IsCtx,
     Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     I: DeserializeOwned + JsonSchema,
     O: Serialize + JsonSchema,
@@ -68,7 +72,7 @@ where
     fn call(&self, arguments: Map<String, Value>, ctx: Ctx) -> BoxFuture<Result<Value, ToolError>> {
         match deserialize_input::<I>(arguments) {
             Ok(input) => {
-                let running = (self.f)(input, ctx);
+                let running = (self.f)(input, C::from_ctx(ctx));
                 Box::pin(async move { serialize_output(running.await?) })
             }
             Err(error) => Box::pin(std::future::ready(Err(error))),
@@ -77,25 +81,26 @@ where
 }
 
 /// A handler without arguments: `async fn(ctx: Ctx) -> Result<O, ToolError>`.
-pub struct WithoutInput<F, O> {
+pub struct WithoutInput<F, C, O> {
     f: F,
-    types: PhantomData<fn() -> O>,
+    types: PhantomData<fn(C) -> O>,
 }
 
-impl<F, O> WithoutInput<F, O> {
+impl<F, C: IsCtx, O> WithoutInput<F, C, O> {
     /// Wraps `f`; usable in `const` so registrations stay static data.
     pub const fn new<Fut>(f: F) -> Self
     where
-        F: Fn(Ctx) -> Fut,
+        F: Fn(C) -> Fut,
         Fut: Future<Output = Result<O, ToolError>>,
     {
         Self { f, types: PhantomData }
     }
 }
 
-impl<F, O, Fut> ErasedHandler for WithoutInput<F, O>
+impl<F, C, O, Fut> ErasedHandler for WithoutInput<F, C, O>
 where
-    F: Fn(Ctx) -> Fut + Send + Sync,
+    F: Fn(C) -> Fut + Send + Sync,
+    C: IsCtx,
     Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     O: Serialize + JsonSchema,
 {
@@ -108,7 +113,7 @@ where
     }
 
     fn call(&self, _arguments: Map<String, Value>, ctx: Ctx) -> BoxFuture<Result<Value, ToolError>> {
-        let running = (self.f)(ctx);
+        let running = (self.f)(C::from_ctx(ctx));
         Box::pin(async move { serialize_output(running.await?) })
     }
 }

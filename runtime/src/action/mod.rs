@@ -7,7 +7,7 @@
 mod ctx;
 mod handler;
 
-pub use ctx::Ctx;
+pub use ctx::{Ctx, IsCtx};
 pub use handler::{BoxFuture, ErasedHandler, WithInput, WithoutInput};
 
 /// Where a macro-generated item came from, for start-up diagnostics.

@@ -1,6 +1,6 @@
 // An action bound to `purchase-order`, which is not declared, while `purchase_order` is:
-// both ids map to the same hidden checker, so the binding is checked against the wrong
-// machine (the message names `purchase_order`) instead of failing to find the machine.
+// both ids share a hidden checker name, so the checker compares the id the action asked
+// for and refuses the other machine by name.
 use toolgate::prelude::*;
 
 toolgate::machine! {
