@@ -1,0 +1,105 @@
+//! The load generator: concurrent rmcp clients over Streamable HTTP (stateful sessions,
+//! loopback) against a plain rmcp server and a toolgate server, side by side in one run.
+//!
+//! ```text
+//! cargo bench --bench load                   # 16 clients, 5 s per scenario
+//! CLIENTS=64 SECONDS=10 cargo bench --bench load
+//! ```
+//!
+//! Each client is one session (one toolgate flow) calling in a loop. Scenarios:
+//! `plain_rmcp` (echo), `toolgate_unbound` (echo through the gate), `toolgate_transition`
+//! (alternating `light_on`/`light_off`: lease, gate, commit and `list_changed` per call).
+//! It prints calls/s and the ratio to plain rmcp; figures go to BENCHMARKS.md.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use support::{Plain, request};
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Serves `router` on a loopback port with TCP_NODELAY, returning the `/mcp` URL.
+async fn serve(router: axum::Router) -> String {
+    use axum::serve::ListenerExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    url
+}
+
+/// Runs `clients` sessions calling `tools` round-robin for `seconds`; returns calls/s.
+async fn drive(url: &str, tools: &'static [&'static str], clients: u64, seconds: u64) -> f64 {
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicU64::new(0));
+    let mut sessions = Vec::new();
+    for _ in 0..clients {
+        let transport = StreamableHttpClientTransport::from_uri(url.to_string());
+        sessions.push(().serve(transport).await.expect("initialize"));
+    }
+    let started = Instant::now();
+    let workers: Vec<_> = sessions
+        .into_iter()
+        .map(|client| {
+            let (stop, calls) = (stop.clone(), calls.clone());
+            tokio::spawn(async move {
+                for tool in tools.iter().cycle() {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let result = client.call_tool(request(tool)).await.expect("call");
+                    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+                    calls.fetch_add(1, Ordering::Relaxed);
+                }
+                let _ = client.cancel().await;
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    stop.store(true, Ordering::Relaxed);
+    let elapsed = started.elapsed().as_secs_f64();
+    let done = calls.load(Ordering::Relaxed);
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    done as f64 / elapsed
+}
+
+#[tokio::main]
+async fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` would pass nothing. Either way
+    // only run when asked to benchmark, so `cargo test` stays fast.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let (clients, seconds) = (env_or("CLIENTS", 16), env_or("SECONDS", 5));
+    let plain = StreamableHttpService::new(
+        || Ok(Plain),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default(),
+    );
+    let plain_url = serve(axum::Router::new().nest_service("/mcp", plain)).await;
+    let server = toolgate::Server::from_registry("load").build().expect("registry");
+    let gated_url = serve(axum::Router::new().nest_service("/mcp", server.http_service())).await;
+
+    println!("load: {clients} clients, {seconds} s per scenario, Streamable HTTP on loopback");
+    let baseline = drive(&plain_url, &["light_echo"], clients, seconds).await;
+    println!("{:<22} {:>9.0} calls/s", "plain_rmcp", baseline);
+    for (name, tools) in
+        [("toolgate_unbound", &["light_echo"][..]), ("toolgate_transition", &["light_on", "light_off"][..])]
+    {
+        let rate = drive(&gated_url, tools, clients, seconds).await;
+        println!("{name:<22} {rate:>9.0} calls/s   {:.2}x plain rmcp", rate / baseline);
+    }
+}

@@ -1,0 +1,88 @@
+//! What both benchmarks serve: the `light` tools as toolgate actions, and the same echo
+//! tool as a hand-written rmcp `ServerHandler` (the floor toolgate is compared with).
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use toolgate::prelude::*;
+
+toolgate::machine! {
+    id: "light",
+    initial: "off",
+    states: {
+        off: { on: { ON: "on" } },
+        on:  { on: { OFF: "off" } },
+    }
+}
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+pub struct Echo {
+    /// Any text.
+    pub text: String,
+}
+
+/// Echo the text back.
+#[action(domain = "light")]
+async fn echo(input: Echo, _ctx: Ctx) -> Result<Echo, ToolError> {
+    Ok(input)
+}
+
+/// Switch the light on.
+#[action(domain = "light", bind_state = "off", transition = "ON")]
+async fn on(input: Echo, _ctx: Ctx) -> Result<Echo, ToolError> {
+    Ok(input)
+}
+
+/// Switch the light off.
+#[action(domain = "light", bind_state = "on", transition = "OFF")]
+async fn off(input: Echo, _ctx: Ctx) -> Result<Echo, ToolError> {
+    Ok(input)
+}
+
+/// The floor: rmcp with a hand-written handler doing the same (de)serialization.
+#[derive(Clone)]
+pub struct Plain;
+
+impl ServerHandler for Plain {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = serde_json::to_value(schemars::schema_for!(Echo)).unwrap();
+        let Value::Object(schema) = schema else { unreachable!() };
+        Ok(ListToolsResult::with_all_items(vec![Tool::new("light_echo", "Echo the text back.", schema)]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let echo: Echo = serde_json::from_value(args).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        Ok(CallToolResult::structured(serde_json::to_value(echo).unwrap()).into())
+    }
+}
+
+
+/// The arguments every benchmarked call sends.
+pub fn args() -> Map<String, Value> {
+    let Value::Object(args) = json!({ "text": "hello" }) else { unreachable!() };
+    args
+}
+
+/// A `tools/call` request for `tool` with [`args`].
+pub fn request(tool: &'static str) -> CallToolRequestParams {
+    CallToolRequestParams::new(tool).with_arguments(args())
+}
