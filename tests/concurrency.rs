@@ -89,16 +89,18 @@ async fn rendezvous(_ctx: Ctx) -> Result<Done, ToolError> {
 }
 
 async fn server_url() -> String {
-    serve_in_process(toolgate::Server::from_registry("concurrency").build().expect("valid registry")).await
+    // Two domains: each session's first call selects its domain.
+    let server = toolgate::Server::from_registry("concurrency").domain_policy(toolgate::DomainPolicy::LockOnFirstUse);
+    serve_in_process(server.build().expect("valid registry")).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_discharges_run_the_handler_once() {
     let client = TestClient::http(&server_url().await).await;
-    client.ok("invoice_submit", json!({})).await;
-    client.ok("invoice_approve", json!({})).await;
+    client.ok("invoice_submit", json!({ "domain": "invoice" })).await;
+    client.ok("invoice_approve", json!({ "domain": "invoice" })).await;
 
-    let calls = (0..50).map(|_| client.call("invoice_discharge", json!({})));
+    let calls = (0..50).map(|_| client.call("invoice_discharge", json!({ "domain": "invoice" })));
     let results = futures::future::join_all(calls).await;
 
     let successes: Vec<_> = results.iter().filter(|(_, is_error)| !is_error).collect();
@@ -117,11 +119,11 @@ async fn fifty_concurrent_discharges_run_the_handler_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_panicking_handler_commits_nothing() {
     let client = TestClient::http(&server_url().await).await;
-    let crashed = client.refused("invoice_explode", json!({})).await;
+    let crashed = client.refused("invoice_explode", json!({ "domain": "invoice" })).await;
     assert_eq!(crashed["code"], "INTERNAL");
     assert!(crashed["message"].as_str().unwrap().contains("boom"), "{crashed}");
     // Still draft: the session survives and submit is still the way forward.
-    assert_eq!(client.ok("invoice_submit", json!({})).await["state"], "review");
+    assert_eq!(client.ok("invoice_submit", json!({ "domain": "invoice" })).await["state"], "review");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -131,7 +133,10 @@ async fn flows_and_non_transitioning_calls_run_in_parallel() {
     // Two flows' transitioning calls meet inside their handlers.
     let (a, b) = tokio::time::timeout(
         common::PATIENCE,
-        futures::future::join(first.call("meeting_meet", json!({})), second.call("meeting_meet", json!({}))),
+        futures::future::join(
+            first.call("meeting_meet", json!({ "domain": "meeting" })),
+            second.call("meeting_meet", json!({ "domain": "meeting" })),
+        ),
     )
     .await
     .expect("transitioning calls on different flows serialized");
@@ -139,7 +144,10 @@ async fn flows_and_non_transitioning_calls_run_in_parallel() {
     // Two calls of one flow that fire no transition meet inside their handler.
     let (a, b) = tokio::time::timeout(
         common::PATIENCE,
-        futures::future::join(first.call("meeting_rendezvous", json!({})), first.call("meeting_rendezvous", json!({}))),
+        futures::future::join(
+            first.call("meeting_rendezvous", json!({ "domain": "meeting" })),
+            first.call("meeting_rendezvous", json!({ "domain": "meeting" })),
+        ),
     )
     .await
     .expect("non-transitioning calls of one flow serialized");

@@ -7,7 +7,7 @@ use common::TestClient;
 use serde_json::{Value, json};
 
 fn inv(id: &str) -> Value {
-    json!({ "id": id })
+    json!({ "domain": "invoice", "id": id })
 }
 
 /// The whole workflow as a model would see it; every step asserts what the client sees.
@@ -32,7 +32,7 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     // A handler error fires no transition: still draft, submit still the way forward.
     let missing = client.refused("invoice_submit", inv("nope")).await;
     assert_eq!(missing["code"], "NOT_FOUND");
-    let invalid = client.refused("invoice_submit", json!({})).await;
+    let invalid = client.refused("invoice_submit", json!({ "domain": "invoice" })).await;
     assert_eq!(invalid["code"], "INVALID_ARGUMENT");
     assert_eq!(invalid["errors"][0]["field"], "id");
     assert_eq!(client.ok("invoice_view", inv("INV-7")).await["state"], "draft");

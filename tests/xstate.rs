@@ -46,8 +46,8 @@ async fn a_json_machine_gates_its_actions() {
         .expect("valid registry");
     let mut client = TestClient::http(&serve_in_process(server).await).await;
     assert_eq!(client.tool_names().await, ["door_open"]);
-    assert_eq!(client.refused("door_close", json!({})).await["unlocked_by"], json!(["door_open"]));
-    assert_eq!(client.ok("door_open", json!({})).await["state"], "open");
+    assert_eq!(client.refused("door_close", json!({ "domain": "door" })).await["unlocked_by"], json!(["door_open"]));
+    assert_eq!(client.ok("door_open", json!({ "domain": "door" })).await["state"], "open");
     client.expect_list_changed().await;
     assert_eq!(client.tool_names().await, ["door_close"]);
 }

@@ -75,10 +75,9 @@ impl ServerHandler for Plain {
     }
 }
 
-
 /// The arguments every benchmarked call sends.
 pub fn args() -> Map<String, Value> {
-    let Value::Object(args) = json!({ "text": "hello" }) else { unreachable!() };
+    let Value::Object(args) = json!({ "domain": "light", "text": "hello" }) else { unreachable!() };
     args
 }
 

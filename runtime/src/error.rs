@@ -19,6 +19,12 @@ pub enum ToolError {
     /// The tool exists but the flow's state does not allow it now.
     #[error("{0}")]
     Forbidden(Box<Forbidden>),
+    /// A domain tool was called before any domain was selected (strict intent lock).
+    #[error("{0}")]
+    DomainNotSelected(Box<DomainNotSelected>),
+    /// The tool's domain, or the domain the call declared, is not the active domain.
+    #[error("{0}")]
+    DomainMismatch(Box<DomainMismatch>),
     /// One or more arguments are malformed.
     #[error("invalid arguments: {}", describe_fields(.errors))]
     InvalidArgument {
@@ -66,6 +72,50 @@ pub struct Forbidden {
     pub allowed_tools: Vec<String>,
     /// Tools whose success moves the flow to a state where `tool` is allowed.
     pub unlocked_by: Vec<String>,
+}
+
+/// The payload of [`ToolError::DomainNotSelected`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("`{tool}` belongs to domain `{tool_domain}`, and no domain is active yet")]
+pub struct DomainNotSelected {
+    /// The refused tool.
+    pub tool: String,
+    /// Its domain.
+    pub tool_domain: String,
+    /// What to do: the exact `switch_domain` call.
+    pub hint: String,
+}
+
+/// The payload of [`ToolError::DomainMismatch`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", mismatch_message(self))]
+pub struct DomainMismatch {
+    /// The refused tool.
+    pub tool: String,
+    /// The flow's active domain, if one is.
+    pub active_domain: Option<String>,
+    /// The tool's domain.
+    pub tool_domain: String,
+    /// The domain the call declared in its `domain` field.
+    pub declared_domain: String,
+    /// What to do, including the exact `switch_domain` call if the user changed intent.
+    pub hint: String,
+}
+
+fn mismatch_message(m: &DomainMismatch) -> String {
+    if m.declared_domain != m.tool_domain {
+        format!(
+            "`{}` belongs to domain `{}`, but the call declared domain `{}`",
+            m.tool, m.tool_domain, m.declared_domain
+        )
+    } else {
+        format!(
+            "`{}` belongs to domain `{}`, but the active domain is `{}`",
+            m.tool,
+            m.tool_domain,
+            m.active_domain.as_deref().unwrap_or("none")
+        )
+    }
 }
 
 /// The payload of [`ToolError::Failed`].
@@ -156,6 +206,8 @@ impl ToolError {
     pub fn code(&self) -> &str {
         match self {
             Self::Forbidden(_) => "FORBIDDEN",
+            Self::DomainNotSelected(_) => "DOMAIN_NOT_SELECTED",
+            Self::DomainMismatch(_) => "DOMAIN_MISMATCH",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::NotFound { .. } => "NOT_FOUND",
             Self::StoreUnavailable { .. } => "STORE_UNAVAILABLE",
@@ -181,6 +233,18 @@ impl ToolError {
                     "unlocked_by": unlocked_by,
                 })
             }
+            Self::DomainNotSelected(refusal) => json!({
+                "tool": refusal.tool,
+                "tool_domain": refusal.tool_domain,
+                "hint": refusal.hint,
+            }),
+            Self::DomainMismatch(refusal) => json!({
+                "tool": refusal.tool,
+                "active_domain": refusal.active_domain,
+                "tool_domain": refusal.tool_domain,
+                "declared_domain": refusal.declared_domain,
+                "hint": refusal.hint,
+            }),
             Self::InvalidArgument { errors } => json!({ "errors": errors }),
             Self::StoreUnavailable { retry_after_ms, .. } => {
                 json!({ "retry_after_ms": retry_after_ms })

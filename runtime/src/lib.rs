@@ -5,6 +5,7 @@
 //! together with the `#[action]` and `machine!` macros.
 
 pub mod action;
+mod domain;
 pub mod error;
 pub mod flow;
 pub mod fsm;
@@ -14,7 +15,8 @@ pub mod server;
 pub mod store;
 
 pub use action::Ctx;
-pub use error::{Failure, FieldError, Forbidden, ToolError};
+pub use domain::DomainPolicy;
+pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, ToolError};
 pub use fsm::Machine;
 pub use server::{Server, ServerBuilder};
 

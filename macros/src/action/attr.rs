@@ -5,7 +5,8 @@ use syn::meta::ParseNestedMeta;
 use syn::{LitStr, Token, bracketed, punctuated::Punctuated};
 
 /// The keys `#[action]` understands, in the order messages list them.
-const KEYS: &[&str] = &["domain", "bind_state", "transition", "compact", "machine", "name", "startup_checked"];
+const KEYS: &[&str] =
+    &["domain", "global", "bind_state", "transition", "compact", "not_for", "machine", "name", "startup_checked"];
 
 /// One key's value; setting it twice is an error at the second key.
 pub(crate) struct Attr<T> {
@@ -43,6 +44,8 @@ pub(crate) struct ActionAttrs {
     pub(crate) machine: Attr<LitStr>,
     pub(crate) name: Attr<LitStr>,
     pub(crate) startup_checked: Attr<Span>,
+    pub(crate) global: Attr<Span>,
+    pub(crate) not_for: Attr<LitStr>,
     /// Keys that were written but failed to parse (already reported).
     pub(crate) failed: Vec<String>,
 }
@@ -77,15 +80,9 @@ impl ActionAttrs {
             "compact" => self.compact.set(meta, meta.value()?.parse()?),
             "machine" => self.machine.set(meta, meta.value()?.parse()?),
             "name" => self.name.set(meta, meta.value()?.parse()?),
-            "startup_checked" => {
-                if meta.input.peek(Token![=]) {
-                    return Err(syn::Error::new_spanned(
-                        &meta.path,
-                        "`startup_checked` is a flag: write `startup_checked` without a value",
-                    ));
-                }
-                self.startup_checked.set(meta, meta.path.get_ident().map_or_else(Span::call_site, |i| i.span()))
-            }
+            "startup_checked" => self.startup_checked.set(meta, flag(meta)?),
+            "global" => self.global.set(meta, flag(meta)?),
+            "not_for" => self.not_for.set(meta, meta.value()?.parse()?),
             "bind_state" => {
                 let value = meta.value()?;
                 let states = if value.peek(syn::token::Bracket) {
@@ -112,4 +109,13 @@ impl ActionAttrs {
 /// The key as written (`domain`, or a path such as `toolgate::name`).
 fn key_name(meta: &ParseNestedMeta) -> String {
     quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "")
+}
+
+/// A key that takes no value (`global`, `startup_checked`); returns its span.
+fn flag(meta: &ParseNestedMeta) -> syn::Result<Span> {
+    if meta.input.peek(Token![=]) {
+        let key = key_name(meta);
+        return Err(syn::Error::new_spanned(&meta.path, format!("`{key}` is a flag: write `{key}` without a value")));
+    }
+    Ok(meta.path.get_ident().map_or_else(Span::call_site, |i| i.span()))
 }

@@ -3,6 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
+use syn::LitStr;
 use syn::spanned::Spanned;
 
 use super::validate::Action;
@@ -18,8 +19,10 @@ pub(crate) fn expand(function: &syn::ItemFn, action: &Action) -> TokenStream {
 fn registration(action: &Action) -> TokenStream {
     let ident = action.handler.ident();
     let span = ident.span();
-    let (name, domain, machine, description) =
-        (&action.name, &action.domain, action.machine.value(), &action.description);
+    let (name, description) = (&action.name, &action.description);
+    let domain = option(action.domain.clone());
+    let machine = option(action.machine.as_ref().map(LitStr::value));
+    let not_for = option(action.not_for.clone());
     let bind_states = action.bind_states.iter().map(|s| s.value());
     let transition = option(action.transition.as_ref().map(|t| t.value()));
     let compact = option(action.compact.clone());
@@ -43,6 +46,7 @@ fn registration(action: &Action) -> TokenStream {
                 transition: #transition,
                 description: #description,
                 compact: #compact,
+                not_for: #not_for,
                 handler: &const { #handler },
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }
@@ -59,10 +63,10 @@ fn option(value: Option<String>) -> TokenStream {
 
 /// Forwards the literals, with their spans, to the machine's checker macro.
 fn binding_check(action: &Action) -> TokenStream {
+    let Some(machine) = &action.machine else { return TokenStream::new() };
     if action.bind_states.is_empty() || action.startup_checked {
         return TokenStream::new();
     }
-    let machine = &action.machine;
     let checker = machine_checker(&machine.value(), machine.span());
     let states = &action.bind_states;
     let transition = action.transition.as_ref().map(|t| quote!(transition = #t));

@@ -10,11 +10,14 @@ use super::attr::ActionAttrs;
 pub(crate) struct Action<'a> {
     pub(crate) handler: &'a Handler<'a>,
     pub(crate) name: String,
-    pub(crate) domain: String,
-    pub(crate) machine: LitStr,
+    /// `None` for a global tool.
+    pub(crate) domain: Option<String>,
+    /// The machine id: explicit, else the domain; `None` for a global tool without one.
+    pub(crate) machine: Option<LitStr>,
     pub(crate) bind_states: Vec<LitStr>,
     pub(crate) transition: Option<LitStr>,
     pub(crate) compact: Option<String>,
+    pub(crate) not_for: Option<String>,
     pub(crate) description: Description,
     pub(crate) takes_input: bool,
     /// The binding is checked when the server starts (machine loaded from JSON).
@@ -33,16 +36,19 @@ pub(crate) fn validate<'a>(
     let domain = check_domain(attrs, handler, errors);
     check_transition_has_states(attrs, errors);
     check_bind_state_not_empty(attrs, errors);
-    let name = domain.as_ref().and_then(|d| check_name(attrs, handler, &d.value(), errors));
+    let name = domain.as_ref().and_then(|d| check_name(attrs, handler, d.as_ref().map(LitStr::value), errors));
+    let machine = attrs.machine.get().cloned().or_else(|| domain.clone().flatten());
+    check_global_binding_has_machine(attrs, &machine, errors);
     let (domain, name, description, takes_input) = (domain?, name?, description?, takes_input?);
     Some(Action {
         handler,
         name,
-        domain: domain.value(),
-        machine: attrs.machine.get().cloned().unwrap_or_else(|| domain.clone()),
+        domain: domain.as_ref().map(LitStr::value),
+        machine,
         bind_states: attrs.bind_state.get().cloned().unwrap_or_default(),
         transition: attrs.transition.get().cloned(),
         compact: attrs.compact.get().map(LitStr::value),
+        not_for: attrs.not_for.get().map(LitStr::value),
         description,
         takes_input,
         startup_checked: attrs.startup_checked.get().is_some(),
@@ -101,38 +107,104 @@ fn check_doc(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<Descript
     handler.doc.clone()
 }
 
-/// Every action belongs to a snake_case domain; it prefixes the tool's name.
-fn check_domain(attrs: &ActionAttrs, handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<LitStr> {
-    let Some(domain) = attrs.domain.get() else {
-        if attrs.failed.iter().any(|k| k == "domain") {
-            return None; // written but malformed: already reported at the value
+/// Every action belongs to a snake_case domain that prefixes its name, except `global`
+/// tools (help, …), which belong to none. Returns `Some(None)` for a global tool.
+fn check_domain(attrs: &ActionAttrs, handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<Option<LitStr>> {
+    match (attrs.domain.get(), attrs.global.get()) {
+        (Some(domain), Some(global)) => {
+            let mut error =
+                syn::Error::new(*global, "a `global` tool belongs to no domain; remove `global` or `domain`");
+            error.combine(syn::Error::new(domain.span(), "the domain is given here"));
+            errors.push(error);
+            None
         }
-        errors.push(syn::Error::new(
-            handler.ident().span(),
-            "#[action] needs `domain = \"…\"`: the intent domain this tool belongs to (it prefixes the tool name)",
-        ));
-        return None;
-    };
-    let value = domain.value();
-    let snake = value.starts_with(|c: char| c.is_ascii_lowercase())
-        && value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !snake {
-        errors.push(syn::Error::new(domain.span(), format!("domain `{value}` must be a snake_case identifier")));
-        return None;
+        (None, Some(_)) => Some(None),
+        (None, None) => {
+            if !attrs.failed.iter().any(|k| k == "domain") {
+                errors.push(syn::Error::new(
+                    handler.ident().span(),
+                    "#[action] needs `domain = \"…\"`: the intent domain this tool belongs to (it prefixes the tool name); only `global` tools have none",
+                ));
+            }
+            None
+        }
+        (Some(domain), None) => {
+            let value = domain.value();
+            let snake = value.starts_with(|c: char| c.is_ascii_lowercase())
+                && value.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            if !snake {
+                errors
+                    .push(syn::Error::new(domain.span(), format!("domain `{value}` must be a snake_case identifier")));
+                return None;
+            }
+            Some(Some(domain.clone()))
+        }
     }
-    Some(domain.clone())
 }
 
-/// Tool names are `{domain}_{action}`, so a model never confuses two domains' tools.
-fn check_name(attrs: &ActionAttrs, handler: &Handler, domain: &str, errors: &mut Vec<syn::Error>) -> Option<String> {
-    let prefix = format!("{domain}_");
-    let Some(name) = attrs.name.get() else {
-        return Some(format!("{prefix}{}", handler.ident()));
+/// Names a model confuses across domains when they stand alone.
+const GENERIC_NAMES: &[&str] = &[
+    "search",
+    "query",
+    "get",
+    "list",
+    "find",
+    "run",
+    "fetch",
+    "lookup",
+    "execute",
+    "call",
+    "invoke",
+    "create",
+    "update",
+    "delete",
+    "book",
+    "cancel",
+    "pay",
+    "buscar",
+    "consultar",
+    "obtener",
+    "listar",
+    "ejecutar",
+    "reservar",
+];
+
+/// Tool names are `{domain}_{action}`, so a model never confuses two domains' tools; a
+/// global tool's name must still say what it does, not a bare generic verb.
+fn check_name(
+    attrs: &ActionAttrs,
+    handler: &Handler,
+    domain: Option<String>,
+    errors: &mut Vec<syn::Error>,
+) -> Option<String> {
+    let (value, span) = match attrs.name.get() {
+        Some(name) => (name.value(), name.span()),
+        None => match &domain {
+            Some(domain) => return Some(format!("{domain}_{}", handler.ident())),
+            None => (handler.ident().to_string(), handler.ident().span()),
+        },
     };
-    let value = name.value();
+    let Some(domain) = domain else {
+        if GENERIC_NAMES.contains(&value.as_str()) {
+            errors.push(syn::Error::new(
+                span,
+                format!("tool name `{value}` is too generic for a global tool: a model confuses it with every domain's `{value}`; give it a name that says what it does"),
+            ));
+            return None;
+        }
+        return Some(value);
+    };
+    let prefix = format!("{domain}_");
+    if GENERIC_NAMES.contains(&value.as_str()) {
+        errors.push(syn::Error::new(
+            span,
+            format!("tool name `{value}` is too generic: a model confuses it across domains; use `{prefix}{value}`"),
+        ));
+        return None;
+    }
     if value == prefix {
         errors.push(syn::Error::new(
-            name.span(),
+            span,
             format!(
                 "tool name `{value}` has nothing after its domain prefix; write e.g. `{prefix}{}`",
                 handler.ident()
@@ -142,12 +214,22 @@ fn check_name(attrs: &ActionAttrs, handler: &Handler, domain: &str, errors: &mut
     }
     if !value.starts_with(&prefix) {
         errors.push(syn::Error::new(
-            name.span(),
+            span,
             format!("tool name `{value}` must start with its domain: `{prefix}…` (e.g. `{prefix}{value}`)"),
         ));
         return None;
     }
     Some(value)
+}
+
+/// A global tool has no domain to name its machine after.
+fn check_global_binding_has_machine(attrs: &ActionAttrs, machine: &Option<LitStr>, errors: &mut Vec<syn::Error>) {
+    if let (Some(_), None, Some(global)) = (attrs.bind_state.get(), machine, attrs.global.get()) {
+        errors.push(syn::Error::new(
+            *global,
+            "a `global` tool with `bind_state` needs `machine = \"…\"`: it has no domain to name the machine after",
+        ));
+    }
 }
 
 /// A transition fires *from* a bound state; without one there is nothing to fire from.

@@ -6,7 +6,7 @@ use crate::flow::FlowKey;
 #[derive(Debug, Clone)]
 pub struct Ctx {
     pub(crate) tool: &'static str,
-    pub(crate) domain: &'static str,
+    pub(crate) domain: Option<&'static str>,
     pub(crate) flow: FlowKey,
     pub(crate) state: Option<String>,
 }
@@ -17,8 +17,8 @@ impl Ctx {
         self.tool
     }
 
-    /// The tool's intent domain.
-    pub fn domain(&self) -> &str {
+    /// The tool's intent domain (`None` for a global tool).
+    pub fn domain(&self) -> Option<&str> {
         self.domain
     }
 

@@ -30,10 +30,10 @@ impl std::fmt::Display for SourceLocation {
 pub struct ActionRegistration {
     /// The MCP tool name (`invoice_discharge`).
     pub name: &'static str,
-    /// The intent domain (`invoice`).
-    pub domain: &'static str,
+    /// The intent domain (`invoice`); `None` for a global tool.
+    pub domain: Option<&'static str>,
     /// The machine that gates it and whose state results report; defaults to the domain.
-    pub machine: &'static str,
+    pub machine: Option<&'static str>,
     /// States in which the tool is callable; empty means always.
     pub bind_states: &'static [&'static str],
     /// The event a successful call fires.
@@ -42,6 +42,8 @@ pub struct ActionRegistration {
     pub description: &'static str,
     /// The description shown while the machine is in its initial state.
     pub compact: Option<&'static str>,
+    /// What the tool does *not* do, appended to the description.
+    pub not_for: Option<&'static str>,
     /// The handler.
     pub handler: &'static dyn ErasedHandler,
     /// Where the `#[action]` is.

@@ -57,12 +57,15 @@ impl Snapshot {
         self.states.get(machine).map(String::as_str).unwrap_or(initial)
     }
 
+    /// The snapshot that follows this one (next version, now), to be changed and committed.
+    pub fn next(&self) -> Self {
+        Self { version: self.version + 1, updated_at_ms: now_ms(), ..self.clone() }
+    }
+
     /// The snapshot that follows this one with `machine` in `state`.
     pub fn with_state(&self, machine: &str, state: &str) -> Self {
-        let mut next = self.clone();
+        let mut next = self.next();
         next.states.insert(machine.to_string(), state.to_string());
-        next.version = self.version + 1;
-        next.updated_at_ms = now_ms();
         next
     }
 }

@@ -1,7 +1,8 @@
-//! The state gate: which tools a flow may see and call, decided from its snapshot.
+//! The gate: which tools a flow may see and call, decided from its snapshot — the state of
+//! each machine (state gating) and the active domain (intent lock).
 //!
-//! Listing and calling use the same rule ([`Gate::allows`]), so the call path enforces
-//! exactly what `tools/list` shows — whether or not the client refreshed its list.
+//! Listing and calling use the same rules, so the call path enforces what `tools/list`
+//! shows whether or not the client refreshed its list.
 
 use rmcp::model::Tool;
 
@@ -30,11 +31,25 @@ impl<'a> Gate<'a> {
         Some(self.snapshot.state_of(machine.id(), machine.initial()))
     }
 
-    /// Whether the flow may call `tool` now: unbound tools always, bound ones in their
+    /// The flow's active domain.
+    pub(crate) fn active_domain(&self) -> Option<&'a str> {
+        self.registry.lock().active(self.snapshot)
+    }
+
+    /// Whether the flow's state allows `tool`: unbound tools always, bound ones in their
     /// bound states.
-    pub(crate) fn allows(&self, tool: &ToolEntry) -> bool {
-        let bound = tool.registration.bind_states;
+    fn state_allows(&self, tool: &ToolEntry) -> bool {
+        let bound = tool.bind_states();
         bound.is_empty() || self.state_of(tool).is_some_and(|state| bound.contains(&state))
+    }
+
+    /// Whether the flow may call `tool` now: its state and its active domain allow it.
+    pub(crate) fn callable(&self, tool: &ToolEntry) -> bool {
+        self.state_allows(tool) && self.registry.lock().admits(tool.domain, self.snapshot)
+    }
+
+    fn visible(&self, tool: &ToolEntry) -> bool {
+        self.state_allows(tool) && self.registry.lock().lists(tool.domain, self.snapshot)
     }
 
     /// Whether `tool` is shown with its compact description (its machine is initial).
@@ -45,12 +60,7 @@ impl<'a> Gate<'a> {
 
     /// What the flow's `tools/list` shows, in name order.
     pub(crate) fn listing(&self) -> Vec<ListingEntry> {
-        self.registry
-            .tools()
-            .iter()
-            .filter(|t| self.allows(t))
-            .map(|t| (t.registration.name, self.is_compact(t)))
-            .collect()
+        self.registry.tools().iter().filter(|t| self.visible(t)).map(|t| (t.name, self.is_compact(t))).collect()
     }
 
     /// The MCP definitions of [`Gate::listing`].
@@ -58,7 +68,7 @@ impl<'a> Gate<'a> {
         self.registry
             .tools()
             .iter()
-            .filter(|t| self.allows(t))
+            .filter(|t| self.visible(t))
             .map(|t| match (&t.compact, self.is_compact(t)) {
                 (Some(compact), true) => compact.clone(),
                 _ => t.tool.clone(),
@@ -66,17 +76,23 @@ impl<'a> Gate<'a> {
             .collect()
     }
 
-    /// Admits a call to `tool`, or refuses it with `FORBIDDEN` and what *is* allowed.
+    /// The names of the tools the flow may call now.
+    pub(crate) fn callable_names(&self) -> Vec<String> {
+        self.registry.tools().iter().filter(|t| self.callable(t)).map(|t| t.name.to_string()).collect()
+    }
+
+    /// Admits a call to `tool` by state, or refuses it with `FORBIDDEN` and what *is*
+    /// allowed. (The domain is checked before, with the call's declared `domain`.)
     pub(crate) fn admit(&self, tool: &ToolEntry) -> Result<(), ToolError> {
-        if self.allows(tool) {
+        if self.state_allows(tool) {
             return Ok(());
         }
         let machine = tool.machine.as_deref().map(|m| m.id().to_string()).unwrap_or_default();
         Err(ToolError::Forbidden(Box::new(Forbidden {
-            tool: tool.registration.name.to_string(),
+            tool: tool.name.to_string(),
             machine,
             current_state: self.state_of(tool).unwrap_or_default().to_string(),
-            allowed_tools: self.listing().into_iter().map(|(name, _)| name.to_string()).collect(),
+            allowed_tools: self.callable_names(),
             unlocked_by: tool.unlocked_by.clone(),
         })))
     }

@@ -4,13 +4,14 @@
 mod startup_error;
 mod tool_entry;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 pub use startup_error::{StartupError, StartupProblem};
-pub(crate) use tool_entry::{STATE_FIELD, ToolEntry};
+pub(crate) use tool_entry::{STATE_FIELD, ToolEntry, ToolKind};
 
 use crate::action::{ActionRegistration, SourceLocation};
+use crate::domain::{DomainPolicy, IntentLock, switch::SWITCH_DOMAIN};
 use crate::fsm::{Machine, MachineSpec, StateSpec, Transition};
 
 /// One `machine!`, as the macro registers it at link time.
@@ -61,28 +62,65 @@ impl MachineRegistration {
     }
 }
 
+/// What a server adds to the linked registrations: machines loaded at start-up and how
+/// the intent lock applies.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RegistryOptions {
+    pub(crate) machines: Vec<Machine>,
+    pub(crate) policy: DomainPolicy,
+    pub(crate) list_active_only: bool,
+    /// Domain → one-line description, shown in `switch_domain`'s description.
+    pub(crate) domain_descriptions: BTreeMap<String, String>,
+}
+
+/// The domains the actions belong to, with the descriptions given for them; describing a
+/// domain no action has is a problem (a typo would otherwise go unnoticed).
+fn intent_lock(
+    actions: &[&'static ActionRegistration],
+    options: &RegistryOptions,
+    problems: &mut Vec<StartupProblem>,
+) -> IntentLock {
+    let names: BTreeSet<&str> = actions.iter().filter_map(|a| a.domain).collect();
+    for described in options.domain_descriptions.keys() {
+        if !names.contains(described.as_str()) {
+            problems.push(StartupProblem::UnknownDomain {
+                domain: described.clone(),
+                known: names.iter().map(|d| d.to_string()).collect(),
+            });
+        }
+    }
+    IntentLock {
+        policy: options.policy,
+        list_active_only: options.list_active_only,
+        domains: names.into_iter().map(|d| (d.to_string(), options.domain_descriptions.get(d).cloned())).collect(),
+    }
+}
+
 /// The checked, sorted table of tools and machines a server serves.
 #[derive(Debug)]
 pub struct Registry {
     tools: Vec<ToolEntry>,
     by_name: HashMap<&'static str, usize>,
     machines: BTreeMap<String, Arc<Machine>>,
+    lock: IntentLock,
 }
 
 impl Registry {
-    /// Collects every linked `#[action]` and `machine!`, adds `extra_machines` (loaded
-    /// from XState JSON), and checks them all; every problem is reported at once.
-    pub fn collect(extra_machines: Vec<Machine>) -> Result<Self, StartupError> {
+    /// Collects every linked `#[action]` and `machine!`, adds what `options` brings, and
+    /// checks them all; every problem is reported at once.
+    pub(crate) fn collect(options: RegistryOptions) -> Result<Self, StartupError> {
         let actions: Vec<&'static ActionRegistration> = inventory::iter::<ActionRegistration>().collect();
         let machines = inventory::iter::<MachineRegistration>()
             .map(|m| (m.spec(), m.location.to_string()))
-            .chain(extra_machines.into_iter().map(|m| (m.spec().clone(), "Server::machine".to_string())));
-        Self::build(actions, machines)
+            .chain(options.machines.iter().map(|m| (m.spec().clone(), "ServerBuilder::machine".to_string())));
+        let machines: Vec<_> = machines.collect();
+        Self::build(actions, machines.into_iter(), options)
     }
 
     fn build(
         actions: Vec<&'static ActionRegistration>,
         machine_specs: impl Iterator<Item = (MachineSpec, String)>,
+        options: RegistryOptions,
     ) -> Result<Self, StartupError> {
         let mut problems = Vec::new();
         let mut machines: BTreeMap<String, (Arc<Machine>, String)> = BTreeMap::new();
@@ -118,10 +156,21 @@ impl Registry {
         }
         actions.dedup_by_key(|a| a.name);
 
+        let lock = intent_lock(&actions, &options, &mut problems);
         let mut tools: Vec<ToolEntry> = actions
             .into_iter()
             .filter_map(|action| ToolEntry::new(action, &machines).map_err(|p| problems.extend(p)).ok())
             .collect();
+        if lock.has_switch() {
+            if let Some(clash) = tools.iter().find(|t| t.name == SWITCH_DOMAIN) {
+                if let ToolKind::Action(action) = clash.kind {
+                    problems
+                        .push(StartupProblem::ReservedName { tool: SWITCH_DOMAIN.into(), location: action.location });
+                }
+            }
+            tools.push(ToolEntry::switch_domain(&lock));
+            tools.sort_by_key(|t| t.name);
+        }
         let unlocks: Vec<Vec<String>> = tools.iter().map(|t| t.find_unlockers(&tools)).collect();
         for (tool, unlocked_by) in tools.iter_mut().zip(unlocks) {
             tool.unlocked_by = unlocked_by;
@@ -130,8 +179,8 @@ impl Registry {
         if !problems.is_empty() {
             return Err(StartupError { problems });
         }
-        let by_name = tools.iter().enumerate().map(|(i, t)| (t.registration.name, i)).collect();
-        Ok(Self { tools, by_name, machines })
+        let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
+        Ok(Self { tools, by_name, machines, lock })
     }
 
     /// The tools, sorted by name.
@@ -146,7 +195,12 @@ impl Registry {
 
     /// The tool names, sorted.
     pub fn tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.tools.iter().map(|t| t.registration.name)
+        self.tools.iter().map(|t| t.name)
+    }
+
+    /// The intent lock this registry's tools are served under.
+    pub(crate) fn lock(&self) -> &IntentLock {
+        &self.lock
     }
 
     /// The machines, by id.

@@ -68,6 +68,20 @@ pub enum StartupProblem {
         /// The action.
         location: SourceLocation,
     },
+    /// An action takes a name toolgate generates a tool under.
+    ReservedName {
+        /// The name.
+        tool: String,
+        /// The action.
+        location: SourceLocation,
+    },
+    /// A domain was described, but no action belongs to it.
+    UnknownDomain {
+        /// The described domain.
+        domain: String,
+        /// The domains actions belong to.
+        known: Vec<String>,
+    },
     /// A schema is not what MCP requires (`inputSchema`/`outputSchema` must be objects).
     Schema {
         /// The tool.
@@ -99,6 +113,15 @@ impl fmt::Display for StartupProblem {
             ),
             Self::Binding { tool, error, location } => write!(f, "{location}: tool `{tool}`: {error}"),
             Self::Schema { tool, problem, location } => write!(f, "{location}: tool `{tool}`: {problem}"),
+            Self::ReservedName { tool, location } => write!(
+                f,
+                "{location}: tool name `{tool}` is reserved: toolgate generates it for this multi-domain server"
+            ),
+            Self::UnknownDomain { domain, known } => write!(
+                f,
+                "domain `{domain}` is described but no action belongs to it; domains: {}",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            ),
         }
     }
 }

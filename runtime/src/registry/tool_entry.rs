@@ -1,4 +1,5 @@
-//! One registered tool, checked against its machine, with its MCP definitions built once.
+//! One served tool — an `#[action]` or the generated `switch_domain` — checked against its
+//! machine, with its MCP definitions built once.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,12 +9,16 @@ use serde_json::{Value, json};
 
 use super::StartupProblem;
 use crate::action::ActionRegistration;
+use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::fsm::Machine;
 
-/// A tool ready to serve: its registration, its machine, and its MCP definitions.
+/// A tool ready to serve: what it is, its machine, and its MCP definitions.
 #[derive(Debug)]
 pub(crate) struct ToolEntry {
-    pub(crate) registration: &'static ActionRegistration,
+    pub(crate) name: &'static str,
+    /// The intent domain; `None` for global tools.
+    pub(crate) domain: Option<&'static str>,
+    pub(crate) kind: ToolKind,
     /// The machine that gates the tool (bound tools) or whose state its results report
     /// (unbound tools of a domain that has a machine).
     pub(crate) machine: Option<Arc<Machine>>,
@@ -25,10 +30,48 @@ pub(crate) struct ToolEntry {
     pub(crate) unlocked_by: Vec<String>,
 }
 
+/// What runs when the tool is called.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ToolKind {
+    /// A user's `#[action]`.
+    Action(&'static ActionRegistration),
+    /// The generated `switch_domain`.
+    SwitchDomain,
+}
+
 /// The result field toolgate adds: the tool's machine state after the call.
 pub(crate) const STATE_FIELD: &str = "state";
 
 impl ToolEntry {
+    /// The states the tool is bound to (empty: always available).
+    pub(crate) fn bind_states(&self) -> &'static [&'static str] {
+        match self.kind {
+            ToolKind::Action(registration) => registration.bind_states,
+            ToolKind::SwitchDomain => &[],
+        }
+    }
+
+    /// The event a successful call fires.
+    pub(crate) fn transition(&self) -> Option<&'static str> {
+        match self.kind {
+            ToolKind::Action(registration) => registration.transition,
+            ToolKind::SwitchDomain => None,
+        }
+    }
+
+    /// The generated `switch_domain`.
+    pub(crate) fn switch_domain(lock: &IntentLock) -> Self {
+        Self {
+            name: SWITCH_DOMAIN,
+            domain: None,
+            kind: ToolKind::SwitchDomain,
+            machine: None,
+            tool: lock.switch_tool(),
+            compact: None,
+            unlocked_by: Vec::new(),
+        }
+    }
+
     pub(crate) fn new(
         registration: &'static ActionRegistration,
         machines: &BTreeMap<String, Arc<Machine>>,
@@ -36,12 +79,13 @@ impl ToolEntry {
         let name = registration.name;
         let location = registration.location;
         let mut problems = Vec::new();
-        let machine = machines.get(registration.machine).cloned();
+        let machine_id = registration.machine.or(registration.domain);
+        let machine = machine_id.and_then(|id| machines.get(id)).cloned();
         let is_bound = !registration.bind_states.is_empty();
         match &machine {
             None if is_bound => problems.push(StartupProblem::UnknownMachine {
                 tool: name.to_string(),
-                machine: registration.machine.to_string(),
+                machine: machine_id.unwrap_or_default().to_string(),
                 known: machines.keys().cloned().collect(),
                 location,
             }),
@@ -53,39 +97,54 @@ impl ToolEntry {
             ),
             _ => {}
         }
-        let schema_problem = |problem: String| StartupProblem::Schema { tool: name.to_string(), problem, location };
+        let mut schema_problem = |problem: String| {
+            problems.push(StartupProblem::Schema { tool: name.to_string(), problem, location });
+        };
 
-        let input_schema = object_schema(registration.handler.input_schema().to_value());
-        if input_schema.is_none() {
-            problems.push(schema_problem(
-                "the input type's JSON Schema must be an object (a struct with named fields)".into(),
-            ));
-        }
-        let mut output_schema = object_schema(registration.handler.output_schema().to_value());
-        match (&mut output_schema, &machine) {
-            (None, _) => problems.push(schema_problem(
-                "the output type's JSON Schema must be an object (a struct with named fields); MCP structuredContent is an object".into(),
-            )),
-            (Some(schema), Some(machine)) => {
-                if let Err(problem) = add_state_field(schema, machine) {
-                    problems.push(schema_problem(problem));
+        let mut input_schema = object_schema(registration.handler.input_schema().to_value());
+        match (&mut input_schema, registration.domain) {
+            (None, _) => {
+                schema_problem("the input type's JSON Schema must be an object (a struct with named fields)".into())
+            }
+            (Some(schema), Some(domain)) => {
+                if let Err(problem) = field::add_to_input_schema(schema, domain) {
+                    schema_problem(problem);
                 }
             }
             (Some(_), None) => {}
+        }
+        let mut output_schema = object_schema(registration.handler.output_schema().to_value());
+        match &mut output_schema {
+            None => schema_problem(
+                "the output type's JSON Schema must be an object (a struct with named fields); MCP structuredContent is an object".into(),
+            ),
+            Some(schema) => {
+                let added = field::add_to_output_schema(schema, registration.domain)
+                    .and_then(|()| machine.as_deref().map_or(Ok(()), |m| add_state_field(schema, m)));
+                if let Err(problem) = added {
+                    schema_problem(problem);
+                }
+            }
         }
         if !problems.is_empty() {
             return Err(problems);
         }
         let (input_schema, output_schema) = (Arc::new(input_schema.unwrap_or_default()), output_schema.map(Arc::new));
-        let define = |description: &'static str| {
+        let define = |description: String| {
             let mut tool = Tool::new(name, description, input_schema.clone());
             tool.output_schema = output_schema.clone();
             tool
         };
+        let description = match registration.not_for {
+            Some(not_for) => format!("{}\n\nNot for: {not_for}", registration.description),
+            None => registration.description.to_string(),
+        };
         Ok(Self {
-            registration,
-            tool: define(registration.description),
-            compact: registration.compact.filter(|_| machine.is_some()).map(define),
+            name,
+            domain: registration.domain,
+            kind: ToolKind::Action(registration),
+            tool: define(description),
+            compact: registration.compact.filter(|_| machine.is_some()).map(|c| define(c.to_string())),
             machine,
             unlocked_by: Vec::new(),
         })
@@ -94,26 +153,21 @@ impl ToolEntry {
     /// The other tools of the same machine whose transition leads into one of this
     /// tool's bound states.
     pub(crate) fn find_unlockers(&self, tools: &[ToolEntry]) -> Vec<String> {
-        let Some(machine) = &self.machine else {
-            return Vec::new();
-        };
-        let targets = self.registration.bind_states;
+        let Some(machine) = &self.machine else { return Vec::new() };
+        let targets = self.bind_states();
         tools
             .iter()
-            .filter(|other| other.registration.name != self.registration.name)
+            .filter(|other| other.name != self.name)
             .filter(|other| other.machine.as_ref().is_some_and(|m| m.id() == machine.id()))
             .filter(|other| {
-                let Some(event) = other.registration.transition else {
-                    return false;
-                };
+                let Some(event) = other.transition() else { return false };
                 other
-                    .registration
-                    .bind_states
+                    .bind_states()
                     .iter()
                     .filter_map(|from| machine.target(from, event))
                     .any(|to| targets.contains(&to))
             })
-            .map(|other| other.registration.name.to_string())
+            .map(|other| other.name.to_string())
             .collect()
     }
 }

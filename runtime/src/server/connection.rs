@@ -82,17 +82,17 @@ impl ServerHandler for Connection {
         };
         let flow = self.flow_key(&context);
         let arguments = request.arguments.unwrap_or_default();
-        let result = match self.shared.call(tool, flow, arguments).await {
-            Ok(done) => {
-                if done.listing_changed {
-                    // Only this session's peer: other sessions' lists did not change.
-                    if let Err(error) = context.peer.notify_tool_list_changed().await {
-                        tracing::warn!(%error, "cannot send notifications/tools/list_changed");
-                    }
-                }
-                CallToolResult::structured(done.content)
+        let reply = self.shared.call(tool, flow, arguments).await;
+        if reply.listing_changed {
+            // Only this session's peer: other sessions' lists did not change.
+            if let Err(error) = context.peer.notify_tool_list_changed().await {
+                tracing::warn!(%error, "cannot send notifications/tools/list_changed");
             }
-            Err(error) => CallToolResult::structured_error(error.to_structured()),
+        }
+        let result = if reply.is_error {
+            CallToolResult::structured_error(reply.content)
+        } else {
+            CallToolResult::structured(reply.content)
         };
         Ok(result.into())
     }

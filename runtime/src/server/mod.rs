@@ -14,8 +14,9 @@ use rmcp::model::Implementation;
 pub use cli::ServeError;
 pub use connection::Connection;
 
+use crate::domain::DomainPolicy;
 use crate::fsm::Machine;
-use crate::registry::{Registry, StartupError};
+use crate::registry::{Registry, RegistryOptions, StartupError};
 use crate::store::{FlowStore, MemoryStore};
 
 /// A toolgate MCP server: the registry of tools, the machines, and the flow store.
@@ -51,7 +52,7 @@ impl Server {
             name: name.into(),
             version: "0.0.0".into(),
             instructions: None,
-            machines: Vec::new(),
+            options: RegistryOptions::default(),
             store: None,
         }
     }
@@ -75,7 +76,7 @@ pub struct ServerBuilder {
     name: String,
     version: String,
     instructions: Option<String>,
-    machines: Vec<Machine>,
+    options: RegistryOptions,
     store: Option<Arc<dyn FlowStore>>,
 }
 
@@ -101,7 +102,27 @@ impl ServerBuilder {
     /// Adds a machine loaded at start-up (see [`Machine::from_xstate_json`]); actions
     /// bound to it use `#[action(machine = "…", startup_checked)]`.
     pub fn machine(mut self, machine: Machine) -> Self {
-        self.machines.push(machine);
+        self.options.machines.push(machine);
+        self
+    }
+
+    /// How the intent lock applies (default [`DomainPolicy::Strict`]).
+    pub fn domain_policy(mut self, policy: DomainPolicy) -> Self {
+        self.options.policy = policy;
+        self
+    }
+
+    /// Lists only the active domain's tools (plus global ones, such as `switch_domain`)
+    /// in each session's `tools/list`; `switch_domain` then notifies `list_changed`.
+    /// Calls are checked against the active domain either way.
+    pub fn list_active_domain_only(mut self) -> Self {
+        self.options.list_active_only = true;
+        self
+    }
+
+    /// A one-line description of `domain`, listed in `switch_domain`'s description.
+    pub fn describe_domain(mut self, domain: impl Into<String>, description: impl Into<String>) -> Self {
+        self.options.domain_descriptions.insert(domain.into(), description.into());
         self
     }
 
@@ -113,7 +134,7 @@ impl ServerBuilder {
 
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
-        let registry = Registry::collect(self.machines)?;
+        let registry = Registry::collect(self.options)?;
         Ok(Server {
             shared: Arc::new(Shared {
                 registry,
