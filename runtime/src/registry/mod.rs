@@ -162,11 +162,8 @@ impl Registry {
             .filter_map(|action| ToolEntry::new(action, &machines).map_err(|p| problems.extend(p)).ok())
             .collect();
         if lock.has_switch() {
-            if let Some(clash) = tools.iter().find(|t| t.name == SWITCH_DOMAIN) {
-                if let ToolKind::Action(action) = clash.kind {
-                    problems
-                        .push(StartupProblem::ReservedName { tool: SWITCH_DOMAIN.into(), location: action.location });
-                }
+            if let Some(ToolKind::Action(action)) = tools.iter().find(|t| t.name == SWITCH_DOMAIN).map(|t| t.kind) {
+                problems.push(StartupProblem::ReservedName { tool: SWITCH_DOMAIN.into(), location: action.location });
             }
             tools.push(ToolEntry::switch_domain(&lock));
             tools.sort_by_key(|t| t.name);
