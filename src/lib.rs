@@ -104,7 +104,7 @@ pub use toolgate_runtime::*;
 
 /// The names most servers need: `use toolgate::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Ctx, Machine, Server, ToolError, action, machine};
+    pub use crate::{Ctx, DomainPolicy, FieldError, Machine, Server, ToolError, action, machine};
 }
 
 /// What the macros' generated code refers to. Not a public API: it changes without notice.

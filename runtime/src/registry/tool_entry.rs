@@ -136,7 +136,7 @@ impl ToolEntry {
             tool
         };
         let description = match registration.not_for {
-            Some(not_for) => format!("{}\n\nNot for: {not_for}", registration.description),
+            Some(not_for) => format!("{}\n\nNot for: {}.", registration.description, not_for.trim_end_matches('.')),
             None => registration.description.to_string(),
         };
         Ok(Self {

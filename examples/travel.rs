@@ -1,0 +1,216 @@
+//! Three travel domains on one server, and an intent lock that keeps the model in the one
+//! the user asked for.
+//!
+//! The user wants a long-distance bus; `car_rental_search` takes much the same parameters,
+//! and a drifting model will call it. Here it cannot: every call is checked against the
+//! flow's active domain, leaving a domain is an explicit `switch_domain` call with a
+//! reason, and each session lists only its active domain's tools. Within a domain, a small
+//! machine (`idle → quoted → booked`) makes search precede booking.
+//!
+//! ```text
+//! cargo run --example travel                            # MCP over stdio
+//! cargo run --example travel -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
+//! ```
+
+use chrono::{DateTime, Duration, FixedOffset};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolgate::prelude::*;
+
+toolgate::machine! {
+    id: "bus",
+    initial: "idle",
+    states: {
+        idle:   { on: { QUOTE: "quoted" } },
+        quoted: { on: { QUOTE: "quoted", BOOK: "booked" } },
+        booked: { on: { QUOTE: "quoted" } },
+    }
+}
+
+toolgate::machine! {
+    id: "flight",
+    initial: "idle",
+    states: {
+        idle:   { on: { QUOTE: "quoted" } },
+        quoted: { on: { QUOTE: "quoted", BOOK: "booked" } },
+        booked: { on: { QUOTE: "quoted" } },
+    }
+}
+
+toolgate::machine! {
+    id: "car_rental",
+    initial: "idle",
+    states: {
+        idle:   { on: { QUOTE: "quoted" } },
+        quoted: { on: { QUOTE: "quoted", BOOK: "booked" } },
+        booked: { on: { QUOTE: "quoted" } },
+    }
+}
+
+/// A trip between two cities (bus and flight searches).
+#[derive(Debug, Deserialize, JsonSchema)]
+struct TripSearch {
+    /// Departure city, e.g. `Madrid`.
+    origin: String,
+    /// Arrival city, e.g. `Valencia`.
+    destination: String,
+    /// Earliest departure, RFC 3339 with its UTC offset, e.g. `2026-12-04T08:00:00+01:00`.
+    departure: DateTime<FixedOffset>,
+    /// Number of travellers (persons), 1 to 9.
+    passengers: u8,
+}
+
+/// A car to pick up somewhere.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct CarSearch {
+    /// Where to pick the car up, e.g. `Valencia Airport`.
+    pickup_location: String,
+    /// Pick-up time, RFC 3339 with its UTC offset, e.g. `2026-12-04T10:00:00+01:00`.
+    pickup_at: DateTime<FixedOffset>,
+    /// Rental length in days (1 to 30).
+    days: u8,
+    /// Number of travellers (persons) the car must seat, 1 to 9.
+    passengers: u8,
+}
+
+/// Offers found by a search.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Offers {
+    /// The offers, cheapest first; book one by its `id`.
+    offers: Vec<Offer>,
+}
+
+/// One bookable offer.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Offer {
+    /// Pass it to the domain's `*_book` tool.
+    id: String,
+    /// Who operates it.
+    operator: String,
+    /// When it leaves (or the car is ready), RFC 3339.
+    starts_at: DateTime<FixedOffset>,
+    /// Total price in minor units of `currency` for all passengers.
+    price_minor: u64,
+    /// ISO 4217 currency code.
+    currency: &'static str,
+}
+
+/// Which offer to book.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct BookRequest {
+    /// The `id` of an offer returned by this domain's search, e.g. `BUS-1-0`.
+    offer_id: String,
+}
+
+/// A confirmed booking.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Booking {
+    /// The booking reference.
+    booking_id: String,
+    /// The offer booked.
+    offer_id: String,
+}
+
+fn check_passengers(passengers: u8) -> Result<(), ToolError> {
+    if (1..=9).contains(&passengers) {
+        return Ok(());
+    }
+    Err(ToolError::InvalidArgument {
+        errors: vec![
+            FieldError::new("passengers", "must be between 1 and 9 persons")
+                .expected("an integer number of persons, 1 to 9")
+                .example(2)
+                .got(passengers),
+        ],
+    })
+}
+
+/// Deterministic fake offers: three departures, two hours apart, priced from the route.
+fn offers(prefix: &str, operators: [&str; 3], route: &str, starts: DateTime<FixedOffset>, persons: u8) -> Offers {
+    let base: u64 = route.bytes().map(u64::from).sum::<u64>() % 40 * 100 + 1_500;
+    let offers = operators
+        .iter()
+        .enumerate()
+        .map(|(i, operator)| Offer {
+            id: format!("{prefix}-{}-{i}", route.len()),
+            operator: operator.to_string(),
+            starts_at: starts + Duration::hours(2 * i as i64),
+            price_minor: (base + 250 * i as u64) * u64::from(persons),
+            currency: "EUR",
+        })
+        .collect();
+    Offers { offers }
+}
+
+fn book(prefix: &str, request: BookRequest) -> Result<Booking, ToolError> {
+    if !request.offer_id.starts_with(&format!("{prefix}-")) {
+        return Err(ToolError::not_found(format!(
+            "no offer `{}` in this domain; offers here look like `{prefix}-1-0` (search first)",
+            request.offer_id
+        )));
+    }
+    Ok(Booking { booking_id: format!("PNR-{}", request.offer_id), offer_id: request.offer_id })
+}
+
+/// Search long-distance bus departures between two cities.
+#[action(domain = "bus", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE",
+         not_for = "booking (use bus_book), flights or rental cars")]
+async fn search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
+    check_passengers(input.passengers)?;
+    let route = format!("{}>{}", input.origin, input.destination);
+    Ok(offers("BUS", ["ALSA", "FlixBus", "Avanza"], &route, input.departure, input.passengers))
+}
+
+/// Book a bus offer found by bus_search.
+#[action(domain = "bus", name = "bus_book", bind_state = "quoted", transition = "BOOK")]
+async fn bus_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
+    book("BUS", input)
+}
+
+/// Search flights between two cities.
+#[action(domain = "flight", name = "flight_search", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE",
+         not_for = "booking (use flight_book), buses or rental cars")]
+async fn flight_search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
+    check_passengers(input.passengers)?;
+    let route = format!("{}>{}", input.origin, input.destination);
+    Ok(offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers))
+}
+
+/// Book a flight offer found by flight_search.
+#[action(domain = "flight", name = "flight_book", bind_state = "quoted", transition = "BOOK")]
+async fn flight_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
+    book("FLT", input)
+}
+
+/// Search rental cars to pick up at one place.
+#[action(domain = "car_rental", name = "car_rental_search", bind_state = ["idle", "quoted", "booked"],
+         transition = "QUOTE", not_for = "booking (use car_rental_book), buses or flights")]
+async fn car_rental_search(input: CarSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
+    check_passengers(input.passengers)?;
+    if !(1..=30).contains(&input.days) {
+        return Err(ToolError::InvalidArgument {
+            errors: vec![FieldError::new("days", "must be between 1 and 30 days").example(3).got(input.days)],
+        });
+    }
+    let place = format!("{}/{}d", input.pickup_location, input.days);
+    Ok(offers("CAR", ["Europcar", "Hertz", "Sixt"], &place, input.pickup_at, input.passengers))
+}
+
+/// Book a rental car offer found by car_rental_search.
+#[action(domain = "car_rental", name = "car_rental_book", bind_state = "quoted", transition = "BOOK")]
+async fn car_rental_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
+    book("CAR", input)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), toolgate::server::ServeError> {
+    toolgate::Server::from_registry("travel")
+        .version(env!("CARGO_PKG_VERSION"))
+        .describe_domain("bus", "long-distance coach trips between cities")
+        .describe_domain("flight", "flights between cities")
+        .describe_domain("car_rental", "rental cars picked up at one place")
+        .list_active_domain_only()
+        .instructions("Travel search and booking. Call switch_domain first with the domain the user wants; search before booking.")
+        .run_cli()
+        .await
+}

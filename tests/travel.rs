@@ -1,0 +1,161 @@
+//! The travel example through rmcp's client, over stdio and Streamable HTTP: the intent
+//! lock refuses drift between the bus, flight and car-rental domains, and `switch_domain`
+//! is the one explicit way across.
+
+mod common;
+
+use common::TestClient;
+use serde_json::{Value, json};
+
+fn bus_search(domain: &str) -> Value {
+    json!({
+        "domain": domain,
+        "origin": "Madrid",
+        "destination": "Valencia",
+        "departure": "2026-12-04T08:00:00+01:00",
+        "passengers": 2,
+    })
+}
+
+fn car_search() -> Value {
+    json!({
+        "domain": "car_rental",
+        "pickup_location": "Valencia Airport",
+        "pickup_at": "2026-12-04T10:00:00+01:00",
+        "days": 3,
+        "passengers": 2,
+    })
+}
+
+fn switch(domain: &str) -> Value {
+    json!({ "domain": domain, "reason": format!("the user asked for {domain}") })
+}
+
+async fn names(client: &TestClient) -> Vec<String> {
+    client.tool_names().await
+}
+
+async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient) {
+    // Nothing selected yet: only switch_domain is listed, and it lists the domains.
+    let tools = client.tools().await;
+    assert_eq!(tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["switch_domain"]);
+    let switch_tool = &tools[0];
+    assert_eq!(switch_tool.input_schema["properties"]["domain"]["enum"], json!(["bus", "car_rental", "flight"]));
+    let description = switch_tool.description.as_deref().unwrap();
+    assert!(description.contains("- bus: long-distance coach trips between cities"), "{description}");
+
+    // A call before any switch: DOMAIN_NOT_SELECTED, with the exact call to make.
+    let refused = client.refused("bus_search", bus_search("bus")).await;
+    assert_eq!(refused["code"], "DOMAIN_NOT_SELECTED");
+    assert_eq!(refused["domain"], "bus");
+    assert!(refused["hint"].as_str().unwrap().contains(r#"`switch_domain` with {"domain": "bus""#), "{refused}");
+
+    // switch_domain(bus): the list changes, and the client is told.
+    let switched = client.ok("switch_domain", switch("bus")).await;
+    assert_eq!(switched, json!({ "domain": "bus", "previous_domain": null, "tools": ["bus_search", "switch_domain"] }));
+    client.expect_list_changed().await;
+    assert_eq!(names(&client).await, ["bus_search", "switch_domain"]);
+
+    // bus_search works, and its result carries the domain.
+    let found = client.ok("bus_search", bus_search("bus")).await;
+    assert_eq!((found["domain"].as_str(), found["state"].as_str()), (Some("bus"), Some("quoted")));
+    let offer = found["offers"][0]["id"].as_str().unwrap().to_string();
+    client.expect_list_changed().await;
+    assert_eq!(names(&client).await, ["bus_book", "bus_search", "switch_domain"]);
+
+    // Drift: car_rental_search while in bus is refused, with the switch it would take.
+    let drift = client.refused("car_rental_search", car_search()).await;
+    assert_eq!(drift["code"], "DOMAIN_MISMATCH");
+    assert_eq!((drift["active_domain"].as_str(), drift["tool_domain"].as_str()), (Some("bus"), Some("car_rental")));
+    assert_eq!(drift["declared_domain"], "car_rental");
+    assert_eq!(drift["domain"], "car_rental");
+    let hint = drift["hint"].as_str().unwrap();
+    assert!(
+        hint.contains(r#"`switch_domain` with {"domain": "car_rental""#) && hint.contains("changed intent"),
+        "{hint}"
+    );
+
+    // A bus tool that declares another domain is refused the same way.
+    let declared = client.refused("bus_search", bus_search("flight")).await;
+    assert_eq!(
+        (declared["code"].as_str(), declared["declared_domain"].as_str()),
+        (Some("DOMAIN_MISMATCH"), Some("flight"))
+    );
+    // …and one that declares none is told which field is missing.
+    let mut missing = bus_search("bus");
+    missing.as_object_mut().unwrap().remove("domain");
+    let missing = client.refused("bus_search", missing).await;
+    assert_eq!(
+        (missing["code"].as_str(), missing["errors"][0]["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("domain"))
+    );
+
+    // Switching to car_rental and back keeps bus's machine where it was (quoted).
+    let switched = client.ok("switch_domain", switch("car_rental")).await;
+    assert_eq!(switched["previous_domain"], "bus");
+    client.expect_list_changed().await;
+    assert_eq!(names(&client).await, ["car_rental_search", "switch_domain"]);
+    assert_eq!(client.ok("car_rental_search", car_search()).await["domain"], "car_rental");
+    client.expect_list_changed().await;
+    client.ok("switch_domain", switch("bus")).await;
+    client.expect_list_changed().await;
+    assert_eq!(names(&client).await, ["bus_book", "bus_search", "switch_domain"]);
+    let booked = client.ok("bus_book", json!({ "domain": "bus", "offer_id": offer })).await;
+    assert_eq!((booked["state"].as_str(), booked["domain"].as_str()), (Some("booked"), Some("bus")));
+}
+
+/// Every domain tool, as listed once its domain is active, requires `domain` = its domain.
+async fn every_domain_tool_requires_its_domain(mut client: TestClient) {
+    for domain in ["bus", "car_rental", "flight"] {
+        client.ok("switch_domain", switch(domain)).await;
+        client.expect_list_changed().await;
+        for tool in client.tools().await.into_iter().filter(|t| t.name != "switch_domain") {
+            assert!(tool.name.starts_with(&format!("{domain}_")), "{} listed in {domain}", tool.name);
+            let schema = &tool.input_schema;
+            assert_eq!(schema["properties"]["domain"]["const"], domain, "{}", tool.name);
+            assert!(schema["required"].as_array().unwrap().contains(&json!("domain")), "{}", tool.name);
+            let output = tool.output_schema.as_ref().expect("output schema");
+            assert_eq!(output["properties"]["domain"]["const"], domain, "{}", tool.name);
+        }
+    }
+}
+
+async fn bad_switches_are_invalid_arguments(client: TestClient) {
+    let refused = client.refused("switch_domain", json!({ "domain": "train", "reason": "" })).await;
+    assert_eq!(refused["code"], "INVALID_ARGUMENT");
+    let fields: Vec<&str> =
+        refused["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["domain", "reason"]);
+    assert_eq!(refused["errors"][0]["expected"], "one of: bus, car_rental, flight");
+    assert_eq!(client.tool_names().await, ["switch_domain"], "a refused switch selects nothing");
+}
+
+#[tokio::test]
+async fn stdio_drift_is_refused_and_switching_is_explicit() {
+    drift_is_refused_and_switching_is_explicit(TestClient::stdio_example("travel").await).await;
+}
+
+#[tokio::test]
+async fn http_drift_is_refused_and_switching_is_explicit() {
+    drift_is_refused_and_switching_is_explicit(TestClient::http_example("travel").await).await;
+}
+
+#[tokio::test]
+async fn stdio_every_domain_tool_requires_its_domain() {
+    every_domain_tool_requires_its_domain(TestClient::stdio_example("travel").await).await;
+}
+
+#[tokio::test]
+async fn http_every_domain_tool_requires_its_domain() {
+    every_domain_tool_requires_its_domain(TestClient::http_example("travel").await).await;
+}
+
+#[tokio::test]
+async fn stdio_bad_switches_are_invalid_arguments() {
+    bad_switches_are_invalid_arguments(TestClient::stdio_example("travel").await).await;
+}
+
+#[tokio::test]
+async fn http_bad_switches_are_invalid_arguments() {
+    bad_switches_are_invalid_arguments(TestClient::http_example("travel").await).await;
+}
