@@ -120,7 +120,8 @@ fn check_domain(attrs: &ActionAttrs, handler: &Handler, errors: &mut Vec<syn::Er
         }
         (None, Some(_)) => Some(None),
         (None, None) => {
-            if !attrs.failed.iter().any(|k| k == "domain") {
+            // A malformed `domain` or `global` was already reported at its value.
+            if !attrs.failed.iter().any(|k| k == "domain" || k == "global") {
                 errors.push(syn::Error::new(
                     handler.ident().span(),
                     "#[action] needs `domain = \"…\"`: the intent domain this tool belongs to (it prefixes the tool name); only `global` tools have none",

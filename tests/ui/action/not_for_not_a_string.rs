@@ -1,0 +1,15 @@
+// `not_for` takes a string.
+use toolgate::prelude::*;
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// A tool.
+#[action(domain = "bus", not_for = booking)]
+async fn search(_ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}
