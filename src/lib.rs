@@ -69,6 +69,35 @@
 //!   transition are linearizable per flow — of 50 concurrent `invoice_discharge` calls on
 //!   one approved flow, exactly one handler runs and 49 callers get `FORBIDDEN`.
 //!
+//! ## Intent lock: one active domain per flow
+//!
+//! Every action belongs to a domain (`bus`, `flight`, `invoice`) that prefixes its name.
+//! A flow has one *active* domain; a call into another is refused with `DOMAIN_MISMATCH`
+//! and a hint naming the exact `switch_domain` call to make if the user changed intent.
+//! On a server with several domains toolgate generates that `switch_domain` tool
+//! (`{domain, reason}` → `{domain, previous_domain, tools}`); a server with one domain has
+//! it active from the start.
+//!
+//! Every domain tool's input schema gets a required `domain` property (`const` its
+//! domain): the model restates its intent on each call, and a contradiction is refused
+//! the same way. Every result — success or error — carries `domain`.
+//!
+//! ```no_run
+//! use toolgate::prelude::*;
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), toolgate::server::ServeError> {
+//! Server::from_registry("travel")
+//!     .domain_policy(DomainPolicy::Strict) // the default; or LockOnFirstUse, Off
+//!     .describe_domain("bus", "long-distance coach trips between cities")
+//!     .list_active_domain_only() // sessions list only the active domain's tools
+//!     .run_cli()
+//!     .await
+//! # }
+//! ```
+//!
+//! Tools that belong to no domain (help, …) are `#[action(global)]`: callable whatever
+//! the active domain, named without a prefix — but never a bare generic verb.
+//!
 //! ## Where `machine!` must be
 //!
 //! `#[action]` reaches its machine through a hidden macro that `machine!` defines, so the

@@ -27,13 +27,19 @@ use proc_macro::TokenStream;
 ///
 /// | key | value | meaning |
 /// |---|---|---|
-/// | `domain` | `"snake_case"` (required) | the intent domain; the tool is named `{domain}_{fn}` |
+/// | `domain` | `"snake_case"` | the intent domain; the tool is named `{domain}_{fn}` (required unless `global`) |
+/// | `global` | flag | the tool belongs to no domain (help, …): callable whatever the active domain |
 /// | `bind_state` | `"state"` or `["a", "b"]` | the states in which the tool exists; omit for always |
 /// | `transition` | `"EVENT"` | the event a successful call fires (needs `bind_state`) |
 /// | `compact` | `"…"` | the description shown while the machine is in its initial state |
-/// | `machine` | `"id"` | the machine, when its id differs from the domain |
+/// | `not_for` | `"…"` | what the tool is not for; appended to the description as `Not for: ….` |
+/// | `machine` | `"id"` | the machine, when its id differs from the domain (required for bound `global` tools) |
 /// | `name` | `"{domain}_…"` | an explicit tool name; it must keep the domain prefix |
 /// | `startup_checked` | flag | the machine is loaded at start-up (XState JSON): check the binding then |
+///
+/// Bare generic names (`search`, `query`, `get`, `list`, `find`, `run`, `buscar`,
+/// `consultar`, …) are refused as explicit names and as global tools' names: a model
+/// confuses them across domains.
 ///
 /// The function is emitted unchanged; beside it the macro emits a link-time registration
 /// and, for bound actions, a check against the machine that fails to compile *at the
