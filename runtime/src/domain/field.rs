@@ -5,6 +5,7 @@ use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
 
 use crate::error::{FieldError, ToolError};
+use crate::registry::schema::{Position, add_owned_property};
 
 /// The field's name, in arguments and in results.
 pub(crate) const DOMAIN_FIELD: &str = "domain";
@@ -19,7 +20,7 @@ pub(crate) fn add_to_input_schema(schema: &mut JsonObject, domain: &str) -> Resu
             "Must be \"{domain}\": the intent domain of this tool. If the user now wants something from another domain, call switch_domain instead."
         ),
     });
-    prepend_property(schema, property, "input", true)
+    add_owned_property(schema, DOMAIN_FIELD, property, Position::First, "input", "the intent domain")
 }
 
 /// Declares the `domain` toolgate adds to results.
@@ -32,32 +33,7 @@ pub(crate) fn add_to_output_schema(schema: &mut JsonObject, domain: Option<&str>
             json!({ "type": ["string", "null"], "description": "The flow's active intent domain after this call." })
         }
     };
-    prepend_property(schema, property, "output", true)
-}
-
-fn prepend_property(schema: &mut JsonObject, property: Value, which: &str, required: bool) -> Result<(), String> {
-    let existing = schema.remove("properties").and_then(|p| match p {
-        Value::Object(map) => Some(map),
-        _ => None,
-    });
-    let mut properties = Map::new();
-    properties.insert(DOMAIN_FIELD.into(), property);
-    for (name, value) in existing.unwrap_or_default() {
-        if name == DOMAIN_FIELD {
-            return Err(format!(
-                "the {which} type has a field `{DOMAIN_FIELD}`, which toolgate reserves for the intent domain; rename it"
-            ));
-        }
-        properties.insert(name, value);
-    }
-    schema.insert("properties".into(), Value::Object(properties));
-    if required {
-        let list = schema.entry("required").or_insert_with(|| json!([]));
-        if let Some(list) = list.as_array_mut() {
-            list.insert(0, json!(DOMAIN_FIELD));
-        }
-    }
-    Ok(())
+    add_owned_property(schema, DOMAIN_FIELD, property, Position::First, "output", "the intent domain")
 }
 
 /// Removes the declared `domain` from the arguments (the handler's type does not have it)

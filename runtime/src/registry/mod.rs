@@ -1,6 +1,7 @@
 //! The registry: every `#[action]` and `machine!` of the binary, collected once at
 //! start-up, checked, sorted, and turned into ready-to-send MCP tool definitions.
 
+pub(crate) mod schema;
 mod startup_error;
 mod tool_entry;
 

@@ -8,6 +8,7 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 use super::StartupProblem;
+use super::schema::{Position, add_owned_property};
 use crate::action::ActionRegistration;
 use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::fsm::Machine;
@@ -181,28 +182,12 @@ fn object_schema(schema: Value) -> Option<JsonObject> {
 
 /// Declares the `state` field toolgate adds to every result of a machine's tool.
 fn add_state_field(schema: &mut JsonObject, machine: &Machine) -> Result<(), String> {
-    let properties = schema.entry("properties").or_insert_with(|| json!({}));
-    let Some(properties) = properties.as_object_mut() else {
-        return Err("the output schema's `properties` is not an object".into());
-    };
-    if properties.contains_key(STATE_FIELD) {
-        return Err(format!(
-            "the output type has a field `{STATE_FIELD}`, which toolgate fills with the `{}` machine's state after the call; rename it",
-            machine.id()
-        ));
-    }
     let states: Vec<&str> = machine.spec().states.iter().map(|s| s.name.as_str()).collect();
-    properties.insert(
-        STATE_FIELD.into(),
-        json!({
-            "type": "string",
-            "enum": states,
-            "description": format!("The `{}` workflow's state after this call.", machine.id()),
-        }),
-    );
-    let required = schema.entry("required").or_insert_with(|| json!([]));
-    if let Some(required) = required.as_array_mut() {
-        required.push(json!(STATE_FIELD));
-    }
-    Ok(())
+    let property = json!({
+        "type": "string",
+        "enum": states,
+        "description": format!("The `{}` workflow's state after this call.", machine.id()),
+    });
+    let purpose = format!("the `{}` machine's state after the call", machine.id());
+    add_owned_property(schema, STATE_FIELD, property, Position::Last, "output", &purpose)
 }
