@@ -1,6 +1,7 @@
 //! [`Connection`]: rmcp's `ServerHandler` for one client connection.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult, PaginatedRequestParams,
@@ -19,6 +20,29 @@ use crate::gate::Gate;
 pub struct Connection {
     shared: Arc<Shared>,
     id: u64,
+    owned_flows: Arc<OwnedFlows>,
+}
+
+/// The flows keyed by this connection or its session; removed from the store when the
+/// last clone of the connection drops (the client disconnected or the session ended).
+struct OwnedFlows {
+    shared: Arc<Shared>,
+    keys: Mutex<HashSet<FlowKey>>,
+}
+
+impl Drop for OwnedFlows {
+    fn drop(&mut self) {
+        let keys: Vec<FlowKey> = self.keys.get_mut().map(|k| k.drain().collect()).unwrap_or_default();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let store = self.shared.store.clone();
+        runtime.spawn(async move {
+            for key in keys {
+                if let Err(error) = store.remove(&key).await {
+                    tracing::warn!(%key, %error, "cannot remove a finished connection's flow");
+                }
+            }
+        });
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -29,18 +53,26 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     pub(super) fn new(shared: Arc<Shared>, id: u64) -> Self {
-        Self { shared, id }
+        let owned_flows = Arc::new(OwnedFlows { shared: shared.clone(), keys: Mutex::default() });
+        Self { shared, id, owned_flows }
     }
 
     /// The flow a request belongs to: its `Mcp-Session-Id` over stateful HTTP, else
     /// this connection.
     fn flow_key(&self, context: &RequestContext<RoleServer>) -> FlowKey {
-        context
+        let key = context
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|value| value.to_str().ok())
-            .map_or_else(|| FlowKey::connection(self.id), FlowKey::session)
+            .map_or_else(|| FlowKey::connection(self.id), FlowKey::session);
+        // Remember it, so the flow is removed when this connection ends.
+        if let Ok(mut keys) = self.owned_flows.keys.lock()
+            && !keys.contains(&key)
+        {
+            keys.insert(key.clone());
+        }
+        key
     }
 }
 

@@ -15,6 +15,7 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     compare_and_set_applies_only_over_the_expected_version(store).await;
     flows_are_independent(store).await;
     leases_are_exclusive_per_flow(store).await;
+    removed_flows_load_as_new(store).await;
 }
 
 fn key(name: &str) -> FlowKey {
@@ -73,4 +74,12 @@ async fn leases_are_exclusive_per_flow<S: FlowStore + Clone>(store: &S) {
         task.await.unwrap();
     }
     assert_eq!(max_inside.load(Ordering::SeqCst), 1, "two holders of one flow's lease at once");
+}
+
+async fn removed_flows_load_as_new<S: FlowStore>(store: &S) {
+    let flow = key("removed");
+    store.compare_and_set(&flow, 0, &Snapshot::default().with_state("m", "x")).await.unwrap();
+    store.remove(&flow).await.unwrap();
+    assert_eq!(store.load(&flow).await.unwrap(), Snapshot::default());
+    store.remove(&flow).await.expect("removing an absent flow is not an error");
 }

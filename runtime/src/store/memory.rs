@@ -26,6 +26,11 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// How many flows the store holds (for monitoring and tests).
+    pub fn flow_count(&self) -> usize {
+        self.flows().len()
+    }
+
     fn flows(&self) -> std::sync::MutexGuard<'_, HashMap<FlowKey, Entry>> {
         // The map is only touched by short, non-panicking critical sections; a poisoned
         // lock still holds consistent data, so keep serving instead of failing every flow.
@@ -53,6 +58,11 @@ impl FlowStore for MemoryStore {
     async fn lease(&self, flow: &FlowKey) -> Result<FlowLease, StoreError> {
         let lock = self.flows().entry(flow.clone()).or_default().lease.clone();
         Ok(FlowLease::new(lock.lock_owned().await))
+    }
+
+    async fn remove(&self, flow: &FlowKey) -> Result<(), StoreError> {
+        self.flows().remove(flow);
+        Ok(())
     }
 }
 

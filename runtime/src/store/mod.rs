@@ -31,6 +31,10 @@ pub trait FlowStore: Send + Sync + 'static {
 
     /// Waits for, then holds, the flow's exclusive lease until the returned guard drops.
     async fn lease(&self, flow: &FlowKey) -> Result<FlowLease, StoreError>;
+
+    /// Forgets the flow. The server calls it when the connection or session that owns a
+    /// connection- or session-keyed flow ends, so such flows do not outlive their client.
+    async fn remove(&self, flow: &FlowKey) -> Result<(), StoreError>;
 }
 
 /// An exclusive hold on one flow; released when dropped.
