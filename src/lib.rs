@@ -142,3 +142,8 @@ pub mod __private {
     pub use toolgate_macros::__check_binding as check_binding;
     pub use toolgate_runtime::__private::*;
 }
+
+/// The README's examples, compiled as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
