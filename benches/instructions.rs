@@ -1,0 +1,51 @@
+//! Instruction counts per `tools/call`, for comparisons that machine noise cannot blur.
+//!
+//! Runs one scenario on a single-threaded runtime over an in-memory pipe: `CALLS` round
+//! trips after connecting. Run it under callgrind twice — with `CALLS=0` and with
+//! `CALLS=N` — and divide the difference by N:
+//!
+//! ```text
+//! cargo bench --bench instructions --no-run
+//! B=$(ls target/release/deps/instructions-* | grep -v '\.d$')
+//! for s in plain_rmcp toolgate_unbound toolgate_transition; do for n in 0 2000; do
+//!   SCENARIO=$s CALLS=$n valgrind --tool=callgrind --callgrind-out-file=/dev/null $B --bench 2>&1 | grep refs
+//! done; done
+//! ```
+
+mod support;
+
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServerHandler, ServiceExt};
+use support::{Plain, request};
+
+async fn connect<S: ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = server.serve(tokio::io::split(server_io)).await.expect("server");
+        let _ = running.waiting().await;
+    });
+    ().serve(tokio::io::split(client_io)).await.expect("client")
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let scenario = std::env::var("SCENARIO").unwrap_or_else(|_| "toolgate_unbound".into());
+    let calls: usize = std::env::var("CALLS").ok().and_then(|c| c.parse().ok()).unwrap_or(1000);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let server = toolgate::Server::from_registry("bench").build().expect("registry");
+        let (client, tools): (_, &[&str]) = match scenario.as_str() {
+            "plain_rmcp" => (connect(Plain).await, &["light_echo"]),
+            "toolgate_unbound" => (connect(server.connection()).await, &["light_echo"]),
+            "toolgate_transition" => (connect(server.connection()).await, &["light_on", "light_off"]),
+            other => panic!("unknown SCENARIO {other}"),
+        };
+        for tool in tools.iter().cycle().take(calls) {
+            let result = client.call_tool(request(tool)).await.expect("call");
+            assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+        }
+        let _ = client.cancel().await;
+    });
+}
