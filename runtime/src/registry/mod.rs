@@ -74,6 +74,47 @@ pub(crate) struct RegistryOptions {
     pub(crate) domain_descriptions: BTreeMap<String, String>,
 }
 
+/// Validates every machine; invalid and duplicate ones become problems.
+fn checked_machines(
+    specs: Vec<(MachineSpec, String)>,
+    problems: &mut Vec<StartupProblem>,
+) -> BTreeMap<String, Arc<Machine>> {
+    let mut machines: BTreeMap<String, (Arc<Machine>, String)> = BTreeMap::new();
+    for (spec, origin) in specs {
+        let id = spec.id.clone();
+        match Machine::new(spec) {
+            Err(errors) => problems.push(StartupProblem::InvalidMachine { machine: id, origin, errors }),
+            Ok(_) if machines.contains_key(&id) => {
+                let first = machines[&id].1.clone();
+                problems.push(StartupProblem::DuplicateMachine { machine: id, first, second: origin });
+            }
+            Ok(machine) => {
+                machines.insert(id, (Arc::new(machine), origin));
+            }
+        }
+    }
+    machines.into_iter().map(|(id, (machine, _))| (id, machine)).collect()
+}
+
+/// The actions sorted by tool name, one per name; duplicates become problems.
+fn unique_actions(
+    mut actions: Vec<&'static ActionRegistration>,
+    problems: &mut Vec<StartupProblem>,
+) -> Vec<&'static ActionRegistration> {
+    actions.sort_by_key(|a| (a.name, a.location.file, a.location.line));
+    for pair in actions.windows(2) {
+        if pair[0].name == pair[1].name {
+            problems.push(StartupProblem::DuplicateTool {
+                tool: pair[0].name.to_string(),
+                first: pair[0].location,
+                second: pair[1].location,
+            });
+        }
+    }
+    actions.dedup_by_key(|a| a.name);
+    actions
+}
+
 /// The domains the actions belong to, with the descriptions given for them; describing a
 /// domain no action has is a problem (a typo would otherwise go unnoticed).
 fn intent_lock(
@@ -111,53 +152,22 @@ impl Registry {
     /// checks them all; every problem is reported at once.
     pub(crate) fn collect(options: RegistryOptions) -> Result<Self, StartupError> {
         let actions: Vec<&'static ActionRegistration> = inventory::iter::<ActionRegistration>().collect();
-        let machines = inventory::iter::<MachineRegistration>()
+        let machines: Vec<(MachineSpec, String)> = inventory::iter::<MachineRegistration>()
             .map(|m| (m.spec(), m.location.to_string()))
-            .chain(options.machines.iter().map(|m| (m.spec().clone(), "ServerBuilder::machine".to_string())));
-        let machines: Vec<_> = machines.collect();
-        Self::build(actions, machines.into_iter(), options)
+            .chain(options.machines.iter().map(|m| (m.spec().clone(), "ServerBuilder::machine".to_string())))
+            .collect();
+        Self::build(actions, machines, &options)
     }
 
     fn build(
         actions: Vec<&'static ActionRegistration>,
-        machine_specs: impl Iterator<Item = (MachineSpec, String)>,
-        options: RegistryOptions,
+        machines: Vec<(MachineSpec, String)>,
+        options: &RegistryOptions,
     ) -> Result<Self, StartupError> {
         let mut problems = Vec::new();
-        let mut machines: BTreeMap<String, (Arc<Machine>, String)> = BTreeMap::new();
-        for (spec, origin) in machine_specs {
-            let id = spec.id.clone();
-            match Machine::new(spec) {
-                Err(errors) => problems.push(StartupProblem::InvalidMachine { machine: id, origin, errors }),
-                Ok(machine) => {
-                    if let Some((_, first)) = machines.get(&id) {
-                        problems.push(StartupProblem::DuplicateMachine {
-                            machine: id,
-                            first: first.clone(),
-                            second: origin,
-                        });
-                    } else {
-                        machines.insert(id, (Arc::new(machine), origin));
-                    }
-                }
-            }
-        }
-        let machines: BTreeMap<String, Arc<Machine>> = machines.into_iter().map(|(id, (m, _))| (id, m)).collect();
-
-        let mut actions = actions;
-        actions.sort_by_key(|a| (a.name, a.location.file, a.location.line));
-        for pair in actions.windows(2) {
-            if pair[0].name == pair[1].name {
-                problems.push(StartupProblem::DuplicateTool {
-                    tool: pair[0].name.to_string(),
-                    first: pair[0].location,
-                    second: pair[1].location,
-                });
-            }
-        }
-        actions.dedup_by_key(|a| a.name);
-
-        let lock = intent_lock(&actions, &options, &mut problems);
+        let machines = checked_machines(machines, &mut problems);
+        let actions = unique_actions(actions, &mut problems);
+        let lock = intent_lock(&actions, options, &mut problems);
         let mut tools: Vec<ToolEntry> = actions
             .into_iter()
             .filter_map(|action| ToolEntry::new(action, &machines).map_err(|p| problems.extend(p)).ok())
@@ -173,7 +183,6 @@ impl Registry {
         for (tool, unlocked_by) in tools.iter_mut().zip(unlocks) {
             tool.unlocked_by = unlocked_by;
         }
-
         if !problems.is_empty() {
             return Err(StartupError { problems });
         }
