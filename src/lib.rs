@@ -3,7 +3,7 @@
 //! Build MCP (Model Context Protocol) servers in which the **server** — not the model's
 //! good behaviour — stops the wrong tool call.
 //!
-//! You write async handlers and annotate them with [`#[action]`](action). toolgate turns
+//! You write async handlers and annotate them with [`#[action]`](macro@action). toolgate turns
 //! them into MCP tools that are **gated by workflow state**: a tool bound to a state of a
 //! [`machine!`] is absent from `tools/list` outside that state, and a client that calls it
 //! anyway gets a structured `FORBIDDEN` result naming the tools it *can* call. A successful
