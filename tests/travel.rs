@@ -62,6 +62,10 @@ async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient) {
     let offer = found["offers"][0]["id"].as_str().unwrap().to_string();
     client.expect_list_changed().await;
     assert_eq!(names(&client).await, ["bus_book", "bus_search", "switch_domain"]);
+    // Searching again (quoted → quoted) changes nothing a client sees: no notification.
+    // (On stdio the server sends a notification before the response it belongs to.)
+    client.ok("bus_search", bus_search("bus")).await;
+    assert_eq!(client.pending_list_changed(), 0, "list_changed sent although the list did not change");
 
     // Drift: car_rental_search while in bus is refused, with the switch it would take.
     let drift = client.refused("car_rental_search", car_search()).await;
