@@ -40,7 +40,9 @@ pub struct TestClient {
     _server: Option<Child>,
 }
 
-/// The path of a built example binary (`cargo test` builds the examples).
+/// The path of a built example binary. A plain `cargo test` builds the examples first;
+/// `cargo test --test NAME` does not, so run `cargo build --examples` before it or the
+/// test talks to a stale binary.
 pub fn example_binary(name: &str) -> PathBuf {
     let deps = std::env::current_exe().expect("test binary path");
     let target = deps.parent().and_then(|d| d.parent()).expect("target dir");
