@@ -12,7 +12,6 @@
 //! them all at once.
 
 use std::collections::{BTreeSet, HashSet};
-use std::fmt;
 
 /// A machine as declared: the XState v5 subset toolgate understands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -315,23 +314,6 @@ fn join<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
         out.push_str(name);
     }
     out
-}
-
-impl fmt::Display for MachineSpec {
-    /// Renders the machine in the `machine!` / XState shape, for messages and docs.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (", self.id)?;
-        for (i, s) in self.states.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            f.write_str(&s.name)?;
-            for t in &s.on {
-                write!(f, " --{}--> {}", t.event, t.target)?;
-            }
-        }
-        f.write_str(")")
-    }
 }
 
 #[cfg(test)]
