@@ -93,6 +93,10 @@ impl TestClient {
     }
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
+    ///
+    /// rmcp delivers `list_changed` on the session's standalone GET stream, which its
+    /// client opens in the background right after initializing; every test makes at
+    /// least one round trip before its first transition, which leaves it time to open.
     pub async fn http(url: &str) -> Self {
         let transport = StreamableHttpClientTransport::from_uri(url.to_string());
         let (observer, list_changed) = observer();
