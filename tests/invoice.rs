@@ -61,6 +61,7 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
 
 /// A second session's flow is its own: the first one's transitions do not show in it.
 async fn sessions_are_independent(mut first: TestClient, mut second: TestClient) {
+    assert_eq!(first.tool_names().await, ["invoice_submit", "invoice_view"]);
     first.ok("invoice_submit", inv("INV-1")).await;
     first.expect_list_changed().await;
     first.ok("invoice_approve", inv("INV-1")).await;

@@ -110,6 +110,7 @@ async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient) {
 
 /// Every domain tool, as listed once its domain is active, requires `domain` = its domain.
 async fn every_domain_tool_requires_its_domain(mut client: TestClient) {
+    assert_eq!(client.tool_names().await, ["switch_domain"]);
     for domain in ["bus", "car_rental", "flight"] {
         client.ok("switch_domain", switch(domain)).await;
         client.expect_list_changed().await;
