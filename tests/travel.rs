@@ -54,7 +54,14 @@ async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient) {
     let switched = client.ok("switch_domain", switch("bus")).await;
     assert_eq!(switched, json!({ "domain": "bus", "previous_domain": null, "tools": ["bus_search", "switch_domain"] }));
     client.expect_list_changed().await;
-    assert_eq!(names(&client).await, ["bus_search", "switch_domain"]);
+    let tools = client.tools().await;
+    assert_eq!(tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["bus_search", "switch_domain"]);
+    // `not_for` tells the model what the tool does not do.
+    let search_description = tools[0].description.as_deref().unwrap();
+    assert!(
+        search_description.ends_with("\n\nNot for: booking (use bus_book), flights or rental cars."),
+        "{search_description}"
+    );
 
     // bus_search works, and its result carries the domain.
     let found = client.ok("bus_search", bus_search("bus")).await;
