@@ -91,12 +91,6 @@ async fn http_walks_the_workflow() {
 }
 
 #[tokio::test]
-async fn stdio_connections_are_independent_flows() {
-    let (first, second) = (TestClient::stdio_example("invoice").await, TestClient::stdio_example("invoice").await);
-    sessions_are_independent(first, second).await;
-}
-
-#[tokio::test]
 async fn http_sessions_on_one_server_are_independent_flows() {
     let first = TestClient::http_example("invoice").await;
     // The second session talks to the *same* server process as the first.

@@ -58,19 +58,23 @@ impl<'a> Gate<'a> {
             && tool.machine.as_deref().is_some_and(|m| self.snapshot.state_of(m.id(), m.initial()) == m.initial())
     }
 
-    /// What the flow's `tools/list` shows, in name order.
+    /// The tools the flow's `tools/list` shows, in name order, each with whether it is
+    /// shown compact.
+    fn shown(&self) -> impl Iterator<Item = (&'a ToolEntry, bool)> + '_ {
+        self.registry.tools().iter().filter(|t| self.visible(t)).map(|t| (t, self.is_compact(t)))
+    }
+
+    /// What the flow's `tools/list` shows: compared before and after a commit to decide
+    /// whether to send `list_changed`.
     pub(crate) fn listing(&self) -> Vec<ListingEntry> {
-        self.registry.tools().iter().filter(|t| self.visible(t)).map(|t| (t.name, self.is_compact(t))).collect()
+        self.shown().map(|(t, compact)| (t.name, compact)).collect()
     }
 
     /// The MCP definitions of [`Gate::listing`].
     pub(crate) fn tools(&self) -> Vec<Tool> {
-        self.registry
-            .tools()
-            .iter()
-            .filter(|t| self.visible(t))
-            .map(|t| match (&t.compact, self.is_compact(t)) {
-                (Some(compact), true) => compact.clone(),
+        self.shown()
+            .map(|(t, compact)| match (&t.compact, compact) {
+                (Some(definition), true) => definition.clone(),
                 _ => t.tool.clone(),
             })
             .collect()
