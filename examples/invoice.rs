@@ -1,7 +1,10 @@
 //! The invoice workflow: tools that appear only when the invoice's state allows them.
 //!
-//! `invoice_discharge` does not exist for the model until the invoice is approved, and a
-//! client that calls it anyway gets `FORBIDDEN` with the tools it *can* call.
+//! The workflow belongs to each invoice (the machine is keyed by `id`): approving INV-1
+//! does not make INV-2 payable, and an invoice paid in one session is paid in all.
+//! `invoice_discharge` is not listed until the invoice the session works on is approved,
+//! and a client that calls it anyway gets `FORBIDDEN` naming that invoice, its state, and
+//! the tools it *can* call.
 //!
 //! ```text
 //! cargo run --example invoice                            # MCP over stdio
@@ -12,8 +15,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate::prelude::*;
 
+// One machine per invoice: `key: "id"` makes the `id` argument of every invoice tool
+// name the instance the call is gated on, whichever client or session makes it.
 toolgate::machine! {
     id: "invoice",
+    key: "id",
     initial: "draft",
     states: {
         draft:      { on: { SUBMIT: "review" } },

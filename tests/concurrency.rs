@@ -58,7 +58,7 @@ async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
 /// however long it takes; a broken gate fails unless every racer is slower than this).
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
 async fn discharge(ctx: Ctx) -> Result<Done, ToolError> {
-    *DISCHARGES.lock().unwrap().entry(ctx.flow().to_string()).or_default() += 1;
+    *DISCHARGES.lock().unwrap().entry(format!("{:?}", ctx.flow())).or_default() += 1;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     Ok(Done { ok: true })
 }

@@ -41,11 +41,11 @@ async fn a_finished_sessions_flow_is_removed() {
     let (first, second) = (TestClient::http(&url).await, TestClient::http(&url).await);
     first.ok("door_open", json!({ "domain": "door" })).await;
     second.ok("door_open", json!({ "domain": "door" })).await;
-    assert_eq!(store.flow_count(), 2);
+    assert_eq!(store.record_count(), 2);
 
     first.service.cancel().await.expect("close the first session");
     tokio::time::timeout(PATIENCE, async {
-        while store.flow_count() != 1 {
+        while store.record_count() != 1 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })

@@ -20,6 +20,9 @@ pub struct MachineSpec {
     pub id: String,
     /// The initial state; `None` when the declaration omits it (an error).
     pub initial: Option<String>,
+    /// The argument that names an instance (`"id"`): the machine then has one instance per
+    /// value of it, shared by every conversation. `None`: one instance per conversation.
+    pub key: Option<String>,
     /// The states in declaration order.
     pub states: Vec<StateSpec>,
 }
@@ -114,6 +117,14 @@ pub enum MachineError {
         /// The final state.
         state: String,
     },
+    /// `key` is not a plain argument name.
+    #[error("machine `{machine}`: `key` `{key}` must be an argument name (letters, digits and `_`, not starting with a digit)")]
+    InvalidKey {
+        /// The machine's id.
+        machine: String,
+        /// The key as written.
+        key: String,
+    },
     /// A state cannot be reached from `initial`. toolgate treats this as an error: a tool
     /// bound to it could never be called, which is almost always a typo in a target.
     #[error("machine `{machine}`: state `{state}` is unreachable from initial state `{initial}`")]
@@ -152,6 +163,9 @@ impl MachineSpec {
         }
         if self.states.is_empty() {
             errors.push(MachineError::NoStates { machine: machine() });
+        }
+        if let Some(key) = self.key.as_ref().filter(|key| !is_argument_name(key)) {
+            errors.push(MachineError::InvalidKey { machine: machine(), key: key.clone() });
         }
         let mut seen = HashSet::new();
         for state in &self.states {
@@ -264,6 +278,24 @@ impl MachineSpec {
     pub fn target(&self, state: &str, event: &str) -> Option<&str> {
         self.state(state)?.on.iter().find(|t| t.event == event).map(|t| t.target.as_str())
     }
+
+    /// Checks that an action bound to this machine can name an instance: a keyed
+    /// machine's actions need an input (which must have the key field; only the runtime
+    /// can see the input type's fields).
+    pub fn check_instance_input(&self, takes_input: bool) -> Option<BindingError> {
+        let key = self.key.as_ref()?;
+        (!takes_input).then(|| BindingError::KeyMissing {
+            machine: self.id.clone(),
+            key: key.clone(),
+            problem: "the handler takes no input".into(),
+        })
+    }
+}
+
+/// Whether `name` can be a JSON argument name toolgate reads as a machine key.
+fn is_argument_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// A problem with an action's `bind_state` / `transition` against its machine.
@@ -303,6 +335,18 @@ pub enum BindingError {
         /// The events the state accepts, comma-separated (or `none`).
         accepted: String,
     },
+    /// The machine is keyed, and the action's input cannot name an instance.
+    #[error(
+        "machine `{machine}` has one instance per `{key}`, so its actions must take an input with a required `{key}` field (a string or an integer); {problem}"
+    )]
+    KeyMissing {
+        /// The machine's id.
+        machine: String,
+        /// The machine's key.
+        key: String,
+        /// What is wrong with the input.
+        problem: String,
+    },
 }
 
 fn join<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
@@ -332,6 +376,7 @@ mod tests {
         MachineSpec {
             id: "invoice".into(),
             initial: Some("draft".into()),
+            key: None,
             states: vec![
                 state("draft", &[("SUBMIT", "review")]),
                 state("review", &[("APPROVE", "approved"), ("REJECT", "draft")]),
@@ -402,8 +447,21 @@ mod tests {
         let errors = m.validate();
         assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateState { state, .. } if state == "draft")));
         assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateEvent { event, .. } if event == "SUBMIT")));
-        let empty = MachineSpec { id: String::new(), initial: Some("a".into()), states: vec![] };
+        let empty = MachineSpec { id: String::new(), initial: Some("a".into()), key: None, states: vec![] };
         assert_eq!(empty.validate(), vec![MachineError::EmptyId, MachineError::NoStates { machine: String::new() }]);
+    }
+
+    #[test]
+    fn keys_must_be_argument_names_and_keyed_actions_take_input() {
+        let keyed = MachineSpec { key: Some("id".into()), ..invoice() };
+        assert_eq!(keyed.validate(), vec![]);
+        assert_eq!(keyed.check_instance_input(true), None);
+        assert!(keyed.check_instance_input(false).unwrap().to_string().contains("required `id` field"));
+        assert_eq!(invoice().check_instance_input(false), None);
+        for bad in ["", "1st", "invoice id", "a-b"] {
+            let m = MachineSpec { key: Some(bad.into()), ..invoice() };
+            assert!(matches!(&m.validate()[..], [MachineError::InvalidKey { .. }]), "{bad:?}");
+        }
     }
 
     #[test]

@@ -37,6 +37,37 @@ pub enum ToolError {
         /// What was not found, said for the model.
         message: String,
     },
+    /// The call's state handle is not one this server signed (forged, altered, another
+    /// server's key), or names a flow that is gone.
+    #[error("{message}")]
+    InvalidHandle {
+        /// What is wrong with the handle.
+        message: String,
+        /// What to do instead.
+        hint: Box<str>,
+    },
+    /// The call's state handle, or the flow it names, has expired.
+    #[error("{message}")]
+    HandleExpired {
+        /// What expired.
+        message: String,
+        /// What to do instead.
+        hint: Box<str>,
+    },
+    /// Another transitioning call held the instance or flow longer than the server waits.
+    #[error("another call is changing this {what} right now; nothing was done, try again shortly")]
+    FlowBusy {
+        /// `instance` or `flow`.
+        what: &'static str,
+        /// When retrying makes sense.
+        retry_after_ms: u64,
+    },
+    /// The handler ran past its deadline; its work was dropped and nothing was committed.
+    #[error("the call took longer than its {timeout_ms} ms deadline and was stopped; nothing was committed")]
+    Timeout {
+        /// The deadline that passed.
+        timeout_ms: u64,
+    },
     /// The flow store could not be reached; nothing was committed.
     #[error("the flow store is unavailable; nothing was committed: {message}")]
     StoreUnavailable {
@@ -58,20 +89,31 @@ pub enum ToolError {
 
 /// The payload of [`ToolError::Forbidden`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error(
-    "`{tool}` is not available while `{machine}` is in state `{current_state}`; call one of the allowed tools instead"
-)]
+#[error("{}", forbidden_message(self))]
 pub struct Forbidden {
     /// The refused tool.
     pub tool: String,
     /// The machine that gates it.
     pub machine: String,
+    /// The instance the call named, for a keyed machine (`INV-2`).
+    pub instance: Option<String>,
     /// The machine's current state in this flow.
     pub current_state: String,
     /// The tools this flow may call now.
     pub allowed_tools: Vec<String>,
     /// Tools whose success moves the flow to a state where `tool` is allowed.
     pub unlocked_by: Vec<String>,
+}
+
+fn forbidden_message(f: &Forbidden) -> String {
+    let subject = match &f.instance {
+        Some(instance) => format!("`{}` `{instance}`", f.machine),
+        None => format!("`{}`", f.machine),
+    };
+    format!(
+        "`{}` is not available while {subject} is in state `{}`; call one of the allowed tools instead",
+        f.tool, f.current_state
+    )
 }
 
 /// The payload of [`ToolError::DomainNotSelected`].
@@ -210,6 +252,10 @@ impl ToolError {
             Self::DomainMismatch(_) => "DOMAIN_MISMATCH",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::NotFound { .. } => "NOT_FOUND",
+            Self::InvalidHandle { .. } => "INVALID_HANDLE",
+            Self::HandleExpired { .. } => "HANDLE_EXPIRED",
+            Self::FlowBusy { .. } => "FLOW_BUSY",
+            Self::Timeout { .. } => "TIMEOUT",
             Self::StoreUnavailable { .. } => "STORE_UNAVAILABLE",
             Self::Failed(failure) => &failure.code,
             Self::Internal { .. } => "INTERNAL",
@@ -224,14 +270,18 @@ impl ToolError {
         out.insert("message".into(), self.to_string().into());
         let extra = match self {
             Self::Forbidden(forbidden) => {
-                let Forbidden { tool, machine, current_state, allowed_tools, unlocked_by } = &**forbidden;
-                json!({
+                let Forbidden { tool, machine, instance, current_state, allowed_tools, unlocked_by } = &**forbidden;
+                let mut fields = json!({
                     "tool": tool,
                     "machine": machine,
                     "current_state": current_state,
                     "allowed_tools": allowed_tools,
                     "unlocked_by": unlocked_by,
-                })
+                });
+                if let Some(instance) = instance {
+                    fields["instance"] = instance.as_str().into();
+                }
+                fields
             }
             Self::DomainNotSelected(refusal) => json!({
                 "tool": refusal.tool,
@@ -246,6 +296,9 @@ impl ToolError {
                 "hint": refusal.hint,
             }),
             Self::InvalidArgument { errors } => json!({ "errors": errors }),
+            Self::InvalidHandle { hint, .. } | Self::HandleExpired { hint, .. } => json!({ "hint": &**hint }),
+            Self::FlowBusy { retry_after_ms, .. } => json!({ "retry_after_ms": retry_after_ms }),
+            Self::Timeout { timeout_ms } => json!({ "timeout_ms": timeout_ms }),
             Self::StoreUnavailable { retry_after_ms, .. } => {
                 json!({ "retry_after_ms": retry_after_ms })
             }
@@ -271,6 +324,7 @@ mod tests {
         let error = ToolError::Forbidden(Box::new(Forbidden {
             tool: "invoice_discharge".into(),
             machine: "invoice".into(),
+            instance: Some("INV-2".into()),
             current_state: "draft".into(),
             allowed_tools: vec!["invoice_submit".into()],
             unlocked_by: vec!["invoice_approve".into()],
@@ -278,6 +332,8 @@ mod tests {
         let value = error.to_structured();
         assert_eq!(value["code"], "FORBIDDEN");
         assert_eq!(value["current_state"], "draft");
+        assert_eq!(value["instance"], "INV-2");
+        assert!(value["message"].as_str().unwrap().contains("`invoice` `INV-2` is in state `draft`"), "{value}");
         assert_eq!(value["allowed_tools"], json!(["invoice_submit"]));
         assert_eq!(value["unlocked_by"], json!(["invoice_approve"]));
         assert!(value["message"].as_str().unwrap().contains("invoice_discharge"));

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod sessionless;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;

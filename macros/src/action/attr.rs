@@ -6,7 +6,7 @@ use syn::{LitStr, Token, bracketed, punctuated::Punctuated};
 
 /// The keys `#[action]` understands, in the order messages list them.
 const KEYS: &[&str] =
-    &["domain", "global", "bind_state", "transition", "compact", "not_for", "machine", "name", "startup_checked"];
+    &["domain", "global", "bind_state", "transition", "compact", "not_for", "machine", "name", "timeout", "startup_checked"];
 
 /// One key's value; setting it twice is an error at the second key.
 pub(crate) struct Attr<T> {
@@ -46,6 +46,7 @@ pub(crate) struct ActionAttrs {
     pub(crate) startup_checked: Attr<Span>,
     pub(crate) global: Attr<Span>,
     pub(crate) not_for: Attr<LitStr>,
+    pub(crate) timeout: Attr<LitStr>,
     /// Keys that were written but failed to parse (already reported).
     pub(crate) failed: Vec<String>,
 }
@@ -83,6 +84,7 @@ impl ActionAttrs {
             "startup_checked" => self.startup_checked.set(meta, flag(meta)?),
             "global" => self.global.set(meta, flag(meta)?),
             "not_for" => self.not_for.set(meta, meta.value()?.parse()?),
+            "timeout" => self.timeout.set(meta, meta.value()?.parse()?),
             "bind_state" => {
                 let value = meta.value()?;
                 let states = if value.peek(syn::token::Bracket) {

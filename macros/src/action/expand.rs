@@ -26,6 +26,10 @@ fn registration(action: &Action) -> TokenStream {
     let bind_states = action.bind_states.iter().map(|s| s.value());
     let transition = option(action.transition.as_ref().map(|t| t.value()));
     let compact = option(action.compact.clone());
+    let timeout_ms = match action.timeout_ms {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
     // Spanned at the context parameter's type: a wrong type fails `IsCtx` right there.
     let ctx_span = match action.handler.params().last() {
         Some(syn::FnArg::Typed(last)) => last.ty.span(),
@@ -47,6 +51,7 @@ fn registration(action: &Action) -> TokenStream {
                 description: #description,
                 compact: #compact,
                 not_for: #not_for,
+                timeout_ms: #timeout_ms,
                 handler: &const { #handler },
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }
@@ -70,7 +75,8 @@ fn binding_check(action: &Action) -> TokenStream {
     let checker = machine_checker(&machine.value(), machine.span());
     let states = &action.bind_states;
     let transition = action.transition.as_ref().map(|t| quote!(transition = #t));
+    let (handler, input) = (action.handler.ident(), action.takes_input);
     quote! {
-        #checker! { machine = #machine bind_state = [#(#states),*] #transition }
+        #checker! { machine = #machine handler = #handler input = #input bind_state = [#(#states),*] #transition }
     }
 }

@@ -22,6 +22,8 @@ pub(crate) struct Action<'a> {
     pub(crate) takes_input: bool,
     /// The binding is checked when the server starts (machine loaded from JSON).
     pub(crate) startup_checked: bool,
+    /// The handler's deadline, in milliseconds, when the action sets one.
+    pub(crate) timeout_ms: Option<u64>,
 }
 
 pub(crate) fn validate<'a>(
@@ -39,6 +41,10 @@ pub(crate) fn validate<'a>(
     let name = domain.as_ref().and_then(|d| check_name(attrs, handler, d.as_ref().map(LitStr::value), errors));
     let machine = attrs.machine.get().cloned().or_else(|| domain.clone().flatten());
     check_global_binding_has_machine(attrs, &machine, errors);
+    let timeout_ms = attrs.timeout.get().and_then(|t| check_timeout(t, errors));
+    if attrs.timeout.get().is_some() && timeout_ms.is_none() {
+        return None;
+    }
     let (domain, name, description, takes_input) = (domain?, name?, description?, takes_input?);
     Some(Action {
         handler,
@@ -52,7 +58,29 @@ pub(crate) fn validate<'a>(
         description,
         takes_input,
         startup_checked: attrs.startup_checked.get().is_some(),
+        timeout_ms,
     })
+}
+
+/// `timeout = "30s"`: a whole number of `ms`, `s` or `m`, above zero.
+fn check_timeout(timeout: &LitStr, errors: &mut Vec<syn::Error>) -> Option<u64> {
+    let value = timeout.value();
+    let split = value.find(|c: char| !c.is_ascii_digit()).unwrap_or(value.len());
+    let (number, unit) = value.split_at(split);
+    let scale = match unit {
+        "ms" => Some(1),
+        "s" => Some(1_000),
+        "m" => Some(60_000),
+        _ => None,
+    };
+    let millis = scale.zip(number.parse::<u64>().ok()).and_then(|(scale, n)| n.checked_mul(scale)).filter(|&ms| ms > 0);
+    if millis.is_none() {
+        errors.push(syn::Error::new(
+            timeout.span(),
+            format!("`timeout` `{value}` is not a duration; write a whole number of `ms`, `s` or `m` above zero, e.g. \"30s\""),
+        ));
+    }
+    millis
 }
 
 /// Handlers are awaited by the runtime; a plain `fn` would block the executor.

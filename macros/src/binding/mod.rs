@@ -4,7 +4,8 @@
 //! declaration here together with the tokens `#[action]` passes it. Those tokens keep the
 //! spans of the user's literals, so each error lands on the literal that causes it.
 //!
-//! Input: `{ <machine declaration> } machine = "id" bind_state = ["a", …] transition = "EVENT"`.
+//! Input: `{ <machine declaration> } machine = "id" handler = fn_name input = true
+//! bind_state = ["a", …] transition = "EVENT"`.
 
 use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream};
@@ -17,6 +18,10 @@ struct BindingInput {
     machine: MachineAst,
     /// The machine id the action asked for (checkers are shared by ids that sanitize alike).
     wanted: Option<LitStr>,
+    /// The handler's name (where a keyed machine's missing input is reported) and whether
+    /// it takes an input.
+    handler: Option<syn::Ident>,
+    takes_input: bool,
     bind_states: Vec<LitStr>,
     transition: Option<LitStr>,
 }
@@ -27,6 +32,7 @@ impl Parse for BindingInput {
         braced!(content in input);
         let machine = content.parse()?;
         let (mut wanted, mut bind_states, mut transition) = (None, Vec::new(), None);
+        let (mut handler, mut takes_input) = (None, true);
         while !input.is_empty() {
             let key: syn::Ident = input.parse()?;
             input.parse::<Token![=]>()?;
@@ -36,13 +42,17 @@ impl Parse for BindingInput {
                 let list;
                 bracketed!(list in input);
                 bind_states = Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?.into_iter().collect();
+            } else if key == "handler" {
+                handler = Some(input.parse()?);
+            } else if key == "input" {
+                takes_input = input.parse::<syn::LitBool>()?.value;
             } else if key == "transition" {
                 transition = Some(input.parse()?);
             } else {
                 return Err(syn::Error::new(key.span(), "internal: unexpected binding key"));
             }
         }
-        Ok(Self { machine, wanted, bind_states, transition })
+        Ok(Self { machine, wanted, handler, takes_input, bind_states, transition })
     }
 }
 
@@ -59,7 +69,8 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         let message = format!("machine `{}` is not declared (a machine `{}` is)", wanted.value(), spec.id);
         return syn::Error::new(wanted.span(), message).into_compile_error();
     }
-    let errors = spec.check_binding(&states, transition.as_deref());
+    let mut errors = spec.check_binding(&states, transition.as_deref());
+    errors.extend(spec.check_instance_input(binding.takes_input));
     errors
         .into_iter()
         .map(|error| {
@@ -67,6 +78,9 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
                 BindingError::UnknownState { index, .. } => binding.bind_states[*index].span(),
                 BindingError::UnknownEvent { .. } | BindingError::EventNotAccepted { .. } => {
                     binding.transition.as_ref().map_or_else(proc_macro2::Span::call_site, LitStr::span)
+                }
+                BindingError::KeyMissing { .. } => {
+                    binding.handler.as_ref().map_or_else(proc_macro2::Span::call_site, syn::Ident::span)
                 }
             };
             syn::Error::new(span, error.to_string()).into_compile_error()

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! id: "invoice",
+//! key: "id",            // optional: one instance per value of the `id` argument
 //! initial: "draft",
 //! states: {
 //!     draft: { on: { SUBMIT: "review" } },
@@ -39,6 +40,7 @@ impl Parse for Name {
 pub(crate) struct MachineAst {
     pub(crate) id: LitStr,
     pub(crate) initial: Option<LitStr>,
+    pub(crate) key: Option<LitStr>,
     pub(crate) states_key: Span,
     pub(crate) states: Vec<StateAst>,
 }
@@ -84,10 +86,11 @@ fn parse_keys(
 
 impl Parse for MachineAst {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let (mut id, mut initial, mut states, mut states_key) = (None, None, Vec::new(), None);
-        parse_keys(input, "machine", &["id", "initial", "states"], |key, input| {
+        let (mut id, mut initial, mut key_field, mut states, mut states_key) = (None, None, None, Vec::new(), None);
+        parse_keys(input, "machine", &["id", "key", "initial", "states"], |key, input| {
             match key.to_string().as_str() {
                 "id" => id = Some(input.parse()?),
+                "key" => key_field = Some(input.parse()?),
                 "initial" => initial = Some(input.parse()?),
                 _ => {
                     states_key = Some(key.span());
@@ -107,7 +110,7 @@ impl Parse for MachineAst {
         let missing = |what: &str| syn::Error::new(Span::call_site(), format!("machine needs {what}"));
         let id = id.ok_or_else(|| missing("an `id: \"…\"`"))?;
         let states_key = states_key.ok_or_else(|| missing("`states: { … }`"))?;
-        Ok(Self { id, initial, states_key, states })
+        Ok(Self { id, initial, key: key_field, states_key, states })
     }
 }
 
@@ -155,6 +158,7 @@ impl MachineAst {
         MachineSpec {
             id: self.id.value(),
             initial: self.initial.as_ref().map(LitStr::value),
+            key: self.key.as_ref().map(LitStr::value),
             states: self
                 .states
                 .iter()

@@ -66,6 +66,10 @@ fn registration(machine: &MachineAst) -> TokenStream {
     let spec = machine.spec();
     let id = &spec.id;
     let initial = spec.initial.clone().unwrap_or_default();
+    let key = match &spec.key {
+        Some(key) => quote!(::core::option::Option::Some(#key)),
+        None => quote!(::core::option::Option::None),
+    };
     let states = spec.states.iter().map(|state| {
         let name = &state.name;
         let is_final = state.is_final;
@@ -82,6 +86,7 @@ fn registration(machine: &MachineAst) -> TokenStream {
             ::toolgate::__private::MachineRegistration {
                 id: #id,
                 initial: #initial,
+                key: #key,
                 states: &[#(#states),*],
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }

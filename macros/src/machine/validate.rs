@@ -22,6 +22,7 @@ fn span_of(machine: &MachineAst, error: &MachineError) -> Span {
     let state = |name| states(machine, name);
     let found = match error {
         MachineError::EmptyId => Some(machine.id.span()),
+        MachineError::InvalidKey { .. } => machine.key.as_ref().map(|k| k.span()),
         MachineError::MissingInitial { .. } => None,
         MachineError::UnknownInitial { .. } => machine.initial.as_ref().map(|i| i.span()),
         MachineError::NoStates { .. } => Some(machine.states_key),

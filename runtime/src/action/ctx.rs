@@ -1,13 +1,14 @@
 //! [`Ctx`]: what a handler knows about the call it serves.
 
-use crate::flow::FlowKey;
+use crate::store::StoreKey;
 
 /// The context of one tool call, passed as a handler's last argument.
 #[derive(Debug, Clone)]
 pub struct Ctx {
     pub(crate) tool: &'static str,
     pub(crate) domain: Option<&'static str>,
-    pub(crate) flow: FlowKey,
+    pub(crate) flow: Option<StoreKey>,
+    pub(crate) instance: Option<String>,
     pub(crate) state: Option<String>,
 }
 
@@ -22,14 +23,21 @@ impl Ctx {
         self.domain
     }
 
-    /// The flow the call runs in.
-    pub fn flow(&self) -> &FlowKey {
-        &self.flow
+    /// The flow (conversation) the call runs in; `None` for a tool that runs in no flow
+    /// (its machine is keyed and the server has a single domain, or no lock).
+    pub fn flow(&self) -> Option<&StoreKey> {
+        self.flow.as_ref()
     }
 
-    /// The state of the tool's machine when the call was admitted (`None` for tools whose
-    /// domain has no machine). A transitioning call holds the flow's lease, so this state
-    /// cannot change under it.
+    /// The instance the call acts on, for a keyed machine: the value of the machine's key
+    /// argument (`INV-7`).
+    pub fn instance(&self) -> Option<&str> {
+        self.instance.as_deref()
+    }
+
+    /// The state of the tool's machine — of its instance, for a keyed machine — when the
+    /// call was admitted (`None` for tools without a machine). A transitioning call holds
+    /// the lease, so this state cannot change under it.
     pub fn state(&self) -> Option<&str> {
         self.state.as_deref()
     }

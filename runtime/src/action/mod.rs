@@ -44,6 +44,9 @@ pub struct ActionRegistration {
     pub compact: Option<&'static str>,
     /// What the tool does *not* do, appended to the description.
     pub not_for: Option<&'static str>,
+    /// The handler's deadline in milliseconds (`timeout = "30s"`); the server's default
+    /// when `None`.
+    pub timeout_ms: Option<u64>,
     /// The handler.
     pub handler: &'static dyn ErasedHandler,
     /// Where the `#[action]` is.

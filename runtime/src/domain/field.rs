@@ -5,7 +5,7 @@ use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
 
 use crate::error::{FieldError, ToolError};
-use crate::registry::schema::{Position, add_owned_property};
+use crate::registry::schema::{Position, Presence, add_owned_property};
 
 /// The field's name, in arguments and in results.
 pub(crate) const DOMAIN_FIELD: &str = "domain";
@@ -20,7 +20,7 @@ pub(crate) fn add_to_input_schema(schema: &mut JsonObject, domain: &str) -> Resu
             "Must be \"{domain}\": the intent domain of this tool. If the user now wants something from another domain, call switch_domain instead."
         ),
     });
-    add_owned_property(schema, DOMAIN_FIELD, property, Position::First, "input", "the intent domain")
+    add_owned_property(schema, DOMAIN_FIELD, property, Position::First, Presence::Required, "input", "the intent domain")
 }
 
 /// Declares the `domain` toolgate adds to results.
@@ -33,7 +33,7 @@ pub(crate) fn add_to_output_schema(schema: &mut JsonObject, domain: Option<&str>
             json!({ "type": ["string", "null"], "description": "The flow's active intent domain after this call." })
         }
     };
-    add_owned_property(schema, DOMAIN_FIELD, property, Position::First, "output", "the intent domain")
+    add_owned_property(schema, DOMAIN_FIELD, property, Position::First, Presence::Required, "output", "the intent domain")
 }
 
 /// Removes the declared `domain` from the arguments (the handler's type does not have it)

@@ -11,7 +11,7 @@ pub(crate) mod switch;
 use std::collections::BTreeMap;
 
 use crate::error::{DomainMismatch, DomainNotSelected, ToolError};
-use crate::flow::Snapshot;
+use crate::store::Snapshot;
 
 /// When a flow's active domain is enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,6 +43,12 @@ impl IntentLock {
     /// Whether the server generates `switch_domain`: there is something to switch
     /// between, and a lock to switch.
     pub(crate) fn has_switch(&self) -> bool {
+        self.uses_flow()
+    }
+
+    /// Whether the active domain lives in the flow: there are domains to choose between,
+    /// and a lock to hold the choice.
+    pub(crate) fn uses_flow(&self) -> bool {
         self.policy != DomainPolicy::Off && self.domains.len() > 1
     }
 

@@ -1,75 +1,59 @@
-//! Flows: one running instance of the machines plus the active domain (design §4).
+//! Flows: conversations with one client (design §4), and how a call names its own.
 //!
-//! A flow is stored as a [`Snapshot`] under a [`FlowKey`]. This issue keys flows by the
-//! `Mcp-Session-Id` of a stateful HTTP session or by the connection itself (stdio); signed
-//! state handles come later and only add a key kind.
+//! A flow holds the conversation machines' states (machines without a `key`) and the
+//! active intent domain. Per call it is identified, in this order, by
+//!
+//! 1. a signed state handle in the call's arguments (the `flow` argument by default; see
+//!    [`handle`]), minted by this server when the flow started;
+//! 2. the connection the call arrived on: stdio, or the stateful Streamable HTTP session
+//!    the server created for it (recorded when the session was initialized, never read
+//!    back from a header a request carries);
+//! 3. nothing: a sessionless request (MCP 2026-07-28) without a handle runs in a new flow,
+//!    which is stored, and its handle returned, only if the call commits something.
+//!
+//! Keyed machines' states are not in any flow: they belong to their instance.
 
-use std::collections::BTreeMap;
-use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
+pub(crate) mod field;
+pub mod handle;
 
-use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
-/// Where a flow lives in the store.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FlowKey(String);
+pub use handle::{HandleSigner, WeakKey};
 
-impl FlowKey {
-    /// The flow of a stateful Streamable HTTP session.
-    pub fn session(session_id: &str) -> Self {
-        Self(format!("session:{session_id}"))
+use crate::store::StoreKey;
+
+/// Where a call arrived from, as far as flows are concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// A connection the server keeps: its flow is stored under this key.
+    Connection(StoreKey),
+    /// A sessionless request: only a handle can name its flow.
+    Sessionless,
+}
+
+/// The flow a call runs in, once identified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FlowRef {
+    pub(crate) key: StoreKey,
+    /// The handle's flow id when the flow is named by a handle (then results carry a
+    /// refreshed handle), `None` for a connection's flow.
+    pub(crate) handle_id: Option<String>,
+    /// A sessionless call without a handle: the flow does not exist yet.
+    pub(crate) is_new: bool,
+}
+
+impl FlowRef {
+    pub(crate) fn connection(key: StoreKey) -> Self {
+        Self { key, handle_id: None, is_new: false }
     }
 
-    /// The flow of one connection (stdio, or any transport without a session id).
-    pub fn connection(connection_id: u64) -> Self {
-        Self(format!("connection:{connection_id}"))
-    }
-
-    /// The key as stored.
-    pub fn as_str(&self) -> &str {
-        &self.0
+    pub(crate) fn handle(flow_id: String, is_new: bool) -> Self {
+        Self { key: StoreKey::handle(&flow_id), handle_id: Some(flow_id), is_new }
     }
 }
 
-impl fmt::Display for FlowKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+/// The default life of a handle and its flow after their last use.
+pub const DEFAULT_HANDLE_TTL: Duration = Duration::from_secs(60 * 60);
 
-/// A flow's committed state: the state of each machine, the active domain, and the
-/// version compare-and-set uses.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Snapshot {
-    /// Machine id → current state. A machine absent here is in its initial state.
-    pub states: BTreeMap<String, String>,
-    /// The active intent domain, if one was selected.
-    pub active_domain: Option<String>,
-    /// Incremented by every commit; `0` means "never committed".
-    pub version: u64,
-    /// Milliseconds since the Unix epoch of the last commit.
-    pub updated_at_ms: u64,
-}
-
-impl Snapshot {
-    /// The state of `machine`, or `initial` when the flow never moved it.
-    pub fn state_of<'a>(&'a self, machine: &str, initial: &'a str) -> &'a str {
-        self.states.get(machine).map(String::as_str).unwrap_or(initial)
-    }
-
-    /// The snapshot that follows this one (next version, now), to be changed and committed.
-    pub fn next(&self) -> Self {
-        Self { version: self.version + 1, updated_at_ms: now_ms(), ..self.clone() }
-    }
-
-    /// The snapshot that follows this one with `machine` in `state`.
-    pub fn with_state(&self, machine: &str, state: &str) -> Self {
-        let mut next = self.next();
-        next.states.insert(machine.to_string(), state.to_string());
-        next
-    }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
+/// The default name of the handle argument.
+pub const DEFAULT_HANDLE_ARGUMENT: &str = "flow";

@@ -51,6 +51,25 @@ impl Machine {
         &self.spec.id
     }
 
+    /// Gives the machine one instance per value of the `key` argument (`"id"`), shared by
+    /// every conversation; what `key: "id"` does in `machine!`, for machines loaded at
+    /// start-up.
+    ///
+    /// ```
+    /// use toolgate_runtime::Machine;
+    /// let m = Machine::from_xstate_json(r#"{"id": "door", "initial": "closed",
+    ///   "states": { "closed": { "on": { "OPEN": "open" } }, "open": {} }}"#).unwrap();
+    /// assert_eq!(m.keyed_by("door_id").unwrap().key(), Some("door_id"));
+    /// ```
+    pub fn keyed_by(self, key: impl Into<String>) -> Result<Self, Vec<MachineError>> {
+        Self::new(MachineSpec { key: Some(key.into()), ..self.spec })
+    }
+
+    /// The argument that names an instance, for a keyed machine.
+    pub fn key(&self) -> Option<&str> {
+        self.spec.key.as_deref()
+    }
+
     /// The initial state.
     pub fn initial(&self) -> &str {
         &self.initial

@@ -1,5 +1,7 @@
-//! The gate: which tools a flow may see and call, decided from its snapshot — the state of
-//! each machine (state gating) and the active domain (intent lock).
+//! The gate: which tools a flow may see and call, decided from a *view* — the flow's
+//! snapshot (its conversation machines and active domain) with the state of each keyed
+//! machine's instance in question laid over it (the instance a call names, or the one a
+//! session focuses on).
 //!
 //! Listing and calling use the same rules, so the call path enforces what `tools/list`
 //! shows whether or not the client refreshed its list.
@@ -7,8 +9,17 @@
 use rmcp::model::Tool;
 
 use crate::error::{Forbidden, ToolError};
-use crate::flow::Snapshot;
 use crate::registry::{Registry, ToolEntry};
+use crate::store::Snapshot;
+
+/// The view of `flow` with keyed machines' instance states laid over it.
+pub(crate) fn view<'a>(flow: &Snapshot, instances: impl IntoIterator<Item = (&'a str, &'a str)>) -> Snapshot {
+    let mut view = flow.clone();
+    for (machine, state) in instances {
+        view.states.insert(machine.to_string(), state.to_string());
+    }
+    view
+}
 
 /// The registry seen through one flow's snapshot.
 #[derive(Debug, Clone, Copy)]
@@ -29,11 +40,6 @@ impl<'a> Gate<'a> {
     pub(crate) fn state_of(&self, tool: &'a ToolEntry) -> Option<&'a str> {
         let machine = tool.machine.as_deref()?;
         Some(self.snapshot.state_of(machine.id(), machine.initial()))
-    }
-
-    /// The flow's active domain.
-    pub(crate) fn active_domain(&self) -> Option<&'a str> {
-        self.registry.lock().active(self.snapshot)
     }
 
     /// Whether the flow's state allows `tool`: unbound tools always, bound ones in their
@@ -85,9 +91,10 @@ impl<'a> Gate<'a> {
         self.registry.tools().iter().filter(|t| self.callable(t)).map(|t| t.name.to_string()).collect()
     }
 
-    /// Admits a call to `tool` by state, or refuses it with `FORBIDDEN` and what *is*
-    /// allowed. (The domain is checked before, with the call's declared `domain`.)
-    pub(crate) fn admit(&self, tool: &ToolEntry) -> Result<(), ToolError> {
+    /// Admits a call to `tool` on `instance` (keyed machines) by state, or refuses it with
+    /// `FORBIDDEN` and what *is* allowed. (The domain is checked before, with the call's
+    /// declared `domain`.)
+    pub(crate) fn admit(&self, tool: &ToolEntry, instance: Option<&str>) -> Result<(), ToolError> {
         if self.state_allows(tool) {
             return Ok(());
         }
@@ -95,6 +102,7 @@ impl<'a> Gate<'a> {
         Err(ToolError::Forbidden(Box::new(Forbidden {
             tool: tool.name.to_string(),
             machine,
+            instance: instance.map(str::to_string),
             current_state: self.state_of(tool).unwrap_or_default().to_string(),
             allowed_tools: self.callable_names(),
             unlocked_by: tool.unlocked_by.clone(),

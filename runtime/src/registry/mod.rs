@@ -1,6 +1,7 @@
 //! The registry: every `#[action]` and `machine!` of the binary, collected once at
 //! start-up, checked, sorted, and turned into ready-to-send MCP tool definitions.
 
+mod instance_key;
 pub(crate) mod schema;
 mod startup_error;
 mod tool_entry;
@@ -10,10 +11,12 @@ use std::sync::Arc;
 
 pub use startup_error::{StartupError, StartupProblem};
 pub(crate) use tool_entry::{STATE_FIELD, ToolEntry, ToolKind};
+use tool_entry::Context;
 
 use crate::action::{ActionRegistration, SourceLocation};
 use crate::domain::{DomainPolicy, IntentLock, switch::SWITCH_DOMAIN};
 use crate::fsm::{Machine, MachineSpec, StateSpec, Transition};
+use rmcp::model::Tool;
 
 /// One `machine!`, as the macro registers it at link time.
 #[derive(Debug, Clone, Copy)]
@@ -22,6 +25,8 @@ pub struct MachineRegistration {
     pub id: &'static str,
     /// The initial state.
     pub initial: &'static str,
+    /// The argument that names an instance, for a keyed machine.
+    pub key: Option<&'static str>,
     /// The states in declaration order.
     pub states: &'static [StateRegistration],
     /// Where the `machine!` is.
@@ -46,6 +51,7 @@ impl MachineRegistration {
         MachineSpec {
             id: self.id.to_string(),
             initial: Some(self.initial.to_string()),
+            key: self.key.map(str::to_string),
             states: self
                 .states
                 .iter()
@@ -65,13 +71,27 @@ impl MachineRegistration {
 
 /// What a server adds to the linked registrations: machines loaded at start-up and how
 /// the intent lock applies.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct RegistryOptions {
     pub(crate) machines: Vec<Machine>,
     pub(crate) policy: DomainPolicy,
     pub(crate) list_active_only: bool,
     /// Domain → one-line description, shown in `switch_domain`'s description.
     pub(crate) domain_descriptions: BTreeMap<String, String>,
+    /// The name of the state-handle argument.
+    pub(crate) handle_argument: String,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        Self {
+            machines: Vec::new(),
+            policy: DomainPolicy::default(),
+            list_active_only: false,
+            domain_descriptions: BTreeMap::new(),
+            handle_argument: crate::flow::DEFAULT_HANDLE_ARGUMENT.to_string(),
+        }
+    }
 }
 
 /// Validates every machine; invalid and duplicate ones become problems.
@@ -145,6 +165,7 @@ pub struct Registry {
     by_name: HashMap<&'static str, usize>,
     machines: BTreeMap<String, Arc<Machine>>,
     lock: IntentLock,
+    handle_argument: String,
 }
 
 impl Registry {
@@ -168,15 +189,16 @@ impl Registry {
         let machines = checked_machines(machines, &mut problems);
         let actions = unique_actions(actions, &mut problems);
         let lock = intent_lock(&actions, options, &mut problems);
+        let context = Context { machines: &machines, lock: &lock, handle_argument: &options.handle_argument };
         let mut tools: Vec<ToolEntry> = actions
             .into_iter()
-            .filter_map(|action| ToolEntry::new(action, &machines).map_err(|p| problems.extend(p)).ok())
+            .filter_map(|action| ToolEntry::new(action, &context).map_err(|p| problems.extend(p)).ok())
             .collect();
         if lock.has_switch() {
             if let Some(ToolKind::Action(action)) = tools.iter().find(|t| t.name == SWITCH_DOMAIN).map(|t| t.kind) {
                 problems.push(StartupProblem::ReservedName { tool: SWITCH_DOMAIN.into(), location: action.location });
             }
-            tools.push(ToolEntry::switch_domain(&lock));
+            tools.push(ToolEntry::switch_domain(&lock, &options.handle_argument));
             tools.sort_by_key(|t| t.name);
         }
         let unlocks: Vec<Vec<String>> = tools.iter().map(|t| t.find_unlockers(&tools)).collect();
@@ -187,7 +209,7 @@ impl Registry {
             return Err(StartupError { problems });
         }
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
-        Ok(Self { tools, by_name, machines, lock })
+        Ok(Self { tools, by_name, machines, lock, handle_argument: options.handle_argument.clone() })
     }
 
     /// The tools, sorted by name.
@@ -203,6 +225,17 @@ impl Registry {
     /// The tool names, sorted.
     pub fn tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.tools.iter().map(|t| t.name)
+    }
+
+    /// The name of the state-handle argument.
+    pub(crate) fn handle_argument(&self) -> &str {
+        &self.handle_argument
+    }
+
+    /// Every tool's full definition: what a sessionless `tools/list` shows, the same for
+    /// everyone (design §5).
+    pub(crate) fn definitions(&self) -> Vec<Tool> {
+        self.tools.iter().map(|t| t.tool.clone()).collect()
     }
 
     /// The intent lock this registry's tools are served under.

@@ -11,13 +11,21 @@ pub(crate) enum Position {
     Last,
 }
 
-/// Adds the required property `name` to `schema`. A schema that already has it is
-/// refused with a message saying `which` type it is and what toolgate uses `name` for.
+/// Whether the added property is required.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Presence {
+    Required,
+    Optional,
+}
+
+/// Adds the property `name` to `schema`. A schema that already has it is refused with a
+/// message saying `which` type it is and what toolgate uses `name` for.
 pub(crate) fn add_owned_property(
     schema: &mut JsonObject,
     name: &str,
     property: Value,
     position: Position,
+    presence: Presence,
     which: &str,
     purpose: &str,
 ) -> Result<(), String> {
@@ -38,6 +46,9 @@ pub(crate) fn add_owned_property(
         properties.insert(name.into(), property);
     }
     schema.insert("properties".into(), Value::Object(properties));
+    if presence == Presence::Optional {
+        return Ok(());
+    }
     let required = schema.entry("required").or_insert_with(|| json!([]));
     if let Some(required) = required.as_array_mut() {
         match position {
@@ -59,17 +70,19 @@ mod tests {
     #[test]
     fn adds_a_required_property_where_asked() {
         let mut s = schema(json!({ "type": "object", "properties": { "id": {} }, "required": ["id"] }));
-        add_owned_property(&mut s, "domain", json!({}), Position::First, "input", "x").unwrap();
-        add_owned_property(&mut s, "state", json!({}), Position::Last, "input", "x").unwrap();
+        add_owned_property(&mut s, "domain", json!({}), Position::First, Presence::Required, "input", "x").unwrap();
+        add_owned_property(&mut s, "state", json!({}), Position::Last, Presence::Required, "input", "x").unwrap();
+        add_owned_property(&mut s, "flow", json!({}), Position::Last, Presence::Optional, "input", "x").unwrap();
         let names: Vec<&String> = s["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(names, ["domain", "id", "state"]);
+        assert_eq!(names, ["domain", "id", "state", "flow"]);
         assert_eq!(s["required"], json!(["domain", "id", "state"]));
     }
 
     #[test]
     fn refuses_a_type_that_has_the_field() {
         let mut s = schema(json!({ "type": "object", "properties": { "state": {} } }));
-        let error = add_owned_property(&mut s, "state", json!({}), Position::Last, "output", "the state").unwrap_err();
+        let error = add_owned_property(&mut s, "state", json!({}), Position::Last, Presence::Required, "output", "the state")
+            .unwrap_err();
         assert_eq!(error, "the output type has a field `state`, which toolgate fills with the state; rename it");
     }
 }

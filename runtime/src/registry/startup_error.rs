@@ -82,6 +82,11 @@ pub enum StartupProblem {
         /// The domains actions belong to.
         known: Vec<String>,
     },
+    /// The state-handle key cannot be used.
+    HandleKey {
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A schema is not what MCP requires (`inputSchema`/`outputSchema` must be objects).
     Schema {
         /// The tool.
@@ -117,6 +122,9 @@ impl fmt::Display for StartupProblem {
                 f,
                 "{location}: tool name `{tool}` is reserved: toolgate generates it for this multi-domain server"
             ),
+            Self::HandleKey { problem } => {
+                write!(f, "{problem} (set it with ServerBuilder::handle_key or TOOLGATE_HANDLE_KEY)")
+            }
             Self::UnknownDomain { domain, known } => write!(
                 f,
                 "domain `{domain}` is described but no action belongs to it; domains: {}",

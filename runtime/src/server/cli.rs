@@ -1,11 +1,19 @@
 //! The command line every toolgate server understands.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
-use super::Server;
+use super::ServerBuilder;
 use crate::registry::StartupError;
 
-const USAGE: &str = "usage: <server> [--http ADDR]\n\n  (no flag)     serve MCP over stdio\n  --http ADDR   serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080; port 0 picks one)";
+const USAGE: &str = "usage: <server> [--http ADDR [--stateless]] [--handle-ttl SECONDS]
+
+  (no flag)             serve MCP over stdio
+  --http ADDR           serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080; port 0 picks one)
+  --stateless           with --http: no sessions (MCP 2026-07-28); conversations travel in state handles
+  --handle-ttl SECONDS  how long a state handle lives after its last use (default 3600)
+
+  TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica";
 
 /// Why a server stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -24,45 +32,78 @@ pub enum ServeError {
     Session(String),
 }
 
+#[derive(Debug, PartialEq)]
 enum Mode {
     Stdio,
     Http(SocketAddr),
     Help,
 }
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Mode, ServeError> {
-    let mode = match args.next().as_deref() {
-        None => Mode::Stdio,
-        Some("-h" | "--help") => Mode::Help,
-        Some("--http") => {
-            let addr = args.next().ok_or_else(|| ServeError::Usage("`--http` needs an address".into()))?;
-            let addr =
-                addr.parse().map_err(|e| ServeError::Usage(format!("`--http {addr}`: not a socket address ({e})")))?;
-            Mode::Http(addr)
-        }
-        Some(other) => return Err(ServeError::Usage(format!("unknown argument `{other}`"))),
-    };
-    match args.next() {
-        Some(extra) => Err(ServeError::Usage(format!("unexpected argument `{extra}`"))),
-        None => Ok(mode),
-    }
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+struct Command {
+    mode: Mode,
+    stateless: bool,
+    handle_ttl: Option<Duration>,
 }
 
-impl Server {
-    /// Serves as the command line says: stdio by default, `--http ADDR` for Streamable
-    /// HTTP. Logs go to stderr (stdout is the protocol on stdio); `RUST_LOG` filters them.
-    pub async fn run_cli(self) -> Result<(), ServeError> {
-        init_logging();
-        match parse(std::env::args().skip(1))? {
-            Mode::Help => {
-                println!("{USAGE}");
-                Ok(())
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> {
+    let usage = |message: String| ServeError::Usage(message);
+    let mut command = Command { mode: Mode::Stdio, stateless: false, handle_ttl: None };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-h" | "--help" => command.mode = Mode::Help,
+            "--http" if command.mode == Mode::Stdio => {
+                let addr = args.next().ok_or_else(|| usage("`--http` needs an address".into()))?;
+                let addr = addr.parse().map_err(|e| usage(format!("`--http {addr}`: not a socket address ({e})")))?;
+                command.mode = Mode::Http(addr);
             }
-            Mode::Stdio => self.serve_stdio().await,
+            "--stateless" if !command.stateless => command.stateless = true,
+            "--handle-ttl" if command.handle_ttl.is_none() => {
+                let seconds = args.next().ok_or_else(|| usage("`--handle-ttl` needs a number of seconds".into()))?;
+                let seconds: u64 = seconds
+                    .parse()
+                    .ok()
+                    .filter(|&s| s > 0)
+                    .ok_or_else(|| usage(format!("`--handle-ttl {seconds}`: not a whole number of seconds above 0")))?;
+                command.handle_ttl = Some(Duration::from_secs(seconds));
+            }
+            "--http" | "--stateless" | "--handle-ttl" => return Err(usage(format!("`{arg}` is given twice"))),
+            other if other.starts_with('-') => return Err(usage(format!("unknown argument `{other}`"))),
+            other => return Err(usage(format!("unexpected argument `{other}`"))),
+        }
+    }
+    if command.stateless && !matches!(command.mode, Mode::Http(_)) {
+        return Err(usage("`--stateless` needs `--http ADDR`".into()));
+    }
+    Ok(command)
+}
+
+impl ServerBuilder {
+    /// Builds the server and serves it as the command line says: stdio by default,
+    /// `--http ADDR` for Streamable HTTP at `http://ADDR/mcp`, `--stateless` without
+    /// sessions. Logs go to stderr (stdout is the protocol on stdio); `RUST_LOG` filters
+    /// them.
+    pub async fn run_cli(mut self) -> Result<(), ServeError> {
+        init_logging();
+        let command = parse(std::env::args().skip(1))?;
+        if command.stateless {
+            self = self.sessionless();
+        }
+        if let Some(ttl) = command.handle_ttl {
+            self = self.handle_ttl(ttl);
+        }
+        if command.mode == Mode::Help {
+            println!("{USAGE}");
+            return Ok(());
+        }
+        let server = self.build()?;
+        match command.mode {
             Mode::Http(addr) => {
                 let listener = tokio::net::TcpListener::bind(addr).await?;
-                self.serve_http(listener).await
+                server.serve_http(listener).await
             }
+            Mode::Stdio | Mode::Help => server.serve_stdio().await,
         }
     }
 }
@@ -83,10 +124,12 @@ mod tests {
     }
 
     #[test]
-    fn parses_the_two_modes() {
-        assert!(matches!(parse(args(&[])), Ok(Mode::Stdio)));
-        assert!(matches!(parse(args(&["--http", "127.0.0.1:0"])), Ok(Mode::Http(a)) if a.port() == 0));
-        assert!(matches!(parse(args(&["--help"])), Ok(Mode::Help)));
+    fn parses_the_modes_and_options() {
+        assert_eq!(parse(args(&[])).unwrap(), Command { mode: Mode::Stdio, stateless: false, handle_ttl: None });
+        let http = parse(args(&["--http", "127.0.0.1:0", "--stateless", "--handle-ttl", "5"])).unwrap();
+        assert!(matches!(http.mode, Mode::Http(a) if a.port() == 0));
+        assert_eq!((http.stateless, http.handle_ttl), (true, Some(Duration::from_secs(5))));
+        assert_eq!(parse(args(&["--help"])).unwrap().mode, Mode::Help);
     }
 
     #[test]
@@ -96,6 +139,9 @@ mod tests {
             (&["--http", "localhost"][..], "not a socket address"),
             (&["--stdio"][..], "unknown argument `--stdio`"),
             (&["--http", "127.0.0.1:1", "x"][..], "unexpected argument `x`"),
+            (&["--stateless"][..], "`--stateless` needs `--http ADDR`"),
+            (&["--http", "127.0.0.1:1", "--http", "127.0.0.1:2"][..], "`--http` is given twice"),
+            (&["--handle-ttl", "0"][..], "not a whole number of seconds"),
         ] {
             let error = parse(args(line)).err().expect("must fail").to_string();
             assert!(error.contains(expected) && error.contains("usage:"), "{line:?}: {error}");

@@ -1,45 +1,54 @@
-//! [`Connection`]: rmcp's `ServerHandler` for one client connection.
+//! [`Connection`]: rmcp's `ServerHandler` for one client connection — stdio, one stateful
+//! Streamable HTTP session, or one sessionless request.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeRequestParams, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::json;
 
 use super::Shared;
-use crate::flow::FlowKey;
-use crate::gate::Gate;
+use super::call::{Focus, FocusEntry, focus_states};
+use crate::flow::Origin;
+use crate::gate::{self, Gate};
+use crate::store::StoreKey;
 
-/// Serves one client connection: stdio, or one stateful Streamable HTTP session.
+/// Serves one client connection. A connection the server keeps (stdio, or a stateful
+/// HTTP session, which it knows by the `initialize` that created it) has a flow of its own
+/// and a per-connection tool list; a sessionless request (rmcp builds a fresh handler per
+/// request) has neither: its flow comes from a handle, and it lists every tool.
 #[derive(Clone)]
 pub struct Connection {
     shared: Arc<Shared>,
-    id: u64,
-    owned_flows: Arc<OwnedFlows>,
+    state: Arc<ConnectionState>,
 }
 
-/// The flows keyed by this connection or its session; removed from the store when the
-/// last clone of the connection drops (the client disconnected or the session ended).
-struct OwnedFlows {
+struct ConnectionState {
     shared: Arc<Shared>,
-    keys: Mutex<HashSet<FlowKey>>,
+    /// Random, so no client can name it and replicas sharing a store never collide.
+    id: String,
+    /// Whether the server keeps this connection (stdio, or a session it initialized).
+    kept: AtomicBool,
+    focus: Mutex<Focus>,
 }
 
-impl Drop for OwnedFlows {
+/// A kept connection's flow is its own: removed from the store when the connection ends,
+/// by this connection only.
+impl Drop for ConnectionState {
     fn drop(&mut self) {
-        let keys: Vec<FlowKey> = self.keys.get_mut().map(|k| k.drain().collect()).unwrap_or_default();
+        if !*self.kept.get_mut() {
+            return;
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let store = self.shared.store.clone();
+        let (store, key) = (self.shared.store.clone(), StoreKey::connection(&self.id));
         runtime.spawn(async move {
-            for key in keys {
-                if let Err(error) = store.remove(&key).await {
-                    tracing::warn!(%key, %error, "cannot remove a finished connection's flow");
-                }
+            if let Err(error) = store.remove(&key).await {
+                tracing::warn!(%key, %error, "cannot remove a finished connection's flow");
             }
         });
     }
@@ -47,33 +56,58 @@ impl Drop for OwnedFlows {
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection").field("id", &self.id).finish_non_exhaustive()
+        f.debug_struct("Connection").field("id", &self.state.id).finish_non_exhaustive()
     }
 }
 
 impl Connection {
-    pub(super) fn new(shared: Arc<Shared>, id: u64) -> Self {
-        let owned_flows = Arc::new(OwnedFlows { shared: shared.clone(), keys: Mutex::default() });
-        Self { shared, id, owned_flows }
+    /// `kept`: the connection is known to be kept from the start (stdio); an HTTP handler
+    /// becomes kept when it initializes a session.
+    pub(super) fn new(shared: Arc<Shared>, kept: bool) -> Self {
+        let state = ConnectionState {
+            shared: shared.clone(),
+            id: uuid::Uuid::new_v4().simple().to_string(),
+            kept: AtomicBool::new(kept),
+            focus: Mutex::default(),
+        };
+        Self { shared, state: Arc::new(state) }
     }
 
-    /// The flow a request belongs to: its `Mcp-Session-Id` over stateful HTTP, else
-    /// this connection.
-    fn flow_key(&self, context: &RequestContext<RoleServer>) -> FlowKey {
-        let key = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|value| value.to_str().ok())
-            .map_or_else(|| FlowKey::connection(self.id), FlowKey::session);
-        // Remember it, so the flow is removed when this connection ends.
-        if let Ok(mut keys) = self.owned_flows.keys.lock()
-            && !keys.contains(&key)
-        {
-            keys.insert(key.clone());
+    fn origin(&self) -> Origin {
+        if self.state.kept.load(Ordering::Acquire) {
+            Origin::Connection(StoreKey::connection(&self.state.id))
+        } else {
+            Origin::Sessionless
         }
-        key
     }
+
+    fn focus(&self) -> MutexGuard<'_, Focus> {
+        self.state.focus.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// What a kept connection lists: its flow, with the current state of each instance it
+    /// focuses on (another client may have moved it since).
+    async fn listing(&self, flow: &StoreKey) -> Result<Vec<Tool>, ErrorData> {
+        let store = &self.shared.store;
+        let snapshot = store.load(flow).await.map_err(store_unavailable)?;
+        let focused: Vec<(String, String)> =
+            self.focus().iter().map(|(machine, entry)| (machine.clone(), entry.instance.clone())).collect();
+        let mut focus = Focus::new();
+        for (machine, instance) in focused {
+            let Some(m) = self.shared.registry.machines().find(|m| m.id() == machine) else { continue };
+            let state = store.load(&StoreKey::instance(&machine, &instance)).await.map_err(store_unavailable)?;
+            let state = state.state_of(&machine, m.initial()).to_string();
+            focus.insert(machine, FocusEntry { instance, state });
+        }
+        let tools = Gate::new(&self.shared.registry, &gate::view(&snapshot, focus_states(&focus))).tools();
+        self.focus().extend(focus);
+        Ok(tools)
+    }
+}
+
+fn store_unavailable(error: crate::store::StoreError) -> ErrorData {
+    tracing::warn!(%error, "tools/list cannot load the flow");
+    ErrorData::internal_error("the flow store is unavailable", Some(json!({ "code": "STORE_UNAVAILABLE" })))
 }
 
 impl ServerHandler for Connection {
@@ -86,19 +120,29 @@ impl ServerHandler for Connection {
         }
     }
 
+    /// A session starts here: from now on this handler is the session's, and keeps a flow.
+    /// (A sessionless legacy `initialize` marks a handler that serves nothing else.)
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        self.state.kept.store(true, Ordering::Release);
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let flow = self.flow_key(&context);
-        let snapshot = self.shared.store.load(&flow).await.map_err(|error| {
-            ErrorData::internal_error(
-                format!("cannot load the flow: {error}"),
-                Some(json!({ "code": "STORE_UNAVAILABLE" })),
-            )
-        })?;
-        Ok(ListToolsResult::with_all_items(Gate::new(&self.shared.registry, &snapshot).tools()))
+        let tools = match self.origin() {
+            Origin::Connection(flow) => self.listing(&flow).await?,
+            // The same for everyone: every tool, each saying when it is callable.
+            Origin::Sessionless => self.shared.registry.definitions(),
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -112,9 +156,13 @@ impl ServerHandler for Connection {
                 Some(json!({ "tool": request.name })),
             ));
         };
-        let flow = self.flow_key(&context);
+        let origin = self.origin();
+        let focus = matches!(origin, Origin::Connection(_)).then(|| self.focus().clone());
         let arguments = request.arguments.unwrap_or_default();
-        let reply = self.shared.call(tool, flow, arguments).await;
+        let reply = self.shared.call(tool, &origin, focus.as_ref(), arguments).await;
+        if let Some((machine, entry)) = reply.focus {
+            self.focus().insert(machine, entry);
+        }
         if reply.listing_changed {
             // Only this session's peer: other sessions' lists did not change.
             if let Err(error) = context.peer.notify_tool_list_changed().await {

@@ -7,7 +7,7 @@ mod connection;
 mod transport;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use rmcp::model::Implementation;
 
@@ -15,8 +15,10 @@ pub use cli::ServeError;
 pub use connection::Connection;
 
 use crate::domain::DomainPolicy;
+use crate::flow::handle::HANDLE_KEY_ENV;
+use crate::flow::{DEFAULT_HANDLE_TTL, HandleSigner};
 use crate::fsm::Machine;
-use crate::registry::{Registry, RegistryOptions, StartupError};
+use crate::registry::{Registry, RegistryOptions, StartupError, StartupProblem};
 use crate::store::{FlowStore, MemoryStore};
 
 /// A toolgate MCP server: the registry of tools, the machines, and the flow store.
@@ -32,8 +34,26 @@ pub(crate) struct Shared {
     pub(crate) store: Arc<dyn FlowStore>,
     pub(crate) implementation: Implementation,
     pub(crate) instructions: Option<String>,
-    next_connection: AtomicU64,
+    pub(crate) handles: HandleSigner,
+    pub(crate) limits: Limits,
+    /// Serve Streamable HTTP without sessions.
+    pub(crate) sessionless: bool,
 }
+
+/// How long calls wait, and may run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// How long a transitioning call waits for a lease before `FLOW_BUSY`.
+    pub(crate) lease_wait: Duration,
+    /// A handler's deadline unless its action sets one.
+    pub(crate) handler_timeout: Duration,
+}
+
+/// The default wait for a lease held by another call.
+pub const DEFAULT_LEASE_WAIT: Duration = Duration::from_secs(5);
+
+/// The default handler deadline.
+pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,13 +74,23 @@ impl Server {
             instructions: None,
             options: RegistryOptions::default(),
             store: None,
+            handle_key: None,
+            handle_ttl: DEFAULT_HANDLE_TTL,
+            limits: Limits { lease_wait: DEFAULT_LEASE_WAIT, handler_timeout: DEFAULT_HANDLER_TIMEOUT },
+            sessionless: false,
         }
     }
 
-    /// A handler for one new client connection, with its own connection-scoped flow.
+    /// A handler for one new client connection the caller keeps open (stdio-like), with
+    /// its own flow, removed when the connection ends.
     pub fn connection(&self) -> Connection {
-        let id = self.shared.next_connection.fetch_add(1, Ordering::Relaxed);
-        Connection::new(self.shared.clone(), id)
+        Connection::new(self.shared.clone(), true)
+    }
+
+    /// A handler for Streamable HTTP: the session's, if an `initialize` creates one,
+    /// else one sessionless request's.
+    pub(crate) fn http_connection(&self) -> Connection {
+        Connection::new(self.shared.clone(), false)
     }
 
     /// The checked registry this server serves.
@@ -78,6 +108,10 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     options: RegistryOptions,
     store: Option<Arc<dyn FlowStore>>,
+    handle_key: Option<Vec<u8>>,
+    handle_ttl: Duration,
+    limits: Limits,
+    sessionless: bool,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -132,23 +166,85 @@ impl ServerBuilder {
         self
     }
 
+    /// The key that signs state handles (at least 32 bytes). Without one, the server
+    /// reads `TOOLGATE_HANDLE_KEY`; without that, it makes a random key for this process
+    /// only and warns: replicas, or a restart, then refuse each other's handles.
+    pub fn handle_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.handle_key = Some(key.into());
+        self
+    }
+
+    /// How long a state handle and its flow live after their last use (default 1 hour).
+    pub fn handle_ttl(mut self, ttl: Duration) -> Self {
+        self.handle_ttl = ttl;
+        self
+    }
+
+    /// The argument that carries the state handle (default `flow`).
+    pub fn handle_argument(mut self, name: impl Into<String>) -> Self {
+        self.options.handle_argument = name.into();
+        self
+    }
+
+    /// How long a transitioning call waits for an instance or flow another call is
+    /// changing, before it gets `FLOW_BUSY` (default 5 s).
+    pub fn lease_wait(mut self, wait: Duration) -> Self {
+        self.limits.lease_wait = wait;
+        self
+    }
+
+    /// The deadline of handlers whose action sets none (`#[action(timeout = "…")]`);
+    /// past it the call gets `TIMEOUT` and commits nothing (default 30 s).
+    pub fn handler_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.handler_timeout = timeout;
+        self
+    }
+
+    /// Serves Streamable HTTP without sessions (MCP 2026-07-28): every request stands
+    /// alone, `tools/list` is the same for everyone, and conversations are named by state
+    /// handles. The default, stateful server serves sessionless requests too.
+    pub fn sessionless(mut self) -> Self {
+        self.sessionless = true;
+        self
+    }
+
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
-        let registry = Registry::collect(self.options)?;
+        let handles = handle_signer(self.handle_key, self.handle_ttl);
+        let registry = Registry::collect(self.options);
+        let (registry, handles) = match (registry, handles) {
+            (Ok(registry), Ok(handles)) => (registry, handles),
+            (registry, handles) => {
+                let mut problems = registry.err().map(|e| e.problems).unwrap_or_default();
+                problems.extend(handles.err());
+                return Err(StartupError { problems });
+            }
+        };
         Ok(Server {
             shared: Arc::new(Shared {
                 registry,
                 store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
-                next_connection: AtomicU64::new(1),
+                handles,
+                limits: self.limits,
+                sessionless: self.sessionless,
             }),
         })
     }
+}
 
-    /// Builds the server and serves it as the command line says: stdio by default,
-    /// `--http ADDR` for Streamable HTTP at `http://ADDR/mcp`.
-    pub async fn run_cli(self) -> Result<(), ServeError> {
-        self.build()?.run_cli().await
+/// The handle signer: the configured key, else `TOOLGATE_HANDLE_KEY`, else a random key
+/// for this process alone, said loudly.
+fn handle_signer(configured: Option<Vec<u8>>, ttl: Duration) -> Result<HandleSigner, StartupProblem> {
+    let key = configured.or_else(|| std::env::var_os(HANDLE_KEY_ENV).map(|k| k.into_encoded_bytes()));
+    match key {
+        Some(key) => HandleSigner::new(&key, ttl).map_err(|weak| StartupProblem::HandleKey { problem: weak.to_string() }),
+        None => {
+            tracing::warn!(
+                "no state-handle key configured ({HANDLE_KEY_ENV} or ServerBuilder::handle_key): using a random key for this process only; handles will not survive a restart or work on another replica"
+            );
+            Ok(HandleSigner::ephemeral(ttl))
+        }
     }
 }

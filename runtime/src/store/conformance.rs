@@ -1,68 +1,76 @@
 //! The behaviour every [`FlowStore`] must show; each backend's tests run [`check`].
+//!
+//! Enabled by the `conformance` feature, for backends kept outside this crate.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::{FlowStore, StoreError};
-use crate::flow::{FlowKey, Snapshot};
+use super::{FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 
 /// Runs the conformance suite against `store`, panicking on the first violation.
 ///
-/// It uses flow keys prefixed `conformance:`; run it on a store with no such flows.
+/// It uses keys whose ids start with `conformance-`; run it on a store without such keys.
 pub async fn check<S: FlowStore + Clone>(store: &S) {
-    absent_flows_load_as_version_zero(store).await;
+    absent_records_load_as_version_zero(store).await;
     compare_and_set_applies_only_over_the_expected_version(store).await;
-    flows_are_independent(store).await;
-    leases_are_exclusive_per_flow(store).await;
-    removed_flows_load_as_new(store).await;
+    records_are_independent(store).await;
+    leases_are_exclusive_per_key(store).await;
+    removed_records_load_as_absent(store).await;
+    removing_never_breaks_a_lease(store).await;
+    versions_never_go_back(store).await;
+    expired_records_load_as_absent(store).await;
 }
 
-fn key(name: &str) -> FlowKey {
-    FlowKey::session(&format!("conformance:{name}"))
+fn key(name: &str) -> StoreKey {
+    StoreKey::connection(&format!("conformance-{name}"))
 }
 
-async fn absent_flows_load_as_version_zero<S: FlowStore>(store: &S) {
+const SHORT: Duration = Duration::from_millis(100);
+
+async fn absent_records_load_as_version_zero<S: FlowStore>(store: &S) {
     let snapshot = store.load(&key("absent")).await.expect("load");
     assert_eq!(snapshot, Snapshot::default());
 }
 
 async fn compare_and_set_applies_only_over_the_expected_version<S: FlowStore>(store: &S) {
-    let flow = key("cas");
+    let record = key("cas");
     let first = Snapshot::default().with_state("invoice", "review");
-    store.compare_and_set(&flow, 0, &first).await.expect("first commit");
-    assert_eq!(store.load(&flow).await.unwrap(), first);
+    let v1 = store.compare_and_set(&record, 0, &first).await.expect("first commit");
+    assert!(v1 > 0, "a committed record has a version above 0");
+    let loaded = store.load(&record).await.unwrap();
+    assert_eq!((loaded.version, &loaded.states), (v1, &first.states));
 
     let stale = Snapshot::default().with_state("invoice", "draft");
-    assert_eq!(store.compare_and_set(&flow, 0, &stale).await, Err(StoreError::Conflict { expected: 0, found: 1 }));
-    assert_eq!(store.load(&flow).await.unwrap(), first, "a failed CAS must write nothing");
+    assert_eq!(store.compare_and_set(&record, 0, &stale).await, Err(StoreError::Conflict { expected: 0, found: v1 }));
+    assert_eq!(store.load(&record).await.unwrap().states, first.states, "a failed CAS must write nothing");
 
-    let second = first.with_state("invoice", "approved");
-    store.compare_and_set(&flow, 1, &second).await.expect("second commit");
-    assert_eq!(store.load(&flow).await.unwrap().version, 2);
+    let v2 = store.compare_and_set(&record, v1, &first.with_state("invoice", "approved")).await.expect("second");
+    assert!(v2 > v1, "versions grow: {v1} then {v2}");
+    assert_eq!(store.load(&record).await.unwrap().version, v2);
 }
 
-async fn flows_are_independent<S: FlowStore>(store: &S) {
+async fn records_are_independent<S: FlowStore>(store: &S) {
     let (a, b) = (key("independent-a"), key("independent-b"));
     store.compare_and_set(&a, 0, &Snapshot::default().with_state("m", "x")).await.unwrap();
     assert_eq!(store.load(&b).await.unwrap(), Snapshot::default());
-    // Holding one flow's lease does not block another flow's.
+    // Holding one key's lease does not block another key's.
     let _held = store.lease(&a).await.unwrap();
     let _other = tokio::time::timeout(Duration::from_secs(5), store.lease(&b))
         .await
-        .expect("a lease on another flow must not wait")
+        .expect("a lease on another key must not wait")
         .unwrap();
 }
 
-async fn leases_are_exclusive_per_flow<S: FlowStore + Clone>(store: &S) {
-    let flow = key("lease");
+async fn leases_are_exclusive_per_key<S: FlowStore + Clone>(store: &S) {
+    let record = key("lease");
     let inside = Arc::new(AtomicUsize::new(0));
     let max_inside = Arc::new(AtomicUsize::new(0));
     let tasks: Vec<_> = (0..16)
         .map(|_| {
-            let (store, flow, inside, max_inside) = (store.clone(), flow.clone(), inside.clone(), max_inside.clone());
+            let (store, record, inside, max_inside) = (store.clone(), record.clone(), inside.clone(), max_inside.clone());
             tokio::spawn(async move {
-                let _lease = store.lease(&flow).await.unwrap();
+                let _lease = store.lease(&record).await.unwrap();
                 let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
                 max_inside.fetch_max(now, Ordering::SeqCst);
                 tokio::task::yield_now().await;
@@ -73,13 +81,55 @@ async fn leases_are_exclusive_per_flow<S: FlowStore + Clone>(store: &S) {
     for task in tasks {
         task.await.unwrap();
     }
-    assert_eq!(max_inside.load(Ordering::SeqCst), 1, "two holders of one flow's lease at once");
+    assert_eq!(max_inside.load(Ordering::SeqCst), 1, "two holders of one key's lease at once");
 }
 
-async fn removed_flows_load_as_new<S: FlowStore>(store: &S) {
-    let flow = key("removed");
-    store.compare_and_set(&flow, 0, &Snapshot::default().with_state("m", "x")).await.unwrap();
-    store.remove(&flow).await.unwrap();
-    assert_eq!(store.load(&flow).await.unwrap(), Snapshot::default());
-    store.remove(&flow).await.expect("removing an absent flow is not an error");
+async fn removed_records_load_as_absent<S: FlowStore>(store: &S) {
+    let record = key("removed");
+    store.compare_and_set(&record, 0, &Snapshot::default().with_state("m", "x")).await.unwrap();
+    store.remove(&record).await.unwrap();
+    assert_eq!(store.load(&record).await.unwrap(), Snapshot::default());
+    store.remove(&record).await.expect("removing an absent record is not an error");
+}
+
+async fn removing_never_breaks_a_lease<S: FlowStore + Clone>(store: &S) {
+    let record = key("remove-while-leased");
+    store.compare_and_set(&record, 0, &Snapshot::default().with_state("m", "x")).await.unwrap();
+    let held = store.lease(&record).await.unwrap();
+    // Someone is already waiting when the record is removed...
+    let waiter = {
+        let (store, record) = (store.clone(), record.clone());
+        tokio::spawn(async move { store.lease(&record).await.map(drop) })
+    };
+    tokio::time::sleep(SHORT).await;
+    store.remove(&record).await.unwrap();
+    // ...and neither that waiter nor a newcomer gets the lease while it is held.
+    assert!(tokio::time::timeout(SHORT, store.lease(&record)).await.is_err(), "a newcomer took a held lease");
+    assert!(!waiter.is_finished(), "a waiter took a held lease after the record was removed");
+    drop(held);
+    tokio::time::timeout(Duration::from_secs(5), waiter).await.expect("the waiter gets the lease").unwrap().unwrap();
+}
+
+async fn versions_never_go_back<S: FlowStore>(store: &S) {
+    let record = key("versions");
+    let v1 = store.compare_and_set(&record, 0, &Snapshot::default().with_state("m", "a")).await.unwrap();
+    let v2 = store.compare_and_set(&record, v1, &Snapshot::default().with_state("m", "b")).await.unwrap();
+    store.remove(&record).await.unwrap();
+    let v3 = store.compare_and_set(&record, 0, &Snapshot::default().with_state("m", "c")).await.unwrap();
+    assert!(v3 > v2, "a record written again after removal got version {v3}, not above {v2}");
+    // A writer that read the record before the removal cannot commit over its successor.
+    let stale = store.compare_and_set(&record, v2, &Snapshot::default().with_state("m", "stale")).await;
+    assert_eq!(stale, Err(StoreError::Conflict { expected: v2, found: v3 }));
+    assert_eq!(store.load(&record).await.unwrap().state_of("m", "?"), "c");
+}
+
+async fn expired_records_load_as_absent<S: FlowStore>(store: &S) {
+    let record = key("expiring");
+    let expiring = Snapshot { expires_at_ms: Some(now_ms() + 50), ..Snapshot::default().with_state("m", "x") };
+    let v1 = store.compare_and_set(&record, 0, &expiring).await.unwrap();
+    assert_eq!(store.load(&record).await.unwrap().version, v1);
+    tokio::time::sleep(SHORT).await;
+    assert_eq!(store.load(&record).await.unwrap(), Snapshot::default(), "an expired record still loads");
+    let v2 = store.compare_and_set(&record, 0, &Snapshot::default()).await.expect("an expired record is absent");
+    assert!(v2 > v1);
 }

@@ -1,24 +1,36 @@
 //! The in-process store: the default for one process (design §8).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use tokio::sync::OwnedMutexGuard;
 
-use super::{FlowLease, FlowStore, StoreError};
-use crate::flow::{FlowKey, Snapshot};
+use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 
-/// Keeps flows in this process's memory. Cheap to clone; clones share the flows.
+/// Keeps flows and instances in this process's memory. Cheap to clone; clones share them.
+///
+/// Records and leases are kept apart, so removing a record cannot touch a lease someone
+/// holds or waits for; a lease's entry goes when its last holder or waiter does. Versions
+/// come from one store-wide counter, so they never go back for a key, even across
+/// removals. Expired records (flows named by a state handle) load as absent and are
+/// swept from time to time.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryStore {
-    flows: Arc<Mutex<HashMap<FlowKey, Entry>>>,
+    inner: Arc<Inner>,
 }
 
 #[derive(Debug, Default)]
-struct Entry {
-    snapshot: Option<Snapshot>,
-    lease: Arc<tokio::sync::Mutex<()>>,
+struct Inner {
+    records: Mutex<HashMap<StoreKey, Snapshot>>,
+    leases: Mutex<HashMap<StoreKey, Arc<tokio::sync::Mutex<()>>>>,
+    /// The last version assigned, to any key.
+    revision: AtomicU64,
 }
+
+/// Sweep expired records once every this many commits.
+const SWEEP_EVERY: u64 = 1024;
 
 impl MemoryStore {
     /// An empty store.
@@ -26,42 +38,81 @@ impl MemoryStore {
         Self::default()
     }
 
-    /// How many flows the store holds (for monitoring and tests).
-    pub fn flow_count(&self) -> usize {
-        self.flows().len()
+    /// How many records (flows and instances) the store holds, for monitoring and tests.
+    pub fn record_count(&self) -> usize {
+        let now = now_ms();
+        self.records().values().filter(|s| !s.is_expired(now)).count()
     }
 
-    fn flows(&self) -> std::sync::MutexGuard<'_, HashMap<FlowKey, Entry>> {
-        // The map is only touched by short, non-panicking critical sections; a poisoned
-        // lock still holds consistent data, so keep serving instead of failing every flow.
-        self.flows.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn records(&self) -> MutexGuard<'_, HashMap<StoreKey, Snapshot>> {
+        // Only short, non-panicking critical sections touch the maps; a poisoned lock
+        // still holds consistent data, so keep serving instead of failing every flow.
+        self.inner.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A held lease; on drop, forgets the lease's entry if nobody else holds or awaits it.
+struct MemoryLease {
+    guard: Option<OwnedMutexGuard<()>>,
+    key: StoreKey,
+    inner: Arc<Inner>,
+}
+
+impl Drop for MemoryLease {
+    fn drop(&mut self) {
+        let mutex = self.guard.take().map(|guard| OwnedMutexGuard::mutex(&guard).clone());
+        let mut leases = lock(&self.inner.leases);
+        // The map's Arc and ours: nobody else holds or waits for it (waiters clone the Arc
+        // under this same map lock, so the count cannot grow behind our back).
+        if let Some(mutex) = mutex
+            && Arc::strong_count(&mutex) == 2
+        {
+            leases.remove(&self.key);
+        }
     }
 }
 
 #[async_trait]
 impl FlowStore for MemoryStore {
-    async fn load(&self, flow: &FlowKey) -> Result<Snapshot, StoreError> {
-        Ok(self.flows().get(flow).and_then(|e| e.snapshot.clone()).unwrap_or_default())
+    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        let now = now_ms();
+        Ok(self.records().get(key).filter(|s| !s.is_expired(now)).cloned().unwrap_or_default())
     }
 
-    async fn compare_and_set(&self, flow: &FlowKey, expected_version: u64, next: &Snapshot) -> Result<(), StoreError> {
-        let mut flows = self.flows();
-        let entry = flows.entry(flow.clone()).or_default();
-        let found = entry.snapshot.as_ref().map_or(0, |s| s.version);
+    async fn compare_and_set(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+    ) -> Result<u64, StoreError> {
+        let now = now_ms();
+        let mut records = self.records();
+        let found = records.get(key).filter(|s| !s.is_expired(now)).map_or(0, |s| s.version);
         if found != expected_version {
             return Err(StoreError::Conflict { expected: expected_version, found });
         }
-        entry.snapshot = Some(next.clone());
-        Ok(())
+        let version = self.inner.revision.fetch_add(1, Ordering::Relaxed) + 1;
+        records.insert(key.clone(), Snapshot { version, ..next.clone() });
+        if version % SWEEP_EVERY == 0 {
+            records.retain(|_, snapshot| !snapshot.is_expired(now));
+        }
+        Ok(version)
     }
 
-    async fn lease(&self, flow: &FlowKey) -> Result<FlowLease, StoreError> {
-        let lock = self.flows().entry(flow.clone()).or_default().lease.clone();
-        Ok(FlowLease::new(lock.lock_owned().await))
+    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        let mutex = lock(&self.inner.leases).entry(key.clone()).or_default().clone();
+        // If this future is dropped while waiting, `mutex` drops with it; the entry then
+        // stays until the current holder's drop finds it unshared.
+        let guard = mutex.lock_owned().await;
+        Ok(FlowLease::new(MemoryLease { guard: Some(guard), key: key.clone(), inner: self.inner.clone() }))
     }
 
-    async fn remove(&self, flow: &FlowKey) -> Result<(), StoreError> {
-        self.flows().remove(flow);
+    async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.records().remove(key);
         Ok(())
     }
 }
@@ -73,5 +124,13 @@ mod tests {
     #[tokio::test]
     async fn passes_the_store_conformance_suite() {
         crate::store::conformance::check(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn lease_entries_go_with_their_last_holder() {
+        let store = MemoryStore::new();
+        let key = StoreKey::connection("x");
+        drop(store.lease(&key).await.unwrap());
+        assert!(lock(&store.inner.leases).is_empty());
     }
 }

@@ -1,43 +1,60 @@
-//! Flow stores: where snapshots live, with versioned compare-and-set and per-flow leases.
+//! Stores: where flows and keyed machines' instances live, with versioned compare-and-set
+//! and per-key leases.
 //!
-//! Linearizability per flow (design §4) rests on two operations every backend provides:
+//! Linearizability per instance and per flow (design §4) rests on two operations every
+//! backend provides:
 //!
-//! - [`FlowStore::lease`] — exclusive, per flow, held by a *transitioning* call from its
-//!   gate check to its commit, so two such calls on one flow never both run their
-//!   handlers; the loser waits, then sees the winner's committed state;
+//! - [`FlowStore::lease`] — exclusive, per key, held by a *transitioning* call from its
+//!   gate check to its commit, so two such calls on one key never both run their
+//!   handlers; the loser waits (boundedly: the caller gives up with `FLOW_BUSY`), then
+//!   sees the winner's committed state;
 //! - [`FlowStore::compare_and_set`] — a commit applies only over the version it read, so
 //!   even a lease that expired (a slow handler on a shared backend) cannot lose an update.
 //!
+//! Versions are assigned by the store and never go back for a key, removals included: a
+//! key removed at version 5 and written again gets a version above 5, so a writer that
+//! read the record before it was removed can never commit over its successor.
+//!
 //! Calls that fire no transition take no lease and never wait on one another.
 
+#[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+mod key;
 mod memory;
+mod snapshot;
 
 use async_trait::async_trait;
 
+pub use key::StoreKey;
 pub use memory::MemoryStore;
+pub(crate) use snapshot::now_ms;
+pub use snapshot::Snapshot;
 
-use crate::flow::{FlowKey, Snapshot};
-
-/// A backend that keeps flow snapshots.
+/// A backend that keeps flows and instances as [`Snapshot`]s.
 #[async_trait]
 pub trait FlowStore: Send + Sync + 'static {
-    /// The flow's committed snapshot, or the default (version 0) if it never committed.
-    async fn load(&self, flow: &FlowKey) -> Result<Snapshot, StoreError>;
+    /// The record's committed snapshot, or the default (version 0) if it never committed,
+    /// was removed, or expired.
+    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError>;
 
-    /// Stores `next` if the flow's stored version is still `expected_version` (0: never
-    /// committed). On a mismatch nothing is written and [`StoreError::Conflict`] returns.
-    async fn compare_and_set(&self, flow: &FlowKey, expected_version: u64, next: &Snapshot) -> Result<(), StoreError>;
+    /// Stores `next` if the record's stored version is still `expected_version` (0: absent)
+    /// and returns the version it was stored under, which the store assigns (above every
+    /// version the key ever had). On a mismatch nothing is written and
+    /// [`StoreError::Conflict`] returns.
+    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot)
+    -> Result<u64, StoreError>;
 
-    /// Waits for, then holds, the flow's exclusive lease until the returned guard drops.
-    async fn lease(&self, flow: &FlowKey) -> Result<FlowLease, StoreError>;
+    /// Waits for, then holds, the key's exclusive lease until the returned guard drops.
+    /// Callers bound the wait themselves (dropping the future gives up the place in line).
+    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError>;
 
-    /// Forgets the flow. The server calls it when the connection or session that owns a
-    /// connection- or session-keyed flow ends, so such flows do not outlive their client.
-    async fn remove(&self, flow: &FlowKey) -> Result<(), StoreError>;
+    /// Forgets the record. The server calls it when the connection that owns a
+    /// connection-keyed flow ends. Removing never breaks a lease someone holds or waits
+    /// for, and never lets the key's version go back.
+    async fn remove(&self, key: &StoreKey) -> Result<(), StoreError>;
 }
 
-/// An exclusive hold on one flow; released when dropped.
+/// An exclusive hold on one key; released when dropped.
 #[must_use = "the lease is released as soon as it is dropped"]
 pub struct FlowLease {
     _guard: Box<dyn Send + Sync>,

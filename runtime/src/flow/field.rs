@@ -1,0 +1,42 @@
+//! The handle argument (`flow` by default): optional in the input schema of every tool
+//! that runs in a flow, and returned in their results where a handle names the flow.
+
+use rmcp::model::JsonObject;
+use serde_json::{Map, Value, json};
+
+use crate::error::{FieldError, ToolError};
+use crate::registry::schema::{Position, Presence, add_owned_property};
+
+/// Adds the optional handle property to an input schema.
+pub(crate) fn add_to_input_schema(schema: &mut JsonObject, argument: &str) -> Result<(), String> {
+    let property = json!({
+        "type": "string",
+        "description": format!(
+            "This conversation's state handle: the `{argument}` value of this conversation's latest result. Omit it on the first call (a new conversation starts) and over a stateful session."
+        ),
+    });
+    add_owned_property(schema, argument, property, Position::Last, Presence::Optional, "input", "the state handle")
+}
+
+/// Declares the handle results carry.
+pub(crate) fn add_to_output_schema(schema: &mut JsonObject, argument: &str) -> Result<(), String> {
+    let property = json!({
+        "type": "string",
+        "description": format!("This conversation's state handle, when no session carries it: pass it as `{argument}` in the next call."),
+    });
+    add_owned_property(schema, argument, property, Position::Last, Presence::Optional, "output", "the state handle")
+}
+
+/// Removes the handle from the arguments (the handler's type does not have it).
+pub(crate) fn take(arguments: &mut Map<String, Value>, argument: &str) -> Result<Option<String>, ToolError> {
+    match arguments.remove(argument) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(handle)) => Ok(Some(handle)),
+        Some(_) => Err(ToolError::InvalidArgument {
+            errors: vec![
+                FieldError::new(argument, "must be a string: the handle a previous result returned")
+                    .expected("the exact string of the latest result's handle"),
+            ],
+        }),
+    }
+}

@@ -1,0 +1,183 @@
+//! Signed state handles: how a conversation is named where there is no session (MCP
+//! 2026-07-28, sessionless HTTP).
+//!
+//! A handle is `tg1.<payload>.<tag>`: the payload (base64url JSON) holds the flow's random
+//! id and the handle's expiry, and room for the principal it will be bound to; the tag is
+//! HMAC-SHA256 over `tg1.<payload>` with the server's key. The model can copy a handle but
+//! not forge, alter or extend one, and a flow id is only ever minted by the server.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+/// The environment variable a server reads its handle key from when none is configured.
+pub const HANDLE_KEY_ENV: &str = "TOOLGATE_HANDLE_KEY";
+
+/// The shortest key accepted, in bytes (HMAC-SHA256's output size).
+pub const MIN_KEY_BYTES: usize = 32;
+
+const PREFIX: &str = "tg1";
+
+/// What a handle asserts once its tag is verified.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Claims {
+    /// The flow's id, minted by the server.
+    #[serde(rename = "f")]
+    flow: String,
+    /// Expiry, milliseconds since the Unix epoch.
+    #[serde(rename = "e")]
+    expires_at_ms: u64,
+    /// The principal the flow belongs to, once there are principals.
+    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
+    principal: Option<String>,
+}
+
+/// Why a handle was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HandleError {
+    /// Not a handle this server signed: forged, altered, truncated, or another key's.
+    Invalid,
+    /// Signed by this server, but past its expiry.
+    Expired,
+}
+
+/// A verified handle: the flow it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Verified {
+    pub(crate) flow_id: String,
+}
+
+/// Mints and verifies handles with one key.
+#[derive(Clone)]
+pub struct HandleSigner {
+    mac: Hmac<Sha256>,
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for HandleSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandleSigner").field("ttl", &self.ttl).finish_non_exhaustive()
+    }
+}
+
+/// A handle key that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a state-handle key must have at least {MIN_KEY_BYTES} bytes; this one has {0}")]
+pub struct WeakKey(pub usize);
+
+impl HandleSigner {
+    /// A signer with `key` (at least [`MIN_KEY_BYTES`] bytes) whose handles live `ttl`
+    /// after their last use.
+    pub fn new(key: &[u8], ttl: Duration) -> Result<Self, WeakKey> {
+        if key.len() < MIN_KEY_BYTES {
+            return Err(WeakKey(key.len()));
+        }
+        let mac = Hmac::<Sha256>::new_from_slice(key).map_err(|_| WeakKey(key.len()))?;
+        Ok(Self { mac, ttl })
+    }
+
+    /// A signer with a random key of this process: its handles mean nothing to another
+    /// process or after a restart.
+    pub fn ephemeral(ttl: Duration) -> Self {
+        let mut key = [0u8; MIN_KEY_BYTES];
+        // Without an OS random source there is no safe key to sign with at all.
+        getrandom::fill(&mut key).expect("the OS random number generator is unavailable");
+        Self::new(&key, ttl).expect("a 32-byte key is long enough")
+    }
+
+    /// How long a handle lives after it was minted.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// A fresh random flow id.
+    pub(crate) fn new_flow_id() -> String {
+        uuid::Uuid::new_v4().simple().to_string()
+    }
+
+    /// When a flow used at `now_ms` expires: one TTL later.
+    pub(crate) fn expiry_from(&self, now_ms: u64) -> u64 {
+        now_ms.saturating_add(self.ttl.as_millis() as u64)
+    }
+
+    /// A handle for `flow_id` that expires at `expires_at_ms` (its flow's expiry).
+    pub(crate) fn mint(&self, flow_id: &str, expires_at_ms: u64) -> String {
+        let claims = Claims { flow: flow_id.to_string(), expires_at_ms, principal: None };
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).expect("claims serialize"));
+        let signed = format!("{PREFIX}.{payload}");
+        let tag = URL_SAFE_NO_PAD.encode(self.tag(&signed));
+        format!("{signed}.{tag}")
+    }
+
+    /// Checks the tag first (in constant time), then the expiry.
+    pub(crate) fn verify(&self, handle: &str, now_ms: u64) -> Result<Verified, HandleError> {
+        let (signed, tag) = handle.rsplit_once('.').ok_or(HandleError::Invalid)?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| HandleError::Invalid)?;
+        let mut mac = self.mac.clone();
+        mac.update(signed.as_bytes());
+        mac.verify_slice(&tag).map_err(|_| HandleError::Invalid)?;
+        // Signed by us: what follows can only fail if our own format changed.
+        let payload = signed.strip_prefix(PREFIX).and_then(|p| p.strip_prefix('.')).ok_or(HandleError::Invalid)?;
+        let bytes = URL_SAFE_NO_PAD.decode(payload).map_err(|_| HandleError::Invalid)?;
+        let claims: Claims = serde_json::from_slice(&bytes).map_err(|_| HandleError::Invalid)?;
+        if claims.expires_at_ms <= now_ms {
+            return Err(HandleError::Expired);
+        }
+        Ok(Verified { flow_id: claims.flow })
+    }
+
+    fn tag(&self, signed: &str) -> Vec<u8> {
+        let mut mac = self.mac.clone();
+        mac.update(signed.as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: u64 = 1_800_000_000_000;
+
+    fn signer(key: u8) -> HandleSigner {
+        HandleSigner::new(&[key; 32], Duration::from_secs(60)).unwrap()
+    }
+
+    #[test]
+    fn a_minted_handle_verifies_until_it_expires() {
+        let expires = signer(1).expiry_from(NOW);
+        assert_eq!(expires, NOW + 60_000);
+        let handle = signer(1).mint("abc", expires);
+        assert_eq!(signer(1).verify(&handle, NOW + 59_999), Ok(Verified { flow_id: "abc".into() }));
+        assert_eq!(signer(1).verify(&handle, NOW + 60_000), Err(HandleError::Expired));
+    }
+
+    #[test]
+    fn forged_altered_and_foreign_handles_are_invalid() {
+        let handle = signer(1).mint("abc", NOW + 60_000);
+        assert_eq!(signer(2).verify(&handle, NOW), Err(HandleError::Invalid), "another key's handle");
+        for at in [4, handle.len() / 2, handle.len() - 2] {
+            let mut bytes = handle.clone().into_bytes();
+            bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+            let altered = String::from_utf8(bytes).unwrap();
+            assert_eq!(signer(1).verify(&altered, NOW), Err(HandleError::Invalid), "altered at {at}");
+        }
+        // A longer expiry with the old tag: the payload is signed.
+        let claims = Claims { flow: "abc".into(), expires_at_ms: u64::MAX, principal: None };
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap());
+        let tag = handle.rsplit_once('.').unwrap().1;
+        assert_eq!(signer(1).verify(&format!("tg1.{payload}.{tag}"), NOW), Err(HandleError::Invalid));
+        for junk in ["", "abc", "tg1..", "tg1.x.y", "....", "tg1.ééé.ééé"] {
+            assert_eq!(signer(1).verify(junk, NOW), Err(HandleError::Invalid), "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn short_keys_are_refused() {
+        assert_eq!(HandleSigner::new(&[0; 16], Duration::from_secs(1)).unwrap_err(), WeakKey(16));
+    }
+}

@@ -1,0 +1,49 @@
+//! [`StoreKey`]: where a flow or a keyed machine's instance lives in the store.
+
+use std::fmt;
+
+/// Where a record lives in the store. Only the server builds keys: a flow's key comes
+/// from what the server created (a connection, a minted handle), an instance's from the
+/// machine and the object's own id — never from a header or an id a client chose.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StoreKey(String);
+
+impl StoreKey {
+    /// The flow of one connection: stdio, or one stateful Streamable HTTP session.
+    /// `connection_id` is random per connection, so replicas sharing a store never collide.
+    pub fn connection(connection_id: &str) -> Self {
+        Self(format!("connection:{connection_id}"))
+    }
+
+    /// The flow a signed state handle names (`flow_id` is the random id minted with it).
+    pub fn handle(flow_id: &str) -> Self {
+        Self(format!("handle:{flow_id}"))
+    }
+
+    /// The instance of keyed machine `machine` for the object `key` (invoice `INV-7`).
+    /// The machine id's length is part of the key, so no id/key pair can spell another's.
+    pub fn instance(machine: &str, key: &str) -> Self {
+        Self(format!("instance:{}:{machine}:{key}", machine.len()))
+    }
+
+    /// The key as stored.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for StoreKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_keys_cannot_collide_across_machines() {
+        assert_ne!(StoreKey::instance("a:b", "c"), StoreKey::instance("a", "b:c"));
+    }
+}

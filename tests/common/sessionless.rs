@@ -1,0 +1,435 @@
+//! A raw-HTTP MCP client, for what rmcp's client does not let a test control: the sessionless
+//! 2026-07-28 revision request by request (extra headers, the reply's status and content
+//! type), and a bare 2025-11-25 session whose `Mcp-Session-Id` the test can read.
+//!
+//! A 2026-07-28 request is self-contained. rmcp 3.11 routes a POST to its stateless path, even
+//! on a server that keeps sessions for older revisions, when `params._meta` holds both
+//! `io.modelcontextprotocol/protocolVersion` and `io.modelcontextprotocol/clientCapabilities`
+//! (`clientInfo` is optional). Such a request must also carry the `MCP-Protocol-Version`
+//! header, equal to the `_meta` version, and the SEP-2243 routing headers `Mcp-Method` (always)
+//! and `Mcp-Name` (`params.name` for `tools/call` and `prompts/get`, `params.uri` for
+//! `resources/read`, `resources/subscribe` and `resources/unsubscribe`). Like every POST, it
+//! needs `Content-Type: application/json` and an `Accept` listing both `application/json` and
+//! `text/event-stream`. A missing header is rejected with HTTP 400 and JSON-RPC `-32020`;
+//! missing `_meta` keys with HTTP 400 and `-32602`.
+//!
+//! With rmcp's default server config (`json_response: false`) a successful reply comes as
+//! `text/event-stream` carrying a single `data:` event; an error that maps to an HTTP error
+//! status (400, 404) comes as plain `application/json`.
+
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use super::{PATIENCE, example_binary};
+
+/// The sessionless protocol revision.
+pub const SESSIONLESS_VERSION: &str = "2026-07-28";
+/// The session-based protocol revision [`RawSession`] negotiates.
+pub const SESSION_VERSION: &str = "2025-11-25";
+
+/// The `Accept` header every POST must send.
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// Spawns the example `name` with `--http 127.0.0.1:0`, then `extra_args`, with the `env`
+/// variables set, and waits until it serves. Returns the child (killed when dropped) and its
+/// endpoint, `http://127.0.0.1:PORT/mcp`.
+pub async fn spawn_http_example(name: &str, extra_args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+    let mut child = Command::new(example_binary(name))
+        .args(["--http", "127.0.0.1:0"])
+        .args(extra_args)
+        .envs(env.iter().copied())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn example");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(PATIENCE, async {
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            if let Some(url) = line.split("serving Streamable HTTP at ").nth(1) {
+                return url.trim().to_string();
+            }
+        }
+        panic!("the example exited without serving");
+    })
+    .await
+    .expect("the example did not start serving");
+    // Keep draining stderr so the child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+/// One HTTP reply to a JSON-RPC request.
+#[derive(Debug)]
+pub struct Reply {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The media type of the body, lowercased and without parameters: `application/json`,
+    /// `text/event-stream`, or empty when the reply names none.
+    pub content_type: String,
+    /// The `Mcp-Session-Id` response header, if any.
+    pub session_id: Option<String>,
+    /// `Ok(result)` or `Err(error)` (the JSON-RPC error object, with `code` and `message`).
+    /// A body that is no JSON-RPC reply (rmcp answers some HTTP errors, such as an unknown
+    /// session's 404, in plain text) comes as `Err(Value::String(body))`.
+    pub message: Result<Value, Value>,
+}
+
+impl Reply {
+    /// Whether the body was a server-sent event stream (`text/event-stream`).
+    pub fn is_sse(&self) -> bool {
+        self.content_type == "text/event-stream"
+    }
+
+    /// Whether the body was a plain JSON document (`application/json`).
+    pub fn is_json(&self) -> bool {
+        self.content_type == "application/json"
+    }
+
+    /// The JSON-RPC result; panics, showing the error, if there is none.
+    pub fn result(self) -> Value {
+        match self.message {
+            Ok(result) => result,
+            Err(error) => panic!("expected a JSON-RPC result, got HTTP {} with {error}", self.status),
+        }
+    }
+
+    /// The JSON-RPC error object; panics, showing the result, if the request succeeded.
+    pub fn error(self) -> Value {
+        match self.message {
+            Err(error) => error,
+            Ok(result) => panic!("expected a JSON-RPC error, got HTTP {} with {result}", self.status),
+        }
+    }
+}
+
+/// A `tools/call` result as `(structuredContent, isError)`; panics on a protocol error.
+fn tool_outcome(tool: &str, reply: Reply) -> (Value, bool) {
+    let status = reply.status;
+    let mut result = match reply.message {
+        Ok(result) => result,
+        Err(error) => panic!("tools/call {tool}: HTTP {status}, JSON-RPC error {error}"),
+    };
+    let is_error = result["isError"] == true;
+    let content = result
+        .get_mut("structuredContent")
+        .map(Value::take)
+        .unwrap_or_else(|| panic!("{tool}: every toolgate result has structuredContent: {result}"));
+    (content, is_error)
+}
+
+/// The plumbing [`SessionlessClient`] and [`RawSession`] share: one endpoint, request ids.
+struct Endpoint {
+    http: reqwest::Client,
+    url: String,
+    next_id: AtomicU64,
+}
+
+impl Endpoint {
+    fn new(url: &str) -> Self {
+        Self { http: reqwest::Client::new(), url: url.to_string(), next_id: AtomicU64::new(1) }
+    }
+
+    fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// POSTs `body` with the content negotiation every POST needs plus `headers`.
+    async fn post(&self, headers: HeaderMap, body: &Value) -> reqwest::Response {
+        let send = self
+            .http
+            .post(&self.url)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, ACCEPT_BOTH)
+            .headers(headers)
+            .body(serde_json::to_vec(body).expect("serialize request"))
+            .send();
+        tokio::time::timeout(PATIENCE, send).await.expect("the server did not answer").expect("POST")
+    }
+
+    /// POSTs request `id` and reads the reply that answers it.
+    async fn request(&self, id: u64, headers: HeaderMap, body: &Value) -> Reply {
+        let response = self.post(headers, body).await;
+        tokio::time::timeout(PATIENCE, read_reply(response, id)).await.expect("the reply did not complete")
+    }
+}
+
+/// `headers` as a map; a name given twice keeps its last value.
+fn header_map(headers: &[(&str, &str)]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for &(name, value) in headers {
+        let name = HeaderName::from_bytes(name.as_bytes()).unwrap_or_else(|_| panic!("bad header name {name:?}"));
+        let value = HeaderValue::from_str(value).unwrap_or_else(|_| panic!("bad value for header {name}: {value:?}"));
+        map.insert(name, value);
+    }
+    map
+}
+
+/// Reads the JSON-RPC reply to request `id` from `response`, JSON or SSE.
+async fn read_reply(mut response: reqwest::Response, id: u64) -> Reply {
+    let status = response.status();
+    let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let content_type = header("content-type")
+        .map(|value| value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let session_id = header("mcp-session-id");
+    let message = if content_type == "text/event-stream" {
+        read_sse_reply(&mut response, id).await
+    } else {
+        let body = response.text().await.expect("read the reply body");
+        match serde_json::from_str::<Value>(&body) {
+            Ok(message) if is_reply(&message) => split_reply(message),
+            _ => Err(Value::String(body)),
+        }
+    };
+    Reply { status, content_type, session_id, message }
+}
+
+/// Whether `message` is a JSON-RPC response or error (not a request or notification).
+fn is_reply(message: &Value) -> bool {
+    message.get("method").is_none() && (message.get("result").is_some() || message.get("error").is_some())
+}
+
+fn split_reply(mut message: Value) -> Result<Value, Value> {
+    match message.get_mut("error") {
+        Some(error) => Err(error.take()),
+        None => Ok(message["result"].take()),
+    }
+}
+
+/// Reads server-sent events until the reply to request `id`. Skips comments, events without
+/// data (rmcp's priming event, `retry:`-only events), and any notification or server request.
+/// Stops at the reply rather than at the end of the stream, which may stay open.
+async fn read_sse_reply(response: &mut reqwest::Response, id: u64) -> Result<Value, Value> {
+    let mut pending: Vec<u8> = Vec::new();
+    let mut data: Vec<String> = Vec::new();
+    let mut seen = Vec::new();
+    loop {
+        let chunk = response.chunk().await.expect("read the event stream");
+        let at_end = chunk.is_none();
+        match chunk {
+            Some(chunk) => pending.extend_from_slice(&chunk),
+            // End any last line and event that lack their line breaks.
+            None => pending.extend_from_slice(b"\n\n"),
+        }
+        // Complete lines only: a chunk may end mid-line (or mid-character).
+        while let Some(newline) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=newline).collect();
+            let line = String::from_utf8(line).expect("the event stream is UTF-8");
+            let line = line.trim_end_matches(['\n', '\r']);
+            if !line.is_empty() {
+                // `field: value`, or `field` alone; a line starting with ':' is a comment.
+                let (field, value) = line.split_once(':').unwrap_or((line, ""));
+                if field == "data" {
+                    data.push(value.strip_prefix(' ').unwrap_or(value).to_string());
+                }
+                continue;
+            }
+            // A blank line ends the event.
+            let event = data.join("\n");
+            data.clear();
+            if event.trim().is_empty() {
+                continue;
+            }
+            let message: Value = serde_json::from_str(&event).unwrap_or_else(|e| panic!("bad SSE data {event:?}: {e}"));
+            if is_reply(&message) && message["id"] == id {
+                return split_reply(message);
+            }
+            seen.push(message);
+        }
+        if at_end {
+            panic!("the event stream ended without the reply to request {id}; saw {seen:?}");
+        }
+    }
+}
+
+/// A client for the sessionless 2026-07-28 revision: every request stands alone, with the
+/// protocol version and client capabilities in `params._meta` and the routing headers rmcp
+/// requires. It never initializes and never holds a session.
+pub struct SessionlessClient {
+    endpoint: Endpoint,
+}
+
+impl SessionlessClient {
+    /// A client for a Streamable HTTP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub fn new(url: &str) -> Self {
+        Self { endpoint: Endpoint::new(url) }
+    }
+
+    /// The endpoint this client posts to.
+    pub fn url(&self) -> &str {
+        &self.endpoint.url
+    }
+
+    /// The `_meta` every request carries: the two keys 2026-07-28 requires
+    /// (`protocolVersion`, `clientCapabilities`) and the optional `clientInfo`.
+    pub fn request_meta() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": SESSIONLESS_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": { "name": "toolgate-tests", "version": "0.0.0" },
+        })
+    }
+
+    /// Sends one sessionless request and reads its reply.
+    ///
+    /// `params` must be an object (or null); [`Self::request_meta`] is merged into its `_meta`,
+    /// keys already there winning. The request carries `MCP-Protocol-Version: 2026-07-28`,
+    /// `Mcp-Method: {method}` and, for the methods that route by name, `Mcp-Name`.
+    /// `extra_headers` are sent too and replace any of those with the same name, so a test
+    /// can add `Mcp-Session-Id` or send a wrong header on purpose.
+    pub async fn request(&self, method: &str, params: Value, extra_headers: &[(&str, &str)]) -> Reply {
+        let mut params = match params {
+            Value::Object(params) => params,
+            Value::Null => Map::new(),
+            other => panic!("params must be an object, got {other}"),
+        };
+        let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        let Value::Object(meta) = meta else { panic!("params._meta must be an object") };
+        let Value::Object(defaults) = Self::request_meta() else { unreachable!() };
+        for (key, value) in defaults {
+            meta.entry(key).or_insert(value);
+        }
+
+        let mut headers = vec![("MCP-Protocol-Version", SESSIONLESS_VERSION), ("Mcp-Method", method)];
+        let name_field = match method {
+            "tools/call" | "prompts/get" => Some("name"),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => Some("uri"),
+            _ => None,
+        };
+        // rmcp wants non-ASCII names Base64-wrapped (`=?base64?…?=`); test names are plain.
+        let name = name_field.and_then(|field| params.get(field)).and_then(Value::as_str).map(str::to_string);
+        if let Some(name) = &name {
+            headers.push(("Mcp-Name", name));
+        }
+        let mut headers = header_map(&headers);
+        headers.extend(header_map(extra_headers));
+
+        let id = self.endpoint.next_id();
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.endpoint.request(id, headers, &body).await
+    }
+
+    /// `tools/call` with `extra_headers` (see [`Self::request`]); the raw reply.
+    pub async fn call_with_headers(&self, tool: &str, arguments: Value, extra_headers: &[(&str, &str)]) -> Reply {
+        self.request("tools/call", json!({ "name": tool, "arguments": arguments }), extra_headers).await
+    }
+
+    /// Calls a tool; returns its `structuredContent` and whether it is an error (`isError`).
+    /// Panics on a JSON-RPC error.
+    pub async fn call(&self, tool: &str, arguments: Value) -> (Value, bool) {
+        tool_outcome(tool, self.call_with_headers(tool, arguments, &[]).await)
+    }
+
+    /// Calls a tool that must succeed and returns its `structuredContent`.
+    pub async fn ok(&self, tool: &str, arguments: Value) -> Value {
+        let (content, is_error) = self.call(tool, arguments).await;
+        assert!(!is_error, "{tool} failed: {content}");
+        content
+    }
+
+    /// The `tools` of `tools/list`, every page; panics on a JSON-RPC error.
+    pub async fn list_tools(&self) -> Vec<Value> {
+        let mut tools = Vec::new();
+        let mut params = json!({});
+        loop {
+            let mut result = self.request("tools/list", params, &[]).await.result();
+            let Value::Array(page) = result["tools"].take() else { panic!("tools/list without tools: {result}") };
+            tools.extend(page);
+            match result.get("nextCursor").and_then(Value::as_str) {
+                Some(cursor) => params = json!({ "cursor": cursor }),
+                None => return tools,
+            }
+        }
+    }
+
+    /// The names `tools/list` shows, in its order.
+    pub async fn tool_names(&self) -> Vec<String> {
+        self.list_tools().await.iter().map(|tool| tool["name"].as_str().expect("tool name").to_string()).collect()
+    }
+}
+
+/// A 2025-11-25 session opened by hand (`initialize`, then `notifications/initialized`), so a
+/// test can read its `Mcp-Session-Id` and talk on it. Requests carry `Mcp-Session-Id` and
+/// `MCP-Protocol-Version: 2025-11-25`, and no per-request `_meta` or `Mcp-Method` headers
+/// (that revision has none). The session lives until [`Self::close`] or the server's end.
+pub struct RawSession {
+    endpoint: Endpoint,
+    session_id: String,
+    /// The `initialize` result.
+    pub initialize_result: Value,
+}
+
+impl RawSession {
+    /// Initializes a session at `url` (`http://127.0.0.1:PORT/mcp`).
+    pub async fn open(url: &str) -> Self {
+        let endpoint = Endpoint::new(url);
+        let id = endpoint.next_id();
+        let initialize = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": SESSION_VERSION,
+                "capabilities": {},
+                "clientInfo": { "name": "toolgate-tests", "version": "0.0.0" },
+            },
+        });
+        let reply = endpoint.request(id, HeaderMap::new(), &initialize).await;
+        let session_id = reply.session_id.clone().expect("initialize answered without Mcp-Session-Id");
+        let initialize_result = reply.result();
+        assert_eq!(initialize_result["protocolVersion"], SESSION_VERSION, "negotiated another version");
+        let session = Self { endpoint, session_id, initialize_result };
+
+        let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+        let response = session.endpoint.post(session.headers(), &initialized).await;
+        assert_eq!(response.status(), StatusCode::ACCEPTED, "notifications/initialized was not accepted");
+        session
+    }
+
+    /// The session's id, the `Mcp-Session-Id` the server assigned.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The endpoint of the session.
+    pub fn url(&self) -> &str {
+        &self.endpoint.url
+    }
+
+    fn headers(&self) -> HeaderMap {
+        header_map(&[("Mcp-Session-Id", &self.session_id), ("MCP-Protocol-Version", SESSION_VERSION)])
+    }
+
+    /// Sends a request on the session and reads its reply; `params` is sent as given.
+    pub async fn request(&self, method: &str, params: Value) -> Reply {
+        let id = self.endpoint.next_id();
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.endpoint.request(id, self.headers(), &body).await
+    }
+
+    /// Calls a tool on the session; returns its `structuredContent` and whether it is an
+    /// error (`isError`). Panics on a JSON-RPC error.
+    pub async fn call(&self, tool: &str, arguments: Value) -> (Value, bool) {
+        tool_outcome(tool, self.request("tools/call", json!({ "name": tool, "arguments": arguments })).await)
+    }
+
+    /// The names `tools/list` shows on the session (first page).
+    pub async fn tool_names(&self) -> Vec<String> {
+        let result = self.request("tools/list", json!({})).await.result();
+        let tools = result["tools"].as_array().expect("tools/list without tools");
+        tools.iter().map(|tool| tool["name"].as_str().expect("tool name").to_string()).collect()
+    }
+
+    /// Ends the session with `DELETE`; returns the HTTP status.
+    pub async fn close(self) -> StatusCode {
+        let delete = self.endpoint.http.delete(&self.endpoint.url).headers(self.headers()).send();
+        tokio::time::timeout(PATIENCE, delete).await.expect("the server did not answer").expect("DELETE").status()
+    }
+}

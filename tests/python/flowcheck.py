@@ -1,0 +1,125 @@
+"""Shared helpers for the end-to-end scripts: call tools through the MCP Python SDK's
+default high-level client (`mcp.client.Client(url)`) and fail with a clear message.
+
+A check that fails raises `Failed`; `run` prints it and exits with status 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
+
+class Failed(Exception):
+    """A contract assertion that did not hold."""
+
+
+def check(condition: bool, message: str) -> None:
+    """Fails with `message` unless `condition` holds."""
+    if not condition:
+        raise Failed(message)
+
+
+def show(value: Any) -> str:
+    """`value` as compact, key-sorted JSON for messages."""
+    return json.dumps(value, sort_keys=True)
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Calls `tool` and returns its structuredContent and whether `isError` is set.
+
+    A JSON-RPC error (instead of a tool result) and a result without structuredContent
+    are failures: every toolgate result, error or not, carries structuredContent.
+    """
+    try:
+        result = await client.call_tool(tool, arguments)
+    except MCPError as error:
+        raise Failed(f"{tool} {show(arguments)}: JSON-RPC error {error.code} {error.message!r} data={error.data!r}") from error
+    except RuntimeError as error:  # e.g. the client's outputSchema validation of a success
+        raise Failed(f"{tool} {show(arguments)}: the client rejected the result: {error}") from error
+    content = result.structured_content
+    check(
+        isinstance(content, dict),
+        f"{tool} {show(arguments)}: no structuredContent object (isError={result.is_error}, content={result.content})",
+    )
+    return content, result.is_error is True
+
+
+async def ok(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Calls `tool`, which must succeed, and returns its structuredContent."""
+    content, is_error = await call(client, tool, arguments)
+    check(not is_error, f"{tool} {show(arguments)} should succeed, got isError: {show(content)}")
+    return content
+
+
+async def refused(client: Client, tool: str, arguments: dict[str, Any], code: str) -> dict[str, Any]:
+    """Calls `tool`, which must fail with `code`, and returns its structuredContent."""
+    content, is_error = await call(client, tool, arguments)
+    check(is_error, f"{tool} {show(arguments)} should fail with {code}, but succeeded: {show(content)}")
+    check(content.get("code") == code, f"{tool} {show(arguments)}: expected code {code}, got {show(content)}")
+    return content
+
+
+def expect(content: dict[str, Any], field: str, value: Any, what: str) -> None:
+    """Checks one structuredContent field."""
+    check(content.get(field) == value, f"{what}: expected {field} == {value!r}, got {show(content)}")
+
+
+async def tool_listing(client: Client, *, fresh: bool = False) -> list[tuple[str, str | None]]:
+    """The (name, description) of every listed tool, all pages, in server order.
+
+    `fresh` asks the server again even if the client's response cache (on by default,
+    honoring the server's `ttlMs`) holds the listing.
+    """
+    tools: list[tuple[str, str | None]] = []
+    page = await client.list_tools(cache_mode="refresh" if fresh else "use")
+    tools += [(tool.name, tool.description) for tool in page.tools]
+    while page.next_cursor is not None:
+        page = await client.list_tools(cursor=page.next_cursor)
+        tools += [(tool.name, tool.description) for tool in page.tools]
+    return tools
+
+
+def same_listing(before: list[tuple[str, str | None]], after: list[tuple[str, str | None]]) -> None:
+    """Checks that `tools/list` did not change (names and descriptions)."""
+    names_before, names_after = [name for name, _ in before], [name for name, _ in after]
+    check(names_before == names_after, f"tools/list changed: {names_before} before, {names_after} after")
+    changed = [name for (name, old), (_, new) in zip(before, after) if old != new]
+    check(not changed, f"tools/list changed the descriptions of {changed}")
+
+
+def passed(step: str) -> None:
+    """Reports a step whose checks held."""
+    print(f"ok: {step}", flush=True)
+
+
+def failures(error: BaseException) -> list[Failed]:
+    """The `Failed` checks in `error`; anyio wraps what escapes `async with Client` in groups."""
+    if isinstance(error, Failed):
+        return [error]
+    if isinstance(error, BaseExceptionGroup):
+        return [failure for inner in error.exceptions for failure in failures(inner)]
+    return []
+
+
+def run(flow: Callable[..., Awaitable[None]], usage: str, min_args: int, max_args: int) -> None:
+    """Runs `flow(*argv)`; exits 2 on bad usage, 1 on a failed check or any error."""
+    args = sys.argv[1:]
+    if not min_args <= len(args) <= max_args:
+        print(f"usage: {usage}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        asyncio.run(flow(*args))
+    except BaseException as error:
+        if not (found := failures(error)):
+            raise
+        for failure in found:
+            print(f"FAIL: {failure}", file=sys.stderr)
+        sys.exit(1)
+    print("PASS")

@@ -1,0 +1,226 @@
+//! The examples through the official MCP Python SDK's default high-level client
+//! (`mcp.client.Client(url)`, pinned in `tests/python/requirements.txt`), over Streamable
+//! HTTP in both the stateful and the `--stateless` mode.
+//!
+//! The flows themselves are the scripts in `tests/python/`; this file provides what they
+//! need: a virtualenv with the pinned SDK at `<target dir>/python-sdk-venv` (created on
+//! first use, which needs `python3` with `venv` and pip, and network access to PyPI), and
+//! the example servers they talk to.
+
+mod common;
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::OnceCell;
+
+/// Creating the venv downloads the SDK and its dependencies from PyPI.
+const VENV_PATIENCE: Duration = Duration::from_secs(180);
+/// One script run; the travel flow sleeps 2.5 s to outlive a handle's TTL.
+const SCRIPT_PATIENCE: Duration = Duration::from_secs(60);
+
+/// The handle-signing key of the servers under test.
+const HANDLE_KEY: &str = "toolgate-python-sdk-test-handle-key-0001";
+/// Another key: handles signed under [`HANDLE_KEY`] must not open under it.
+const OTHER_HANDLE_KEY: &str = "toolgate-python-sdk-test-handle-key-0002";
+
+/// The venv's Python, prepared once per test binary; an error is every test's failure.
+static VENV_PYTHON: OnceCell<Result<PathBuf, String>> = OnceCell::const_new();
+
+/// `tests/python`: the scripts and the SDK pin.
+fn scripts_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("python")
+}
+
+/// The directory holding `deps/` and `examples/` (e.g. `target/debug`), derived from the
+/// test binary's path the way [`common::example_binary`] does.
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent().and_then(Path::parent).expect("target dir").to_path_buf()
+}
+
+/// The interpreter inside a venv.
+fn python_in(venv: &Path) -> PathBuf {
+    if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") }
+}
+
+/// The `mcp` version `requirements.txt` pins (`mcp==X`).
+fn pinned_mcp_version() -> String {
+    let requirements = std::fs::read_to_string(scripts_dir().join("requirements.txt")).expect("read requirements.txt");
+    requirements
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("mcp=="))
+        .map(|version| version.trim().to_string())
+        .expect("requirements.txt pins `mcp==VERSION`")
+}
+
+/// Runs `command` to completion within `patience`; a failure (not started, timed out,
+/// non-zero exit) is described with the command's output.
+async fn run(command: &mut Command, patience: Duration, what: &str) -> Result<Output, String> {
+    command.stdin(Stdio::null()).kill_on_drop(true);
+    let output = tokio::time::timeout(patience, command.output())
+        .await
+        .map_err(|_| format!("{what}: still running after {patience:?}"))?
+        .map_err(|error| format!("{what}: could not start: {error}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(output)
+}
+
+/// The `mcp` version installed for `python`, if it runs and has one.
+async fn installed_mcp_version(python: &Path) -> Option<String> {
+    if !python.exists() {
+        return None;
+    }
+    let mut query = Command::new(python);
+    query.args(["-c", "import importlib.metadata as m; print(m.version('mcp'))"]).stderr(Stdio::null());
+    let output = run(&mut query, VENV_PATIENCE, "query the installed mcp version").await.ok()?;
+    Some(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// Takes an exclusive lock on `<target dir>/python-sdk-venv.lock`, so test processes
+/// sharing a target directory never build the venv at once. Released when dropped.
+async fn lock_venv(target: &Path) -> Result<File, String> {
+    let path = target.join("python-sdk-venv.lock");
+    tokio::task::spawn_blocking(move || {
+        let file = OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+        file.lock()?;
+        Ok::<_, std::io::Error>(file)
+    })
+    .await
+    .expect("lock task")
+    .map_err(|error| format!("lock the venv: {error}"))
+}
+
+/// Makes sure `<target dir>/python-sdk-venv` has the pinned `mcp` and returns its Python.
+/// Does nothing when it already has; creates the venv only when it has no interpreter.
+async fn prepare_venv() -> Result<PathBuf, String> {
+    let target = target_dir();
+    let venv = target.join("python-sdk-venv");
+    let python = python_in(&venv);
+    let pinned = pinned_mcp_version();
+    let _lock = lock_venv(&target).await?;
+
+    if installed_mcp_version(&python).await.as_deref() == Some(pinned.as_str()) {
+        return Ok(python);
+    }
+    if !python.exists() {
+        let mut create = Command::new(if cfg!(windows) { "python" } else { "python3" });
+        create.arg("-m").arg("venv").arg("--clear").arg(&venv);
+        run(&mut create, VENV_PATIENCE, "create the venv with `python3 -m venv`").await?;
+    }
+    let mut install = Command::new(&python);
+    install
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", "-r"])
+        .arg(scripts_dir().join("requirements.txt"));
+    run(&mut install, VENV_PATIENCE, "pip install -r tests/python/requirements.txt").await?;
+
+    match installed_mcp_version(&python).await {
+        Some(installed) if installed == pinned => Ok(python),
+        installed => Err(format!("{} has mcp {installed:?} after pip install, not {pinned}", venv.display())),
+    }
+}
+
+/// The venv's Python, preparing the venv on first use.
+async fn venv_python() -> PathBuf {
+    VENV_PYTHON.get_or_init(prepare_venv).await.clone().unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// An example serving Streamable HTTP on a free loopback port; killed when dropped.
+struct Server {
+    url: String,
+    _child: Child,
+}
+
+/// Spawns example `name` with `--http 127.0.0.1:0` and `extra` flags, signing handles
+/// with `key`, and waits for the address it prints.
+async fn serve(name: &str, key: &str, extra: &[&str]) -> Server {
+    let mut child = Command::new(common::example_binary(name))
+        .args(["--http", "127.0.0.1:0"])
+        .args(extra)
+        .env("TOOLGATE_HANDLE_KEY", key)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|error| panic!("spawn example {name}: {error}"));
+    let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let mut seen = Vec::new();
+    let url = tokio::time::timeout(common::PATIENCE, async {
+        while let Some(line) = lines.next_line().await.expect("read the example's stderr") {
+            // The URL may be followed by a note, e.g. ` (sessionless)`.
+            let url = line
+                .strip_prefix("toolgate: serving Streamable HTTP at ")
+                .and_then(|rest| rest.split_whitespace().next());
+            if let Some(url) = url {
+                return url.to_string();
+            }
+            seen.push(line);
+        }
+        panic!("example {name} {extra:?} exited without serving; stderr:\n{}", seen.join("\n"));
+    })
+    .await
+    .unwrap_or_else(|_| panic!("example {name} {extra:?} did not start serving"));
+    // Keep draining stderr so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Server { url, _child: child }
+}
+
+/// Runs `tests/python/<script>` with the venv's Python; panics with its output on failure.
+async fn run_script(script: &str, args: &[&str]) {
+    let python = venv_python().await;
+    let mut command = Command::new(python);
+    command.arg(scripts_dir().join(script)).args(args).env("PYTHONDONTWRITEBYTECODE", "1");
+    if let Err(failure) = run(&mut command, SCRIPT_PATIENCE, script).await {
+        panic!("{failure}");
+    }
+}
+
+/// The invoice workflow, with state kept per invoice id and a `tools/list` that never changes.
+async fn invoice(mode: &[&str]) {
+    let server = serve("invoice", HANDLE_KEY, mode).await;
+    run_script("invoice_flow.py", &[server.url.as_str()]).await;
+}
+
+/// The travel intent lock with signed flow handles: refused drift, refused forged, foreign
+/// and expired handles, and a `tools/list` that never changes.
+async fn travel(mode: &[&str]) {
+    let short_ttl: Vec<&str> = mode.iter().copied().chain(["--handle-ttl", "1"]).collect();
+    let (server, other_key, short_lived) = tokio::join!(
+        serve("travel", HANDLE_KEY, mode),
+        serve("travel", OTHER_HANDLE_KEY, mode),
+        serve("travel", HANDLE_KEY, &short_ttl),
+    );
+    run_script("travel_flow.py", &[server.url.as_str(), other_key.url.as_str(), short_lived.url.as_str()]).await;
+}
+
+#[tokio::test]
+async fn python_sdk_invoice_stateful() {
+    invoice(&[]).await;
+}
+
+#[tokio::test]
+async fn python_sdk_invoice_stateless() {
+    invoice(&["--stateless"]).await;
+}
+
+#[tokio::test]
+async fn python_sdk_travel_stateful() {
+    travel(&[]).await;
+}
+
+#[tokio::test]
+async fn python_sdk_travel_stateless() {
+    travel(&["--stateless"]).await;
+}
