@@ -135,8 +135,8 @@ impl ToolEntry {
                 Err(problem) => problems.push(binding_problem(key_missing(machine.as_deref(), &problem))),
             }
         }
-        let needs_flow = (registration.domain.is_some() && context.lock.uses_flow())
-            || machine.as_deref().is_some_and(|m| m.key().is_none());
+        // The active domain lives in the flow, and every result (global tools' too) echoes it.
+        let needs_flow = context.lock.uses_flow() || machine.as_deref().is_some_and(|m| m.key().is_none());
         if let Some(schema) = &mut input_schema {
             let mut added = registration.domain.map_or(Ok(()), |domain| field::add_to_input_schema(schema, domain));
             if needs_flow {
