@@ -1,5 +1,7 @@
-//! The invoice example through rmcp's client, over stdio and over Streamable HTTP: tools
-//! appear and disappear with the flow's state, and the call path enforces the same rule.
+//! The invoice example through rmcp's client, over stdio and over Streamable HTTP: each
+//! invoice has its own workflow, shared by every session; tools appear and disappear with
+//! the state of the invoice a session works on, and the call path enforces the same rule
+//! on the invoice each call names.
 
 mod common;
 
@@ -59,17 +61,43 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     assert_eq!(client.refused("invoice_discharge", inv("INV-7")).await["current_state"], "discharged");
 }
 
-/// A second session's flow is its own: the first one's transitions do not show in it.
-async fn sessions_are_independent(mut first: TestClient, mut second: TestClient) {
-    assert_eq!(first.tool_names().await, ["invoice_submit", "invoice_view"]);
+/// The machine belongs to each invoice: approving INV-1 does not make INV-2 payable.
+async fn another_invoice_is_gated_on_its_own_state(mut client: TestClient) {
+    client.ok("invoice_submit", inv("INV-1")).await;
+    client.expect_list_changed().await;
+    client.ok("invoice_approve", inv("INV-1")).await;
+    client.expect_list_changed().await;
+    let refused = client.refused("invoice_discharge", inv("INV-2")).await;
+    assert_eq!(refused["code"], "FORBIDDEN");
+    assert_eq!(refused["instance"], "INV-2");
+    assert_eq!(refused["current_state"], "draft");
+    assert_eq!(refused["allowed_tools"], json!(["invoice_submit", "invoice_view"]), "what INV-2 allows");
+    assert!(refused["message"].as_str().unwrap().contains("`invoice` `INV-2` is in state `draft`"), "{refused}");
+    // INV-1 is still payable, and is paid once.
+    assert_eq!(client.ok("invoice_discharge", inv("INV-1")).await["state"], "discharged");
+    assert_eq!(client.ok("invoice_view", inv("INV-2")).await["state"], "draft");
+}
+
+/// An invoice is one object whoever looks at it: paid in one session, paid in all.
+async fn sessions_share_each_invoice(mut first: TestClient, mut second: TestClient) {
     first.ok("invoice_submit", inv("INV-1")).await;
     first.expect_list_changed().await;
     first.ok("invoice_approve", inv("INV-1")).await;
     first.expect_list_changed().await;
-    assert!(first.tool_names().await.contains(&"invoice_discharge".to_string()));
+    assert_eq!(first.ok("invoice_discharge", inv("INV-1")).await["state"], "discharged");
+    first.expect_list_changed().await;
+
+    // The second session lists from the initial state until it touches an invoice...
     assert_eq!(second.tool_names().await, ["invoice_submit", "invoice_view"]);
-    assert_eq!(second.refused("invoice_discharge", inv("INV-1")).await["current_state"], "draft");
-    // The first session's notifications arrived before we got here; none went to the second.
+    // ...then from the invoice it works on: INV-1 is paid, here too.
+    assert_eq!(second.ok("invoice_view", inv("INV-1")).await["state"], "discharged");
+    second.expect_list_changed().await;
+    assert_eq!(second.tool_names().await, ["invoice_view"]);
+    let again = second.refused("invoice_discharge", inv("INV-1")).await;
+    assert_eq!((again["code"].as_str(), again["current_state"].as_str()), (Some("FORBIDDEN"), Some("discharged")));
+    assert_eq!(second.refused("invoice_submit", inv("INV-1")).await["current_state"], "discharged");
+    // The first session's notifications were its own: the round trips above came after
+    // them, and none reached the second session but the one its own view caused.
     assert_eq!(second.pending_list_changed(), 0, "another session's transition notified this one");
 }
 
@@ -91,11 +119,21 @@ async fn http_walks_the_workflow() {
 }
 
 #[tokio::test]
-async fn http_sessions_on_one_server_are_independent_flows() {
+async fn stdio_gates_each_invoice_on_its_own_state() {
+    another_invoice_is_gated_on_its_own_state(TestClient::stdio_example("invoice").await).await;
+}
+
+#[tokio::test]
+async fn http_gates_each_invoice_on_its_own_state() {
+    another_invoice_is_gated_on_its_own_state(TestClient::http_example("invoice").await).await;
+}
+
+#[tokio::test]
+async fn http_sessions_on_one_server_share_each_invoice() {
     let first = TestClient::http_example("invoice").await;
     // The second session talks to the *same* server process as the first.
     let second = TestClient::http(first.url.as_deref().unwrap()).await;
-    sessions_are_independent(first, second).await;
+    sessions_share_each_invoice(first, second).await;
 }
 
 #[tokio::test]

@@ -118,7 +118,9 @@ pub enum MachineError {
         state: String,
     },
     /// `key` is not a plain argument name.
-    #[error("machine `{machine}`: `key` `{key}` must be an argument name (letters, digits and `_`, not starting with a digit)")]
+    #[error(
+        "machine `{machine}`: `key` `{key}` must be an argument name (letters, digits and `_`, not starting with a digit)"
+    )]
     InvalidKey {
         /// The machine's id.
         machine: String,

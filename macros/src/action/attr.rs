@@ -5,8 +5,18 @@ use syn::meta::ParseNestedMeta;
 use syn::{LitStr, Token, bracketed, punctuated::Punctuated};
 
 /// The keys `#[action]` understands, in the order messages list them.
-const KEYS: &[&str] =
-    &["domain", "global", "bind_state", "transition", "compact", "not_for", "machine", "name", "timeout", "startup_checked"];
+const KEYS: &[&str] = &[
+    "domain",
+    "global",
+    "bind_state",
+    "transition",
+    "compact",
+    "not_for",
+    "machine",
+    "name",
+    "timeout",
+    "startup_checked",
+];
 
 /// One key's value; setting it twice is an error at the second key.
 pub(crate) struct Attr<T> {

@@ -20,7 +20,15 @@ pub(crate) fn add_to_input_schema(schema: &mut JsonObject, domain: &str) -> Resu
             "Must be \"{domain}\": the intent domain of this tool. If the user now wants something from another domain, call switch_domain instead."
         ),
     });
-    add_owned_property(schema, DOMAIN_FIELD, property, Position::First, Presence::Required, "input", "the intent domain")
+    add_owned_property(
+        schema,
+        DOMAIN_FIELD,
+        property,
+        Position::First,
+        Presence::Required,
+        "input",
+        "the intent domain",
+    )
 }
 
 /// Declares the `domain` toolgate adds to results.
@@ -33,7 +41,15 @@ pub(crate) fn add_to_output_schema(schema: &mut JsonObject, domain: Option<&str>
             json!({ "type": ["string", "null"], "description": "The flow's active intent domain after this call." })
         }
     };
-    add_owned_property(schema, DOMAIN_FIELD, property, Position::First, Presence::Required, "output", "the intent domain")
+    add_owned_property(
+        schema,
+        DOMAIN_FIELD,
+        property,
+        Position::First,
+        Presence::Required,
+        "output",
+        "the intent domain",
+    )
 }
 
 /// Removes the declared `domain` from the arguments (the handler's type does not have it)

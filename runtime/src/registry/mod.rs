@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 pub use startup_error::{StartupError, StartupProblem};
-pub(crate) use tool_entry::{STATE_FIELD, ToolEntry, ToolKind};
 use tool_entry::Context;
+pub(crate) use tool_entry::{STATE_FIELD, ToolEntry, ToolKind};
 
 use crate::action::{ActionRegistration, SourceLocation};
 use crate::domain::{DomainPolicy, IntentLock, switch::SWITCH_DOMAIN};

@@ -81,8 +81,9 @@ mod tests {
     #[test]
     fn refuses_a_type_that_has_the_field() {
         let mut s = schema(json!({ "type": "object", "properties": { "state": {} } }));
-        let error = add_owned_property(&mut s, "state", json!({}), Position::Last, Presence::Required, "output", "the state")
-            .unwrap_err();
+        let error =
+            add_owned_property(&mut s, "state", json!({}), Position::Last, Presence::Required, "output", "the state")
+                .unwrap_err();
         assert_eq!(error, "the output type has a field `state`, which toolgate fills with the state; rename it");
     }
 }

@@ -98,7 +98,10 @@ impl ToolEntry {
         }
     }
 
-    pub(crate) fn new(registration: &'static ActionRegistration, context: &Context) -> Result<Self, Vec<StartupProblem>> {
+    pub(crate) fn new(
+        registration: &'static ActionRegistration,
+        context: &Context,
+    ) -> Result<Self, Vec<StartupProblem>> {
         let name = registration.name;
         let location = registration.location;
         let mut problems = Vec::new();
@@ -115,7 +118,10 @@ impl ToolEntry {
                 location,
             }),
             Some(m) if is_bound => problems.extend(
-                m.spec().check_binding(registration.bind_states, registration.transition).into_iter().map(binding_problem),
+                m.spec()
+                    .check_binding(registration.bind_states, registration.transition)
+                    .into_iter()
+                    .map(binding_problem),
             ),
             _ => {}
         }
@@ -123,7 +129,9 @@ impl ToolEntry {
 
         let mut input_schema = object_schema(registration.handler.input_schema().to_value());
         if input_schema.is_none() {
-            problems.push(schema_problem("the input type's JSON Schema must be an object (a struct with named fields)".into()));
+            problems.push(schema_problem(
+                "the input type's JSON Schema must be an object (a struct with named fields)".into(),
+            ));
         }
         let mut instance = None;
         if let (Some(schema), Some(key)) = (&input_schema, machine.as_deref().and_then(Machine::key)) {
@@ -131,7 +139,9 @@ impl ToolEntry {
                 Ok(Some(found)) => instance = Some(found),
                 // An unbound tool that names no instance (a list, a search) reports no state.
                 Ok(None) if !is_bound => machine = None,
-                Ok(None) => problems.push(binding_problem(key_missing(machine.as_deref(), "its input has no such field"))),
+                Ok(None) => {
+                    problems.push(binding_problem(key_missing(machine.as_deref(), "its input has no such field")))
+                }
                 Err(problem) => problems.push(binding_problem(key_missing(machine.as_deref(), &problem))),
             }
         }

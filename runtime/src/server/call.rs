@@ -259,9 +259,10 @@ impl Shared {
             Some(instance) => Some(self.load(&instance.key).await?),
             None => None,
         };
-        let instance_state = instance.as_ref().zip(instance_before.as_ref()).map(|(i, snapshot)| {
-            (i.machine.id(), snapshot.state_of(i.machine.id(), i.machine.initial()).to_string())
-        });
+        let instance_state = instance
+            .as_ref()
+            .zip(instance_before.as_ref())
+            .map(|(i, snapshot)| (i.machine.id(), snapshot.state_of(i.machine.id(), i.machine.initial()).to_string()));
         let view = gate::view(&flow_before, instance_state.as_ref().map(|(m, s)| (*m, s.as_str())));
         let gate = Gate::new(&self.registry, &view);
         gate.admit(tool, instance.as_ref().map(|i| i.id.as_str()))?;
@@ -309,7 +310,8 @@ impl Shared {
             fields.insert(STATE_FIELD.into(), state.as_str().into());
         }
         let flow_now = flow_after.as_ref().unwrap_or(&flow_before);
-        let new_focus = instance.zip(state).map(|(i, state)| (i.machine.id().to_string(), FocusEntry { instance: i.id, state }));
+        let new_focus =
+            instance.zip(state).map(|(i, state)| (i.machine.id().to_string(), FocusEntry { instance: i.id, state }));
         let listing_changed = focus.is_some_and(|focus| {
             let focus_moved = new_focus.as_ref().is_some_and(|(machine, entry)| focus.get(machine) != Some(entry));
             (flow_after.is_some() || focus_moved) && {
@@ -347,7 +349,11 @@ impl Shared {
             Ok(Ok(result)) => result,
             Ok(Err(panic)) => Err(ToolError::Internal { message: panic_message(&*panic) }),
             Err(_) => {
-                tracing::warn!(tool = registration.name, deadline_ms = deadline.as_millis() as u64, "handler timed out");
+                tracing::warn!(
+                    tool = registration.name,
+                    deadline_ms = deadline.as_millis() as u64,
+                    "handler timed out"
+                );
                 Err(ToolError::Timeout { timeout_ms: deadline.as_millis() as u64 })
             }
         }
@@ -383,7 +389,9 @@ impl Shared {
         let callable = Gate::new(&self.registry, &gate::view(&after, focus_states(focus_now))).callable_names();
         Ok(Done {
             content: json!({ "domain": request.domain, "previous_domain": previous, "tools": callable }),
-            listing_changed: focus.is_some() && changes && self.listing(&before, focus_now) != self.listing(&after, focus_now),
+            listing_changed: focus.is_some()
+                && changes
+                && self.listing(&before, focus_now) != self.listing(&after, focus_now),
             domain: Some(request.domain),
             focus: None,
             flow_expires_at_ms: after.expires_at_ms,

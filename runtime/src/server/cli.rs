@@ -61,11 +61,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
             "--stateless" if !command.stateless => command.stateless = true,
             "--handle-ttl" if command.handle_ttl.is_none() => {
                 let seconds = args.next().ok_or_else(|| usage("`--handle-ttl` needs a number of seconds".into()))?;
-                let seconds: u64 = seconds
-                    .parse()
-                    .ok()
-                    .filter(|&s| s > 0)
-                    .ok_or_else(|| usage(format!("`--handle-ttl {seconds}`: not a whole number of seconds above 0")))?;
+                let seconds: u64 =
+                    seconds.parse().ok().filter(|&s| s > 0).ok_or_else(|| {
+                        usage(format!("`--handle-ttl {seconds}`: not a whole number of seconds above 0"))
+                    })?;
                 command.handle_ttl = Some(Duration::from_secs(seconds));
             }
             "--http" | "--stateless" | "--handle-ttl" => return Err(usage(format!("`{arg}` is given twice"))),

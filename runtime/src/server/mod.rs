@@ -239,7 +239,9 @@ impl ServerBuilder {
 fn handle_signer(configured: Option<Vec<u8>>, ttl: Duration) -> Result<HandleSigner, StartupProblem> {
     let key = configured.or_else(|| std::env::var_os(HANDLE_KEY_ENV).map(|k| k.into_encoded_bytes()));
     match key {
-        Some(key) => HandleSigner::new(&key, ttl).map_err(|weak| StartupProblem::HandleKey { problem: weak.to_string() }),
+        Some(key) => {
+            HandleSigner::new(&key, ttl).map_err(|weak| StartupProblem::HandleKey { problem: weak.to_string() })
+        }
         None => {
             tracing::warn!(
                 "no state-handle key configured ({HANDLE_KEY_ENV} or ServerBuilder::handle_key): using a random key for this process only; handles will not survive a restart or work on another replica"

@@ -25,7 +25,11 @@ impl Server {
     /// build your own service with `allowed_hosts` for a public deployment.
     pub fn http_service(&self) -> StreamableHttpService<Connection, LocalSessionManager> {
         let server = self.clone();
-        StreamableHttpService::new(move || Ok(server.http_connection()), LocalSessionManager::default().into(), config())
+        StreamableHttpService::new(
+            move || Ok(server.http_connection()),
+            LocalSessionManager::default().into(),
+            config(),
+        )
     }
 
     /// The sessionless Streamable HTTP service (MCP 2026-07-28): one [`Connection`] per

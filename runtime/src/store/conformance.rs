@@ -68,7 +68,8 @@ async fn leases_are_exclusive_per_key<S: FlowStore + Clone>(store: &S) {
     let max_inside = Arc::new(AtomicUsize::new(0));
     let tasks: Vec<_> = (0..16)
         .map(|_| {
-            let (store, record, inside, max_inside) = (store.clone(), record.clone(), inside.clone(), max_inside.clone());
+            let (store, record, inside, max_inside) =
+                (store.clone(), record.clone(), inside.clone(), max_inside.clone());
             tokio::spawn(async move {
                 let _lease = store.lease(&record).await.unwrap();
                 let now = inside.fetch_add(1, Ordering::SeqCst) + 1;

@@ -83,12 +83,7 @@ impl FlowStore for MemoryStore {
         Ok(self.records().get(key).filter(|s| !s.is_expired(now)).cloned().unwrap_or_default())
     }
 
-    async fn compare_and_set(
-        &self,
-        key: &StoreKey,
-        expected_version: u64,
-        next: &Snapshot,
-    ) -> Result<u64, StoreError> {
+    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
         let now = now_ms();
         let mut records = self.records();
         let found = records.get(key).filter(|s| !s.is_expired(now)).map_or(0, |s| s.version);

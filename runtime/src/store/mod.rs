@@ -27,8 +27,8 @@ use async_trait::async_trait;
 
 pub use key::StoreKey;
 pub use memory::MemoryStore;
-pub(crate) use snapshot::now_ms;
 pub use snapshot::Snapshot;
+pub(crate) use snapshot::now_ms;
 
 /// A backend that keeps flows and instances as [`Snapshot`]s.
 #[async_trait]
@@ -41,8 +41,7 @@ pub trait FlowStore: Send + Sync + 'static {
     /// and returns the version it was stored under, which the store assigns (above every
     /// version the key ever had). On a mismatch nothing is written and
     /// [`StoreError::Conflict`] returns.
-    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot)
-    -> Result<u64, StoreError>;
+    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError>;
 
     /// Waits for, then holds, the key's exclusive lease until the returned guard drops.
     /// Callers bound the wait themselves (dropping the future gives up the place in line).
