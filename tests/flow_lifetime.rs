@@ -9,6 +9,7 @@ use common::{PATIENCE, TestClient, serve_in_process};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
+use toolgate::DomainPolicy;
 use toolgate::prelude::*;
 use toolgate::store::MemoryStore;
 
@@ -35,7 +36,7 @@ async fn open(_ctx: Ctx) -> Result<Moved, ToolError> {
 #[tokio::test]
 async fn a_finished_sessions_flow_is_removed() {
     let store = MemoryStore::new();
-    let server = Server::from_registry("door").store(store.clone()).build().unwrap();
+    let server = Server::from_registry("door").domain_policy(DomainPolicy::Off).store(store.clone()).build().unwrap();
     let url = serve_in_process(server).await;
 
     let (first, second) = (TestClient::http(&url).await, TestClient::http(&url).await);
@@ -53,4 +54,48 @@ async fn a_finished_sessions_flow_is_removed() {
     .expect("the closed session's flow was not removed");
     // The other session's flow is untouched.
     assert_eq!(second.refused("door_open", json!({ "domain": "door" })).await["current_state"], "open");
+}
+
+toolgate::machine! {
+    id: "checkout",
+    initial: "cart",
+    states: {
+        cart: { on: { PAY: "paid" } },
+        paid: { type: "final" },
+    }
+}
+
+/// Pay for the cart.
+#[action(domain = "checkout", bind_state = "cart", transition = "PAY")]
+async fn pay(_ctx: Ctx) -> Result<Moved, ToolError> {
+    Ok(Moved { moved: true })
+}
+
+/// A sessionless conversation that finished stays finished under its handle: the handle
+/// names that flow, in its final state, and nothing the client sends restarts it.
+#[tokio::test]
+async fn a_finished_flow_stays_finished_under_its_handle() {
+    let store = MemoryStore::new();
+    let server = Server::from_registry("checkout")
+        .domain_policy(DomainPolicy::Off)
+        .handle_key([7u8; 32])
+        .sessionless()
+        .store(store.clone())
+        .build()
+        .unwrap();
+    let client = TestClient::sessionless(&serve_in_process(server).await).await;
+
+    let paid = client.ok("checkout_pay", json!({ "domain": "checkout" })).await;
+    assert_eq!(paid["state"], "paid");
+    let flow = paid["flow"].as_str().expect("a committing call starts a flow").to_string();
+    let again = client.refused("checkout_pay", json!({ "domain": "checkout", "flow": flow })).await;
+    assert_eq!((again["code"].as_str(), again["current_state"].as_str()), (Some("FORBIDDEN"), Some("paid")));
+    // A handle string the server did not mint starts nothing.
+    let forged = client.refused("checkout_pay", json!({ "domain": "checkout", "flow": format!("{flow}x") })).await;
+    assert_eq!(forged["code"], "INVALID_HANDLE");
+    assert!(forged.get("flow").is_none());
+    assert_eq!(store.record_count(), 1, "only the paid flow exists");
+    // A refused call in a new conversation stores nothing.
+    client.refused("door_open", json!({ "domain": "door", "flow": "nope" })).await;
+    assert_eq!(store.record_count(), 1);
 }

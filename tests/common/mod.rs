@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
 use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -69,29 +69,23 @@ impl TestClient {
 
     /// Spawns the example with `--http 127.0.0.1:0` and connects to the address it prints.
     pub async fn http_example(name: &str) -> Self {
-        let mut child = Command::new(example_binary(name))
-            .args(["--http", "127.0.0.1:0"])
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn example");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = tokio::time::timeout(PATIENCE, async {
-            while let Some(line) = lines.next_line().await.expect("read stderr") {
-                if let Some(url) = line.split("serving Streamable HTTP at ").nth(1) {
-                    return url.trim().to_string();
-                }
-            }
-            panic!("the example exited without serving");
-        })
-        .await
-        .expect("the example did not start serving");
-        // Keep draining stderr so the child never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let (child, url) = spawn_http_example(name, &[], &[]).await;
         let mut client = Self::http(&url).await;
         client._server = Some(child);
         client
+    }
+
+    /// Connects to a Streamable HTTP endpoint without a session, as MCP 2026-07-28 does:
+    /// rmcp's client with the discover lifecycle (no `initialize`, every request carries
+    /// its protocol version and capabilities). No `list_changed` reaches it: no session.
+    pub async fn sessionless(url: &str) -> Self {
+        let transport = StreamableHttpClientTransport::from_uri(url.to_string());
+        let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+        let (observer, list_changed) = observer();
+        let service = observer.serve_with_lifecycle(transport, lifecycle).await.expect("server/discover");
+        let negotiated = service.peer_info().map(|info| info.protocol_version.clone());
+        assert_eq!(negotiated, Some(ProtocolVersion::V_2026_07_28));
+        Self { service, url: Some(url.to_string()), list_changed, _server: None }
     }
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
@@ -159,6 +153,38 @@ impl TestClient {
         }
         count
     }
+}
+
+/// Spawns the example `name` with `--http 127.0.0.1:0`, then `extra_args`, with the `env`
+/// variables set, and waits until it serves. Returns the child (killed when dropped) and its
+/// endpoint, `http://127.0.0.1:PORT/mcp`.
+pub async fn spawn_http_example(name: &str, extra_args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+    let mut child = Command::new(example_binary(name))
+        .args(["--http", "127.0.0.1:0"])
+        .args(extra_args)
+        .envs(env.iter().copied())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn example");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(PATIENCE, async {
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            // `… at http://ADDR/mcp`, perhaps followed by ` (sessionless)`.
+            if let Some(url) =
+                line.split("serving Streamable HTTP at ").nth(1).and_then(|r| r.split_whitespace().next())
+            {
+                return url.to_string();
+            }
+        }
+        panic!("the example exited without serving");
+    })
+    .await
+    .expect("the example did not start serving");
+    // Keep draining stderr so the child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
 }
 
 /// Serves `server` over Streamable HTTP on a free loopback port, in this process.

@@ -13,20 +13,17 @@
 //! `text/event-stream`. A missing header is rejected with HTTP 400 and JSON-RPC `-32020`;
 //! missing `_meta` keys with HTTP 400 and `-32602`.
 //!
-//! With rmcp's default server config (`json_response: false`) a successful reply comes as
-//! `text/event-stream` carrying a single `data:` event; an error that maps to an HTTP error
-//! status (400, 404) comes as plain `application/json`.
+//! toolgate's servers answer a sessionless request whose call causes no other message as
+//! plain `application/json` (rmcp's `json_response`); rmcp's default would be a one-event
+//! `text/event-stream`. Errors that map to an HTTP status (400, 404) are plain JSON too.
 
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 
-use super::{PATIENCE, example_binary};
+use super::PATIENCE;
 
 /// The sessionless protocol revision.
 pub const SESSIONLESS_VERSION: &str = "2026-07-28";
@@ -35,35 +32,6 @@ pub const SESSION_VERSION: &str = "2025-11-25";
 
 /// The `Accept` header every POST must send.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-
-/// Spawns the example `name` with `--http 127.0.0.1:0`, then `extra_args`, with the `env`
-/// variables set, and waits until it serves. Returns the child (killed when dropped) and its
-/// endpoint, `http://127.0.0.1:PORT/mcp`.
-pub async fn spawn_http_example(name: &str, extra_args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
-    let mut child = Command::new(example_binary(name))
-        .args(["--http", "127.0.0.1:0"])
-        .args(extra_args)
-        .envs(env.iter().copied())
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn example");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(PATIENCE, async {
-        while let Some(line) = lines.next_line().await.expect("read stderr") {
-            if let Some(url) = line.split("serving Streamable HTTP at ").nth(1) {
-                return url.trim().to_string();
-            }
-        }
-        panic!("the example exited without serving");
-    })
-    .await
-    .expect("the example did not start serving");
-    // Keep draining stderr so the child never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, url)
-}
 
 /// One HTTP reply to a JSON-RPC request.
 #[derive(Debug)]
