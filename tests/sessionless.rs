@@ -192,3 +192,20 @@ async fn a_session_id_header_does_not_reach_that_sessions_flow() {
     assert!(!is_error, "{booked}");
     assert_eq!(booked["state"], "booked");
 }
+
+/// Each use of a handle past half its life refreshes its flow: a conversation in use does
+/// not expire, while the handles it left behind do.
+#[tokio::test]
+async fn a_handle_in_use_is_refreshed() {
+    let (_server, url) = spawn_http_example("travel", &["--stateless", "--handle-ttl", "2"], &[KEY]).await;
+    let client = TestClient::sessionless(&url).await;
+    let first = client.ok("switch_domain", switch_to_bus(None)).await["flow"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let searched = client.ok("bus_search", bus_search(Some(&first))).await;
+    let second = searched["flow"].as_str().unwrap().to_string();
+    assert_ne!(first, second, "a handle past half its life is re-issued with a later expiry");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // Past the first handle's expiry, within the refreshed one's.
+    assert_eq!(client.refused("bus_search", bus_search(Some(&first))).await["code"], "HANDLE_EXPIRED");
+    assert_eq!(client.ok("bus_search", bus_search(Some(&second))).await["state"], "quoted");
+}

@@ -57,3 +57,24 @@ fn without_its_machine_the_server_does_not_start() {
     let error = toolgate::Server::from_registry("door").build().unwrap_err();
     assert!(error.to_string().contains("bound to machine `door`, which is not registered"), "{error}");
 }
+
+#[test]
+fn a_keyed_json_machine_needs_the_key_in_its_actions_inputs() {
+    let keyed = Machine::from_xstate_json(DOOR).unwrap().keyed_by("door_id").expect("a valid key");
+    let error = toolgate::Server::from_registry("door").machine(keyed).build().unwrap_err();
+    let text = error.to_string();
+    assert_eq!(error.problems.len(), 2, "{text}");
+    assert!(
+        text.contains("tests/xstate.rs:31: tool `door_open`: machine `door` has one instance per `door_id`"),
+        "{text}"
+    );
+    assert!(text.contains("its input has no such field"), "{text}");
+    assert!(Machine::from_xstate_json(DOOR).unwrap().keyed_by("door id").is_err(), "a key must be an argument name");
+}
+
+#[test]
+fn a_short_handle_key_is_refused_at_start_up() {
+    let machine = Machine::from_xstate_json(DOOR).unwrap();
+    let error = toolgate::Server::from_registry("door").machine(machine).handle_key(*b"short").build().unwrap_err();
+    assert!(error.to_string().contains("at least 32 bytes; this one has 5"), "{error}");
+}
