@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::OnceCell;
 
@@ -136,44 +135,15 @@ async fn venv_python() -> PathBuf {
     VENV_PYTHON.get_or_init(prepare_venv).await.clone().unwrap_or_else(|error| panic!("{error}"))
 }
 
-/// An example serving Streamable HTTP on a free loopback port; killed when dropped.
+/// An example serving Streamable HTTP on a free loopback port (killed when dropped),
+/// signing handles with `key`.
 struct Server {
     url: String,
     _child: Child,
 }
 
-/// Spawns example `name` with `--http 127.0.0.1:0` and `extra` flags, signing handles
-/// with `key`, and waits for the address it prints.
 async fn serve(name: &str, key: &str, extra: &[&str]) -> Server {
-    let mut child = Command::new(common::example_binary(name))
-        .args(["--http", "127.0.0.1:0"])
-        .args(extra)
-        .env("TOOLGATE_HANDLE_KEY", key)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap_or_else(|error| panic!("spawn example {name}: {error}"));
-    let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-    let mut seen = Vec::new();
-    let url = tokio::time::timeout(common::PATIENCE, async {
-        while let Some(line) = lines.next_line().await.expect("read the example's stderr") {
-            // The URL may be followed by a note, e.g. ` (sessionless)`.
-            let url = line
-                .strip_prefix("toolgate: serving Streamable HTTP at ")
-                .and_then(|rest| rest.split_whitespace().next());
-            if let Some(url) = url {
-                return url.to_string();
-            }
-            seen.push(line);
-        }
-        panic!("example {name} {extra:?} exited without serving; stderr:\n{}", seen.join("\n"));
-    })
-    .await
-    .unwrap_or_else(|_| panic!("example {name} {extra:?} did not start serving"));
-    // Keep draining stderr so the server never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let (child, url) = common::spawn_http_example(name, extra, &[("TOOLGATE_HANDLE_KEY", key)]).await;
     Server { url, _child: child }
 }
 
