@@ -142,7 +142,7 @@ mod tests {
             (&["--http", "127.0.0.1:1", "--http", "127.0.0.1:2"][..], "`--http` is given twice"),
             (&["--handle-ttl", "0"][..], "not a whole number of seconds"),
         ] {
-            let error = parse(args(line)).err().expect("must fail").to_string();
+            let error = parse(args(line)).expect_err("must fail").to_string();
             assert!(error.contains(expected) && error.contains("usage:"), "{line:?}: {error}");
         }
     }

@@ -16,7 +16,7 @@ pub use connection::Connection;
 
 use crate::domain::DomainPolicy;
 use crate::flow::handle::HANDLE_KEY_ENV;
-use crate::flow::{DEFAULT_HANDLE_TTL, HandleSigner};
+use crate::flow::{DEFAULT_HANDLE_TTL, HandleSigner, WeakKey};
 use crate::fsm::Machine;
 use crate::registry::{Registry, RegistryOptions, StartupError, StartupProblem};
 use crate::store::{FlowStore, MemoryStore};
@@ -216,7 +216,7 @@ impl ServerBuilder {
             (Ok(registry), Ok(handles)) => (registry, handles),
             (registry, handles) => {
                 let mut problems = registry.err().map(|e| e.problems).unwrap_or_default();
-                problems.extend(handles.err());
+                problems.extend(handles.err().map(|weak| StartupProblem::HandleKey { problem: weak.to_string() }));
                 return Err(StartupError { problems });
             }
         };
@@ -236,12 +236,10 @@ impl ServerBuilder {
 
 /// The handle signer: the configured key, else `TOOLGATE_HANDLE_KEY`, else a random key
 /// for this process alone, said loudly.
-fn handle_signer(configured: Option<Vec<u8>>, ttl: Duration) -> Result<HandleSigner, StartupProblem> {
+fn handle_signer(configured: Option<Vec<u8>>, ttl: Duration) -> Result<HandleSigner, WeakKey> {
     let key = configured.or_else(|| std::env::var_os(HANDLE_KEY_ENV).map(|k| k.into_encoded_bytes()));
     match key {
-        Some(key) => {
-            HandleSigner::new(&key, ttl).map_err(|weak| StartupProblem::HandleKey { problem: weak.to_string() })
-        }
+        Some(key) => HandleSigner::new(&key, ttl),
         None => {
             tracing::warn!(
                 "no state-handle key configured ({HANDLE_KEY_ENV} or ServerBuilder::handle_key): using a random key for this process only; handles will not survive a restart or work on another replica"

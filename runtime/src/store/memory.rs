@@ -92,7 +92,7 @@ impl FlowStore for MemoryStore {
         }
         let version = self.inner.revision.fetch_add(1, Ordering::Relaxed) + 1;
         records.insert(key.clone(), Snapshot { version, ..next.clone() });
-        if version % SWEEP_EVERY == 0 {
+        if version.is_multiple_of(SWEEP_EVERY) {
             records.retain(|_, snapshot| !snapshot.is_expired(now));
         }
         Ok(version)
