@@ -6,10 +6,17 @@
 //! CLIENTS=64 SECONDS=10 cargo bench --bench load
 //! ```
 //!
-//! Each client is one session (one toolgate flow) calling in a loop. Scenarios:
+//! Stateful scenarios: each client is one session (one toolgate flow) calling in a loop:
 //! `plain_rmcp` (echo), `toolgate_unbound` (echo through the gate), `toolgate_transition`
 //! (alternating `light_on`/`light_off`: lease, gate, commit and `list_changed` per call).
-//! It prints calls/s and the ratio to plain rmcp; figures go to BENCHMARKS.md.
+//!
+//! Sessionless scenarios (MCP 2026-07-28, rmcp's client in the discover lifecycle, every
+//! request standing alone): plain rmcp answering each call as a one-event SSE stream
+//! (rmcp's default) and as plain JSON (`json_response`), and toolgate's sessionless
+//! service, which answers in JSON.
+//!
+//! It prints calls/s and the ratio to the plain rmcp baseline of the same kind; figures go
+//! to BENCHMARKS.md.
 
 mod support;
 
@@ -17,9 +24,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rmcp::ServiceExt;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use support::{Plain, request};
 
@@ -39,14 +49,33 @@ async fn serve(router: axum::Router) -> String {
     url
 }
 
-/// Runs `clients` sessions calling `tools` round-robin for `seconds`; returns calls/s.
-async fn drive(url: &str, tools: &'static [&'static str], clients: u64, seconds: u64) -> f64 {
+/// How the load clients talk to the server.
+#[derive(Clone, Copy)]
+enum Lifecycle {
+    /// `initialize`, then one session per client (MCP 2025-11-25).
+    Session,
+    /// No session: every request carries its protocol version (MCP 2026-07-28).
+    Sessionless,
+}
+
+async fn connect(url: &str, lifecycle: Lifecycle) -> RunningService<RoleClient, ()> {
+    let transport = StreamableHttpClientTransport::from_uri(url.to_string());
+    match lifecycle {
+        Lifecycle::Session => ().serve(transport).await.expect("initialize"),
+        Lifecycle::Sessionless => {
+            let discover = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+            ().serve_with_lifecycle(transport, discover).await.expect("server/discover")
+        }
+    }
+}
+
+/// Runs `clients` clients calling `tools` round-robin for `seconds`; returns calls/s.
+async fn drive(url: &str, lifecycle: Lifecycle, tools: &'static [&'static str], clients: u64, seconds: u64) -> f64 {
     let stop = Arc::new(AtomicBool::new(false));
     let calls = Arc::new(AtomicU64::new(0));
     let mut sessions = Vec::new();
     for _ in 0..clients {
-        let transport = StreamableHttpClientTransport::from_uri(url.to_string());
-        sessions.push(().serve(transport).await.expect("initialize"));
+        sessions.push(connect(url, lifecycle).await);
     }
     let started = Instant::now();
     let workers: Vec<_> = sessions
@@ -93,13 +122,34 @@ async fn main() {
     let server = toolgate::Server::from_registry("load").build().expect("registry");
     let gated_url = serve(axum::Router::new().nest_service("/mcp", server.http_service())).await;
 
+    let plain_sessionless = |json_response| {
+        let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false);
+        let service = StreamableHttpService::new(
+            || Ok(Plain),
+            NeverSessionManager::default().into(),
+            config.with_json_response(json_response),
+        );
+        axum::Router::new().nest_service("/mcp", service)
+    };
+    let plain_sse_url = serve(plain_sessionless(false)).await;
+    let plain_json_url = serve(plain_sessionless(true)).await;
+    let gated_sessionless_url =
+        serve(axum::Router::new().nest_service("/mcp", server.http_service_sessionless())).await;
+
     println!("load: {clients} clients, {seconds} s per scenario, Streamable HTTP on loopback");
-    let baseline = drive(&plain_url, &["light_echo"], clients, seconds).await;
-    println!("{:<22} {:>9.0} calls/s", "plain_rmcp", baseline);
-    for (name, tools) in
-        [("toolgate_unbound", &["light_echo"][..]), ("toolgate_transition", &["light_on", "light_off"][..])]
+    let echo = &["light_echo"][..];
+    let baseline = drive(&plain_url, Lifecycle::Session, echo, clients, seconds).await;
+    println!("{:<30} {:>9.0} calls/s", "plain_rmcp", baseline);
+    for (name, tools) in [("toolgate_unbound", echo), ("toolgate_transition", &["light_on", "light_off"][..])] {
+        let rate = drive(&gated_url, Lifecycle::Session, tools, clients, seconds).await;
+        println!("{name:<30} {rate:>9.0} calls/s   {:.2}x plain rmcp", rate / baseline);
+    }
+    let baseline = drive(&plain_sse_url, Lifecycle::Sessionless, echo, clients, seconds).await;
+    println!("{:<30} {:>9.0} calls/s", "plain_rmcp_sessionless_sse", baseline);
+    for (name, url) in
+        [("plain_rmcp_sessionless_json", &plain_json_url), ("toolgate_sessionless_json", &gated_sessionless_url)]
     {
-        let rate = drive(&gated_url, tools, clients, seconds).await;
-        println!("{name:<22} {rate:>9.0} calls/s   {:.2}x plain rmcp", rate / baseline);
+        let rate = drive(url, Lifecycle::Sessionless, echo, clients, seconds).await;
+        println!("{name:<30} {rate:>9.0} calls/s   {:.2}x plain rmcp sessionless SSE", rate / baseline);
     }
 }
