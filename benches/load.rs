@@ -29,8 +29,8 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use support::{Plain, request};
 
 fn env_or(name: &str, default: u64) -> u64 {

@@ -17,6 +17,7 @@
 //!
 //! toolgate::machine! {
 //!     id: "invoice",
+//!     key: "id", // one instance per invoice: calls name it with their `id` argument
 //!     initial: "draft",
 //!     states: {
 //!         draft:      { on: { SUBMIT: "review" } },
@@ -65,9 +66,24 @@
 //!   carry (inputs and outputs must be JSON objects), and bindings to machines loaded from
 //!   XState JSON ([`Machine::from_xstate_json`]). Every problem is reported at once, with
 //!   the source location of its `#[action]`.
-//! - **On every call**: the gate, against the flow's committed state. Calls that fire a
-//!   transition are linearizable per flow — of 50 concurrent `invoice_discharge` calls on
-//!   one approved flow, exactly one handler runs and 49 callers get `FORBIDDEN`.
+//! - **On every call**: the gate, against the committed state of the instance the call
+//!   names (keyed machines) or of its conversation. Calls that fire a transition are
+//!   linearizable per instance and per flow — of 50 concurrent `invoice_discharge` calls
+//!   on one approved invoice, from any number of sessions, exactly one handler runs and 49
+//!   callers get `FORBIDDEN`. Waits for another call's lease are bounded (`FLOW_BUSY`) and
+//!   handlers have deadlines (`TIMEOUT`, `#[action(timeout = "30s")]`).
+//!
+//! ## Instances and conversations
+//!
+//! A machine with a `key` has one instance per value of that argument (invoice `INV-7`),
+//! shared by every session and connection: its actions must take the argument (a required
+//! string or integer field of their input), and each call is gated on the instance it
+//! names. A machine without a key, and the active intent domain, belong to a *flow* — one
+//! conversation — identified by a signed state handle argument (`flow`), else by the
+//! session or connection the server created, else (a sessionless MCP 2026-07-28 request)
+//! as a new conversation whose handle a committing call returns. See the README's
+//! "Instances and conversations" for the whole story, `--stateless`, and how a handler
+//! stays safe when its deadline cuts it off.
 //!
 //! ## Intent lock: one active domain per flow
 //!

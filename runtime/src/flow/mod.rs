@@ -19,8 +19,11 @@ pub mod handle;
 use std::time::Duration;
 
 pub use handle::{HandleSigner, WeakKey};
+use serde_json::{Map, Value};
 
-use crate::store::StoreKey;
+use crate::error::ToolError;
+use crate::store::{StoreKey, now_ms};
+use handle::HandleError;
 
 /// Where a call arrived from, as far as flows are concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,3 +60,84 @@ pub const DEFAULT_HANDLE_TTL: Duration = Duration::from_secs(60 * 60);
 
 /// The default name of the handle argument.
 pub const DEFAULT_HANDLE_ARGUMENT: &str = "flow";
+
+/// How this server names conversations where no session does: the signer and the
+/// argument its handles travel in.
+#[derive(Debug, Clone)]
+pub(crate) struct Flows {
+    signer: HandleSigner,
+    argument: String,
+}
+
+impl Flows {
+    pub(crate) fn new(signer: HandleSigner, argument: String) -> Self {
+        Self { signer, argument }
+    }
+
+    /// The argument that carries handles.
+    pub(crate) fn argument(&self) -> &str {
+        &self.argument
+    }
+
+    /// How long a flow lives after its last use.
+    pub(crate) fn ttl(&self) -> Duration {
+        self.signer.ttl()
+    }
+
+    /// When a flow committed at `now_ms` expires.
+    pub(crate) fn expiry_from(&self, now_ms: u64) -> u64 {
+        self.signer.expiry_from(now_ms)
+    }
+
+    /// The handle to return for flow `flow_id`, expiring with it.
+    pub(crate) fn handle(&self, flow_id: &str, expires_at_ms: u64) -> String {
+        self.signer.mint(flow_id, expires_at_ms)
+    }
+
+    /// The flow a call runs in (design §4 order): the handle in its arguments (taken out
+    /// of them), else its connection, else a new flow.
+    pub(crate) fn identify(&self, origin: &Origin, arguments: &mut Map<String, Value>) -> Result<FlowRef, ToolError> {
+        let argument = self.argument.as_str();
+        match (field::take(arguments, argument)?, origin) {
+            (Some(handle), _) => match self.signer.verify(&handle, now_ms()) {
+                Ok(verified) => Ok(FlowRef::handle(verified.flow_id, false)),
+                Err(HandleError::Invalid) => Err(ToolError::InvalidHandle {
+                    message: format!("`{argument}` is not a state handle this server issued"),
+                    hint: self.restart_hint().into(),
+                }),
+                Err(HandleError::Expired) => Err(ToolError::HandleExpired {
+                    message: format!("the `{argument}` handle has expired"),
+                    hint: self.restart_hint().into(),
+                }),
+            },
+            (None, Origin::Connection(key)) => Ok(FlowRef::connection(key.clone())),
+            (None, Origin::Sessionless) => Ok(FlowRef::handle(HandleSigner::new_flow_id(), true)),
+        }
+    }
+
+    /// What to do about a refused or gone handle.
+    pub(crate) fn restart_hint(&self) -> String {
+        let argument = &self.argument;
+        format!(
+            "pass the exact `{argument}` value of this conversation's latest result. If the conversation ended or its handle expired, start a new one: call again without `{argument}` (select the domain with switch_domain first where the server has several) and use the `{argument}` its result returns"
+        )
+    }
+
+    /// Tells a sessionless caller without a handle why it was refused as if new.
+    pub(crate) fn explain_new_flow(&self, error: &ToolError, content: &mut Value) {
+        if !matches!(error.code(), "FORBIDDEN" | "DOMAIN_NOT_SELECTED" | "DOMAIN_MISMATCH") {
+            return;
+        }
+        let argument = &self.argument;
+        let note = format!(
+            "This call carried no `{argument}` handle, so it ran in a new conversation. A call that starts one (such as switch_domain) returns `{argument}`: pass its latest value as `{argument}` in every later call."
+        );
+        if let Value::Object(fields) = content {
+            let hint = match fields.get("hint").and_then(Value::as_str) {
+                Some(hint) => format!("{note} {hint}"),
+                None => note,
+            };
+            fields.insert("hint".into(), hint.into());
+        }
+    }
+}

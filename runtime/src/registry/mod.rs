@@ -165,7 +165,6 @@ pub struct Registry {
     by_name: HashMap<&'static str, usize>,
     machines: BTreeMap<String, Arc<Machine>>,
     lock: IntentLock,
-    handle_argument: String,
 }
 
 impl Registry {
@@ -209,7 +208,7 @@ impl Registry {
             return Err(StartupError { problems });
         }
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
-        Ok(Self { tools, by_name, machines, lock, handle_argument: options.handle_argument.clone() })
+        Ok(Self { tools, by_name, machines, lock })
     }
 
     /// The tools, sorted by name.
@@ -225,11 +224,6 @@ impl Registry {
     /// The tool names, sorted.
     pub fn tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.tools.iter().map(|t| t.name)
-    }
-
-    /// The name of the state-handle argument.
-    pub(crate) fn handle_argument(&self) -> &str {
-        &self.handle_argument
     }
 
     /// Every tool's full definition: what a sessionless `tools/list` shows, the same for

@@ -20,8 +20,7 @@ use super::Shared;
 use crate::action::{ActionRegistration, Ctx};
 use crate::domain::{DomainPolicy, field};
 use crate::error::ToolError;
-use crate::flow::handle::HandleError;
-use crate::flow::{FlowRef, HandleSigner, Origin, field as flow_field};
+use crate::flow::{FlowRef, Origin};
 use crate::fsm::Machine;
 use crate::gate::{self, Gate};
 use crate::registry::{STATE_FIELD, ToolEntry, ToolKind};
@@ -82,7 +81,10 @@ impl Shared {
         focus: Option<&Focus>,
         mut arguments: Map<String, Value>,
     ) -> Reply {
-        let flow = self.identify_flow(tool, origin, &mut arguments);
+        let flow = match tool.needs_flow {
+            true => self.flows.identify(origin, &mut arguments).map(Some),
+            false => Ok(None),
+        };
         let outcome = match (&flow, tool.kind) {
             (Err(error), _) => Err(error.clone()),
             (Ok(flow), ToolKind::Action(registration)) => {
@@ -100,72 +102,18 @@ impl Shared {
                 if let (Some(id), Some(expires), Value::Object(fields)) =
                     (flow.as_ref().and_then(|f| f.handle_id.as_deref()), flow_expires_at_ms, &mut content)
                 {
-                    fields.insert(self.registry.handle_argument().into(), self.handles.mint(id, expires).into());
+                    fields.insert(self.flows.argument().into(), self.flows.handle(id, expires).into());
                 }
                 Reply { content, is_error: false, listing_changed, focus }
             }
             Err(error) => {
                 let mut content = error.to_structured();
                 if flow.as_ref().is_some_and(|f| f.is_new) {
-                    self.explain_new_flow(&error, &mut content);
+                    self.flows.explain_new_flow(&error, &mut content);
                 }
                 field::echo(&mut content, tool.domain);
                 Reply { content, is_error: true, listing_changed: false, focus: None }
             }
-        }
-    }
-
-    /// The flow the call runs in (design §4 order): its handle, else its connection, else
-    /// a new flow. `None` for tools that run in no flow.
-    fn identify_flow(
-        &self,
-        tool: &ToolEntry,
-        origin: &Origin,
-        arguments: &mut Map<String, Value>,
-    ) -> Result<Option<FlowRef>, ToolError> {
-        if !tool.needs_flow {
-            return Ok(None);
-        }
-        let argument = self.registry.handle_argument();
-        match (flow_field::take(arguments, argument)?, origin) {
-            (Some(handle), _) => match self.handles.verify(&handle, now_ms()) {
-                Ok(verified) => Ok(Some(FlowRef::handle(verified.flow_id, false))),
-                Err(HandleError::Invalid) => Err(ToolError::InvalidHandle {
-                    message: format!("`{argument}` is not a state handle this server issued"),
-                    hint: self.restart_hint().into(),
-                }),
-                Err(HandleError::Expired) => Err(ToolError::HandleExpired {
-                    message: format!("the `{argument}` handle has expired"),
-                    hint: self.restart_hint().into(),
-                }),
-            },
-            (None, Origin::Connection(key)) => Ok(Some(FlowRef::connection(key.clone()))),
-            (None, Origin::Sessionless) => Ok(Some(FlowRef::handle(HandleSigner::new_flow_id(), true))),
-        }
-    }
-
-    fn restart_hint(&self) -> String {
-        let argument = self.registry.handle_argument();
-        format!(
-            "pass the exact `{argument}` value of this conversation's latest result. If the conversation ended or its handle expired, start a new one: call again without `{argument}` (select the domain with switch_domain first where the server has several) and use the `{argument}` its result returns"
-        )
-    }
-
-    /// Tells a sessionless caller without a handle why it was refused as if new.
-    fn explain_new_flow(&self, error: &ToolError, content: &mut Value) {
-        if !matches!(error.code(), "FORBIDDEN" | "DOMAIN_NOT_SELECTED" | "DOMAIN_MISMATCH") {
-            return;
-        }
-        let argument = self.registry.handle_argument();
-        let note = format!(
-            "This call carried no `{argument}` handle, so it ran in a new conversation. A call that starts one (such as switch_domain) returns `{argument}`: pass its latest value as `{argument}` in every later call."
-        );
-        if let Value::Object(fields) = content {
-            let hint = match fields.get("hint").and_then(Value::as_str) {
-                Some(hint) => format!("{note} {hint}"),
-                None => note,
-            };
-            fields.insert("hint".into(), hint.into());
         }
     }
 
@@ -188,7 +136,7 @@ impl Shared {
         if flow.handle_id.is_some() && snapshot.version == 0 {
             return Err(ToolError::HandleExpired {
                 message: "the conversation this handle names has ended or expired".into(),
-                hint: self.restart_hint().into(),
+                hint: self.flows.restart_hint().into(),
             });
         }
         Ok(snapshot)
@@ -197,7 +145,7 @@ impl Shared {
     /// Commits `next` over `before`; a handle's flow gets a fresh expiry.
     async fn commit(&self, key: &StoreKey, before: &Snapshot, mut next: Snapshot) -> Result<Snapshot, ToolError> {
         if key.as_str().starts_with("handle:") {
-            next.expires_at_ms = Some(self.handles.expiry_from(next.updated_at_ms));
+            next.expires_at_ms = Some(self.flows.expiry_from(next.updated_at_ms));
         }
         next.version = self.store.compare_and_set(key, before.version, &next).await.map_err(store_failure)?;
         Ok(next)
@@ -205,7 +153,7 @@ impl Shared {
 
     /// Whether a handle's flow is past half its life and should be refreshed on this use.
     fn needs_refresh(&self, flow: Option<&FlowRef>, snapshot: &Snapshot) -> bool {
-        let half_life = self.handles.ttl().as_millis() as u64 / 2;
+        let half_life = self.flows.ttl().as_millis() as u64 / 2;
         flow.is_some_and(|f| f.handle_id.is_some() && !f.is_new)
             && snapshot.expires_at_ms.is_some_and(|at| at.saturating_sub(now_ms()) < half_life)
     }

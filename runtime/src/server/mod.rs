@@ -16,7 +16,7 @@ pub use connection::Connection;
 
 use crate::domain::DomainPolicy;
 use crate::flow::handle::HANDLE_KEY_ENV;
-use crate::flow::{DEFAULT_HANDLE_TTL, HandleSigner, WeakKey};
+use crate::flow::{DEFAULT_HANDLE_TTL, Flows, HandleSigner, WeakKey};
 use crate::fsm::Machine;
 use crate::registry::{Registry, RegistryOptions, StartupError, StartupProblem};
 use crate::store::{FlowStore, MemoryStore};
@@ -34,7 +34,7 @@ pub(crate) struct Shared {
     pub(crate) store: Arc<dyn FlowStore>,
     pub(crate) implementation: Implementation,
     pub(crate) instructions: Option<String>,
-    pub(crate) handles: HandleSigner,
+    pub(crate) flows: Flows,
     pub(crate) limits: Limits,
     /// Serve Streamable HTTP without sessions.
     pub(crate) sessionless: bool,
@@ -211,6 +211,7 @@ impl ServerBuilder {
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
         let handles = handle_signer(self.handle_key, self.handle_ttl);
+        let handle_argument = self.options.handle_argument.clone();
         let registry = Registry::collect(self.options);
         let (registry, handles) = match (registry, handles) {
             (Ok(registry), Ok(handles)) => (registry, handles),
@@ -226,7 +227,7 @@ impl ServerBuilder {
                 store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
-                handles,
+                flows: Flows::new(handles, handle_argument),
                 limits: self.limits,
                 sessionless: self.sessionless,
             }),
