@@ -81,10 +81,7 @@ impl Shared {
         focus: Option<&Focus>,
         mut arguments: Map<String, Value>,
     ) -> Reply {
-        let flow = match tool.needs_flow {
-            true => self.flows.identify(origin, &mut arguments).map(Some),
-            false => Ok(None),
-        };
+        let flow = if tool.needs_flow { self.flows.identify(origin, &mut arguments).map(Some) } else { Ok(None) };
         let outcome = match (&flow, tool.kind) {
             (Err(error), _) => Err(error.clone()),
             (Ok(flow), ToolKind::Action(registration)) => {
@@ -144,7 +141,7 @@ impl Shared {
 
     /// Commits `next` over `before`; a handle's flow gets a fresh expiry.
     async fn commit(&self, key: &StoreKey, before: &Snapshot, mut next: Snapshot) -> Result<Snapshot, ToolError> {
-        if key.as_str().starts_with("handle:") {
+        if key.is_handle_flow() {
             next.expires_at_ms = Some(self.flows.expiry_from(next.updated_at_ms));
         }
         next.version = self.store.compare_and_set(key, before.version, &next).await.map_err(store_failure)?;

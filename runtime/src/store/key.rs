@@ -26,6 +26,11 @@ impl StoreKey {
         Self(format!("instance:{}:{machine}:{key}", machine.len()))
     }
 
+    /// Whether the key names a flow a state handle names (such flows expire).
+    pub(crate) fn is_handle_flow(&self) -> bool {
+        self.0.starts_with("handle:")
+    }
+
     /// The key as stored.
     pub fn as_str(&self) -> &str {
         &self.0
