@@ -171,3 +171,20 @@ async fn stdio_bad_switches_are_invalid_arguments() {
 async fn http_bad_switches_are_invalid_arguments() {
     bad_switches_are_invalid_arguments(TestClient::http_example("travel").await).await;
 }
+
+/// A departure chrono cannot add hours to makes the example's handler panic: the model
+/// gets `INTERNAL` with a correlation id, never the panic text, and the flow is intact.
+#[tokio::test]
+async fn a_handler_panic_reaches_the_model_as_a_correlation_id_only() {
+    let client = TestClient::stdio_example("travel").await;
+    client.ok("switch_domain", switch("bus")).await;
+    let mut search = bus_search("bus");
+    search["departure"] = "+262142-12-31T23:00:00+00:00".into();
+    let crashed = client.refused("bus_search", search).await;
+    assert_eq!(crashed["code"], "INTERNAL", "{crashed}");
+    assert!(crashed["correlation_id"].is_string(), "{crashed}");
+    for leak in ["overflow", "panicked", "TimeDelta"] {
+        assert!(!crashed.to_string().contains(leak), "`{leak}` reached the model: {crashed}");
+    }
+    assert_eq!(client.ok("bus_search", bus_search("bus")).await["state"], "quoted");
+}

@@ -68,22 +68,25 @@ pub enum ToolError {
         /// The deadline that passed.
         timeout_ms: u64,
     },
-    /// The flow store could not be reached; nothing was committed.
-    #[error("the flow store is unavailable; nothing was committed: {message}")]
+    /// The flow store could not be reached, or lost a race it should not have; nothing
+    /// was committed. The detail is in the server's log under `correlation_id`.
+    #[error("the state store is unavailable; nothing was committed (correlation id {correlation_id})")]
     StoreUnavailable {
-        /// What went wrong.
-        message: String,
+        /// Where the server's log has the detail.
+        correlation_id: String,
         /// When retrying makes sense.
         retry_after_ms: u64,
     },
     /// A failure with an application-defined code.
     #[error("{0}")]
     Failed(Box<Failure>),
-    /// A bug on the server side (a handler output that does not serialize, …).
-    #[error("internal error: {message}")]
+    /// A bug on the server side (a handler that panicked, an output that does not
+    /// serialize, …). The model sees only the correlation id; the detail is in the
+    /// server's log under it. Build it with [`ToolError::internal`].
+    #[error("internal error; nothing was committed (correlation id {correlation_id})")]
     Internal {
-        /// What went wrong.
-        message: String,
+        /// Where the server's log has the detail.
+        correlation_id: String,
     },
 }
 
@@ -215,6 +218,12 @@ impl FieldError {
     }
 }
 
+/// A short random id that ties a result the model saw to the server's log.
+fn correlation_id() -> String {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    id[..12].to_string()
+}
+
 fn describe_fields(errors: &[FieldError]) -> String {
     let parts: Vec<String> = errors.iter().map(|e| format!("`{}`: {}", e.field, e.problem)).collect();
     parts.join("; ")
@@ -224,6 +233,22 @@ impl ToolError {
     /// An `INVALID_ARGUMENT` error for one field.
     pub fn invalid_argument(field: impl Into<String>, problem: impl Into<String>) -> Self {
         Self::InvalidArgument { errors: vec![FieldError::new(field, problem)] }
+    }
+
+    /// An `INTERNAL` error: `detail` (a database error, a bug) goes to the server's log
+    /// under a fresh correlation id, and only that id reaches the model.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        let correlation_id = correlation_id();
+        tracing::error!(%correlation_id, %detail, "internal error");
+        Self::Internal { correlation_id }
+    }
+
+    /// A `STORE_UNAVAILABLE` error: `detail` goes to the server's log under a fresh
+    /// correlation id.
+    pub fn store_unavailable(detail: impl std::fmt::Display, retry_after_ms: u64) -> Self {
+        let correlation_id = correlation_id();
+        tracing::error!(%correlation_id, %detail, "state store unavailable");
+        Self::StoreUnavailable { correlation_id, retry_after_ms }
     }
 
     /// A `NOT_FOUND` error.
@@ -299,11 +324,12 @@ impl ToolError {
             Self::InvalidHandle { hint, .. } | Self::HandleExpired { hint, .. } => json!({ "hint": &**hint }),
             Self::FlowBusy { retry_after_ms, .. } => json!({ "retry_after_ms": retry_after_ms }),
             Self::Timeout { timeout_ms } => json!({ "timeout_ms": timeout_ms }),
-            Self::StoreUnavailable { retry_after_ms, .. } => {
-                json!({ "retry_after_ms": retry_after_ms })
+            Self::StoreUnavailable { retry_after_ms, correlation_id } => {
+                json!({ "retry_after_ms": retry_after_ms, "correlation_id": correlation_id })
             }
+            Self::Internal { correlation_id } => json!({ "correlation_id": correlation_id }),
             Self::Failed(failure) => Value::Object(failure.details.clone()),
-            Self::NotFound { .. } | Self::Internal { .. } => Value::Null,
+            Self::NotFound { .. } => Value::Null,
         };
         if let Value::Object(extra) = extra {
             for (key, value) in extra {
@@ -343,6 +369,16 @@ mod tests {
     fn tool_error_stays_small_enough_to_return_by_value() {
         // Handlers return it in every `Result`; clippy's `result_large_err` is at 128 bytes.
         assert!(std::mem::size_of::<ToolError>() <= 48, "{}", std::mem::size_of::<ToolError>());
+    }
+
+    #[test]
+    fn internal_errors_show_only_a_correlation_id() {
+        let value = ToolError::internal("connection refused: db.internal:5432").to_structured();
+        assert_eq!(value["code"], "INTERNAL");
+        let id = value["correlation_id"].as_str().unwrap();
+        assert_eq!(id.len(), 12);
+        assert!(value["message"].as_str().unwrap().contains(id));
+        assert!(!value.to_string().contains("5432"), "{value}");
     }
 
     #[test]

@@ -139,9 +139,9 @@ fn deserialize_input<I: DeserializeOwned>(arguments: Map<String, Value>) -> Resu
 fn serialize_output<O: Serialize>(output: O) -> Result<Value, ToolError> {
     match serde_json::to_value(output) {
         Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(other) => Err(ToolError::Internal {
-            message: format!("the handler's output must serialize to a JSON object, got {other}"),
-        }),
-        Err(error) => Err(ToolError::Internal { message: format!("the handler's output does not serialize: {error}") }),
+        Ok(other) => {
+            Err(ToolError::internal(format_args!("the handler's output must serialize to a JSON object, got {other}")))
+        }
+        Err(error) => Err(ToolError::internal(format_args!("the handler's output does not serialize: {error}"))),
     }
 }

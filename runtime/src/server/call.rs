@@ -89,7 +89,7 @@ impl Shared {
             }
             (Ok(flow), ToolKind::SwitchDomain) => match flow {
                 Some(flow) => self.switch_domain(flow, focus, arguments).await,
-                None => Err(ToolError::Internal { message: "switch_domain without a flow".into() }),
+                None => Err(ToolError::internal("switch_domain was called without a flow")),
             },
         };
         let flow = flow.ok().flatten();
@@ -292,7 +292,11 @@ impl Shared {
         let running = AssertUnwindSafe(async move { registration.handler.call(arguments, ctx).await }).catch_unwind();
         match tokio::time::timeout(deadline, running).await {
             Ok(Ok(result)) => result,
-            Ok(Err(panic)) => Err(ToolError::Internal { message: panic_message(&*panic) }),
+            Ok(Err(panic)) => Err(ToolError::internal(format_args!(
+                "`{}`'s handler panicked: {}",
+                registration.name,
+                panic_message(&*panic)
+            ))),
             Err(_) => {
                 tracing::warn!(
                     tool = registration.name,
@@ -346,21 +350,19 @@ impl Shared {
 
 fn store_failure(error: StoreError) -> ToolError {
     match error {
-        StoreError::Unavailable(message) => ToolError::StoreUnavailable { message, retry_after_ms: 1000 },
+        StoreError::Unavailable(_) => ToolError::store_unavailable(error, 1000),
         // Under the lease a conflict means the lease was lost (e.g. it expired on a
         // shared backend while the handler ran): nothing was committed.
-        StoreError::Conflict { .. } => ToolError::StoreUnavailable {
-            message: format!("{error}; the record changed concurrently and nothing was committed"),
-            retry_after_ms: 0,
-        },
+        StoreError::Conflict { .. } => {
+            ToolError::store_unavailable(format_args!("{error}; the record changed under a held lease"), 0)
+        }
     }
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    let detail = panic
+    panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
-    format!("the handler panicked: {detail}; nothing was committed")
+        .unwrap_or_else(|| "(a panic without a message)".into())
 }
