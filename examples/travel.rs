@@ -17,28 +17,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate::prelude::*;
 
+// One workflow, three machines: each domain has its own, so a quote in one domain does
+// not unlock booking in another.
 toolgate::machine! {
-    id: "bus",
-    initial: "idle",
-    states: {
-        idle:   { on: { QUOTE: "quoted" } },
-        quoted: { on: { QUOTE: "quoted", BOOK: "booked" } },
-        booked: { on: { QUOTE: "quoted" } },
-    }
-}
-
-toolgate::machine! {
-    id: "flight",
-    initial: "idle",
-    states: {
-        idle:   { on: { QUOTE: "quoted" } },
-        quoted: { on: { QUOTE: "quoted", BOOK: "booked" } },
-        booked: { on: { QUOTE: "quoted" } },
-    }
-}
-
-toolgate::machine! {
-    id: "car_rental",
+    id: ["bus", "flight", "car_rental"],
     initial: "idle",
     states: {
         idle:   { on: { QUOTE: "quoted" } },
@@ -162,13 +144,13 @@ async fn search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
 }
 
 /// Book a bus offer found by bus_search.
-#[action(domain = "bus", name = "bus_book", bind_state = "quoted", transition = "BOOK")]
+#[action(domain = "bus", bind_state = "quoted", transition = "BOOK")]
 async fn bus_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
     book("BUS", input)
 }
 
 /// Search flights between two cities.
-#[action(domain = "flight", name = "flight_search", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE",
+#[action(domain = "flight", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE",
          not_for = "booking (use flight_book), buses or rental cars")]
 async fn flight_search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
     check_passengers(input.passengers)?;
@@ -177,13 +159,13 @@ async fn flight_search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError
 }
 
 /// Book a flight offer found by flight_search.
-#[action(domain = "flight", name = "flight_book", bind_state = "quoted", transition = "BOOK")]
+#[action(domain = "flight", bind_state = "quoted", transition = "BOOK")]
 async fn flight_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
     book("FLT", input)
 }
 
 /// Search rental cars to pick up at one place.
-#[action(domain = "car_rental", name = "car_rental_search", bind_state = ["idle", "quoted", "booked"],
+#[action(domain = "car_rental", bind_state = ["idle", "quoted", "booked"],
          transition = "QUOTE", not_for = "booking (use car_rental_book), buses or flights")]
 async fn car_rental_search(input: CarSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
     check_passengers(input.passengers)?;
@@ -197,7 +179,7 @@ async fn car_rental_search(input: CarSearch, _ctx: Ctx) -> Result<Offers, ToolEr
 }
 
 /// Book a rental car offer found by car_rental_search.
-#[action(domain = "car_rental", name = "car_rental_book", bind_state = "quoted", transition = "BOOK")]
+#[action(domain = "car_rental", bind_state = "quoted", transition = "BOOK")]
 async fn car_rental_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
     book("CAR", input)
 }

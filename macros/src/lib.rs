@@ -27,7 +27,7 @@ use proc_macro::TokenStream;
 ///
 /// | key | value | meaning |
 /// |---|---|---|
-/// | `domain` | `"snake_case"` | the intent domain; the tool is named `{domain}_{fn}` (required unless `global`) |
+/// | `domain` | `"snake_case"` | the intent domain; the tool is named `{domain}_{fn}`, or `{fn}` when the function's name already starts with `{domain}_` (required unless `global`) |
 /// | `global` | flag | the tool belongs to no domain (help, …): callable whatever the active domain |
 /// | `bind_state` | `"state"` or `["a", "b"]` | the states in which the tool exists; omit for always |
 /// | `transition` | `"EVENT"` | the event a successful call fires (needs `bind_state`) |
@@ -65,6 +65,12 @@ pub fn action(args: TokenStream, item: TokenStream) -> TokenStream {
 ///     }
 /// }
 /// ```
+///
+/// `key: "id"` gives the machine one instance per value of the `id` argument, shared by
+/// every conversation (an invoice's workflow belongs to the invoice); every action bound
+/// to it must take an input with that field. Without `key`, the machine has one instance
+/// per conversation (flow). `id: ["bus", "flight"]` declares one machine per id from the
+/// same states: each is gated and committed on its own.
 ///
 /// State and event names are identifiers or string literals; targets are strings. These
 /// are compile errors, each at the token that causes it: a missing `id` or `initial`, an

@@ -209,7 +209,14 @@ fn check_name(
     let (value, span) = match attrs.name.get() {
         Some(name) => (name.value(), name.span()),
         None => match &domain {
-            Some(domain) => return Some(format!("{domain}_{}", handler.ident())),
+            // A function already named for its domain keeps its name: `fn flight_search`
+            // in domain `flight` is `flight_search`, not `flight_flight_search`.
+            Some(domain) => {
+                let ident = handler.ident().to_string();
+                let named_for_domain =
+                    ident.strip_prefix(domain.as_str()).is_some_and(|rest| rest.len() > 1 && rest.starts_with('_'));
+                return Some(if named_for_domain { ident } else { format!("{domain}_{ident}") });
+            }
             None => (handler.ident().to_string(), handler.ident().span()),
         },
     };

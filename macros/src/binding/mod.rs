@@ -64,11 +64,14 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let states: Vec<String> = binding.bind_states.iter().map(LitStr::value).collect();
     let states: Vec<&str> = states.iter().map(String::as_str).collect();
     let transition = binding.transition.as_ref().map(LitStr::value);
-    let spec = binding.machine.spec();
-    if let Some(wanted) = binding.wanted.as_ref().filter(|w| w.value() != spec.id) {
-        let message = format!("machine `{}` is not declared (a machine `{}` is)", wanted.value(), spec.id);
-        return syn::Error::new(wanted.span(), message).into_compile_error();
+    let declared: Vec<String> = binding.machine.ids.iter().map(LitStr::value).collect();
+    let wanted = binding.wanted.as_ref().map_or_else(|| declared[0].clone(), LitStr::value);
+    if !declared.contains(&wanted) {
+        let message = format!("machine `{wanted}` is not declared (a machine `{}` is)", declared.join("`, `"));
+        let span = binding.wanted.as_ref().map_or_else(proc_macro2::Span::call_site, LitStr::span);
+        return syn::Error::new(span, message).into_compile_error();
     }
+    let spec = binding.machine.spec_for(&wanted);
     let mut errors = spec.check_binding(&states, transition.as_deref());
     errors.extend(spec.check_instance_input(binding.takes_input));
     errors

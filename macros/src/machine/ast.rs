@@ -1,7 +1,7 @@
 //! The typed model of a `machine!` declaration, keeping every token's span.
 //!
 //! ```text
-//! id: "invoice",
+//! id: "invoice",        // or a list, `id: ["bus", "flight"]`: one machine per id
 //! key: "id",            // optional: one instance per value of the `id` argument
 //! initial: "draft",
 //! states: {
@@ -38,7 +38,8 @@ impl Parse for Name {
 }
 
 pub(crate) struct MachineAst {
-    pub(crate) id: LitStr,
+    /// `id: "bus"`, or `id: ["bus", "flight"]`: one declaration, several machines alike.
+    pub(crate) ids: Vec<LitStr>,
     pub(crate) initial: Option<LitStr>,
     pub(crate) key: Option<LitStr>,
     pub(crate) states_key: Span,
@@ -89,7 +90,16 @@ impl Parse for MachineAst {
         let (mut id, mut initial, mut key_field, mut states, mut states_key) = (None, None, None, Vec::new(), None);
         parse_keys(input, "machine", &["id", "key", "initial", "states"], |key, input| {
             match key.to_string().as_str() {
-                "id" => id = Some(input.parse()?),
+                "id" if input.peek(syn::token::Bracket) => {
+                    let list;
+                    syn::bracketed!(list in input);
+                    let ids = syn::punctuated::Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?;
+                    if ids.is_empty() {
+                        return Err(syn::Error::new(key.span(), "`id: [...]` lists no id"));
+                    }
+                    id = Some(ids.into_iter().collect::<Vec<_>>());
+                }
+                "id" => id = Some(vec![input.parse()?]),
                 "key" => key_field = Some(input.parse()?),
                 "initial" => initial = Some(input.parse()?),
                 _ => {
@@ -108,9 +118,9 @@ impl Parse for MachineAst {
             Ok(())
         })?;
         let missing = |what: &str| syn::Error::new(Span::call_site(), format!("machine needs {what}"));
-        let id = id.ok_or_else(|| missing("an `id: \"…\"`"))?;
+        let ids = id.ok_or_else(|| missing("an `id: \"…\"`"))?;
         let states_key = states_key.ok_or_else(|| missing("`states: { … }`"))?;
-        Ok(Self { id, initial, key: key_field, states_key, states })
+        Ok(Self { ids, initial, key: key_field, states_key, states })
     }
 }
 
@@ -154,9 +164,20 @@ impl Parse for StateAst {
 }
 
 impl MachineAst {
+    /// The first id (messages about the shared declaration name it).
+    pub(crate) fn id(&self) -> &LitStr {
+        &self.ids[0]
+    }
+
+    /// The machine as declared under its first id.
     pub(crate) fn spec(&self) -> MachineSpec {
+        self.spec_for(&self.id().value())
+    }
+
+    /// The machine as declared under `id`.
+    pub(crate) fn spec_for(&self, id: &str) -> MachineSpec {
         MachineSpec {
-            id: self.id.value(),
+            id: id.to_string(),
             initial: self.initial.as_ref().map(LitStr::value),
             key: self.key.as_ref().map(LitStr::value),
             states: self

@@ -10,21 +10,29 @@ use crate::names::machine_checker;
 pub(crate) fn expand(machine: &MachineAst, input: &TokenStream, errors: Vec<syn::Error>) -> TokenStream {
     if !errors.is_empty() {
         let errors = errors.into_iter().map(syn::Error::into_compile_error);
-        let checker = permissive_checker(&machine.id.value());
-        return quote! { #(#errors)* #checker };
+        // One permissive checker per distinct id: a repeated id is already an error.
+        let ids: std::collections::BTreeSet<String> = machine.ids.iter().map(syn::LitStr::value).collect();
+        let checkers = ids.iter().map(|id| permissive_checker(id));
+        return quote! { #(#errors)* #(#checkers)* };
     }
-    let checker = machine_checker(&machine.id.value(), Span::call_site());
-    let registration = registration(machine);
-    quote! {
-        #[doc(hidden)]
-        macro_rules! #checker {
-            ($($binding:tt)*) => { ::toolgate::__private::check_binding! { { #input } $($binding)* } };
-        }
-        #[doc(hidden)]
-        #[allow(unused_imports)]
-        pub(crate) use #checker;
-        #registration
-    }
+    machine
+        .ids
+        .iter()
+        .map(|id| {
+            let checker = machine_checker(&id.value(), Span::call_site());
+            let registration = registration(machine, &id.value());
+            quote! {
+                #[doc(hidden)]
+                macro_rules! #checker {
+                    ($($binding:tt)*) => { ::toolgate::__private::check_binding! { { #input } $($binding)* } };
+                }
+                #[doc(hidden)]
+                #[allow(unused_imports)]
+                pub(crate) use #checker;
+                #registration
+            }
+        })
+        .collect()
 }
 
 /// A machine that does not parse: its error, plus a permissive checker when its `id` can
@@ -62,8 +70,8 @@ fn declared_id(input: &TokenStream) -> Option<String> {
     })
 }
 
-fn registration(machine: &MachineAst) -> TokenStream {
-    let spec = machine.spec();
+fn registration(machine: &MachineAst, id: &str) -> TokenStream {
+    let spec = machine.spec_for(id);
     let id = &spec.id;
     let initial = spec.initial.clone().unwrap_or_default();
     let key = match &spec.key {

@@ -7,12 +7,18 @@ use super::MachineAst;
 
 /// Every rule the declaration breaks, each at its own token.
 pub(crate) fn validate(machine: &MachineAst) -> Vec<syn::Error> {
-    machine
+    let mut errors: Vec<syn::Error> = machine
         .spec()
         .validate()
         .into_iter()
         .map(|error| syn::Error::new(span_of(machine, &error), error.to_string()))
-        .collect()
+        .collect();
+    for (i, id) in machine.ids.iter().enumerate() {
+        if machine.ids[..i].iter().any(|earlier| earlier.value() == id.value()) {
+            errors.push(syn::Error::new(id.span(), format!("machine id `{}` is listed twice", id.value())));
+        }
+    }
+    errors
 }
 
 fn span_of(machine: &MachineAst, error: &MachineError) -> Span {
@@ -21,7 +27,7 @@ fn span_of(machine: &MachineAst, error: &MachineError) -> Span {
     }
     let state = |name| states(machine, name);
     let found = match error {
-        MachineError::EmptyId => Some(machine.id.span()),
+        MachineError::EmptyId => Some(machine.id().span()),
         MachineError::InvalidKey { .. } => machine.key.as_ref().map(|k| k.span()),
         MachineError::MissingInitial { .. } => None,
         MachineError::UnknownInitial { .. } => machine.initial.as_ref().map(|i| i.span()),
