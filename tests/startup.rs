@@ -74,6 +74,12 @@ async fn haunt(_ctx: Ctx) -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 
+/// Has a compact description, but no machine whose initial state it would be shown in.
+#[action(domain = "memo", compact = "Write a memo")]
+async fn write(_ctx: Ctx) -> Result<Posted, ToolError> {
+    Ok(Posted { ok: true })
+}
+
 /// Takes the name toolgate generates for multi-domain servers.
 #[action(global)]
 async fn switch_domain(_ctx: Ctx) -> Result<Posted, ToolError> {
@@ -93,7 +99,7 @@ fn every_problem_is_reported_with_its_location() {
         .expect_err("the registry is broken");
     let text = error.to_string();
     let problems = &error.problems;
-    assert_eq!(problems.len(), 7, "{text}");
+    assert_eq!(problems.len(), 8, "{text}");
 
     assert!(
         problems.iter().any(|p| matches!(p, StartupProblem::DuplicateTool { tool, first, second }
@@ -114,6 +120,7 @@ fn every_problem_is_reported_with_its_location() {
         "{text}"
     );
     assert!(text.contains("tool name `switch_domain` is reserved"), "{text}");
+    assert!(text.contains("tool `memo_write` has `compact`"), "{text}");
     // Locations point at the actions in this file.
     assert!(text.contains("tests/startup.rs:"), "{text}");
 }

@@ -175,6 +175,34 @@ pub struct Failure {
     pub details: Map<String, Value>,
 }
 
+impl Failure {
+    /// A failure with an application-defined `code` (SCREAMING_SNAKE_CASE by convention)
+    /// and no details yet; `?` or `.into()` turns it into a [`ToolError`].
+    ///
+    /// ```
+    /// use toolgate_runtime::{Failure, ToolError};
+    /// let error: ToolError = Failure::new("PAYMENT_DECLINED", "the card was declined")
+    ///     .with_detail("retry_with", "another card")
+    ///     .into();
+    /// assert_eq!(error.to_structured()["retry_with"], "another card");
+    /// ```
+    pub fn new(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self { code: code.into(), message: message.into(), details: Map::new() }
+    }
+
+    /// Adds a field to the failure's `structuredContent` (`code` and `message` stay).
+    pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.details.insert(key.into(), value.into());
+        self
+    }
+}
+
+impl From<Failure> for ToolError {
+    fn from(failure: Failure) -> Self {
+        Self::Failed(Box::new(failure))
+    }
+}
+
 /// One offending field of an [`ToolError::InvalidArgument`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FieldError {
@@ -257,16 +285,9 @@ impl ToolError {
     }
 
     /// A failure with an application-defined `code` (SCREAMING_SNAKE_CASE by convention).
+    /// To add fields to its `structuredContent`, build a [`Failure`] instead.
     pub fn failed(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
-        Self::Failed(Box::new(Failure { code: code.into(), message: message.into(), details: Map::new() }))
-    }
-
-    /// Adds a field to a [`ToolError::Failed`]'s `structuredContent` (ignored otherwise).
-    pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        if let Self::Failed(failure) = &mut self {
-            failure.details.insert(key.into(), value.into());
-        }
-        self
+        Failure::new(code, message).into()
     }
 
     /// The stable code the model sees in `structuredContent.code`.
@@ -383,7 +404,7 @@ mod tests {
 
     #[test]
     fn details_cannot_overwrite_the_code() {
-        let error = ToolError::failed("PAYMENT_DECLINED", "card declined").with_detail("code", "OK");
+        let error = ToolError::from(Failure::new("PAYMENT_DECLINED", "card declined").with_detail("code", "OK"));
         assert_eq!(error.to_structured()["code"], "PAYMENT_DECLINED");
     }
 

@@ -82,6 +82,13 @@ pub enum StartupProblem {
         /// The domains actions belong to.
         known: Vec<String>,
     },
+    /// `compact` on a tool that has no machine whose initial state it could describe.
+    CompactWithoutMachine {
+        /// The tool.
+        tool: String,
+        /// The action.
+        location: SourceLocation,
+    },
     /// The state-handle key cannot be used.
     HandleKey {
         /// What is wrong with it.
@@ -121,6 +128,10 @@ impl fmt::Display for StartupProblem {
             Self::ReservedName { tool, location } => write!(
                 f,
                 "{location}: tool name `{tool}` is reserved: toolgate generates it for this multi-domain server"
+            ),
+            Self::CompactWithoutMachine { tool, location } => write!(
+                f,
+                "{location}: tool `{tool}` has `compact`, the description shown while its machine is in its initial state, but no machine; remove `compact` or bind the tool to a machine"
             ),
             Self::HandleKey { problem } => {
                 write!(f, "{problem} (set it with ServerBuilder::handle_key or TOOLGATE_HANDLE_KEY)")

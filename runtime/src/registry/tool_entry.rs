@@ -172,6 +172,9 @@ impl ToolEntry {
                 }
             }
         }
+        if registration.compact.is_some() && machine.is_none() {
+            problems.push(StartupProblem::CompactWithoutMachine { tool: name.to_string(), location });
+        }
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -194,7 +197,7 @@ impl ToolEntry {
             domain: registration.domain,
             kind: ToolKind::Action(registration),
             tool: define(description),
-            compact: registration.compact.filter(|_| machine.is_some()).map(|c| define(c.to_string())),
+            compact: registration.compact.map(|c| define(c.to_string())),
             machine,
             instance,
             needs_flow,
