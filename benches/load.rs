@@ -13,7 +13,7 @@
 //! Sessionless scenarios (MCP 2026-07-28, rmcp's client in the discover lifecycle, every
 //! request standing alone): plain rmcp answering each call as a one-event SSE stream
 //! (rmcp's default) and as plain JSON (`json_response`), and toolgate's sessionless
-//! service, which answers in JSON.
+//! service (`ServerBuilder::sessionless`), which answers in JSON.
 //!
 //! It prints calls/s and the ratio to the plain rmcp baseline of the same kind; figures go
 //! to BENCHMARKS.md.
@@ -133,8 +133,8 @@ async fn main() {
     };
     let plain_sse_url = serve(plain_sessionless(false)).await;
     let plain_json_url = serve(plain_sessionless(true)).await;
-    let gated_sessionless_url =
-        serve(axum::Router::new().nest_service("/mcp", server.http_service_sessionless())).await;
+    let sessionless = toolgate::Server::from_registry("load").sessionless().build().expect("registry");
+    let gated_sessionless_url = serve(axum::Router::new().nest_service("/mcp", sessionless.http_service())).await;
 
     println!("load: {clients} clients, {seconds} s per scenario, Streamable HTTP on loopback");
     let echo = &["light_echo"][..];

@@ -6,12 +6,19 @@ use std::time::Duration;
 use super::ServerBuilder;
 use crate::registry::StartupError;
 
-const USAGE: &str = "usage: <server> [--http ADDR [--stateless]] [--handle-ttl SECONDS]
+const USAGE: &str = "usage: <server> [--http ADDR [HTTP OPTIONS]] [--handle-ttl SECONDS]
 
   (no flag)             serve MCP over stdio
   --http ADDR           serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080; port 0 picks one)
-  --stateless           with --http: no sessions (MCP 2026-07-28); conversations travel in state handles
   --handle-ttl SECONDS  how long a state handle lives after its last use (default 3600)
+
+HTTP options:
+  --stateless                  no sessions (MCP 2026-07-28); conversations travel in state handles
+  --allowed-host HOST          a Host name to answer (repeatable; default: loopback names only)
+  --allowed-origin ORIGIN      a browser Origin to accept, e.g. https://app.example.com:443 (repeatable;
+                               default: loopback pages); other Origins get 403
+  --max-sessions N             live sessions at most (default 1000); past them, 503
+  --session-idle-timeout SECS  close a session idle this long (default 300)
 
   TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica";
 
@@ -27,29 +34,53 @@ pub enum ServeError {
     /// Binding or serving failed.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
-    /// The MCP session could not start.
-    #[error("MCP session failed: {0}")]
-    Session(String),
+    /// The MCP connection could not start (stdio).
+    #[error("the MCP connection could not start: {0}")]
+    Initialize(#[source] Box<rmcp::service::ServerInitializeError>),
+    /// The task serving the MCP connection failed (stdio).
+    #[error("the MCP connection's task failed: {0}")]
+    Connection(#[from] tokio::task::JoinError),
 }
 
-#[derive(Debug, PartialEq)]
+impl From<rmcp::service::ServerInitializeError> for ServeError {
+    fn from(error: rmcp::service::ServerInitializeError) -> Self {
+        Self::Initialize(Box::new(error))
+    }
+}
+
+#[derive(Debug, PartialEq, Default)]
 enum Mode {
+    #[default]
     Stdio,
     Http(SocketAddr),
     Help,
 }
 
 /// What the command line asks for.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, Default)]
 struct Command {
     mode: Mode,
     stateless: bool,
     handle_ttl: Option<Duration>,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    max_sessions: Option<usize>,
+    session_idle_timeout: Option<Duration>,
+}
+
+/// A whole number above zero, for `flag`.
+fn positive(flag: &str, value: Option<String>) -> Result<u64, ServeError> {
+    let value = value.ok_or_else(|| ServeError::Usage(format!("`{flag}` needs a number")))?;
+    value
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| ServeError::Usage(format!("`{flag} {value}`: not a whole number above 0")))
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> {
     let usage = |message: String| ServeError::Usage(message);
-    let mut command = Command { mode: Mode::Stdio, stateless: false, handle_ttl: None };
+    let mut command = Command::default();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "-h" | "--help" => command.mode = Mode::Help,
@@ -60,20 +91,39 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
             }
             "--stateless" if !command.stateless => command.stateless = true,
             "--handle-ttl" if command.handle_ttl.is_none() => {
-                let seconds = args.next().ok_or_else(|| usage("`--handle-ttl` needs a number of seconds".into()))?;
-                let seconds: u64 =
-                    seconds.parse().ok().filter(|&s| s > 0).ok_or_else(|| {
-                        usage(format!("`--handle-ttl {seconds}`: not a whole number of seconds above 0"))
-                    })?;
-                command.handle_ttl = Some(Duration::from_secs(seconds));
+                command.handle_ttl = Some(Duration::from_secs(positive(&arg, args.next())?));
             }
-            "--http" | "--stateless" | "--handle-ttl" => return Err(usage(format!("`{arg}` is given twice"))),
+            "--allowed-host" | "--allowed-origin" => {
+                let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a value")))?;
+                let list =
+                    if arg == "--allowed-host" { &mut command.allowed_hosts } else { &mut command.allowed_origins };
+                list.push(value);
+            }
+            "--max-sessions" if command.max_sessions.is_none() => {
+                let max = positive(&arg, args.next())?;
+                command.max_sessions = Some(usize::try_from(max).unwrap_or(usize::MAX));
+            }
+            "--session-idle-timeout" if command.session_idle_timeout.is_none() => {
+                command.session_idle_timeout = Some(Duration::from_secs(positive(&arg, args.next())?));
+            }
+            "--http" | "--stateless" | "--handle-ttl" | "--max-sessions" | "--session-idle-timeout" => {
+                return Err(usage(format!("`{arg}` is given twice")));
+            }
             other if other.starts_with('-') => return Err(usage(format!("unknown argument `{other}`"))),
             other => return Err(usage(format!("unexpected argument `{other}`"))),
         }
     }
-    if command.stateless && !matches!(command.mode, Mode::Http(_)) {
-        return Err(usage("`--stateless` needs `--http ADDR`".into()));
+    let http_only = [
+        ("--stateless", command.stateless),
+        ("--allowed-host", !command.allowed_hosts.is_empty()),
+        ("--allowed-origin", !command.allowed_origins.is_empty()),
+        ("--max-sessions", command.max_sessions.is_some()),
+        ("--session-idle-timeout", command.session_idle_timeout.is_some()),
+    ];
+    if let (Some((flag, _)), false) =
+        (http_only.iter().find(|(_, given)| *given), matches!(command.mode, Mode::Http(_)))
+    {
+        return Err(usage(format!("`{flag}` needs `--http ADDR`")));
     }
     Ok(command)
 }
@@ -92,6 +142,18 @@ impl ServerBuilder {
         if let Some(ttl) = command.handle_ttl {
             self = self.handle_ttl(ttl);
         }
+        if !command.allowed_hosts.is_empty() {
+            self = self.allowed_hosts(command.allowed_hosts);
+        }
+        if !command.allowed_origins.is_empty() {
+            self = self.allowed_origins(command.allowed_origins);
+        }
+        if let Some(max) = command.max_sessions {
+            self = self.max_sessions(max);
+        }
+        if let Some(timeout) = command.session_idle_timeout {
+            self = self.session_idle_timeout(timeout);
+        }
         if command.mode == Mode::Help {
             println!("{USAGE}");
             return Ok(());
@@ -100,6 +162,9 @@ impl ServerBuilder {
         match command.mode {
             Mode::Http(addr) => {
                 let listener = tokio::net::TcpListener::bind(addr).await?;
+                // The one line a person starting the server reads (tests read it too).
+                let mode = if command.stateless { " (sessionless)" } else { "" };
+                eprintln!("toolgate: serving Streamable HTTP at http://{}/mcp{mode}", listener.local_addr()?);
                 server.serve_http(listener).await
             }
             Mode::Stdio | Mode::Help => server.serve_stdio().await,
@@ -124,7 +189,10 @@ mod tests {
 
     #[test]
     fn parses_the_modes_and_options() {
-        assert_eq!(parse(args(&[])).unwrap(), Command { mode: Mode::Stdio, stateless: false, handle_ttl: None });
+        assert_eq!(parse(args(&[])).unwrap(), Command::default());
+        let hosts =
+            parse(args(&["--http", "0.0.0.0:80", "--allowed-host", "a.example", "--allowed-host", "b.example"]));
+        assert_eq!(hosts.unwrap().allowed_hosts, ["a.example", "b.example"]);
         let http = parse(args(&["--http", "127.0.0.1:0", "--stateless", "--handle-ttl", "5"])).unwrap();
         assert!(matches!(http.mode, Mode::Http(a) if a.port() == 0));
         assert_eq!((http.stateless, http.handle_ttl), (true, Some(Duration::from_secs(5))));
@@ -140,7 +208,9 @@ mod tests {
             (&["--http", "127.0.0.1:1", "x"][..], "unexpected argument `x`"),
             (&["--stateless"][..], "`--stateless` needs `--http ADDR`"),
             (&["--http", "127.0.0.1:1", "--http", "127.0.0.1:2"][..], "`--http` is given twice"),
-            (&["--handle-ttl", "0"][..], "not a whole number of seconds"),
+            (&["--handle-ttl", "0"][..], "not a whole number above 0"),
+            (&["--max-sessions", "10"][..], "`--max-sessions` needs `--http ADDR`"),
+            (&["--http", "127.0.0.1:1", "--max-sessions", "x"][..], "`--max-sessions x`: not a whole number"),
         ] {
             let error = parse(args(line)).expect_err("must fail").to_string();
             assert!(error.contains(expected) && error.contains("usage:"), "{line:?}: {error}");

@@ -4,6 +4,7 @@
 mod call;
 mod cli;
 mod connection;
+mod http;
 mod transport;
 
 use std::sync::Arc;
@@ -13,6 +14,8 @@ use rmcp::model::Implementation;
 
 pub use cli::ServeError;
 pub use connection::Connection;
+use http::HttpOptions;
+pub use http::{DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 
 use crate::domain::DomainPolicy;
 use crate::flow::handle::HANDLE_KEY_ENV;
@@ -38,6 +41,7 @@ pub(crate) struct Shared {
     pub(crate) limits: Limits,
     /// Serve Streamable HTTP without sessions.
     pub(crate) sessionless: bool,
+    pub(crate) http: HttpOptions,
 }
 
 /// How long calls wait, and may run.
@@ -78,6 +82,7 @@ impl Server {
             handle_ttl: DEFAULT_HANDLE_TTL,
             limits: Limits { lease_wait: DEFAULT_LEASE_WAIT, handler_timeout: DEFAULT_HANDLER_TIMEOUT },
             sessionless: false,
+            http: HttpOptions::default(),
         }
     }
 
@@ -112,6 +117,7 @@ pub struct ServerBuilder {
     handle_ttl: Duration,
     limits: Limits,
     sessionless: bool,
+    http: HttpOptions,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -208,6 +214,40 @@ impl ServerBuilder {
         self
     }
 
+    /// The `Host` names (or `host:port`s) Streamable HTTP answers; loopback by default
+    /// (DNS-rebinding protection). A public deployment lists its own names.
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.http.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The browser `Origin`s Streamable HTTP accepts (`https://app.example.com:443`,
+    /// `http://localhost:*`); pages from loopback by default. A request whose `Origin` is
+    /// not listed gets 403; requests without `Origin` (non-browser clients) pass.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.http.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How many Streamable HTTP sessions may live at once (default 1,000); a request that
+    /// would open another gets 503 with `Retry-After`, while live sessions keep working.
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.http.max_sessions = max;
+        self
+    }
+
+    /// How long a session may stay idle before the server closes it (default 5 minutes).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.http.session_idle_timeout = timeout;
+        self
+    }
+
+    /// The largest request body Streamable HTTP accepts (default 4 MiB).
+    pub fn max_request_body_bytes(mut self, bytes: usize) -> Self {
+        self.http.max_request_body_bytes = bytes;
+        self
+    }
+
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
         let handles = handle_signer(self.handle_key, self.handle_ttl);
@@ -230,6 +270,7 @@ impl ServerBuilder {
                 flows: Flows::new(handles, handle_argument),
                 limits: self.limits,
                 sessionless: self.sessionless,
+                http: self.http,
             }),
         })
     }

@@ -1,66 +1,61 @@
-//! Transports: stdio, and Streamable HTTP at `/mcp` — stateful (sessions, which also
-//! serve sessionless 2026-07-28 requests) or sessionless.
+//! Transports: stdio, and Streamable HTTP — stateful (sessions, which also serve
+//! sessionless 2026-07-28 requests) or sessionless.
+
+use std::sync::Arc;
 
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
-use super::{Connection, ServeError, Server};
+use super::http::{SessionCap, cap_sessions};
+use super::{ServeError, Server};
 
 impl Server {
     /// Serves one client over this process's stdin/stdout until it disconnects.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
-        let running =
-            self.connection().serve(rmcp::transport::stdio()).await.map_err(|e| ServeError::Session(e.to_string()))?;
-        running.waiting().await.map_err(|e| ServeError::Session(e.to_string()))?;
+        let running = self.connection().serve(rmcp::transport::stdio()).await?;
+        running.waiting().await?;
         Ok(())
     }
 
-    /// The stateful Streamable HTTP service (one [`Connection`] per session, and one per
-    /// sessionless 2026-07-28 request), to mount in your own `axum` router.
+    /// The Streamable HTTP service, to mount in your own `axum` router
+    /// (`Router::new().nest_service("/mcp", server.http_service())`): stateful (one
+    /// [`super::Connection`] per session, and one per sessionless 2026-07-28 request), or
+    /// sessionless if the server was built with [`super::ServerBuilder::sessionless`].
     ///
-    /// Only loopback `Host` headers are accepted by default (DNS-rebinding protection);
-    /// build your own service with `allowed_hosts` for a public deployment.
-    pub fn http_service(&self) -> StreamableHttpService<Connection, LocalSessionManager> {
+    /// It answers only loopback `Host` headers and loopback browser `Origin`s (403
+    /// otherwise), holds at most 1,000 sessions (503 past them), closes sessions idle for
+    /// 5 minutes and refuses bodies over 4 MiB, unless the builder says otherwise
+    /// (`allowed_hosts`, `allowed_origins`, `max_sessions`, `session_idle_timeout`,
+    /// `max_request_body_bytes`).
+    pub fn http_service(&self) -> axum::Router {
+        let options = &self.shared.http;
         let server = self.clone();
-        StreamableHttpService::new(
-            move || Ok(server.http_connection()),
-            LocalSessionManager::default().into(),
-            config(),
-        )
+        let factory = move || Ok(server.http_connection());
+        if self.shared.sessionless {
+            let config = options.rmcp_config().with_legacy_session_mode(false);
+            let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
+            return axum::Router::new().fallback_service(service);
+        }
+        let sessions = Arc::new(options.session_manager());
+        let service = StreamableHttpService::new(factory, sessions.clone(), options.rmcp_config());
+        let cap = SessionCap { sessions, max: options.max_sessions };
+        axum::Router::new().fallback_service(service).layer(axum::middleware::from_fn_with_state(cap, cap_sessions))
     }
 
-    /// The sessionless Streamable HTTP service (MCP 2026-07-28): one [`Connection`] per
-    /// request, conversations named by state handles.
-    pub fn http_service_sessionless(&self) -> StreamableHttpService<Connection, NeverSessionManager> {
-        let server = self.clone();
-        StreamableHttpService::new(
-            move || Ok(server.http_connection()),
-            NeverSessionManager::default().into(),
-            config().with_legacy_session_mode(false),
-        )
-    }
-
-    /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C: sessionless if the
-    /// server was built with [`super::ServerBuilder::sessionless`], else stateful.
+    /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C.
     pub async fn serve_http(&self, listener: TcpListener) -> Result<(), ServeError> {
         use axum::serve::ListenerExt;
         let addr = listener.local_addr()?;
-        let router = if self.shared.sessionless {
-            axum::Router::new().nest_service("/mcp", self.http_service_sessionless())
-        } else {
-            axum::Router::new().nest_service("/mcp", self.http_service())
-        };
+        let router = axum::Router::new().nest_service("/mcp", self.http_service());
         // Without TCP_NODELAY each SSE reply waits ~40 ms on Nagle + delayed ACK.
         let listener = listener.tap_io(|tcp| {
             if let Err(error) = tcp.set_nodelay(true) {
                 tracing::debug!(%error, "cannot set TCP_NODELAY");
             }
         });
-        let mode = if self.shared.sessionless { " (sessionless)" } else { "" };
-        eprintln!("toolgate: serving Streamable HTTP at http://{addr}/mcp{mode}");
+        tracing::info!(url = %format!("http://{addr}/mcp"), sessionless = self.shared.sessionless, "serving Streamable HTTP");
         axum::serve(listener, router)
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
@@ -68,11 +63,4 @@ impl Server {
             .await?;
         Ok(())
     }
-}
-
-/// A sessionless request's call causes no server-to-client message (its tool list never
-/// changes), so its reply is plain JSON rather than a one-event SSE stream. Sessions are
-/// unaffected: rmcp applies `json_response` to sessionless requests only.
-fn config() -> StreamableHttpServerConfig {
-    StreamableHttpServerConfig::default().with_json_response(true)
 }

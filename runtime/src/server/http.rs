@@ -1,0 +1,120 @@
+//! What a Streamable HTTP deployment decides: which hosts and browser origins may call,
+//! how many sessions may live at once and for how long idle, and how large a request
+//! may be — with safe defaults for a server on loopback.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::json;
+
+/// The HTTP settings of a server; see the `ServerBuilder` methods that set them.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpOptions {
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) max_sessions: usize,
+    pub(crate) session_idle_timeout: Duration,
+    pub(crate) max_request_body_bytes: usize,
+}
+
+/// The loopback names a local server answers to (DNS-rebinding protection).
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// The browser origins a local server accepts: pages served from loopback, any port.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
+/// The default cap on live sessions.
+pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+
+/// The default idle time after which a session is closed.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// The default request body limit (rmcp's).
+pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            allowed_hosts: LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
+            allowed_origins: LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect(),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
+        }
+    }
+}
+
+impl HttpOptions {
+    /// rmcp's configuration. A sessionless call causes no server-to-client message (its
+    /// tool list never changes), so its reply is plain JSON rather than a one-event SSE
+    /// stream; sessions are unaffected (rmcp applies `json_response` to sessionless
+    /// requests only). Origin validation is always on: an `Origin` outside the list gets
+    /// 403, as the MCP specification asks.
+    pub(crate) fn rmcp_config(&self) -> StreamableHttpServerConfig {
+        StreamableHttpServerConfig::default()
+            .with_json_response(true)
+            .with_allowed_hosts(self.allowed_hosts.clone())
+            .with_allowed_origins(self.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(self.max_request_body_bytes)
+    }
+
+    /// A session manager whose sessions close after the idle timeout.
+    pub(crate) fn session_manager(&self) -> LocalSessionManager {
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(self.session_idle_timeout);
+        manager
+    }
+}
+
+/// What the session cap needs: the live sessions, and the cap.
+#[derive(Clone)]
+pub(crate) struct SessionCap {
+    pub(crate) sessions: Arc<LocalSessionManager>,
+    pub(crate) max: usize,
+}
+
+/// Refuses a request that would open a session past the cap with 503 and `Retry-After`,
+/// before rmcp creates it; requests of live sessions and sessionless (2026-07-28) requests
+/// pass. Two `initialize`s racing for the last place may both get it: the cap bounds
+/// memory, it is not a quota.
+pub(crate) async fn cap_sessions(State(cap): State<SessionCap>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let opens_session = request.method() == http::Method::POST
+        && !headers.contains_key("mcp-session-id")
+        && headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|version| version < "2026-07-28");
+    if opens_session && cap.sessions.sessions.read().await.len() >= cap.max {
+        tracing::warn!(max_sessions = cap.max, "refused a new session: the server holds its maximum");
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {
+                "code": -32000,
+                "message": format!("this server holds its maximum of {} sessions; retry later, or close an idle session", cap.max),
+            },
+        });
+        return (
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            [(http::header::RETRY_AFTER, "5"), (http::header::CONTENT_TYPE, "application/json")],
+            Body::from(body.to_string()),
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
