@@ -11,8 +11,6 @@
 //! cargo run --example invoice -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
 //! ```
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use toolgate::prelude::*;
 
 // One machine per invoice: `key: "id"` makes the `id` argument of every invoice tool
@@ -90,7 +88,7 @@ async fn discharge(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), toolgate::server::ServeError> {
+async fn main() -> Result<(), ServeError> {
     toolgate::Server::from_registry("invoice")
         .version(env!("CARGO_PKG_VERSION"))
         .instructions("Invoice workflow: submit, then approve (or reject), then discharge. Tools appear as the invoice's state allows.")

@@ -13,8 +13,6 @@
 //! ```
 
 use chrono::{DateTime, Duration, FixedOffset};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use toolgate::prelude::*;
 
 // One workflow, three machines: each domain has its own, so a quote in one domain does
@@ -185,7 +183,7 @@ async fn car_rental_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolE
 }
 
 #[tokio::main]
-async fn main() -> Result<(), toolgate::server::ServeError> {
+async fn main() -> Result<(), ServeError> {
     toolgate::Server::from_registry("travel")
         .version(env!("CARGO_PKG_VERSION"))
         .describe_domain("bus", "long-distance coach trips between cities")

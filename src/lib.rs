@@ -11,8 +11,6 @@
 //! (`notifications/tools/list_changed`).
 //!
 //! ```no_run
-//! use schemars::JsonSchema;
-//! use serde::{Deserialize, Serialize};
 //! use toolgate::prelude::*;
 //!
 //! toolgate::machine! {
@@ -45,7 +43,7 @@
 //! }
 //!
 //! #[tokio::main]
-//! async fn main() -> Result<(), toolgate::server::ServeError> {
+//! async fn main() -> Result<(), ServeError> {
 //!     // stdio by default; `--http 127.0.0.1:8080` serves Streamable HTTP at /mcp.
 //!     toolgate::Server::from_registry("invoice").run_cli().await
 //! }
@@ -148,8 +146,14 @@ pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::*;
 
 /// The names most servers need: `use toolgate::prelude::*;`.
+///
+/// It brings the serde and schemars derives too; their expansions name the `serde` and
+/// `schemars` crates, so a server depends on both (as the README's `Cargo.toml` shows).
 pub mod prelude {
+    pub use crate::server::ServeError;
     pub use crate::{Ctx, DomainPolicy, FieldError, Machine, Server, ToolError, action, machine};
+    pub use schemars::JsonSchema;
+    pub use serde::{Deserialize, Serialize};
 }
 
 /// What the macros' generated code refers to. Not a public API: it changes without notice.

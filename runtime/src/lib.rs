@@ -4,7 +4,7 @@
 //! Most users depend on the `toolgate` facade crate instead, which re-exports this crate
 //! together with the `#[action]` and `machine!` macros.
 
-pub mod action;
+mod action;
 mod domain;
 pub mod error;
 pub mod flow;
@@ -14,7 +14,7 @@ pub mod registry;
 pub mod server;
 pub mod store;
 
-pub use action::Ctx;
+pub use action::{Ctx, SourceLocation};
 pub use domain::DomainPolicy;
 pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, ToolError};
 pub use fsm::Machine;
@@ -23,7 +23,9 @@ pub use server::{Server, ServerBuilder};
 /// What the macros' generated code refers to. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::action::{ActionRegistration, SourceLocation, WithInput, WithoutInput};
+    pub use crate::action::{
+        ActionRegistration, BoxFuture, ErasedHandler, IsCtx, SourceLocation, WithInput, WithoutInput,
+    };
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;
 }

@@ -18,7 +18,8 @@ use crate::domain::{DomainPolicy, IntentLock, switch::SWITCH_DOMAIN};
 use crate::fsm::{Machine, MachineSpec, StateSpec, Transition};
 use rmcp::model::Tool;
 
-/// One `machine!`, as the macro registers it at link time.
+/// One `machine!`, as the macro registers it at link time (generated code only).
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct MachineRegistration {
     /// The machine's id.
@@ -33,7 +34,8 @@ pub struct MachineRegistration {
     pub location: SourceLocation,
 }
 
-/// One state of a [`MachineRegistration`].
+/// One state of a [`MachineRegistration`] (generated code only).
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct StateRegistration {
     /// The state's name.
@@ -200,6 +202,9 @@ impl Registry {
             tools.push(ToolEntry::switch_domain(&lock, &options.handle_argument));
             tools.sort_by_key(|t| t.name);
         }
+        if tools.is_empty() && problems.is_empty() {
+            problems.push(StartupProblem::NoTools);
+        }
         let unlocks: Vec<Vec<String>> = tools.iter().map(|t| t.find_unlockers(&tools)).collect();
         for (tool, unlocked_by) in tools.iter_mut().zip(unlocks) {
             tool.unlocked_by = unlocked_by;
@@ -224,6 +229,11 @@ impl Registry {
     /// The tool names, sorted.
     pub fn tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.tools.iter().map(|t| t.name)
+    }
+
+    /// Whether some tool runs in a flow, so that state handles can be minted.
+    pub(crate) fn uses_flows(&self) -> bool {
+        self.tools.iter().any(|t| t.needs_flow)
     }
 
     /// Every tool's full definition: what a sessionless `tools/list` shows, the same for

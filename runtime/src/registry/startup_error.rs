@@ -6,11 +6,18 @@ use crate::action::SourceLocation;
 use crate::fsm::{BindingError, MachineError};
 
 /// Every problem found while collecting the registry.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[error("toolgate cannot start: {} problem(s)\n{}", .problems.len(), render(.problems))]
 pub struct StartupError {
     /// The problems, in the order found.
     pub problems: Vec<StartupProblem>,
+}
+
+/// The message itself: what `main` returning `Result<_, StartupError>` prints.
+impl fmt::Debug for StartupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }
 
 fn render(problems: &[StartupProblem]) -> String {
@@ -89,6 +96,8 @@ pub enum StartupProblem {
         /// The action.
         location: SourceLocation,
     },
+    /// No `#[action]` is linked into the binary: nothing to serve.
+    NoTools,
     /// The state-handle key cannot be used.
     HandleKey {
         /// What is wrong with it.
@@ -132,6 +141,9 @@ impl fmt::Display for StartupProblem {
             Self::CompactWithoutMachine { tool, location } => write!(
                 f,
                 "{location}: tool `{tool}` has `compact`, the description shown while its machine is in its initial state, but no machine; remove `compact` or bind the tool to a machine"
+            ),
+            Self::NoTools => f.write_str(
+                "no `#[action]` is linked into this binary, so there is no tool to serve. If the actions live in a library crate, mention it once in the binary (`use my_actions as _;`): the linker drops a library nothing refers to, and its actions with it",
             ),
             Self::HandleKey { problem } => {
                 write!(f, "{problem} (set it with ServerBuilder::handle_key or TOOLGATE_HANDLE_KEY)")

@@ -23,7 +23,7 @@ HTTP options:
   TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica";
 
 /// Why a server stopped with an error.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 pub enum ServeError {
     /// The registry is invalid.
     #[error(transparent)]
@@ -40,6 +40,13 @@ pub enum ServeError {
     /// The task serving the MCP connection failed (stdio).
     #[error("the MCP connection's task failed: {0}")]
     Connection(#[from] tokio::task::JoinError),
+}
+
+/// The message itself: what `main` returning `Result<_, ServeError>` prints.
+impl std::fmt::Debug for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl From<rmcp::service::ServerInitializeError> for ServeError {

@@ -250,9 +250,11 @@ impl ServerBuilder {
 
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
-        let handles = handle_signer(self.handle_key, self.handle_ttl);
         let handle_argument = self.options.handle_argument.clone();
         let registry = Registry::collect(self.options);
+        // Warn about a per-process key only where handles can be minted.
+        let uses_handles = registry.as_ref().is_ok_and(Registry::uses_flows);
+        let handles = handle_signer(self.handle_key, self.handle_ttl, uses_handles);
         let (registry, handles) = match (registry, handles) {
             (Ok(registry), Ok(handles)) => (registry, handles),
             (registry, handles) => {
@@ -278,14 +280,16 @@ impl ServerBuilder {
 
 /// The handle signer: the configured key, else `TOOLGATE_HANDLE_KEY`, else a random key
 /// for this process alone, said loudly.
-fn handle_signer(configured: Option<Vec<u8>>, ttl: Duration) -> Result<HandleSigner, WeakKey> {
+fn handle_signer(configured: Option<Vec<u8>>, ttl: Duration, warn: bool) -> Result<HandleSigner, WeakKey> {
     let key = configured.or_else(|| std::env::var_os(HANDLE_KEY_ENV).map(|k| k.into_encoded_bytes()));
     match key {
         Some(key) => HandleSigner::new(&key, ttl),
         None => {
-            tracing::warn!(
-                "no state-handle key configured ({HANDLE_KEY_ENV} or ServerBuilder::handle_key): using a random key for this process only; handles will not survive a restart or work on another replica"
-            );
+            if warn {
+                tracing::warn!(
+                    "no state-handle key configured ({HANDLE_KEY_ENV} or ServerBuilder::handle_key): using a random key for this process only; handles will not survive a restart or work on another replica"
+                );
+            }
             Ok(HandleSigner::ephemeral(ttl))
         }
     }
