@@ -14,7 +14,7 @@ pub mod registry;
 pub mod server;
 pub mod store;
 
-pub use action::{Ctx, SourceLocation};
+pub use action::{Ctx, SourceLocation, State};
 pub use domain::DomainPolicy;
 pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, ToolError};
 pub use fsm::Machine;
@@ -24,7 +24,7 @@ pub use server::{Server, ServerBuilder};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::action::{
-        ActionRegistration, BoxFuture, ErasedHandler, IsCtx, SourceLocation, WithInput, WithoutInput,
+        ActionRegistration, BoxFuture, ErasedHandler, IsCtx, SourceLocation, StateRequirement, WithInput, WithoutInput,
     };
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;

@@ -30,16 +30,15 @@ fn registration(action: &Action) -> TokenStream {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
         None => quote!(::core::option::Option::None),
     };
-    // Spanned at the context parameter's type: a wrong type fails `IsCtx` right there.
-    let ctx_span = match action.handler.params().last() {
-        Some(syn::FnArg::Typed(last)) => last.ty.span(),
-        _ => span,
-    };
-    let handler = if action.takes_input {
-        quote_spanned!(ctx_span=> ::toolgate::__private::WithInput::new(#ident))
-    } else {
-        quote_spanned!(ctx_span=> ::toolgate::__private::WithoutInput::new(#ident))
-    };
+    let handler = handler(action);
+    let states = action.params.states.iter().map(|(_, inner)| {
+        quote_spanned! {inner.span()=>
+            ::toolgate::__private::StateRequirement {
+                id: || ::core::any::TypeId::of::<#inner>(),
+                name: || ::core::any::type_name::<#inner>(),
+            }
+        }
+    });
     quote_spanned! {span=>
         ::toolgate::__private::inventory::submit! {
             ::toolgate::__private::ActionRegistration {
@@ -52,10 +51,46 @@ fn registration(action: &Action) -> TokenStream {
                 compact: #compact,
                 not_for: #not_for,
                 timeout_ms: #timeout_ms,
+                states: &[#(#states),*],
                 handler: &const { #handler },
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }
         }
+    }
+}
+
+/// The erased handler. Without `State<T>` parameters, the user's function itself; with
+/// them, a closure that extracts each state from the context, then calls it.
+fn handler(action: &Action) -> TokenStream {
+    let ident = action.handler.ident();
+    let ctx = action.params.ctx;
+    // Spanned at the context parameter's type: a wrong type fails `IsCtx` right there.
+    let ctx_span = ctx.span();
+    let constructor = match action.takes_input {
+        true => quote_spanned!(ctx_span=> ::toolgate::__private::WithInput::new),
+        false => quote_spanned!(ctx_span=> ::toolgate::__private::WithoutInput::new),
+    };
+    if action.params.states.is_empty() {
+        return quote_spanned!(ctx_span=> #constructor(#ident));
+    }
+    let names: Vec<syn::Ident> = (0..action.params.states.len()).map(|i| quote::format_ident!("state_{}", i)).collect();
+    let extract = action.params.states.iter().zip(&names).map(|((ty, _), name)| {
+        quote_spanned! {ty.span()=> let #name = <#ty>::from_ctx(&ctx)?; }
+    });
+    let call_ctx = quote_spanned!(ctx_span=> <#ctx as ::toolgate::__private::IsCtx>::from_ctx(ctx));
+    match action.params.input {
+        Some(input) => quote_spanned! {ctx_span=>
+            #constructor(|input: #input, ctx: ::toolgate::Ctx| async move {
+                #(#extract)*
+                #ident(input, #(#names,)* #call_ctx).await
+            })
+        },
+        None => quote_spanned! {ctx_span=>
+            #constructor(|ctx: ::toolgate::Ctx| async move {
+                #(#extract)*
+                #ident(#(#names,)* #call_ctx).await
+            })
+        },
     }
 }
 

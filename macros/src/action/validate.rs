@@ -20,6 +20,7 @@ pub(crate) struct Action<'a> {
     pub(crate) not_for: Option<String>,
     pub(crate) description: Description,
     pub(crate) takes_input: bool,
+    pub(crate) params: Params<'a>,
     /// The binding is checked when the server starts (machine loaded from JSON).
     pub(crate) startup_checked: bool,
     /// The handler's deadline, in milliseconds, when the action sets one.
@@ -33,7 +34,7 @@ pub(crate) fn validate<'a>(
 ) -> Option<Action<'a>> {
     check_async(handler, errors);
     check_not_generic(handler, errors);
-    let takes_input = check_params(handler, errors);
+    let params = check_params(handler, errors);
     let description = check_doc(handler, errors);
     let domain = check_domain(attrs, handler, errors);
     check_transition_has_states(attrs, errors);
@@ -45,7 +46,7 @@ pub(crate) fn validate<'a>(
     if attrs.timeout.get().is_some() && timeout_ms.is_none() {
         return None;
     }
-    let (domain, name, description, takes_input) = (domain?, name?, description?, takes_input?);
+    let (domain, name, description, params) = (domain?, name?, description?, params?);
     Some(Action {
         handler,
         name,
@@ -56,7 +57,8 @@ pub(crate) fn validate<'a>(
         compact: attrs.compact.get().map(LitStr::value),
         not_for: attrs.not_for.get().map(LitStr::value),
         description,
-        takes_input,
+        takes_input: params.input.is_some(),
+        params,
         startup_checked: attrs.startup_checked.get().is_some(),
         timeout_ms,
     })
@@ -102,23 +104,64 @@ fn check_not_generic(handler: &Handler, errors: &mut Vec<syn::Error>) {
     }
 }
 
-/// `(input: I, ctx: Ctx)` or `(ctx: Ctx)`: the context is always last. Returns whether
-/// the handler takes an input.
-fn check_params(handler: &Handler, errors: &mut Vec<syn::Error>) -> Option<bool> {
+/// What a handler's parameters are: an optional input first, any number of `State<T>`
+/// next, the context last.
+pub(crate) struct Params<'a> {
+    pub(crate) input: Option<&'a syn::Type>,
+    /// Each `State<T>` parameter's whole type and its `T`.
+    pub(crate) states: Vec<(&'a syn::Type, &'a syn::Type)>,
+    pub(crate) ctx: &'a syn::Type,
+}
+
+const PARAMS_SHAPE: &str =
+    "#[action] handlers take `(input: T, ctx: Ctx)` or `(ctx: Ctx)`, with any `State<S>` parameters before `ctx`";
+
+/// The `T` of a parameter written `State<T>`, if it is one.
+fn state_type(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last().filter(|segment| segment.ident == "State")?;
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => match args.args.first() {
+            Some(syn::GenericArgument::Type(inner)) => Some(inner),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `(input: I, State<S>…, ctx: Ctx)`, the input and the states optional.
+fn check_params<'a>(handler: &'a Handler, errors: &mut Vec<syn::Error>) -> Option<Params<'a>> {
     let params = handler.params();
     if let Some(FnArg::Receiver(receiver)) = params.first() {
         errors.push(syn::Error::new(receiver.span(), "#[action] goes on a free function, not a method"));
         return None;
     }
-    match params.len() {
-        1 => Some(false),
-        2 => Some(true),
-        _ => {
-            let span = if params.is_empty() { handler.ident().span() } else { params.span() };
-            errors.push(syn::Error::new(span, "#[action] handlers take `(input: T, ctx: Ctx)` or `(ctx: Ctx)`"));
-            None
+    let types: Vec<&syn::Type> = params
+        .iter()
+        .filter_map(|p| match p {
+            FnArg::Typed(typed) => Some(&*typed.ty),
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let Some((ctx, before)) = types.split_last() else {
+        errors.push(syn::Error::new(handler.ident().span(), PARAMS_SHAPE));
+        return None;
+    };
+    let mut parsed = Params { input: None, states: Vec::new(), ctx };
+    for (index, ty) in before.iter().enumerate() {
+        match state_type(ty) {
+            Some(inner) => parsed.states.push((ty, inner)),
+            None if index == 0 => parsed.input = Some(ty),
+            None => {
+                let message = format!(
+                    "{PARAMS_SHAPE}; a handler has one input (its first parameter), and this parameter is neither the input nor `State<…>`"
+                );
+                errors.push(syn::Error::new(ty.span(), message));
+                return None;
+            }
         }
     }
+    Some(parsed)
 }
 
 /// The doc comment is the tool's description: a model cannot use an undescribed tool well.

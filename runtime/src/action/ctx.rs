@@ -1,5 +1,6 @@
 //! [`Ctx`]: what a handler knows about the call it serves.
 
+use super::States;
 use crate::store::StoreKey;
 
 /// The context of one tool call, passed as a handler's last argument.
@@ -9,7 +10,8 @@ pub struct Ctx {
     pub(crate) domain: Option<&'static str>,
     pub(crate) flow: Option<StoreKey>,
     pub(crate) instance: Option<String>,
-    pub(crate) state: Option<String>,
+    pub(crate) machine_state: Option<String>,
+    pub(crate) states: States,
 }
 
 impl Ctx {
@@ -37,9 +39,10 @@ impl Ctx {
 
     /// The state of the tool's machine — of its instance, for a keyed machine — when the
     /// call was admitted (`None` for tools without a machine). A transitioning call holds
-    /// the lease, so this state cannot change under it.
-    pub fn state(&self) -> Option<&str> {
-        self.state.as_deref()
+    /// the lease, so this state cannot change under it. (Application state is a handler
+    /// parameter, `State<T>`.)
+    pub fn machine_state(&self) -> Option<&str> {
+        self.machine_state.as_deref()
     }
 }
 

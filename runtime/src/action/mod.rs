@@ -6,9 +6,12 @@
 
 mod ctx;
 mod handler;
+mod state;
 
 pub use ctx::{Ctx, IsCtx};
 pub use handler::{BoxFuture, ErasedHandler, WithInput, WithoutInput};
+pub(crate) use state::States;
+pub use state::{State, StateRequirement};
 
 /// Where a macro-generated item came from, for start-up diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +50,8 @@ pub struct ActionRegistration {
     /// The handler's deadline in milliseconds (`timeout = "30s"`); the server's default
     /// when `None`.
     pub timeout_ms: Option<u64>,
+    /// The application states the handler asks for (`State<T>` parameters).
+    pub states: &'static [StateRequirement],
     /// The handler.
     pub handler: &'static dyn ErasedHandler,
     /// Where the `#[action]` is.

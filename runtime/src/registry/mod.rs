@@ -13,7 +13,7 @@ pub use startup_error::{StartupError, StartupProblem};
 use tool_entry::Context;
 pub(crate) use tool_entry::{STATE_FIELD, ToolEntry, ToolKind};
 
-use crate::action::{ActionRegistration, SourceLocation};
+use crate::action::{ActionRegistration, SourceLocation, States};
 use crate::domain::{DomainPolicy, IntentLock, switch::SWITCH_DOMAIN};
 use crate::fsm::{Machine, MachineSpec, StateSpec, Transition};
 use rmcp::model::Tool;
@@ -160,6 +160,21 @@ fn intent_lock(
     }
 }
 
+/// Every `State<T>` a handler asks for that the server was not given.
+fn missing_states(actions: &[&'static ActionRegistration], states: &States) -> Vec<StartupProblem> {
+    let mut problems = Vec::new();
+    for action in actions {
+        for requirement in action.states.iter().filter(|r| !states.contains((r.id)())) {
+            problems.push(StartupProblem::MissingState {
+                tool: action.name.to_string(),
+                type_name: (requirement.name)().to_string(),
+                location: action.location,
+            });
+        }
+    }
+    problems
+}
+
 /// The checked, sorted table of tools and machines a server serves.
 #[derive(Debug)]
 pub struct Registry {
@@ -172,13 +187,21 @@ pub struct Registry {
 impl Registry {
     /// Collects every linked `#[action]` and `machine!`, adds what `options` brings, and
     /// checks them all; every problem is reported at once.
-    pub(crate) fn collect(options: RegistryOptions) -> Result<Self, StartupError> {
+    pub(crate) fn collect(options: RegistryOptions, states: &States) -> Result<Self, StartupError> {
         let actions: Vec<&'static ActionRegistration> = inventory::iter::<ActionRegistration>().collect();
         let machines: Vec<(MachineSpec, String)> = inventory::iter::<MachineRegistration>()
             .map(|m| (m.spec(), m.location.to_string()))
             .chain(options.machines.iter().map(|m| (m.spec().clone(), "ServerBuilder::machine".to_string())))
             .collect();
-        Self::build(actions, machines, &options)
+        let mut problems = missing_states(&actions, states);
+        match Self::build(actions, machines, &options) {
+            Ok(registry) if problems.is_empty() => Ok(registry),
+            Ok(_) => Err(StartupError { problems }),
+            Err(error) => {
+                problems.extend(error.problems);
+                Err(StartupError { problems })
+            }
+        }
     }
 
     fn build(

@@ -96,6 +96,15 @@ pub enum StartupProblem {
         /// The action.
         location: SourceLocation,
     },
+    /// A handler asks for application state the server was not given.
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// The state's type.
+        type_name: String,
+        /// The action.
+        location: SourceLocation,
+    },
     /// No `#[action]` is linked into the binary: nothing to serve.
     NoTools,
     /// The state-handle key cannot be used.
@@ -141,6 +150,10 @@ impl fmt::Display for StartupProblem {
             Self::CompactWithoutMachine { tool, location } => write!(
                 f,
                 "{location}: tool `{tool}` has `compact`, the description shown while its machine is in its initial state, but no machine; remove `compact` or bind the tool to a machine"
+            ),
+            Self::MissingState { tool, type_name, location } => write!(
+                f,
+                "{location}: tool `{tool}` takes `State<{type_name}>`, but the server was not given a `{type_name}`; add `.state(value)` with a `{type_name}` to the server builder (`Server::from_registry(…).state(…)`)"
             ),
             Self::NoTools => f.write_str(
                 "no `#[action]` is linked into this binary, so there is no tool to serve. If the actions live in a library crate, mention it once in the binary (`use my_actions as _;`): the linker drops a library nothing refers to, and its actions with it",

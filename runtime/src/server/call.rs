@@ -217,7 +217,8 @@ impl Shared {
             domain: tool.domain,
             flow: flow.filter(|f| !f.is_new || transition.is_some()).map(|f| f.key.clone()),
             instance: instance.as_ref().map(|i| i.id.clone()),
-            state: from.clone(),
+            machine_state: from.clone(),
+            states: self.states.clone(),
         };
         let mut content = self.run(registration, arguments, ctx).await?;
 

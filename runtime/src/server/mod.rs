@@ -17,6 +17,7 @@ pub use connection::Connection;
 use http::HttpOptions;
 pub use http::{DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 
+use crate::action::States;
 use crate::domain::DomainPolicy;
 use crate::flow::handle::HANDLE_KEY_ENV;
 use crate::flow::{DEFAULT_HANDLE_TTL, Flows, HandleSigner, WeakKey};
@@ -42,6 +43,8 @@ pub(crate) struct Shared {
     /// Serve Streamable HTTP without sessions.
     pub(crate) sessionless: bool,
     pub(crate) http: HttpOptions,
+    /// The application states handlers receive as `State<T>`.
+    pub(crate) states: States,
 }
 
 /// How long calls wait, and may run.
@@ -83,6 +86,7 @@ impl Server {
             limits: Limits { lease_wait: DEFAULT_LEASE_WAIT, handler_timeout: DEFAULT_HANDLER_TIMEOUT },
             sessionless: false,
             http: HttpOptions::default(),
+            states: States::default(),
         }
     }
 
@@ -118,6 +122,7 @@ pub struct ServerBuilder {
     limits: Limits,
     sessionless: bool,
     http: HttpOptions,
+    states: States,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -214,6 +219,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Gives handlers the application state `value` (a database pool, an HTTP client,
+    /// configuration): a handler parameter `State<T>` receives a clone of it. Call it once
+    /// per type; a handler asking for a type the server was not given stops the server
+    /// at start-up, naming the handler and the type.
+    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(value);
+        self
+    }
+
     /// The `Host` names (or `host:port`s) Streamable HTTP answers; loopback by default
     /// (DNS-rebinding protection). A public deployment lists its own names.
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
@@ -251,7 +265,7 @@ impl ServerBuilder {
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
         let handle_argument = self.options.handle_argument.clone();
-        let registry = Registry::collect(self.options);
+        let registry = Registry::collect(self.options, &self.states);
         // Warn about a per-process key only where handles can be minted.
         let uses_handles = registry.as_ref().is_ok_and(Registry::uses_flows);
         let handles = handle_signer(self.handle_key, self.handle_ttl, uses_handles);
@@ -273,6 +287,7 @@ impl ServerBuilder {
                 limits: self.limits,
                 sessionless: self.sessionless,
                 http: self.http,
+                states: self.states,
             }),
         })
     }

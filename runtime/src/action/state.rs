@@ -1,0 +1,90 @@
+//! Application state: values a server is given once (a database pool, an HTTP client,
+//! configuration) and handlers receive as `State<T>` parameters, in the style of axum.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::Ctx;
+use crate::error::ToolError;
+
+/// A handler parameter that receives the application state of type `T` the server was
+/// given with `ServerBuilder::state`. A server whose handlers ask for a type it was not
+/// given refuses to start, naming the handler and the type.
+///
+/// ```
+/// use toolgate::prelude::*;
+///
+/// #[derive(Clone)]
+/// struct Ledger { /* a pool, a client, … */ }
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct Count { invoices: u32 }
+///
+/// /// Count the invoices.
+/// #[action(domain = "books")]
+/// async fn count(State(_ledger): State<Ledger>, _ctx: Ctx) -> Result<Count, ToolError> {
+///     Ok(Count { invoices: 0 })
+/// }
+///
+/// let server = Server::from_registry("books").state(Ledger {}).build();
+/// # let _ = server;
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct State<T>(pub T);
+
+impl<T> std::ops::Deref for State<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> State<T> {
+    /// The state of type `T` the server holds. Generated code only: the server checked at
+    /// start-up that it has one, so the error is for a server built around that check.
+    #[doc(hidden)]
+    pub fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError> {
+        ctx.states.get::<T>().map(State).ok_or_else(|| {
+            ToolError::internal(format_args!("no application state of type `{}`", std::any::type_name::<T>()))
+        })
+    }
+}
+
+/// The application states a server was given, by type.
+#[derive(Clone, Default)]
+pub(crate) struct States(Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+
+impl States {
+    /// Adds (or replaces) the state of type `T`.
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        Arc::make_mut(&mut self.0).insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// Whether a state of this type is held.
+    pub(crate) fn contains(&self, id: TypeId) -> bool {
+        self.0.contains_key(&id)
+    }
+
+    /// A clone of the state of type `T`.
+    pub(crate) fn get<T: Clone + 'static>(&self) -> Option<T> {
+        self.0.get(&TypeId::of::<T>())?.downcast_ref::<T>().cloned()
+    }
+}
+
+impl std::fmt::Debug for States {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "States({} types)", self.0.len())
+    }
+}
+
+/// One `State<T>` a handler asks for, as its registration records it.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct StateRequirement {
+    /// `TypeId::of::<T>`.
+    pub id: fn() -> TypeId,
+    /// `type_name::<T>`, for the start-up message.
+    pub name: fn() -> &'static str,
+}

@@ -1,0 +1,35 @@
+// `State<T>` parameters, with or without an input, destructured or not.
+use toolgate::State;
+use toolgate::prelude::*;
+
+#[derive(Clone)]
+struct Db;
+
+#[derive(Clone)]
+struct Config {
+    limit: u32,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Query {
+    text: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Searches notes.
+#[action(domain = "notes")]
+async fn lookup(query: Query, State(_db): State<Db>, config: State<Config>, _ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: query.text.len() as u32 <= config.limit })
+}
+
+/// Counts notes.
+#[action(domain = "notes")]
+async fn count(_db: State<Db>, _ctx: Ctx) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+fn main() {}
