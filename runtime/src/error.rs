@@ -68,6 +68,10 @@ pub enum ToolError {
         /// The deadline that passed.
         timeout_ms: u64,
     },
+    /// The client cancelled the call; its handler was dropped and nothing was committed.
+    /// (The client asked not to hear back, so this result rarely travels.)
+    #[error("the call was cancelled; nothing was committed")]
+    Cancelled,
     /// The flow store could not be reached, or lost a race it should not have; nothing
     /// was committed. The detail is in the server's log under `correlation_id`.
     #[error("the state store is unavailable; nothing was committed (correlation id {correlation_id})")]
@@ -302,6 +306,7 @@ impl ToolError {
             Self::HandleExpired { .. } => "HANDLE_EXPIRED",
             Self::FlowBusy { .. } => "FLOW_BUSY",
             Self::Timeout { .. } => "TIMEOUT",
+            Self::Cancelled => "CANCELLED",
             Self::StoreUnavailable { .. } => "STORE_UNAVAILABLE",
             Self::Failed(failure) => &failure.code,
             Self::Internal { .. } => "INTERNAL",
@@ -350,7 +355,7 @@ impl ToolError {
             }
             Self::Internal { correlation_id } => json!({ "correlation_id": correlation_id }),
             Self::Failed(failure) => Value::Object(failure.details.clone()),
-            Self::NotFound { .. } => Value::Null,
+            Self::NotFound { .. } | Self::Cancelled => Value::Null,
         };
         if let Value::Object(extra) = extra {
             for (key, value) in extra {

@@ -14,7 +14,7 @@ pub mod registry;
 pub mod server;
 pub mod store;
 
-pub use action::{Ctx, SourceLocation, State};
+pub use action::{Ctx, LogLevel, SourceLocation, State};
 pub use domain::DomainPolicy;
 pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, ToolError};
 pub use fsm::Machine;

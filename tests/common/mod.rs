@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam, ProgressToken, ProtocolVersion};
 use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
@@ -21,15 +23,34 @@ use tokio::sync::mpsc;
 /// Long enough for a loaded CI machine; only ever a bound on a failure.
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
-/// Records every `notifications/tools/list_changed` the server sends.
+/// Records every `notifications/tools/list_changed`, `notifications/progress` and
+/// `notifications/message` the server sends.
 #[derive(Clone)]
 pub struct Observer {
     list_changed: mpsc::UnboundedSender<()>,
+    /// `(progress token, progress, message)` in arrival order.
+    pub progress: Arc<Mutex<Vec<(ProgressToken, f64, Option<String>)>>>,
+    /// `(level, data)` in arrival order, the level as MCP spells it.
+    pub logs: Arc<Mutex<Vec<(String, Value)>>>,
 }
 
 impl ClientHandler for Observer {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.list_changed.send(());
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.lock().unwrap().push((params.progress_token, params.progress, params.message));
+    }
+
+    #[allow(deprecated)] // logging is deprecated by SEP-2577; toolgate still serves it
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level).unwrap().as_str().unwrap_or_default().to_string();
+        self.logs.lock().unwrap().push((level, params.data));
     }
 }
 
@@ -55,7 +76,7 @@ pub fn example_binary(name: &str) -> PathBuf {
 
 fn observer() -> (Observer, mpsc::UnboundedReceiver<()>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (Observer { list_changed: tx }, rx)
+    (Observer { list_changed: tx, progress: Arc::default(), logs: Arc::default() }, rx)
 }
 
 impl TestClient {

@@ -1,6 +1,9 @@
 //! [`Ctx`]: what a handler knows about the call it serves.
 
-use super::States;
+use rmcp::RoleServer;
+use rmcp::service::Peer;
+
+use super::{CallClient, LogLevel, States};
 use crate::store::StoreKey;
 
 /// The context of one tool call, passed as a handler's last argument.
@@ -12,6 +15,7 @@ pub struct Ctx {
     pub(crate) instance: Option<String>,
     pub(crate) machine_state: Option<String>,
     pub(crate) states: States,
+    pub(crate) client: CallClient,
 }
 
 impl Ctx {
@@ -43,6 +47,36 @@ impl Ctx {
     /// parameter, `State<T>`.)
     pub fn machine_state(&self) -> Option<&str> {
         self.machine_state.as_deref()
+    }
+}
+
+impl Ctx {
+    /// Reports progress to the caller (`notifications/progress` against the progress token
+    /// its request carried; nothing if it carried none). `progress` should grow with each
+    /// call; `total` is the end, if known.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.client.progress(progress, total, message.map(str::to_string)).await;
+    }
+
+    /// Sends a log message to the client (`notifications/message`, logger = the tool),
+    /// if the client's `logging/setLevel` (default `Info`) admits `level`. Over rmcp 3.11's
+    /// stateful HTTP it travels on the session's standalone stream, so a client that has
+    /// not opened it does not see it. (MCP deprecates logging in SEP-2577.)
+    pub async fn log(&self, level: LogLevel, message: impl Into<String>) {
+        self.client.log(level, self.tool, message.into()).await;
+    }
+
+    /// Whether the client cancelled this call. The server drops a cancelled handler at its
+    /// next `.await` and commits nothing; a handler doing long synchronous work can check
+    /// this between steps.
+    pub fn is_cancelled(&self) -> bool {
+        self.client.cancellation().is_cancelled()
+    }
+
+    /// The client itself, for what the negotiated protocol allows the server to ask of it
+    /// (sampling, elicitation, roots). MCP 2026-07-28 refuses server-to-client requests.
+    pub fn peer(&self) -> &Peer<RoleServer> {
+        self.client.peer()
     }
 }
 

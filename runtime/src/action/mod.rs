@@ -4,10 +4,13 @@
 //! [`WithInput`] or [`WithoutInput`] built in a `const` — so the registration is plain
 //! static data and the input/output types are checked by rustc at the user's function.
 
+mod client;
 mod ctx;
 mod handler;
 mod state;
 
+pub use client::LogLevel;
+pub(crate) use client::{CallClient, LogThreshold};
 pub use ctx::{Ctx, IsCtx};
 pub use handler::{BoxFuture, ErasedHandler, WithInput, WithoutInput};
 pub(crate) use state::States;

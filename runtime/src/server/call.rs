@@ -17,7 +17,7 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 
 use super::Shared;
-use crate::action::{ActionRegistration, Ctx};
+use crate::action::{ActionRegistration, CallClient, Ctx};
 use crate::domain::{DomainPolicy, field};
 use crate::error::ToolError;
 use crate::flow::{FlowRef, Origin};
@@ -79,13 +79,14 @@ impl Shared {
         tool: &ToolEntry,
         origin: &Origin,
         focus: Option<&Focus>,
+        client: CallClient,
         mut arguments: Map<String, Value>,
     ) -> Reply {
         let flow = if tool.needs_flow { self.flows.identify(origin, &mut arguments).map(Some) } else { Ok(None) };
         let outcome = match (&flow, tool.kind) {
             (Err(error), _) => Err(error.clone()),
             (Ok(flow), ToolKind::Action(registration)) => {
-                self.call_action(tool, registration, flow.as_ref(), focus, arguments).await
+                self.call_action(tool, registration, flow.as_ref(), focus, client, arguments).await
             }
             (Ok(flow), ToolKind::SwitchDomain) => match flow {
                 Some(flow) => self.switch_domain(flow, focus, arguments).await,
@@ -161,6 +162,7 @@ impl Shared {
         registration: &'static ActionRegistration,
         flow: Option<&FlowRef>,
         focus: Option<&Focus>,
+        client: CallClient,
         mut arguments: Map<String, Value>,
     ) -> Result<Done, ToolError> {
         let lock = self.registry.lock();
@@ -219,6 +221,7 @@ impl Shared {
             instance: instance.as_ref().map(|i| i.id.clone()),
             machine_state: from.clone(),
             states: self.states.clone(),
+            client,
         };
         let mut content = self.run(registration, arguments, ctx).await?;
 
@@ -281,8 +284,9 @@ impl Shared {
         Gate::new(&self.registry, &gate::view(flow, focus_states(focus))).listing()
     }
 
-    /// Runs the handler under its deadline and a panic guard; the synchronous part of the
-    /// call (deserializing the input, creating the future) is inside both.
+    /// Runs the handler under its deadline, the client's cancellation and a panic guard;
+    /// the synchronous part of the call (deserializing the input, creating the future) is
+    /// inside all three. A cancelled or timed-out handler's future is dropped.
     async fn run(
         &self,
         registration: &'static ActionRegistration,
@@ -290,8 +294,16 @@ impl Shared {
         ctx: Ctx,
     ) -> Result<Value, ToolError> {
         let deadline = registration.timeout_ms.map_or(self.limits.handler_timeout, Duration::from_millis);
+        let cancellation = ctx.client.cancellation().clone();
         let running = AssertUnwindSafe(async move { registration.handler.call(arguments, ctx).await }).catch_unwind();
-        match tokio::time::timeout(deadline, running).await {
+        let finished = tokio::select! {
+            finished = tokio::time::timeout(deadline, running) => finished,
+            () = cancellation.cancelled() => {
+                tracing::info!(tool = registration.name, "call cancelled by the client; nothing committed");
+                return Err(ToolError::Cancelled);
+            }
+        };
+        match finished {
             Ok(Ok(result)) => result,
             Ok(Err(panic)) => Err(ToolError::internal(format_args!(
                 "`{}`'s handler panicked: {}",

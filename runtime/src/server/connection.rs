@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::Shared;
 use super::call::{Focus, FocusEntry, focus_states};
+use crate::action::{CallClient, LogThreshold};
 use crate::flow::Origin;
 use crate::gate::{self, Gate};
 use crate::store::StoreKey;
@@ -35,6 +36,8 @@ struct ConnectionState {
     /// Whether the server keeps this connection (stdio, or a session it initialized).
     kept: AtomicBool,
     focus: Mutex<Focus>,
+    /// The lowest log level the client asked for.
+    log_threshold: LogThreshold,
 }
 
 /// A kept connection's flow is its own: removed from the store when the connection ends,
@@ -69,6 +72,7 @@ impl Connection {
             id: uuid::Uuid::new_v4().simple().to_string(),
             kept: AtomicBool::new(kept),
             focus: Mutex::default(),
+            log_threshold: LogThreshold::default(),
         };
         Self { shared, state: Arc::new(state) }
     }
@@ -111,8 +115,10 @@ fn store_unavailable(error: crate::store::StoreError) -> ErrorData {
 }
 
 impl ServerHandler for Connection {
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still served for the revisions that have it
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
         let config = ServerConfig::new(capabilities).with_server_info(self.shared.implementation.clone());
         match &self.shared.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
@@ -159,7 +165,8 @@ impl ServerHandler for Connection {
         let origin = self.origin();
         let focus = matches!(origin, Origin::Connection(_)).then(|| self.focus().clone());
         let arguments = request.arguments.unwrap_or_default();
-        let reply = self.shared.call(tool, &origin, focus.as_ref(), arguments).await;
+        let client = CallClient::new(&context, self.state.log_threshold.clone());
+        let reply = self.shared.call(tool, &origin, focus.as_ref(), client, arguments).await;
         if let Some((machine, entry)) = reply.focus {
             self.focus().insert(machine, entry);
         }
@@ -175,6 +182,17 @@ impl ServerHandler for Connection {
             CallToolResult::structured(reply.content)
         };
         Ok(result.into())
+    }
+
+    /// `logging/setLevel`: the lowest level of the messages handlers send this client.
+    #[allow(deprecated)] // logging is deprecated by SEP-2577, still served for the revisions that have it
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.state.log_threshold.set(request.level);
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

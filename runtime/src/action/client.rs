@@ -1,0 +1,138 @@
+//! The client side of one call, as a handler reaches it through [`super::Ctx`]: progress
+//! against the caller's token, log messages at the level the client asked for,
+//! cancellation, and the peer itself for sampling or elicitation.
+
+// Logging is deprecated by SEP-2577 in rmcp 3.11 but still part of the protocol revisions
+// toolgate serves; it stays behind toolgate's own `LogLevel`, so users never name the
+// deprecated type.
+#![allow(deprecated)]
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::RoleServer;
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken};
+use rmcp::service::{Peer, RequestContext};
+use tokio_util::sync::CancellationToken;
+
+/// How severe a message to the client is (MCP's syslog levels), lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// Something worth knowing happened.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A component failed.
+    Critical,
+    /// Someone must act now.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    fn from_mcp(level: LoggingLevel) -> Self {
+        match level {
+            LoggingLevel::Debug => Self::Debug,
+            LoggingLevel::Info => Self::Info,
+            LoggingLevel::Notice => Self::Notice,
+            LoggingLevel::Warning => Self::Warning,
+            LoggingLevel::Error => Self::Error,
+            LoggingLevel::Critical => Self::Critical,
+            LoggingLevel::Alert => Self::Alert,
+            LoggingLevel::Emergency => Self::Emergency,
+        }
+    }
+
+    fn to_mcp(self) -> LoggingLevel {
+        match self {
+            Self::Debug => LoggingLevel::Debug,
+            Self::Info => LoggingLevel::Info,
+            Self::Notice => LoggingLevel::Notice,
+            Self::Warning => LoggingLevel::Warning,
+            Self::Error => LoggingLevel::Error,
+            Self::Critical => LoggingLevel::Critical,
+            Self::Alert => LoggingLevel::Alert,
+            Self::Emergency => LoggingLevel::Emergency,
+        }
+    }
+}
+
+/// The lowest level a connection's client wants (`logging/setLevel`); `Info` until it
+/// says otherwise.
+#[derive(Debug, Clone)]
+pub(crate) struct LogThreshold(Arc<Mutex<LogLevel>>);
+
+impl Default for LogThreshold {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(LogLevel::Info)))
+    }
+}
+
+impl LogThreshold {
+    pub(crate) fn set(&self, level: LoggingLevel) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = LogLevel::from_mcp(level);
+    }
+
+    fn admits(&self, level: LogLevel) -> bool {
+        level >= *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What a call knows of its client.
+#[derive(Debug, Clone)]
+pub(crate) struct CallClient {
+    peer: Peer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+    cancel: CancellationToken,
+    threshold: LogThreshold,
+}
+
+impl CallClient {
+    pub(crate) fn new(context: &RequestContext<RoleServer>, threshold: LogThreshold) -> Self {
+        Self {
+            peer: context.peer.clone(),
+            progress_token: context.meta.get_progress_token(),
+            cancel: context.ct.clone(),
+            threshold,
+        }
+    }
+
+    pub(crate) fn peer(&self) -> &Peer<RoleServer> {
+        &self.peer
+    }
+
+    pub(crate) fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    pub(crate) async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let Some(token) = self.progress_token.clone() else { return };
+        let mut param = ProgressNotificationParam::new(token, progress);
+        if let Some(total) = total {
+            param = param.with_total(total);
+        }
+        if let Some(message) = message {
+            param = param.with_message(message);
+        }
+        if let Err(error) = self.peer.notify_progress(param).await {
+            tracing::debug!(%error, "cannot send notifications/progress");
+        }
+    }
+
+    pub(crate) async fn log(&self, level: LogLevel, logger: &str, message: String) {
+        if !self.threshold.admits(level) {
+            return;
+        }
+        let param = LoggingMessageNotificationParam::new(level.to_mcp(), message.into()).with_logger(logger);
+        if let Err(error) = self.peer.notify_logging_message(param).await {
+            tracing::debug!(%error, "cannot send notifications/message");
+        }
+    }
+}

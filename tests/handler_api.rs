@@ -1,0 +1,225 @@
+//! The handler API through rmcp's client: application state as `State<T>` parameters
+//! (checked at start-up), and a context that reports progress, logs to the client at the
+//! level it asked for, and is cancelled with the call, committing nothing.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{PATIENCE, TestClient, serve_in_process};
+use serde_json::json;
+use toolgate::prelude::*;
+use toolgate::registry::StartupProblem;
+use toolgate::{LogLevel, State};
+
+toolgate::machine! {
+    id: "ledger",
+    key: "id",
+    initial: "open",
+    states: {
+        open:   { on: { CLOSE: "closed" } },
+        closed: { type: "final" },
+    }
+}
+
+/// The application's own data: what a database pool would be.
+#[derive(Clone, Default)]
+struct Ledgers {
+    balances: Arc<Mutex<HashMap<String, i64>>>,
+}
+
+/// Configuration, a second state type.
+#[derive(Clone)]
+struct Limits {
+    max_entry: i64,
+}
+
+/// Never given to the server in the tests that build it with the others.
+#[derive(Clone)]
+struct Auditor;
+
+#[derive(Deserialize, JsonSchema)]
+struct Entry {
+    /// The ledger.
+    id: String,
+    /// The amount to add.
+    amount: i64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct LedgerRef {
+    /// The ledger.
+    id: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Balance {
+    balance: i64,
+}
+
+/// Add an entry to an open ledger.
+#[action(domain = "ledger", bind_state = "open")]
+async fn post(
+    input: Entry,
+    State(ledgers): State<Ledgers>,
+    limits: State<Limits>,
+    ctx: Ctx,
+) -> Result<Balance, ToolError> {
+    assert_eq!(ctx.instance(), Some(input.id.as_str()));
+    if input.amount > limits.max_entry {
+        return Err(ToolError::invalid_argument("amount", format!("must be at most {}", limits.max_entry)));
+    }
+    let mut balances = ledgers.balances.lock().unwrap();
+    let balance = balances.entry(input.id).or_default();
+    *balance += input.amount;
+    Ok(Balance { balance: *balance })
+}
+
+/// Close a ledger; it reports the final balance.
+#[action(domain = "ledger", bind_state = "open", transition = "CLOSE")]
+async fn close(input: LedgerRef, State(ledgers): State<Ledgers>, _ctx: Ctx) -> Result<Balance, ToolError> {
+    Ok(Balance { balance: ledgers.balances.lock().unwrap().get(&input.id).copied().unwrap_or_default() })
+}
+
+/// Audit the books (needs an auditor).
+#[action(global, name = "audit_books")]
+async fn audit(_auditor: State<Auditor>, _ctx: Ctx) -> Result<Balance, ToolError> {
+    Ok(Balance { balance: 0 })
+}
+
+/// Report on a ledger: progress in three steps, then log lines at three levels.
+#[action(domain = "ledger")]
+async fn report(input: LedgerRef, State(ledgers): State<Ledgers>, ctx: Ctx) -> Result<Balance, ToolError> {
+    for step in 1..=3 {
+        ctx.progress(f64::from(step), Some(3.0), Some(&format!("step {step} of 3"))).await;
+    }
+    ctx.log(LogLevel::Debug, "summing entries").await;
+    ctx.log(LogLevel::Info, "report ready").await;
+    ctx.log(LogLevel::Warning, "ledger is large").await;
+    Ok(Balance { balance: ledgers.balances.lock().unwrap().get(&input.id).copied().unwrap_or_default() })
+}
+
+/// Set when the slow closing handler has started, and when its future is dropped.
+static SLOW_CLOSE_STARTED: AtomicBool = AtomicBool::new(false);
+static SLOW_CLOSE_DROPPED: AtomicBool = AtomicBool::new(false);
+
+struct SetOnDrop(&'static AtomicBool);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Close a ledger slowly: the first call waits until it is cancelled.
+#[action(domain = "ledger", bind_state = "open", transition = "CLOSE")]
+async fn close_slowly(_input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
+    if !SLOW_CLOSE_STARTED.swap(true, Ordering::SeqCst) {
+        let _dropped = SetOnDrop(&SLOW_CLOSE_DROPPED);
+        std::future::pending::<()>().await;
+    }
+    Ok(Balance { balance: 0 })
+}
+
+fn builder() -> toolgate::ServerBuilder {
+    Server::from_registry("ledger").state(Ledgers::default()).state(Limits { max_entry: 100 })
+}
+
+#[tokio::test]
+async fn handlers_receive_the_servers_state() {
+    let ledgers = Ledgers::default();
+    let server = Server::from_registry("ledger")
+        .state(ledgers.clone())
+        .state(Limits { max_entry: 100 })
+        .state(Auditor)
+        .build()
+        .expect("every state is given");
+    let client = TestClient::http(&serve_in_process(server).await).await;
+    let post = |amount: i64| json!({ "domain": "ledger", "id": "L-1", "amount": amount });
+    assert_eq!(client.ok("ledger_post", post(40)).await["balance"], 40);
+    assert_eq!(client.ok("ledger_post", post(2)).await["balance"], 42);
+    assert_eq!(client.refused("ledger_post", post(1000)).await["code"], "INVALID_ARGUMENT");
+    // The state the handlers changed is the application's own.
+    assert_eq!(ledgers.balances.lock().unwrap()["L-1"], 42);
+    let closed = client.ok("ledger_close", json!({ "domain": "ledger", "id": "L-1" })).await;
+    assert_eq!((closed["balance"].as_i64(), closed["state"].as_str()), (Some(42), Some("closed")));
+}
+
+#[test]
+fn a_state_the_server_was_not_given_stops_it_at_start_up() {
+    // (`builder()` gives every state but `Auditor`.)
+    let error = builder().build().expect_err("Auditor is missing");
+    assert_eq!(error.problems.len(), 1, "{error}");
+    assert!(
+        matches!(&error.problems[0], StartupProblem::MissingState { tool, type_name, .. }
+            if tool == "audit_books" && type_name.ends_with("Auditor")),
+        "{error}"
+    );
+    let text = error.to_string();
+    assert!(text.contains("tests/handler_api.rs:"), "{text}");
+    assert!(text.contains("add `.state(value)`"), "{text}");
+}
+
+async fn full_server() -> TestClient {
+    let server = builder().state(Auditor).build().expect("every state is given");
+    TestClient::http(&serve_in_process(server).await).await
+}
+
+async fn until(what: &str, condition: impl Fn() -> bool) {
+    tokio::time::timeout(PATIENCE, async {
+        while !condition() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what}"));
+}
+
+#[tokio::test]
+async fn handlers_report_progress_and_log_at_the_clients_level() {
+    let client = full_server().await;
+    let observer = client.service.service().clone();
+    client.ok("ledger_report", json!({ "domain": "ledger", "id": "L-9" })).await;
+
+    // Progress rides the call's own response stream: it is here when the result is.
+    let progress = observer.progress.lock().unwrap().clone();
+    let steps: Vec<(f64, Option<String>)> = progress.iter().map(|(_, p, m)| (*p, m.clone())).collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0].map(|p| (p, Some(format!("step {p} of 3")))).to_vec());
+    assert!(progress.windows(2).all(|w| w[0].0 == w[1].0), "one token for the call: {progress:?}");
+
+    // Default level: Info. Log lines travel on the session's stream, in order.
+    until("the warning was not logged", || observer.logs.lock().unwrap().len() >= 2).await;
+    let levels: Vec<String> = observer.logs.lock().unwrap().iter().map(|(level, _)| level.clone()).collect();
+    assert_eq!(levels, ["info", "warning"], "debug is below the default level");
+
+    #[allow(deprecated)] // logging is deprecated by SEP-2577; toolgate still serves it
+    let level = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Warning);
+    client.service.peer().set_level(level).await.expect("logging/setLevel");
+    observer.logs.lock().unwrap().clear();
+    client.ok("ledger_report", json!({ "domain": "ledger", "id": "L-9" })).await;
+    until("the second warning was not logged", || !observer.logs.lock().unwrap().is_empty()).await;
+    let logs = observer.logs.lock().unwrap().clone();
+    assert_eq!(logs, [("warning".to_string(), json!("ledger is large"))], "info is below the level the client set");
+}
+
+#[tokio::test]
+async fn a_cancelled_call_is_dropped_and_commits_nothing() {
+    let client = Arc::new(full_server().await);
+    let slow = json!({ "domain": "ledger", "id": "L-5" });
+    let call = {
+        let (client, slow) = (client.clone(), slow.clone());
+        tokio::spawn(async move { client.call("ledger_close_slowly", slow).await })
+    };
+    until("the slow handler never started", || SLOW_CLOSE_STARTED.load(Ordering::SeqCst)).await;
+    // Dropping rmcp's call future sends notifications/cancelled.
+    call.abort();
+    until("the cancelled handler was not dropped", || SLOW_CLOSE_DROPPED.load(Ordering::SeqCst)).await;
+
+    // Nothing was committed: the ledger is still open, and its lease is free.
+    let post = json!({ "domain": "ledger", "id": "L-5", "amount": 1 });
+    assert_eq!(client.ok("ledger_post", post).await["state"], "open");
+    assert_eq!(client.ok("ledger_close_slowly", slow).await["state"], "closed");
+}
