@@ -23,13 +23,16 @@ use tokio::sync::mpsc;
 /// Long enough for a loaded CI machine; only ever a bound on a failure.
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
+/// One `notifications/progress`: token, progress, message.
+pub type ProgressEvent = (ProgressToken, f64, Option<String>);
+
 /// Records every `notifications/tools/list_changed`, `notifications/progress` and
 /// `notifications/message` the server sends.
 #[derive(Clone)]
 pub struct Observer {
     list_changed: mpsc::UnboundedSender<()>,
     /// `(progress token, progress, message)` in arrival order.
-    pub progress: Arc<Mutex<Vec<(ProgressToken, f64, Option<String>)>>>,
+    pub progress: Arc<Mutex<Vec<ProgressEvent>>>,
     /// `(level, data)` in arrival order, the level as MCP spells it.
     pub logs: Arc<Mutex<Vec<(String, Value)>>>,
 }
