@@ -179,6 +179,7 @@ async fn until(what: &str, condition: impl Fn() -> bool) {
 }
 
 #[tokio::test]
+#[allow(deprecated)] // logging is deprecated by SEP-2577; toolgate still serves it
 async fn handlers_report_progress_and_log_at_the_clients_level() {
     let client = full_server().await;
     let observer = client.service.service().clone();
@@ -195,7 +196,6 @@ async fn handlers_report_progress_and_log_at_the_clients_level() {
     let levels: Vec<String> = observer.logs.lock().unwrap().iter().map(|(level, _)| level.clone()).collect();
     assert_eq!(levels, ["info", "warning"], "debug is below the default level");
 
-    #[allow(deprecated)] // logging is deprecated by SEP-2577; toolgate still serves it
     let level = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Warning);
     client.service.peer().set_level(level).await.expect("logging/setLevel");
     observer.logs.lock().unwrap().clear();
