@@ -11,6 +11,9 @@
 //! cargo run --example invoice -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
 //! ```
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
 use toolgate::prelude::*;
 
 // One machine per invoice: `key: "id"` makes the `id` argument of every invoice tool
@@ -47,50 +50,69 @@ struct Invoice {
     outcome: &'static str,
 }
 
-/// Looks an invoice up. The demo has every `INV-<digits>` invoice; the amount derives
-/// from the number so results are deterministic.
-fn find(id: &str) -> Result<Invoice, ToolError> {
-    let number: u64 = id
-        .strip_prefix("INV-")
-        .and_then(|digits| digits.parse().ok())
-        .ok_or_else(|| ToolError::not_found(format!("no invoice `{id}`; invoice ids look like `INV-1042`")))?;
-    Ok(Invoice { id: id.to_string(), amount_minor: 10_000 + number % 997 * 100, currency: "EUR", outcome: "viewed" })
+/// The application's invoices — what a database pool would be in a real server, given to
+/// the server once with `.state(…)` and received by handlers as `State<Invoices>`. The demo
+/// has every `INV-<digits>` invoice; amounts derive from the number so results are
+/// deterministic, and payments are recorded.
+#[derive(Clone, Default)]
+struct Invoices {
+    paid: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Invoices {
+    fn find(&self, id: &str) -> Result<Invoice, ToolError> {
+        let number: u64 = id
+            .strip_prefix("INV-")
+            .and_then(|digits| digits.parse().ok())
+            .ok_or_else(|| ToolError::not_found(format!("no invoice `{id}`; invoice ids look like `INV-1042`")))?;
+        let amount_minor = 10_000 + number % 997 * 100;
+        Ok(Invoice { id: id.to_string(), amount_minor, currency: "EUR", outcome: "viewed" })
+    }
+
+    /// Records the payment once, keyed by the invoice: a retry after a `TIMEOUT` finds
+    /// the first payment instead of making a second.
+    fn pay(&self, id: &str) -> Result<Invoice, ToolError> {
+        let invoice = self.find(id)?;
+        let first = self.paid.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string());
+        Ok(Invoice { outcome: if first { "discharged" } else { "already discharged" }, ..invoice })
+    }
 }
 
 /// Show an invoice: amount, currency and the workflow state. Changes nothing.
 #[action(domain = "invoice")]
-async fn view(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
-    find(&input.id)
+async fn view(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    invoices.find(&input.id)
 }
 
 /// Submit a draft invoice for review. Does not approve or pay it.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT", compact = "Submit an invoice for review")]
-async fn submit(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
-    Ok(Invoice { outcome: "submitted for review", ..find(&input.id)? })
+async fn submit(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "submitted for review", ..invoices.find(&input.id)? })
 }
 
 /// Approve an invoice under review, making it payable. Does not pay it.
 #[action(domain = "invoice", bind_state = "review", transition = "APPROVE")]
-async fn approve(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
-    Ok(Invoice { outcome: "approved", ..find(&input.id)? })
+async fn approve(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "approved", ..invoices.find(&input.id)? })
 }
 
 /// Send an invoice under review back to draft. Does not delete it.
 #[action(domain = "invoice", bind_state = "review", transition = "REJECT")]
-async fn reject(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
-    Ok(Invoice { outcome: "sent back to draft", ..find(&input.id)? })
+async fn reject(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "sent back to draft", ..invoices.find(&input.id)? })
 }
 
 /// Discharge (pay) an approved invoice. Does not refund or reopen invoices.
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
-async fn discharge(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
-    Ok(Invoice { outcome: "discharged", ..find(&input.id)? })
+async fn discharge(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    invoices.pay(&input.id)
 }
 
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
     toolgate::Server::from_registry("invoice")
         .version(env!("CARGO_PKG_VERSION"))
+        .state(Invoices::default())
         .instructions("Invoice workflow: submit, then approve (or reject), then discharge. Tools appear as the invoice's state allows.")
         .run_cli()
         .await

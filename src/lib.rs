@@ -112,6 +112,51 @@
 //! Tools that belong to no domain (help, …) are `#[action(global)]`: callable whatever
 //! the active domain, named without a prefix — but never a bare generic verb.
 //!
+//! ## Application state and the call's context
+//!
+//! A server is given its application's state once — a database pool, an HTTP client,
+//! configuration — with [`ServerBuilder::state`]; handlers receive it as [`State<T>`]
+//! parameters between their input and their [`Ctx`]. A handler that asks for a type the
+//! server was not given stops the server at start-up, naming the handler and the type.
+//! The context reports progress ([`Ctx::progress`]), logs to the client
+//! ([`Ctx::log`]), tells whether the client cancelled ([`Ctx::is_cancelled`]; a cancelled
+//! handler is dropped and commits nothing), and reaches the client ([`Ctx::peer`]).
+//!
+//! ```standalone_crate
+//! // (A crate of its own: the registry collects every action linked into the binary.)
+//! use std::sync::{Arc, Mutex};
+//! use toolgate::prelude::*;
+//!
+//! #[derive(Clone, Default)]
+//! struct Ledger {
+//!     entries: Arc<Mutex<Vec<i64>>>,
+//! }
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Entry {
+//!     /// The amount, in cents.
+//!     amount: i64,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Count {
+//!     entries: usize,
+//! }
+//!
+//! /// Post an entry to the ledger.
+//! #[action(domain = "books")]
+//! async fn post(input: Entry, State(ledger): State<Ledger>, ctx: Ctx) -> Result<Count, ToolError> {
+//!     ctx.progress(1.0, Some(1.0), Some("posted")).await;
+//!     let mut entries = ledger.entries.lock().unwrap();
+//!     entries.push(input.amount);
+//!     Ok(Count { entries: entries.len() })
+//! }
+//!
+//! assert!(Server::from_registry("books").state(Ledger::default()).build().is_ok());
+//! let missing = Server::from_registry("books").build().unwrap_err().to_string();
+//! assert!(missing.contains("add `.state(value)`"), "{missing}");
+//! ```
+//!
 //! ## Where `machine!` must be
 //!
 //! `#[action]` reaches its machine through a hidden macro that `machine!` defines, so the
@@ -151,7 +196,7 @@ pub use toolgate_runtime::*;
 /// `schemars` crates, so a server depends on both (as the README's `Cargo.toml` shows).
 pub mod prelude {
     pub use crate::server::ServeError;
-    pub use crate::{Ctx, DomainPolicy, FieldError, Machine, Server, ToolError, action, machine};
+    pub use crate::{Ctx, DomainPolicy, FieldError, LogLevel, Machine, Server, State, ToolError, action, machine};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }

@@ -13,7 +13,6 @@ use common::{PATIENCE, TestClient, serve_in_process};
 use serde_json::json;
 use toolgate::prelude::*;
 use toolgate::registry::StartupProblem;
-use toolgate::{LogLevel, State};
 
 toolgate::machine! {
     id: "ledger",

@@ -12,24 +12,7 @@ use crate::error::ToolError;
 /// given with `ServerBuilder::state`. A server whose handlers ask for a type it was not
 /// given refuses to start, naming the handler and the type.
 ///
-/// ```
-/// use toolgate::prelude::*;
-///
-/// #[derive(Clone)]
-/// struct Ledger { /* a pool, a client, … */ }
-///
-/// #[derive(Serialize, JsonSchema)]
-/// struct Count { invoices: u32 }
-///
-/// /// Count the invoices.
-/// #[action(domain = "books")]
-/// async fn count(State(_ledger): State<Ledger>, _ctx: Ctx) -> Result<Count, ToolError> {
-///     Ok(Count { invoices: 0 })
-/// }
-///
-/// let server = Server::from_registry("books").state(Ledger {}).build();
-/// # let _ = server;
-/// ```
+/// The `toolgate` crate's documentation ("Application state") has a whole example.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct State<T>(pub T);
 

@@ -1,5 +1,4 @@
 // `State<T>` parameters, with or without an input, destructured or not.
-use toolgate::State;
 use toolgate::prelude::*;
 
 #[derive(Clone)]
