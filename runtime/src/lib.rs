@@ -11,6 +11,7 @@ pub mod flow;
 pub mod fsm;
 mod gate;
 pub mod registry;
+mod schema;
 pub mod server;
 pub mod store;
 

@@ -3,7 +3,6 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
-use syn::LitStr;
 use syn::spanned::Spanned;
 
 use super::validate::Action;
@@ -21,7 +20,7 @@ fn registration(action: &Action) -> TokenStream {
     let span = ident.span();
     let (name, description) = (&action.name, &action.description);
     let domain = option(action.domain.clone());
-    let machine = option(action.machine.as_ref().map(LitStr::value));
+    let machine = option(action.explicit_machine.clone());
     let not_for = option(action.not_for.clone());
     let bind_states = action.bind_states.iter().map(|s| s.value());
     let transition = option(action.transition.as_ref().map(|t| t.value()));

@@ -12,8 +12,11 @@ pub(crate) struct Action<'a> {
     pub(crate) name: String,
     /// `None` for a global tool.
     pub(crate) domain: Option<String>,
-    /// The machine id: explicit, else the domain; `None` for a global tool without one.
+    /// The machine the binding is checked against at compile time: explicit, else the
+    /// domain's. (Only the explicit one is registered: the runtime applies the default.)
     pub(crate) machine: Option<LitStr>,
+    /// `machine = "…"` as written.
+    pub(crate) explicit_machine: Option<String>,
     pub(crate) bind_states: Vec<LitStr>,
     pub(crate) transition: Option<LitStr>,
     pub(crate) compact: Option<String>,
@@ -52,6 +55,7 @@ pub(crate) fn validate<'a>(
         name,
         domain: domain.as_ref().map(LitStr::value),
         machine,
+        explicit_machine: attrs.machine.get().map(LitStr::value),
         bind_states: attrs.bind_state.get().cloned().unwrap_or_default(),
         transition: attrs.transition.get().cloned(),
         compact: attrs.compact.get().map(LitStr::value),

@@ -38,7 +38,7 @@ pub struct ActionRegistration {
     pub name: &'static str,
     /// The intent domain (`invoice`); `None` for a global tool.
     pub domain: Option<&'static str>,
-    /// The machine that gates it and whose state results report; defaults to the domain.
+    /// `machine = "…"` as written; the registry applies the default (the domain's).
     pub machine: Option<&'static str>,
     /// States in which the tool is callable; empty means always.
     pub bind_states: &'static [&'static str],

@@ -5,7 +5,7 @@ use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
 
 use crate::error::{FieldError, ToolError};
-use crate::registry::schema::{Position, Presence, add_owned_property};
+use crate::schema::{Position, Presence, add_owned_property};
 
 /// The field's name, in arguments and in results.
 pub(crate) const DOMAIN_FIELD: &str = "domain";

@@ -5,7 +5,7 @@ use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
 
 use crate::error::{FieldError, ToolError};
-use crate::registry::schema::{Position, Presence, add_owned_property};
+use crate::schema::{Position, Presence, add_owned_property};
 
 /// Adds the optional handle property to an input schema.
 pub(crate) fn add_to_input_schema(schema: &mut JsonObject, argument: &str) -> Result<(), String> {

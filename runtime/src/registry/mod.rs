@@ -2,7 +2,6 @@
 //! start-up, checked, sorted, and turned into ready-to-send MCP tool definitions.
 
 mod instance_key;
-pub(crate) mod schema;
 mod startup_error;
 mod tool_entry;
 

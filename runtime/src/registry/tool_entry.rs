@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 
 use super::StartupProblem;
 use super::instance_key::InstanceKey;
-use super::schema::{Position, Presence, add_owned_property};
 use crate::action::ActionRegistration;
 use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::flow::field as flow_field;
 use crate::fsm::{BindingError, Machine};
+use crate::schema::{Position, Presence, add_owned_property};
 
 /// A tool ready to serve: what it is, its machine, and its MCP definitions.
 #[derive(Debug)]

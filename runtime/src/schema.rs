@@ -1,5 +1,8 @@
-//! The fields toolgate owns in a tool's JSON Schemas (`domain`, `state`): added as
-//! required properties, and refused in a user's type so the two never fight over one.
+//! The fields toolgate owns in a tool's JSON Schemas (`domain`, `state`, the handle):
+//! added as properties, and refused in a user's type so the two never fight over one.
+//!
+//! A leaf: the modules that own a field (`domain`, `flow`, `registry`) use it, and it uses
+//! none of them.
 
 use rmcp::model::JsonObject;
 use serde_json::{Map, Value, json};
