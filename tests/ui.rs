@@ -9,3 +9,26 @@ fn ui() {
     t.compile_fail("tests/ui/machine/*.rs");
     t.pass("tests/ui/pass/*.rs");
 }
+
+/// What a user can trigger must speak their terms: no pinned diagnostic shows one of
+/// toolgate's internal names.
+#[test]
+fn no_pinned_diagnostic_shows_an_internal_name() {
+    const INTERNAL: [&str; 5] = ["__toolgate", "WithInput", "WithoutInput", "ErasedHandler", "other___"];
+    let mut leaks = Vec::new();
+    for dir in ["tests/ui/action", "tests/ui/machine"] {
+        for entry in std::fs::read_dir(dir).expect("read the UI cases") {
+            let path = entry.expect("a UI case").path();
+            if path.extension().is_some_and(|e| e == "stderr") {
+                let text = std::fs::read_to_string(&path).expect("read a .stderr file");
+                leaks.extend(
+                    INTERNAL
+                        .iter()
+                        .filter(|name| text.contains(*name))
+                        .map(|name| format!("{}: {name}", path.display())),
+                );
+            }
+        }
+    }
+    assert!(leaks.is_empty(), "internal names in pinned diagnostics:\n{}", leaks.join("\n"));
+}

@@ -10,5 +10,8 @@ use proc_macro2::{Ident, Span};
 /// id the action asked for and refuses a machine with another id.
 pub(crate) fn machine_checker(id: &str, span: Span) -> Ident {
     let sanitized: String = id.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    Ident::new(&format!("__toolgate_machine_{sanitized}"), span)
+    // Named so that rustc's own messages read right: "cannot find macro
+    // `toolgate_machine_invoice`" where the machine is not in scope, "the name
+    // `toolgate_machine_invoice` is defined multiple times" where it is declared twice.
+    Ident::new(&format!("toolgate_machine_{sanitized}"), span)
 }

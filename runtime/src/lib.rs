@@ -15,7 +15,7 @@ mod schema;
 pub mod server;
 pub mod store;
 
-pub use action::{Ctx, LogLevel, SourceLocation, State};
+pub use action::{ActionInput, ActionOutput, Ctx, IsCtx, LogLevel, SourceLocation, State};
 pub use domain::DomainPolicy;
 pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, ToolError};
 pub use fsm::Machine;
@@ -25,7 +25,7 @@ pub use server::{Server, ServerBuilder};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::action::{
-        ActionRegistration, BoxFuture, ErasedHandler, IsCtx, SourceLocation, StateRequirement, WithInput, WithoutInput,
+        ActionRegistration, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo, SourceLocation, StateRequirement,
     };
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;

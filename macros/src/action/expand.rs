@@ -51,46 +51,53 @@ fn registration(action: &Action) -> TokenStream {
                 not_for: #not_for,
                 timeout_ms: #timeout_ms,
                 states: &[#(#states),*],
-                handler: &const { #handler },
+                handler: #handler,
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }
         }
     }
 }
 
-/// The erased handler. Without `State<T>` parameters, the user's function itself; with
-/// them, a closure that extracts each state from the context, then calls it.
+/// The erased handler: the input and output types checked once each (spanned at the
+/// user's types), and a call function that reads the input, extracts each `State<T>`,
+/// calls the user's function with its context, and writes the output.
 fn handler(action: &Action) -> TokenStream {
     let ident = action.handler.ident();
-    let ctx = action.params.ctx;
-    // Spanned at the context parameter's type: a wrong type fails `IsCtx` right there.
-    let ctx_span = ctx.span();
-    let constructor = match action.takes_input {
-        true => quote_spanned!(ctx_span=> ::toolgate::__private::WithInput::new),
-        false => quote_spanned!(ctx_span=> ::toolgate::__private::WithoutInput::new),
+    let params = &action.params;
+    let (output, ctx, return_type) = (params.output, params.ctx, params.return_type);
+    let input_io = match params.input {
+        Some(input) => quote_spanned!(input.span()=>
+            const INPUT: ::toolgate::__private::InputIo<#input> = <#input as ::toolgate::ActionInput>::IO;
+        ),
+        None => quote!(
+            const INPUT: ::toolgate::__private::InputIo<()> = ::toolgate::__private::InputIo::none();
+        ),
     };
-    if action.params.states.is_empty() {
-        return quote_spanned!(ctx_span=> #constructor(#ident));
-    }
-    let names: Vec<syn::Ident> = (0..action.params.states.len()).map(|i| quote::format_ident!("state_{}", i)).collect();
-    let extract = action.params.states.iter().zip(&names).map(|((ty, _), name)| {
+    let output_io = quote_spanned!(output.span()=>
+        const OUTPUT: ::toolgate::__private::OutputIo<#output> = <#output as ::toolgate::ActionOutput>::IO;
+    );
+    let names: Vec<syn::Ident> = (0..params.states.len()).map(|i| quote::format_ident!("state_{}", i)).collect();
+    let extract = params.states.iter().zip(&names).map(|((ty, _), name)| {
         quote_spanned! {ty.span()=> let #name = <#ty>::from_ctx(&ctx)?; }
     });
-    let call_ctx = quote_spanned!(ctx_span=> <#ctx as ::toolgate::__private::IsCtx>::from_ctx(ctx));
-    match action.params.input {
-        Some(input) => quote_spanned! {ctx_span=>
-            #constructor(|input: #input, ctx: ::toolgate::Ctx| async move {
+    let input_arg = params.input.map(|_| quote!(input,));
+    // Spanned at the user's context type: a wrong type fails `IsCtx` right there, once.
+    let call_ctx = quote_spanned!(ctx.span()=> <#ctx as ::toolgate::IsCtx>::from_ctx(ctx));
+    let run = quote_spanned!(return_type.span()=> #ident(#input_arg #(#names,)* #call_ctx).await?);
+    quote! {{
+        #input_io
+        #output_io
+        fn call(arguments: ::toolgate::__private::Arguments, ctx: ::toolgate::Ctx) -> ::toolgate::__private::Called {
+            ::std::boxed::Box::pin(async move {
+                #[allow(unused_variables)]
+                let input = (INPUT.parse)(arguments)?;
                 #(#extract)*
-                #ident(input, #(#names,)* #call_ctx).await
+                let output = #run;
+                (OUTPUT.render)(output)
             })
-        },
-        None => quote_spanned! {ctx_span=>
-            #constructor(|ctx: ::toolgate::Ctx| async move {
-                #(#extract)*
-                #ident(#(#names,)* #call_ctx).await
-            })
-        },
-    }
+        }
+        ::toolgate::__private::Handler { input_schema: INPUT.schema, output_schema: OUTPUT.schema, call }
+    }}
 }
 
 fn option(value: Option<String>) -> TokenStream {

@@ -112,6 +112,9 @@ fn check_not_generic(handler: &Handler, errors: &mut Vec<syn::Error>) {
 /// next, the context last.
 pub(crate) struct Params<'a> {
     pub(crate) input: Option<&'a syn::Type>,
+    /// The `O` of the handler's `Result<O, ToolError>`, and the return type itself.
+    pub(crate) output: &'a syn::Type,
+    pub(crate) return_type: &'a syn::Type,
     /// Each `State<T>` parameter's whole type and its `T`.
     pub(crate) states: Vec<(&'a syn::Type, &'a syn::Type)>,
     pub(crate) ctx: &'a syn::Type,
@@ -133,6 +136,41 @@ fn state_type(ty: &syn::Type) -> Option<&syn::Type> {
     }
 }
 
+/// Handlers return `Result<O, ToolError>`; returns `O` and the whole return type.
+fn check_return_type<'a>(handler: &'a Handler, errors: &mut Vec<syn::Error>) -> Option<(&'a syn::Type, &'a syn::Type)> {
+    let wrong = |span: proc_macro2::Span, got: String| {
+        syn::Error::new(
+            span,
+            format!(
+                "#[action] handlers return `Result<T, ToolError>` (T: the output, a struct deriving `Serialize` and `JsonSchema`){got}"
+            ),
+        )
+    };
+    let syn::ReturnType::Type(_, ty) = &handler.function.sig.output else {
+        errors.push(wrong(handler.ident().span(), ", and this one returns nothing".into()));
+        return None;
+    };
+    let output = match &**ty {
+        syn::Type::Path(path) => {
+            path.path.segments.last().filter(|s| s.ident == "Result").and_then(|s| match &s.arguments {
+                syn::PathArguments::AngleBracketed(args) if args.args.len() == 2 => match args.args.first() {
+                    Some(syn::GenericArgument::Type(output)) => Some(output),
+                    _ => None,
+                },
+                _ => None,
+            })
+        }
+        _ => None,
+    };
+    match output {
+        Some(output) => Some((output, ty)),
+        None => {
+            errors.push(wrong(ty.span(), String::new()));
+            None
+        }
+    }
+}
+
 /// `(input: I, State<S>…, ctx: Ctx)`, the input and the states optional.
 fn check_params<'a>(handler: &'a Handler, errors: &mut Vec<syn::Error>) -> Option<Params<'a>> {
     let params = handler.params();
@@ -151,7 +189,8 @@ fn check_params<'a>(handler: &'a Handler, errors: &mut Vec<syn::Error>) -> Optio
         errors.push(syn::Error::new(handler.ident().span(), PARAMS_SHAPE));
         return None;
     };
-    let mut parsed = Params { input: None, states: Vec::new(), ctx };
+    let (output, return_type) = check_return_type(handler, errors)?;
+    let mut parsed = Params { input: None, output, return_type, states: Vec::new(), ctx };
     for (index, ty) in before.iter().enumerate() {
         match state_type(ty) {
             Some(inner) => parsed.states.push((ty, inner)),

@@ -1,5 +1,9 @@
-//! Type erasure of handlers: `async fn(I, Ctx) -> Result<O, ToolError>` and
-//! `async fn(Ctx) -> Result<O, ToolError>` behind one object-safe trait.
+//! Handlers with their types erased into plain data: two schema functions and one call
+//! function, built by `#[action]` in a `const` so a registration stays static.
+//!
+//! The handler's input and output types are each checked in exactly one place, where
+//! the generated code names `<Input as ActionInput>::IO` and `<Output as ActionOutput>::IO`:
+//! one mistake, one error, in terms of the user's own type.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -9,21 +13,92 @@ use schemars::{JsonSchema, Schema, generate::SchemaSettings};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value};
 
-use super::{Ctx, IsCtx};
+use super::Ctx;
 use crate::error::{FieldError, ToolError};
 
 /// A boxed, `Send` future: what an erased handler returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-/// A handler with its types erased: schemas on one side, JSON in and out on the other.
-pub trait ErasedHandler: Send + Sync {
-    /// The JSON Schema of the arguments.
-    fn input_schema(&self) -> Schema;
-    /// The JSON Schema of the structured result.
-    fn output_schema(&self) -> Schema;
-    /// Deserializes `arguments`, runs the handler and serializes its output.
-    fn call(&self, arguments: Map<String, Value>, ctx: Ctx) -> BoxFuture<Result<Value, ToolError>>;
+/// What an `#[action]`'s input type needs: `Deserialize` (the call's arguments become
+/// it) and `JsonSchema` (its schema is the tool's `inputSchema`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the input of an `#[action]`: it must implement `Deserialize` and `JsonSchema`",
+    label = "the handler's input type",
+    note = "derive both on it: `#[derive(Deserialize, JsonSchema)]` (they are in `toolgate::prelude`)"
+)]
+pub trait ActionInput: Sized {
+    /// How the input is described and read (generated code uses it).
+    #[doc(hidden)]
+    const IO: InputIo<Self>;
 }
+
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> ActionInput for T {
+    const IO: InputIo<T> = InputIo { schema: schema_for::<T>, parse: deserialize_input::<T> };
+}
+
+/// What an `#[action]`'s output type needs: `Serialize` (it becomes the result's
+/// `structuredContent`) and `JsonSchema` (its schema is the tool's `outputSchema`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the output of an `#[action]`: it must implement `Serialize` and `JsonSchema`",
+    label = "the handler's output type",
+    note = "derive both on it: `#[derive(Serialize, JsonSchema)]` (they are in `toolgate::prelude`)"
+)]
+pub trait ActionOutput: Sized {
+    /// How the output is described and written (generated code uses it).
+    #[doc(hidden)]
+    const IO: OutputIo<Self>;
+}
+
+impl<T: Serialize + JsonSchema + Send + 'static> ActionOutput for T {
+    const IO: OutputIo<T> = OutputIo { schema: schema_for::<T>, render: serialize_output::<T>, types: PhantomData };
+}
+
+/// A handler with its types erased.
+#[derive(Clone, Copy)]
+pub struct Handler {
+    /// The JSON Schema of the arguments.
+    pub input_schema: fn() -> Schema,
+    /// The JSON Schema of the structured result.
+    pub output_schema: fn() -> Schema,
+    /// Deserializes the arguments, runs the handler and serializes its output.
+    pub call: fn(Arguments, Ctx) -> Called,
+}
+
+impl std::fmt::Debug for Handler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Handler")
+    }
+}
+
+/// How a handler's input is described and read.
+pub struct InputIo<I> {
+    /// The input's schema.
+    pub schema: fn() -> Schema,
+    /// Arguments → input, naming the offending field on failure.
+    pub parse: fn(Map<String, Value>) -> Result<I, ToolError>,
+}
+
+impl InputIo<()> {
+    /// For a handler without input: its arguments are an empty object.
+    pub const fn none() -> Self {
+        Self { schema: empty_object_schema, parse: |_| Ok(()) }
+    }
+}
+
+/// How a handler's output is described and written.
+pub struct OutputIo<O> {
+    /// The output's schema.
+    pub schema: fn() -> Schema,
+    /// Output → `structuredContent`.
+    pub render: fn(O) -> Result<Value, ToolError>,
+    types: PhantomData<fn(O)>,
+}
+
+/// A call's arguments, as the generated call function receives them.
+pub type Arguments = Map<String, Value>;
+
+/// What the generated call function returns.
+pub type Called = BoxFuture<Result<Value, ToolError>>;
 
 fn schema_for<T: JsonSchema>() -> Schema {
     SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>()
@@ -31,91 +106,6 @@ fn schema_for<T: JsonSchema>() -> Schema {
 
 fn empty_object_schema() -> Schema {
     schemars::json_schema!({ "type": "object", "properties": {} })
-}
-
-/// A handler that takes arguments: `async fn(input: I, ctx: Ctx) -> Result<O, ToolError>`.
-///
-/// The context type `C` is generic only so that a wrong last parameter fails the
-/// [`IsCtx`] bound, whose message speaks the handler author's language.
-pub struct WithInput<F, I, C, O> {
-    f: F,
-    types: PhantomData<fn(I, C) -> O>,
-}
-
-impl<F, I, C: IsCtx, O> WithInput<F, I, C, O> {
-    /// Wraps `f`; usable in `const` so registrations stay static data.
-    pub const fn new<Fut>(f: F) -> Self
-    where
-        F: Fn(I, C) -> Fut,
-        Fut: Future<Output = Result<O, ToolError>>,
-    {
-        Self { f, types: PhantomData }
-    }
-}
-
-impl<F, I, C, O, Fut> ErasedHandler for WithInput<F, I, C, O>
-where
-    F: Fn(I, C) -> Fut + Send + Sync,
-    C: IsCtx,
-    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
-    I: DeserializeOwned + JsonSchema,
-    O: Serialize + JsonSchema,
-{
-    fn input_schema(&self) -> Schema {
-        schema_for::<I>()
-    }
-
-    fn output_schema(&self) -> Schema {
-        schema_for::<O>()
-    }
-
-    fn call(&self, arguments: Map<String, Value>, ctx: Ctx) -> BoxFuture<Result<Value, ToolError>> {
-        match deserialize_input::<I>(arguments) {
-            Ok(input) => {
-                let running = (self.f)(input, C::from_ctx(ctx));
-                Box::pin(async move { serialize_output(running.await?) })
-            }
-            Err(error) => Box::pin(std::future::ready(Err(error))),
-        }
-    }
-}
-
-/// A handler without arguments: `async fn(ctx: Ctx) -> Result<O, ToolError>`.
-pub struct WithoutInput<F, C, O> {
-    f: F,
-    types: PhantomData<fn(C) -> O>,
-}
-
-impl<F, C: IsCtx, O> WithoutInput<F, C, O> {
-    /// Wraps `f`; usable in `const` so registrations stay static data.
-    pub const fn new<Fut>(f: F) -> Self
-    where
-        F: Fn(C) -> Fut,
-        Fut: Future<Output = Result<O, ToolError>>,
-    {
-        Self { f, types: PhantomData }
-    }
-}
-
-impl<F, C, O, Fut> ErasedHandler for WithoutInput<F, C, O>
-where
-    F: Fn(C) -> Fut + Send + Sync,
-    C: IsCtx,
-    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
-    O: Serialize + JsonSchema,
-{
-    fn input_schema(&self) -> Schema {
-        empty_object_schema()
-    }
-
-    fn output_schema(&self) -> Schema {
-        schema_for::<O>()
-    }
-
-    fn call(&self, _arguments: Map<String, Value>, ctx: Ctx) -> BoxFuture<Result<Value, ToolError>> {
-        let running = (self.f)(C::from_ctx(ctx));
-        Box::pin(async move { serialize_output(running.await?) })
-    }
 }
 
 /// Deserializes arguments, naming the offending field's path on failure.

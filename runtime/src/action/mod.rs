@@ -1,8 +1,9 @@
 //! Actions: the user's async handlers behind a type-erased call, and what they receive.
 //!
 //! `#[action]` registers each handler as an [`ActionRegistration`] whose `handler` is a
-//! [`WithInput`] or [`WithoutInput`] built in a `const` — so the registration is plain
-//! static data and the input/output types are checked by rustc at the user's function.
+//! [`Handler`] of plain function pointers built in a `const` — so the registration is
+//! static data, and the input and output types are checked once each, through
+//! [`ActionInput`] and [`ActionOutput`].
 
 mod client;
 mod ctx;
@@ -12,7 +13,7 @@ mod state;
 pub use client::LogLevel;
 pub(crate) use client::{CallClient, LogThreshold};
 pub use ctx::{Ctx, IsCtx};
-pub use handler::{BoxFuture, ErasedHandler, WithInput, WithoutInput};
+pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo};
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};
 
@@ -56,7 +57,7 @@ pub struct ActionRegistration {
     /// The application states the handler asks for (`State<T>` parameters).
     pub states: &'static [StateRequirement],
     /// The handler.
-    pub handler: &'static dyn ErasedHandler,
+    pub handler: Handler,
     /// Where the `#[action]` is.
     pub location: SourceLocation,
 }

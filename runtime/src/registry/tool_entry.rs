@@ -127,7 +127,7 @@ impl ToolEntry {
         }
         let schema_problem = |problem: String| StartupProblem::Schema { tool: name.to_string(), problem, location };
 
-        let mut input_schema = object_schema(registration.handler.input_schema().to_value());
+        let mut input_schema = object_schema((registration.handler.input_schema)().to_value());
         if input_schema.is_none() {
             problems.push(schema_problem(
                 "the input type's JSON Schema must be an object (a struct with named fields)".into(),
@@ -156,7 +156,7 @@ impl ToolEntry {
                 problems.push(schema_problem(problem));
             }
         }
-        let mut output_schema = object_schema(registration.handler.output_schema().to_value());
+        let mut output_schema = object_schema((registration.handler.output_schema)().to_value());
         match &mut output_schema {
             None => problems.push(schema_problem(
                 "the output type's JSON Schema must be an object (a struct with named fields); MCP structuredContent is an object".into(),

@@ -295,7 +295,7 @@ impl Shared {
     ) -> Result<Value, ToolError> {
         let deadline = registration.timeout_ms.map_or(self.limits.handler_timeout, Duration::from_millis);
         let cancellation = ctx.client.cancellation().clone();
-        let running = AssertUnwindSafe(async move { registration.handler.call(arguments, ctx).await }).catch_unwind();
+        let running = AssertUnwindSafe(async move { (registration.handler.call)(arguments, ctx).await }).catch_unwind();
         let finished = tokio::select! {
             finished = tokio::time::timeout(deadline, running) => finished,
             () = cancellation.cancelled() => {

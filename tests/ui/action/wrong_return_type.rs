@@ -1,0 +1,19 @@
+// Handlers return `Result<T, ToolError>`: the error is on the return type.
+use toolgate::prelude::*;
+
+#[derive(Serialize, JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Shows something.
+#[action(domain = "notes")]
+async fn show(_ctx: Ctx) -> Done {
+    Done { ok: true }
+}
+
+/// Shows nothing at all.
+#[action(domain = "notes")]
+async fn hide(_ctx: Ctx) {}
+
+fn main() {}
