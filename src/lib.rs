@@ -164,7 +164,7 @@
 //! in a parent module *before* the `mod` that holds the actions (for example at the top of
 //! `main.rs`/`lib.rs`). Elsewhere, import it: `use crate::workflow::*;`.
 //!
-//! An error ``cannot find macro `__toolgate_machine_<id>` `` at an action's `domain` or
+//! An error ``cannot find macro `toolgate_machine_<id>` `` at an action's `domain` or
 //! `machine` literal means machine `<id>` is not declared, or not in scope there. For a
 //! machine loaded from XState JSON at start-up, mark the action `startup_checked`.
 //!

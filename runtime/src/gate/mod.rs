@@ -4,8 +4,14 @@
 //! session focuses on).
 //!
 //! Listing and calling use the same rules, so the call path enforces what `tools/list`
-//! shows whether or not the client refreshed its list.
+//! shows whether or not the client refreshed its list. [`admit`] is the one place a call
+//! is let in or refused; [`Records`] is how it reads and writes the store.
 
+mod admission;
+mod records;
+
+pub(crate) use admission::{Committed, admit};
+pub(crate) use records::Records;
 use rmcp::model::Tool;
 
 use crate::error::{Forbidden, ToolError};

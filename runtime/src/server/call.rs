@@ -1,13 +1,11 @@
-//! One tool call, from naming its flow and instance to the commit — where linearizability
-//! per instance and per flow is kept.
+//! One tool call: name its flow, let the gate admit it, run the handler, commit, reply.
 //!
-//! A call that writes a record (fires a transition, selects or switches the domain,
-//! starts or refreshes a handle's flow) holds that record's lease from before it reads
-//! the record until after it commits, so of two such calls the second reads the first's
-//! committed state and is gated on it. Leases are taken flow first, then instance, and
-//! waited for only so long (`FLOW_BUSY`); handlers run under a deadline (`TIMEOUT`) and a
-//! panic guard (`INTERNAL`), and a call that does not finish commits nothing. A call that
-//! writes nothing takes no lease.
+//! Linearizability per instance and per flow is kept by the gate (`gate::admit`): a call
+//! that writes a record holds that record's lease from before it reads the record until
+//! after it commits, so of two such calls the second reads the first's committed state
+//! and is gated on it. Here the handler runs under a deadline (`TIMEOUT`), the client's
+//! cancellation (`CANCELLED`) and a panic guard (`INTERNAL`); a call that does not finish
+//! commits nothing.
 
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
@@ -21,10 +19,9 @@ use crate::action::{ActionRegistration, CallClient, Ctx};
 use crate::domain::{DomainPolicy, field};
 use crate::error::ToolError;
 use crate::flow::{FlowRef, Origin};
-use crate::fsm::Machine;
-use crate::gate::{self, Gate};
+use crate::gate::{self, Committed, Gate, Records};
 use crate::registry::{STATE_FIELD, ToolEntry, ToolKind};
-use crate::store::{FlowLease, Snapshot, StoreError, StoreKey, now_ms};
+use crate::store::Snapshot;
 
 /// The instance a session focuses on, per keyed machine: the one its last successful call
 /// on that machine named, with the state that call left it in.
@@ -62,13 +59,6 @@ struct Done {
     focus: Option<(String, FocusEntry)>,
     /// When the flow a handle names expires, if it exists after the call.
     flow_expires_at_ms: Option<u64>,
-}
-
-/// The keyed machine's instance a call names.
-struct Instance<'a> {
-    machine: &'a Machine,
-    id: String,
-    key: StoreKey,
 }
 
 impl Shared {
@@ -115,45 +105,9 @@ impl Shared {
         }
     }
 
-    async fn lease(&self, key: &StoreKey, what: &'static str) -> Result<FlowLease, ToolError> {
-        let wait = self.limits.lease_wait;
-        match tokio::time::timeout(wait, self.store.lease(key)).await {
-            Ok(lease) => lease.map_err(store_failure),
-            Err(_) => Err(ToolError::FlowBusy { what, retry_after_ms: wait.as_millis().max(1) as u64 }),
-        }
-    }
-
-    async fn load(&self, key: &StoreKey) -> Result<Snapshot, ToolError> {
-        self.store.load(key).await.map_err(store_failure)
-    }
-
-    /// The flow's snapshot; a flow a handle names must still exist.
-    async fn load_flow(&self, flow: Option<&FlowRef>) -> Result<Snapshot, ToolError> {
-        let Some(flow) = flow.filter(|f| !f.is_new) else { return Ok(Snapshot::default()) };
-        let snapshot = self.load(&flow.key).await?;
-        if flow.handle_id.is_some() && snapshot.version == 0 {
-            return Err(ToolError::HandleExpired {
-                message: "the conversation this handle names has ended or expired".into(),
-                hint: self.flows.restart_hint().into(),
-            });
-        }
-        Ok(snapshot)
-    }
-
-    /// Commits `next` over `before`; a handle's flow gets a fresh expiry.
-    async fn commit(&self, key: &StoreKey, before: &Snapshot, mut next: Snapshot) -> Result<Snapshot, ToolError> {
-        if key.is_handle_flow() {
-            next.expires_at_ms = Some(self.flows.expiry_from(next.updated_at_ms));
-        }
-        next.version = self.store.compare_and_set(key, before.version, &next).await.map_err(store_failure)?;
-        Ok(next)
-    }
-
-    /// Whether a handle's flow is past half its life and should be refreshed on this use.
-    fn needs_refresh(&self, flow: Option<&FlowRef>, snapshot: &Snapshot) -> bool {
-        let half_life = self.flows.ttl().as_millis() as u64 / 2;
-        flow.is_some_and(|f| f.handle_id.is_some() && !f.is_new)
-            && snapshot.expires_at_ms.is_some_and(|at| at.saturating_sub(now_ms()) < half_life)
+    /// The store as this server's calls see it.
+    pub(super) fn records(&self) -> Records<'_> {
+        Records { store: self.store.as_ref(), lease_wait: self.limits.lease_wait, flows: &self.flows }
     }
 
     async fn call_action(
@@ -165,94 +119,20 @@ impl Shared {
         client: CallClient,
         mut arguments: Map<String, Value>,
     ) -> Result<Done, ToolError> {
-        let lock = self.registry.lock();
-        let declared = tool.domain.map(|domain| field::take_declared(&mut arguments, domain)).transpose()?;
-        let machine = tool.machine.as_deref();
-        let instance = match (&tool.instance, machine) {
-            (Some(key), Some(machine)) => {
-                let id = key.read(&arguments)?;
-                Some(Instance { machine, key: StoreKey::instance(machine.id(), &id), id })
-            }
-            _ => None,
-        };
-        let transition = registration.transition.filter(|_| machine.is_some());
-        let flow_key = flow.map(|f| &f.key);
-
-        // Leases: the flow's before the instance's, always in that order.
-        let mut flow_lease = match (transition, &instance, flow_key) {
-            (Some(_), None, Some(key)) => Some(self.lease(key, "flow").await?),
-            _ => None,
-        };
-        let mut flow_before = self.load_flow(flow).await?;
-        let check_domain = |snapshot: &Snapshot| match (tool.domain, &declared) {
-            (Some(domain), Some(declared)) => lock.check_call(tool.name, domain, declared, snapshot),
-            _ => Ok(None),
-        };
-        let mut selects = check_domain(&flow_before)?;
-        let mut refresh = self.needs_refresh(flow, &flow_before);
-        if let (true, None, Some(key)) = (selects.is_some() || refresh, &flow_lease, flow_key) {
-            // This call writes the flow after all: take its lease and decide again on what
-            // is committed now.
-            flow_lease = Some(self.lease(key, "flow").await?);
-            flow_before = self.load_flow(flow).await?;
-            selects = check_domain(&flow_before)?;
-            refresh = self.needs_refresh(flow, &flow_before);
-        }
-        let instance_lease = match (&instance, transition) {
-            (Some(instance), Some(_)) => Some(self.lease(&instance.key, "instance").await?),
-            _ => None,
-        };
-        let instance_before = match &instance {
-            Some(instance) => Some(self.load(&instance.key).await?),
-            None => None,
-        };
-        let instance_state = instance
-            .as_ref()
-            .zip(instance_before.as_ref())
-            .map(|(i, snapshot)| (i.machine.id(), snapshot.state_of(i.machine.id(), i.machine.initial()).to_string()));
-        let view = gate::view(&flow_before, instance_state.as_ref().map(|(m, s)| (*m, s.as_str())));
-        let gate = Gate::new(&self.registry, &view);
-        gate.admit(tool, instance.as_ref().map(|i| i.id.as_str()))?;
-        let from = gate.state_of(tool).map(str::to_string);
+        let admitted = gate::admit(&self.registry, self.records(), tool, registration, flow, &mut arguments).await?;
         let ctx = Ctx {
             tool: tool.name,
             domain: tool.domain,
-            flow: flow.filter(|f| !f.is_new || transition.is_some()).map(|f| f.key.clone()),
-            instance: instance.as_ref().map(|i| i.id.clone()),
-            machine_state: from.clone(),
+            flow: flow.map(|f| f.key.clone()),
+            instance: admitted.instance.as_ref().map(|i| i.id.clone()),
+            machine_state: admitted.from.clone(),
             states: self.states.clone(),
             client,
         };
         let mut content = self.run(registration, arguments, ctx).await?;
-
-        let to = transition
-            .zip(machine)
-            .zip(from.as_deref())
-            .map(|((event, machine), from)| machine.target(from, event).unwrap_or(from).to_string());
-        // Commit the flow first, then the instance: should the second commit fail, the
-        // first (a domain selection, an expiry) is harmless on its own.
-        let flow_transition = to.as_ref().filter(|_| instance.is_none());
-        let flow_after = match flow {
-            Some(flow) if flow_transition.is_some() || selects.is_some() || refresh => {
-                let mut next = flow_before.next();
-                if let (Some(to), Some(machine)) = (flow_transition, machine) {
-                    next.states.insert(machine.id().to_string(), to.clone());
-                }
-                if let Some(domain) = &selects {
-                    next.active_domain = Some(domain.clone());
-                }
-                Some(self.commit(&flow.key, &flow_before, next).await?)
-            }
-            _ => None,
-        };
-        if let (Some(instance), Some(before), Some(to)) = (&instance, &instance_before, &to) {
-            self.commit(&instance.key, before, before.with_state(instance.machine.id(), to)).await?;
-        }
-        drop((instance_lease, flow_lease));
-        if let Some((to, machine)) = to.as_ref().zip(machine) {
-            let on = instance.as_ref().map_or_else(|| flow_key.map(ToString::to_string), |i| Some(i.key.to_string()));
-            tracing::info!(tool = tool.name, on, machine = machine.id(), from, to, "transition committed");
-        }
+        let (from, flow_before) = (admitted.from.clone(), admitted.flow_before.clone());
+        let instance = admitted.instance.as_ref().map(|i| (i.machine.id().to_string(), i.id.clone()));
+        let Committed { flow_after, to } = admitted.commit(tool.name).await?;
 
         let state = to.or(from);
         if let (Some(state), Value::Object(fields)) = (&state, &mut content) {
@@ -260,7 +140,7 @@ impl Shared {
         }
         let flow_now = flow_after.as_ref().unwrap_or(&flow_before);
         let new_focus =
-            instance.zip(state).map(|(i, state)| (i.machine.id().to_string(), FocusEntry { instance: i.id, state }));
+            instance.zip(state).map(|((machine, instance), state)| (machine, FocusEntry { instance, state }));
         let listing_changed = focus.is_some_and(|focus| {
             let focus_moved = new_focus.as_ref().is_some_and(|(machine, entry)| focus.get(machine) != Some(entry));
             (flow_after.is_some() || focus_moved) && {
@@ -269,7 +149,8 @@ impl Shared {
                 self.listing(&flow_before, focus) != self.listing(flow_now, &focus_after)
             }
         });
-        let domain = tool.domain.map(str::to_string).or_else(|| lock.active(flow_now).map(str::to_string));
+        let domain =
+            tool.domain.map(str::to_string).or_else(|| self.registry.lock().active(flow_now).map(str::to_string));
         Ok(Done {
             content,
             domain,
@@ -331,14 +212,15 @@ impl Shared {
         let lock = self.registry.lock();
         debug_assert_ne!(lock.policy, DomainPolicy::Off, "switch_domain exists only under a lock");
         let request = lock.parse_switch(&arguments)?;
-        let _lease = self.lease(&flow.key, "flow").await?;
-        let before = self.load_flow(Some(flow)).await?;
+        let records = self.records();
+        let _lease = records.lease(&flow.key, "flow").await?;
+        let before = records.load_flow(Some(flow)).await?;
         let previous = before.active_domain.clone();
         let changes = previous.as_deref() != Some(request.domain.as_str());
-        let after = if changes || flow.is_new || self.needs_refresh(Some(flow), &before) {
+        let after = if changes || flow.is_new || records.needs_refresh(Some(flow), &before) {
             let mut next = before.next();
             next.active_domain = Some(request.domain.clone());
-            let next = self.commit(&flow.key, &before, next).await?;
+            let next = records.commit(&flow.key, &before, next).await?;
             if changes {
                 tracing::info!(flow = %flow.key, from = ?previous, to = %request.domain, reason = %request.reason, "domain switched");
             }
@@ -358,17 +240,6 @@ impl Shared {
             focus: None,
             flow_expires_at_ms: after.expires_at_ms,
         })
-    }
-}
-
-fn store_failure(error: StoreError) -> ToolError {
-    match error {
-        StoreError::Unavailable(_) => ToolError::store_unavailable(error, 1000),
-        // Under the lease a conflict means the lease was lost (e.g. it expired on a
-        // shared backend while the handler ran): nothing was committed.
-        StoreError::Conflict { .. } => {
-            ToolError::store_unavailable(format_args!("{error}; the record changed under a held lease"), 0)
-        }
     }
 }
 

@@ -1,0 +1,76 @@
+//! The records a call reads and writes — its flow and its instance — through the store:
+//! bounded lease waits (`FLOW_BUSY`), loads, commits, and a handle flow's expiry.
+
+use std::time::Duration;
+
+use crate::error::ToolError;
+use crate::flow::{FlowRef, Flows};
+use crate::store::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
+
+/// The store as one call sees it.
+#[derive(Clone, Copy)]
+pub(crate) struct Records<'a> {
+    pub(crate) store: &'a dyn FlowStore,
+    /// How long a transitioning call waits for a lease before `FLOW_BUSY`.
+    pub(crate) lease_wait: Duration,
+    pub(crate) flows: &'a Flows,
+}
+
+impl Records<'_> {
+    /// Waits at most `lease_wait` for `key`'s lease (`what`: `flow` or `instance`).
+    pub(crate) async fn lease(&self, key: &StoreKey, what: &'static str) -> Result<FlowLease, ToolError> {
+        match tokio::time::timeout(self.lease_wait, self.store.lease(key)).await {
+            Ok(lease) => lease.map_err(store_failure),
+            Err(_) => Err(ToolError::FlowBusy { what, retry_after_ms: self.lease_wait.as_millis().max(1) as u64 }),
+        }
+    }
+
+    pub(crate) async fn load(&self, key: &StoreKey) -> Result<Snapshot, ToolError> {
+        self.store.load(key).await.map_err(store_failure)
+    }
+
+    /// The flow's snapshot (a new flow's is empty); a flow a handle names must still exist.
+    pub(crate) async fn load_flow(&self, flow: Option<&FlowRef>) -> Result<Snapshot, ToolError> {
+        let Some(flow) = flow.filter(|f| !f.is_new) else { return Ok(Snapshot::default()) };
+        let snapshot = self.load(&flow.key).await?;
+        if flow.handle_id.is_some() && snapshot.version == 0 {
+            return Err(ToolError::HandleExpired {
+                message: "the conversation this handle names has ended or expired".into(),
+                hint: self.flows.restart_hint().into(),
+            });
+        }
+        Ok(snapshot)
+    }
+
+    /// Commits `next` over `before`; a handle's flow gets a fresh expiry.
+    pub(crate) async fn commit(
+        &self,
+        key: &StoreKey,
+        before: &Snapshot,
+        mut next: Snapshot,
+    ) -> Result<Snapshot, ToolError> {
+        if key.is_handle_flow() {
+            next.expires_at_ms = Some(self.flows.expiry_from(next.updated_at_ms));
+        }
+        next.version = self.store.compare_and_set(key, before.version, &next).await.map_err(store_failure)?;
+        Ok(next)
+    }
+
+    /// Whether a handle's flow is past half its life and should be refreshed on this use.
+    pub(crate) fn needs_refresh(&self, flow: Option<&FlowRef>, snapshot: &Snapshot) -> bool {
+        let half_life = self.flows.ttl().as_millis() as u64 / 2;
+        flow.is_some_and(|f| f.handle_id.is_some() && !f.is_new)
+            && snapshot.expires_at_ms.is_some_and(|at| at.saturating_sub(now_ms()) < half_life)
+    }
+}
+
+fn store_failure(error: StoreError) -> ToolError {
+    match error {
+        StoreError::Unavailable(_) => ToolError::store_unavailable(error, 1000),
+        // Under the lease a conflict means the lease was lost (e.g. it expired on a
+        // shared backend while the handler ran): nothing was committed.
+        StoreError::Conflict { .. } => {
+            ToolError::store_unavailable(format_args!("{error}; the record changed under a held lease"), 0)
+        }
+    }
+}
