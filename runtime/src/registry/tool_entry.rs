@@ -98,105 +98,52 @@ impl ToolEntry {
         }
     }
 
+    /// Checks `registration` against its machine and builds its definitions; every
+    /// problem is reported at once.
     pub(crate) fn new(
         registration: &'static ActionRegistration,
         context: &Context,
     ) -> Result<Self, Vec<StartupProblem>> {
-        let name = registration.name;
-        let location = registration.location;
-        let mut problems = Vec::new();
-        // Defaults apply here, once: a domain's tools use the machine named like the domain.
-        let machine_id = registration.machine.or(registration.domain);
-        let mut machine = machine_id.and_then(|id| context.machines.get(id)).cloned();
+        let mut problems = Problems { registration, found: Vec::new() };
+        let mut machine = machine_of(registration, context, &mut problems);
         let is_bound = !registration.bind_states.is_empty();
-        let binding_problem = |error| StartupProblem::Binding { tool: name.to_string(), error, location };
-        match &machine {
-            None if is_bound => problems.push(StartupProblem::UnknownMachine {
-                tool: name.to_string(),
-                machine: machine_id.unwrap_or_default().to_string(),
-                known: context.machines.keys().cloned().collect(),
-                location,
-            }),
-            Some(m) if is_bound => problems.extend(
-                m.spec()
-                    .check_binding(registration.bind_states, registration.transition)
-                    .into_iter()
-                    .map(binding_problem),
-            ),
-            _ => {}
-        }
-        let schema_problem = |problem: String| StartupProblem::Schema { tool: name.to_string(), problem, location };
-
-        let mut input_schema = object_schema((registration.handler.input_schema)().to_value());
-        if input_schema.is_none() {
-            problems.push(schema_problem(
-                "the input type's JSON Schema must be an object (a struct with named fields)".into(),
-            ));
-        }
-        let mut instance = None;
-        if let (Some(schema), Some(key)) = (&input_schema, machine.as_deref().and_then(Machine::key)) {
-            match InstanceKey::find(schema, key) {
-                Ok(Some(found)) => instance = Some(found),
-                // An unbound tool that names no instance (a list, a search) reports no state.
-                Ok(None) if !is_bound => machine = None,
-                Ok(None) => {
-                    problems.push(binding_problem(key_missing(machine.as_deref(), "its input has no such field")))
-                }
-                Err(problem) => problems.push(binding_problem(key_missing(machine.as_deref(), &problem))),
-            }
-        }
+        let mut input = problems.object_schema((registration.handler.input_schema)(), "input", "");
+        let mut output = problems.object_schema(
+            (registration.handler.output_schema)(),
+            "output",
+            "; MCP structuredContent is an object",
+        );
+        let instance =
+            input.as_ref().and_then(|schema| instance_key(registration, &mut machine, schema, &mut problems));
         // The active domain lives in the flow, and every result (global tools' too) echoes it.
         let needs_flow = context.lock.uses_flow() || machine.as_deref().is_some_and(|m| m.key().is_none());
-        if let Some(schema) = &mut input_schema {
-            let mut added = registration.domain.map_or(Ok(()), |domain| field::add_to_input_schema(schema, domain));
-            if needs_flow {
-                added = added.and_then(|()| flow_field::add_to_input_schema(schema, context.handle_argument));
-            }
-            if let Err(problem) = added {
-                problems.push(schema_problem(problem));
-            }
+        let owned = Owned { domain: registration.domain, machine: machine.as_deref(), needs_flow, context };
+        if let Some(schema) = &mut input {
+            problems.schema(owned.add_to_input(schema));
         }
-        let mut output_schema = object_schema((registration.handler.output_schema)().to_value());
-        match &mut output_schema {
-            None => problems.push(schema_problem(
-                "the output type's JSON Schema must be an object (a struct with named fields); MCP structuredContent is an object".into(),
-            )),
-            Some(schema) => {
-                let mut added = field::add_to_output_schema(schema, registration.domain)
-                    .and_then(|()| machine.as_deref().map_or(Ok(()), |m| add_state_field(schema, m)));
-                if needs_flow {
-                    added = added.and_then(|()| flow_field::add_to_output_schema(schema, context.handle_argument));
-                }
-                if let Err(problem) = added {
-                    problems.push(schema_problem(problem));
-                }
-            }
+        if let Some(schema) = &mut output {
+            problems.schema(owned.add_to_output(schema));
         }
         if registration.compact.is_some() && machine.is_none() {
-            problems.push(StartupProblem::CompactWithoutMachine { tool: name.to_string(), location });
+            problems.found.push(StartupProblem::CompactWithoutMachine {
+                tool: registration.name.to_string(),
+                location: registration.location,
+            });
         }
-        if !problems.is_empty() {
-            return Err(problems);
+        if !problems.found.is_empty() {
+            return Err(problems.found);
         }
-        let (input_schema, output_schema) = (Arc::new(input_schema.unwrap_or_default()), output_schema.map(Arc::new));
+        let (input, output) = (Arc::new(input.unwrap_or_default()), output.map(Arc::new));
         let define = |description: String| {
-            let mut tool = Tool::new(name, description, input_schema.clone());
-            tool.output_schema = output_schema.clone();
+            let mut tool = Tool::new(registration.name, description, input.clone());
+            tool.output_schema = output.clone();
             tool
         };
-        let mut description = registration.description.to_string();
-        if let Some(machine) = machine.as_deref().filter(|_| is_bound) {
-            description.push_str("\n\n");
-            description.push_str(&precondition(machine, registration.bind_states, registration.transition));
-        }
-        if let Some(not_for) = registration.not_for {
-            description.push_str(&format!("\n\nNot for: {}.", not_for.trim_end_matches('.')));
-        }
         Ok(Self {
-            name,
+            name: registration.name,
             domain: registration.domain,
             kind: ToolKind::Action(registration),
-            tool: define(description),
+            tool: define(description(registration, machine.as_deref().filter(|_| is_bound))),
             compact: registration.compact.map(|c| define(c.to_string())),
             machine,
             instance,
@@ -227,11 +174,127 @@ impl ToolEntry {
     }
 }
 
-fn object_schema(schema: Value) -> Option<JsonObject> {
-    match schema {
-        Value::Object(obj) if obj.get("type") == Some(&json!("object")) => Some(obj),
-        _ => None,
+/// The problems found with one action, each with its tool and location.
+struct Problems {
+    registration: &'static ActionRegistration,
+    found: Vec<StartupProblem>,
+}
+
+impl Problems {
+    fn binding(&mut self, error: BindingError) {
+        let (tool, location) = (self.registration.name.to_string(), self.registration.location);
+        self.found.push(StartupProblem::Binding { tool, error, location });
     }
+
+    fn schema(&mut self, added: Result<(), String>) {
+        if let Err(problem) = added {
+            let (tool, location) = (self.registration.name.to_string(), self.registration.location);
+            self.found.push(StartupProblem::Schema { tool, problem, location });
+        }
+    }
+
+    /// The schema as a JSON object, which MCP requires of inputs and outputs.
+    fn object_schema(&mut self, schema: schemars::Schema, which: &str, why: &str) -> Option<JsonObject> {
+        match schema.to_value() {
+            Value::Object(obj) if obj.get("type") == Some(&json!("object")) => Some(obj),
+            _ => {
+                self.schema(Err(format!(
+                    "the {which} type's JSON Schema must be an object (a struct with named fields){why}"
+                )));
+                None
+            }
+        }
+    }
+}
+
+/// The machine that gates the tool — `machine = "…"`, else the domain's (the default,
+/// applied here once) — and whether its binding fits.
+fn machine_of(registration: &ActionRegistration, context: &Context, problems: &mut Problems) -> Option<Arc<Machine>> {
+    let id = registration.machine.or(registration.domain);
+    let machine = id.and_then(|id| context.machines.get(id)).cloned();
+    if registration.bind_states.is_empty() {
+        return machine;
+    }
+    match &machine {
+        None => problems.found.push(StartupProblem::UnknownMachine {
+            tool: registration.name.to_string(),
+            machine: id.unwrap_or_default().to_string(),
+            known: context.machines.keys().cloned().collect(),
+            location: registration.location,
+        }),
+        Some(m) => {
+            for error in m.spec().check_binding(registration.bind_states, registration.transition) {
+                problems.binding(error);
+            }
+        }
+    }
+    machine
+}
+
+/// How the tool names its keyed machine's instance. An unbound tool whose input names no
+/// instance (a list, a search) keeps no machine: it reports no state.
+fn instance_key(
+    registration: &ActionRegistration,
+    machine: &mut Option<Arc<Machine>>,
+    input: &JsonObject,
+    problems: &mut Problems,
+) -> Option<InstanceKey> {
+    let key = machine.as_deref().and_then(Machine::key)?;
+    let problem = match InstanceKey::find(input, key) {
+        Ok(Some(found)) => return Some(found),
+        Ok(None) if registration.bind_states.is_empty() => {
+            *machine = None;
+            return None;
+        }
+        Ok(None) => "its input has no such field".to_string(),
+        Err(problem) => problem,
+    };
+    problems.binding(key_missing(machine.as_deref(), &problem));
+    None
+}
+
+/// The fields toolgate adds to a tool's schemas: `domain`, `state`, the handle.
+struct Owned<'a> {
+    domain: Option<&'static str>,
+    machine: Option<&'a Machine>,
+    needs_flow: bool,
+    context: &'a Context<'a>,
+}
+
+impl Owned<'_> {
+    fn add_to_input(&self, schema: &mut JsonObject) -> Result<(), String> {
+        if let Some(domain) = self.domain {
+            field::add_to_input_schema(schema, domain)?;
+        }
+        if self.needs_flow {
+            flow_field::add_to_input_schema(schema, self.context.handle_argument)?;
+        }
+        Ok(())
+    }
+
+    fn add_to_output(&self, schema: &mut JsonObject) -> Result<(), String> {
+        field::add_to_output_schema(schema, self.domain)?;
+        if let Some(machine) = self.machine {
+            add_state_field(schema, machine)?;
+        }
+        if self.needs_flow {
+            flow_field::add_to_output_schema(schema, self.context.handle_argument)?;
+        }
+        Ok(())
+    }
+}
+
+/// The doc comment, then when the tool is callable (bound tools), then what it is not for.
+fn description(registration: &ActionRegistration, bound_machine: Option<&Machine>) -> String {
+    let mut description = registration.description.to_string();
+    if let Some(machine) = bound_machine {
+        description.push_str("\n\n");
+        description.push_str(&precondition(machine, registration.bind_states, registration.transition));
+    }
+    if let Some(not_for) = registration.not_for {
+        description.push_str(&format!("\n\nNot for: {}.", not_for.trim_end_matches('.')));
+    }
+    description
 }
 
 /// Declares the `state` field toolgate adds to every result of a machine's tool.
