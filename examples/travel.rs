@@ -12,8 +12,9 @@
 //! cargo run --example travel -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
 //! ```
 
-use chrono::{DateTime, Duration, FixedOffset};
+use chrono::Duration;
 use toolgate::prelude::*;
+use toolgate::types::DateTime;
 
 // One workflow, three machines: each domain has its own, so a quote in one domain does
 // not unlock booking in another.
@@ -34,8 +35,8 @@ struct TripSearch {
     origin: String,
     /// Arrival city, e.g. `Valencia`.
     destination: String,
-    /// Earliest departure, RFC 3339 with its UTC offset, e.g. `2026-12-04T08:00:00+01:00`.
-    departure: DateTime<FixedOffset>,
+    /// Earliest departure, with its UTC offset.
+    departure: DateTime,
     /// Number of travellers (persons), 1 to 9.
     passengers: u8,
 }
@@ -46,7 +47,7 @@ struct CarSearch {
     /// Where to pick the car up, e.g. `Valencia Airport`.
     pickup_location: String,
     /// Pick-up time, RFC 3339 with its UTC offset, e.g. `2026-12-04T10:00:00+01:00`.
-    pickup_at: DateTime<FixedOffset>,
+    pickup_at: DateTime,
     /// Rental length in days (1 to 30).
     days: u8,
     /// Number of travellers (persons) the car must seat, 1 to 9.
@@ -68,7 +69,7 @@ struct Offer {
     /// Who operates it.
     operator: String,
     /// When it leaves (or the car is ready), RFC 3339.
-    starts_at: DateTime<FixedOffset>,
+    starts_at: DateTime,
     /// Total price in minor units of `currency` for all passengers.
     price_minor: u64,
     /// ISO 4217 currency code.
@@ -106,20 +107,25 @@ fn check_passengers(passengers: u8) -> Result<(), ToolError> {
 }
 
 /// Deterministic fake offers: three departures, two hours apart, priced from the route.
-fn offers(prefix: &str, operators: [&str; 3], route: &str, starts: DateTime<FixedOffset>, persons: u8) -> Offers {
+fn offers(prefix: &str, operators: [&str; 3], route: &str, starts: DateTime, persons: u8) -> Result<Offers, ToolError> {
     let base: u64 = route.bytes().map(u64::from).sum::<u64>() % 40 * 100 + 1_500;
     let offers = operators
         .iter()
         .enumerate()
-        .map(|(i, operator)| Offer {
-            id: format!("{prefix}-{}-{i}", route.len()),
-            operator: operator.to_string(),
-            starts_at: starts + Duration::hours(2 * i as i64),
-            price_minor: (base + 250 * i as u64) * u64::from(persons),
-            currency: "EUR",
+        .map(|(i, operator)| {
+            let starts_at = DateTime::try_from(*starts.as_chrono() + Duration::hours(2 * i as i64)).map_err(|_| {
+                ToolError::invalid_argument("departure", "is too late: the offers would leave after the year 9999")
+            })?;
+            Ok(Offer {
+                id: format!("{prefix}-{}-{i}", route.len()),
+                operator: operator.to_string(),
+                starts_at,
+                price_minor: (base + 250 * i as u64) * u64::from(persons),
+                currency: "EUR",
+            })
         })
-        .collect();
-    Offers { offers }
+        .collect::<Result<_, ToolError>>()?;
+    Ok(Offers { offers })
 }
 
 fn book(prefix: &str, request: BookRequest) -> Result<Booking, ToolError> {
@@ -138,7 +144,7 @@ fn book(prefix: &str, request: BookRequest) -> Result<Booking, ToolError> {
 async fn search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
     check_passengers(input.passengers)?;
     let route = format!("{}>{}", input.origin, input.destination);
-    Ok(offers("BUS", ["ALSA", "FlixBus", "Avanza"], &route, input.departure, input.passengers))
+    offers("BUS", ["ALSA", "FlixBus", "Avanza"], &route, input.departure, input.passengers)
 }
 
 /// Book a bus offer found by bus_search.
@@ -153,7 +159,7 @@ async fn bus_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
 async fn flight_search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
     check_passengers(input.passengers)?;
     let route = format!("{}>{}", input.origin, input.destination);
-    Ok(offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers))
+    offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers)
 }
 
 /// Book a flight offer found by flight_search.
@@ -173,7 +179,7 @@ async fn car_rental_search(input: CarSearch, _ctx: Ctx) -> Result<Offers, ToolEr
         });
     }
     let place = format!("{}/{}d", input.pickup_location, input.days);
-    Ok(offers("CAR", ["Europcar", "Hertz", "Sixt"], &place, input.pickup_at, input.passengers))
+    offers("CAR", ["Europcar", "Hertz", "Sixt"], &place, input.pickup_at, input.passengers)
 }
 
 /// Book a rental car offer found by car_rental_search.

@@ -14,6 +14,7 @@ pub mod registry;
 mod schema;
 pub mod server;
 pub mod store;
+pub mod types;
 
 pub use action::{ActionInput, ActionOutput, Ctx, IsCtx, LogLevel, SourceLocation, State};
 pub use domain::DomainPolicy;
