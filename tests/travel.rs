@@ -127,7 +127,7 @@ async fn every_domain_tool_requires_its_domain(mut client: TestClient) {
             assert_eq!(schema["properties"]["domain"]["const"], domain, "{}", tool.name);
             assert!(schema["required"].as_array().unwrap().contains(&json!("domain")), "{}", tool.name);
             let output = tool.output_schema.as_ref().expect("output schema");
-            assert_eq!(output["properties"]["domain"]["const"], domain, "{}", tool.name);
+            assert_eq!(output["anyOf"][0]["properties"]["domain"]["const"], domain, "{}", tool.name);
         }
     }
 }

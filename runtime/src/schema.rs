@@ -1,5 +1,6 @@
-//! The fields toolgate owns in a tool's JSON Schemas (`domain`, `state`, the handle):
-//! added as properties, and refused in a user's type so the two never fight over one.
+//! What toolgate does to a tool's JSON Schemas: the fields it owns (`domain`, `state`,
+//! the handle), added as properties and refused in a user's type so the two never fight
+//! over one; an output schema that admits error results too; standard formats only.
 //!
 //! A leaf: the modules that own a field (`domain`, `flow`, `registry`) use it, and it uses
 //! none of them.
@@ -62,6 +63,71 @@ pub(crate) fn add_owned_property(
     Ok(())
 }
 
+/// The formats JSON Schema 2020-12 defines; schemars adds others (`uint64`, `double`, …)
+/// that validating clients warn about or reject.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Removes every `format` JSON Schema does not define, at any depth. (Their meaning
+/// stays in `minimum`/`maximum`, which schemars writes beside them.)
+pub(crate) fn keep_standard_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map.get("format").and_then(Value::as_str).is_some_and(|f| !STANDARD_FORMATS.contains(&f)) {
+                map.remove("format");
+            }
+            map.values_mut().for_each(keep_standard_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(keep_standard_formats),
+        _ => {}
+    }
+}
+
+/// Makes an output schema admit toolgate's error results too: clients (the TypeScript
+/// SDK, the Inspector) validate `structuredContent` against `outputSchema` even when
+/// `isError` is true. The success shape (its `properties` and `required`) becomes one
+/// branch of an `anyOf`, an error (a string `code` and `message`, anything else) the
+/// other; the root keeps `type: object` and the shared `$defs`. Keeping the branches
+/// apart means no success field can clash with an error's fields.
+pub(crate) fn admit_errors(schema: &mut JsonObject) {
+    let mut success = Map::new();
+    success.insert("type".into(), json!("object"));
+    for key in ["properties", "required", "additionalProperties"] {
+        if let Some(value) = schema.remove(key) {
+            success.insert(key.into(), value);
+        }
+    }
+    let error = json!({
+        "type": "object",
+        "description": "The call failed: a refusal or an error the model can act on.",
+        "properties": {
+            "code": { "type": "string", "description": "Why the call failed (a stable code such as FORBIDDEN)." },
+            "message": { "type": "string", "description": "What happened, and what to do." },
+        },
+        "required": ["code", "message"],
+    });
+    schema.insert("anyOf".into(), json!([Value::Object(success), error]));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +145,31 @@ mod tests {
         let names: Vec<&String> = s["properties"].as_object().unwrap().keys().collect();
         assert_eq!(names, ["domain", "id", "state", "flow"]);
         assert_eq!(s["required"], json!(["domain", "id", "state"]));
+    }
+
+    #[test]
+    fn only_standard_formats_stay() {
+        let mut s = json!({ "properties": {
+            "n": { "type": "integer", "format": "uint64", "minimum": 0 },
+            "at": { "type": "string", "format": "date-time" },
+            "list": { "items": { "type": "number", "format": "double" } },
+        }});
+        keep_standard_formats(&mut s);
+        assert_eq!(s["properties"]["n"], json!({ "type": "integer", "minimum": 0 }));
+        assert_eq!(s["properties"]["at"]["format"], "date-time");
+        assert!(s["properties"]["list"]["items"].get("format").is_none());
+    }
+
+    #[test]
+    fn an_output_schema_admits_its_success_and_an_error() {
+        let mut s =
+            schema(json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }));
+        admit_errors(&mut s);
+        assert!(s.get("required").is_none() && s.get("properties").is_none());
+        assert_eq!(s["type"], "object");
+        assert_eq!(s["anyOf"][0]["required"], json!(["id"]));
+        assert_eq!(s["anyOf"][0]["properties"]["id"]["type"], "string");
+        assert_eq!(s["anyOf"][1]["required"], json!(["code", "message"]));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::action::ActionRegistration;
 use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::flow::field as flow_field;
 use crate::fsm::{BindingError, Machine};
-use crate::schema::{Position, Presence, add_owned_property};
+use crate::schema::{Position, Presence, add_owned_property, admit_errors, keep_standard_formats};
 
 /// A tool ready to serve: what it is, its machine, and its MCP definitions.
 #[derive(Debug)]
@@ -83,6 +83,7 @@ impl ToolEntry {
         // The generated schemas have no property of that name: adding cannot fail.
         let _ = flow_field::add_to_input_schema(&mut input, handle_argument);
         let _ = flow_field::add_to_output_schema(&mut output, handle_argument);
+        admit_errors(&mut output);
         tool.input_schema = Arc::new(input);
         tool.output_schema = Some(Arc::new(output));
         Self {
@@ -133,7 +134,15 @@ impl ToolEntry {
         if !problems.found.is_empty() {
             return Err(problems.found);
         }
-        let (input, output) = (Arc::new(input.unwrap_or_default()), output.map(Arc::new));
+        let mut input = Value::Object(input.unwrap_or_default());
+        keep_standard_formats(&mut input);
+        let output = output.map(|mut schema| {
+            admit_errors(&mut schema);
+            let mut schema = Value::Object(schema);
+            keep_standard_formats(&mut schema);
+            Arc::new(object(schema))
+        });
+        let input = Arc::new(object(input));
         let define = |description: String| {
             let mut tool = Tool::new(registration.name, description, input.clone());
             tool.output_schema = output.clone();
@@ -342,5 +351,13 @@ fn either(names: &[&str]) -> String {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
         None => String::new(),
+    }
+}
+
+/// A JSON object (what `Value::Object` holds), from a value known to be one.
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
     }
 }
