@@ -101,6 +101,12 @@ async fn report(input: LedgerRef, State(ledgers): State<Ledgers>, ctx: Ctx) -> R
     Ok(Balance { balance: ledgers.balances.lock().unwrap().get(&input.id).copied().unwrap_or_default() })
 }
 
+/// Annotate a ledger; unknown fields are ignored (the action opts out of refusing them).
+#[action(domain = "ledger", allow_unknown_fields)]
+async fn annotate(input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
+    Ok(Balance { balance: input.id.len() as i64 })
+}
+
 /// Set when the slow closing handler has started, and when its future is dropped.
 static SLOW_CLOSE_STARTED: AtomicBool = AtomicBool::new(false);
 static SLOW_CLOSE_DROPPED: AtomicBool = AtomicBool::new(false);
@@ -221,4 +227,15 @@ async fn a_cancelled_call_is_dropped_and_commits_nothing() {
     let post = json!({ "domain": "ledger", "id": "L-5", "amount": 1 });
     assert_eq!(client.ok("ledger_post", post).await["state"], "open");
     assert_eq!(client.ok("ledger_close_slowly", slow).await["state"], "closed");
+}
+
+#[tokio::test]
+async fn unknown_fields_are_refused_unless_the_action_allows_them() {
+    let client = full_server().await;
+    let refused = client.refused("ledger_report", json!({ "domain": "ledger", "id": "L-1", "colour": "red" })).await;
+    assert_eq!(
+        (refused["code"].as_str(), refused["errors"][0]["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("/colour"))
+    );
+    client.ok("ledger_annotate", json!({ "domain": "ledger", "id": "L-1", "colour": "red" })).await;
 }

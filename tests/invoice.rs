@@ -36,7 +36,7 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     assert_eq!(missing["code"], "NOT_FOUND");
     let invalid = client.refused("invoice_submit", json!({ "domain": "invoice" })).await;
     assert_eq!(invalid["code"], "INVALID_ARGUMENT");
-    assert_eq!(invalid["errors"][0]["field"], "id");
+    assert_eq!(invalid["errors"][0]["field"], "/id");
     assert_eq!(client.ok("invoice_view", inv("INV-7")).await["state"], "draft");
 
     // submit → review: the list changes and the client is told.

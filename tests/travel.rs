@@ -98,7 +98,7 @@ async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient) {
     let missing = client.refused("bus_search", missing).await;
     assert_eq!(
         (missing["code"].as_str(), missing["errors"][0]["field"].as_str()),
-        (Some("INVALID_ARGUMENT"), Some("domain"))
+        (Some("INVALID_ARGUMENT"), Some("/domain"))
     );
 
     // Switching to car_rental and back keeps bus's machine where it was (quoted).
@@ -137,7 +137,7 @@ async fn bad_switches_are_invalid_arguments(client: TestClient) {
     assert_eq!(refused["code"], "INVALID_ARGUMENT");
     let fields: Vec<&str> =
         refused["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
-    assert_eq!(fields, ["domain", "reason"]);
+    assert_eq!(fields, ["/domain", "/reason"]);
     assert_eq!(refused["errors"][0]["expected"], "one of: bus, car_rental, flight");
     assert_eq!(client.tool_names().await, ["switch_domain"], "a refused switch selects nothing");
 }
@@ -187,7 +187,7 @@ async fn a_departure_outside_rfc3339_is_refused_before_the_handler() {
         search["departure"] = departure.into();
         let refused = client.refused("bus_search", search).await;
         assert_eq!(refused["code"], "INVALID_ARGUMENT", "{refused}");
-        assert_eq!(refused["errors"][0]["field"], "departure", "{refused}");
+        assert_eq!(refused["errors"][0]["field"], "/departure", "{refused}");
         assert!(refused["errors"][0]["problem"].as_str().unwrap().contains(problem), "{refused}");
     }
     // The latest departure the type accepts: its offers would leave after 9999, which RFC
@@ -196,4 +196,30 @@ async fn a_departure_outside_rfc3339_is_refused_before_the_handler() {
     search["departure"] = "9999-12-31T23:00:00Z".into();
     let refused = client.refused("bus_search", search).await;
     assert!(refused["errors"][0]["problem"].as_str().unwrap().contains("after the year 9999"), "{refused}");
+}
+
+/// Every bad argument is reported at once, each by its JSON pointer with what to send
+/// instead; a field the tool does not take is refused; the corrected call succeeds.
+#[tokio::test]
+async fn every_bad_argument_is_reported_at_once() {
+    let client = TestClient::stdio_example("travel").await;
+    client.ok("switch_domain", switch("bus")).await;
+    let mut search = bus_search("bus");
+    search["departure"] = "2026-12-01 10:00".into();
+    search["passengers"] = "two".into();
+    search["seat"] = "window".into();
+    let refused = client.refused("bus_search", search).await;
+    assert_eq!(refused["code"], "INVALID_ARGUMENT");
+    let errors = refused["errors"].as_array().unwrap();
+    let by_field =
+        |field: &str| errors.iter().find(|e| e["field"] == field).unwrap_or_else(|| panic!("{field}: {refused}"));
+    assert_eq!(errors.len(), 3, "{refused}");
+    let departure = by_field("/departure");
+    assert!(departure["problem"].as_str().unwrap().contains("with a space"), "{departure}");
+    assert_eq!(departure["example"], "2026-12-04T08:00:00+01:00");
+    assert_eq!(departure["got"], "2026-12-01 10:00");
+    assert!(by_field("/passengers")["problem"].as_str().unwrap().contains("wrong type"), "{refused}");
+    assert_eq!(by_field("/seat")["problem"], "is not a parameter of this tool");
+    // Corrected, it goes through.
+    assert_eq!(client.ok("bus_search", bus_search("bus")).await["state"], "quoted");
 }

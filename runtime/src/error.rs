@@ -210,7 +210,7 @@ impl From<Failure> for ToolError {
 /// One offending field of an [`ToolError::InvalidArgument`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FieldError {
-    /// The field's path in the arguments (`id`, `items[2].amount`).
+    /// The field, as a JSON pointer into the arguments (`/id`, `/items/2/amount`).
     pub field: String,
     /// What is wrong with it.
     pub problem: String,

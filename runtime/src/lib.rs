@@ -5,6 +5,7 @@
 //! together with the `#[action]` and `machine!` macros.
 
 mod action;
+mod arguments;
 mod domain;
 pub mod error;
 pub mod flow;

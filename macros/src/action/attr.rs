@@ -15,6 +15,7 @@ const KEYS: &[&str] = &[
     "machine",
     "name",
     "timeout",
+    "allow_unknown_fields",
     "startup_checked",
 ];
 
@@ -57,6 +58,7 @@ pub(crate) struct ActionAttrs {
     pub(crate) global: Attr<Span>,
     pub(crate) not_for: Attr<LitStr>,
     pub(crate) timeout: Attr<LitStr>,
+    pub(crate) allow_unknown_fields: Attr<Span>,
     /// Keys that were written but failed to parse (already reported).
     pub(crate) failed: Vec<String>,
 }
@@ -95,6 +97,7 @@ impl ActionAttrs {
             "global" => self.global.set(meta, flag(meta)?),
             "not_for" => self.not_for.set(meta, meta.value()?.parse()?),
             "timeout" => self.timeout.set(meta, meta.value()?.parse()?),
+            "allow_unknown_fields" => self.allow_unknown_fields.set(meta, flag(meta)?),
             "bind_state" => {
                 let value = meta.value()?;
                 let states = if value.peek(syn::token::Bracket) {

@@ -30,6 +30,7 @@ fn registration(action: &Action) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let handler = handler(action);
+    let allow_unknown_fields = action.allow_unknown_fields;
     let states = action.params.states.iter().map(|(_, inner)| {
         quote_spanned! {inner.span()=>
             ::toolgate::__private::StateRequirement {
@@ -50,6 +51,7 @@ fn registration(action: &Action) -> TokenStream {
                 compact: #compact,
                 not_for: #not_for,
                 timeout_ms: #timeout_ms,
+                allow_unknown_fields: #allow_unknown_fields,
                 states: &[#(#states),*],
                 handler: #handler,
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },

@@ -28,6 +28,7 @@ pub(crate) struct Action<'a> {
     pub(crate) startup_checked: bool,
     /// The handler's deadline, in milliseconds, when the action sets one.
     pub(crate) timeout_ms: Option<u64>,
+    pub(crate) allow_unknown_fields: bool,
 }
 
 pub(crate) fn validate<'a>(
@@ -65,6 +66,7 @@ pub(crate) fn validate<'a>(
         params,
         startup_checked: attrs.startup_checked.get().is_some(),
         timeout_ms,
+        allow_unknown_fields: attrs.allow_unknown_fields.get().is_some(),
     })
 }
 

@@ -108,21 +108,29 @@ fn empty_object_schema() -> Schema {
     schemars::json_schema!({ "type": "object", "properties": {} })
 }
 
-/// Deserializes arguments, naming the offending field's path on failure.
+/// Deserializes arguments, naming the offending field by its JSON pointer on failure.
 fn deserialize_input<I: DeserializeOwned>(arguments: Map<String, Value>) -> Result<I, ToolError> {
     serde_path_to_error::deserialize(Value::Object(arguments)).map_err(|error| {
-        let path = error.path().to_string();
+        let mut pointer: String = error
+            .path()
+            .iter()
+            .filter_map(|segment| match segment {
+                serde_path_to_error::Segment::Seq { index } => Some(format!("/{index}")),
+                serde_path_to_error::Segment::Map { key } | serde_path_to_error::Segment::Enum { variant: key } => {
+                    Some(format!("/{}", key.replace('~', "~0").replace('/', "~1")))
+                }
+                serde_path_to_error::Segment::Unknown => None,
+            })
+            .collect();
         let problem = error.into_inner().to_string();
         // serde reports a missing field at its parent; name the field itself.
         let missing = problem.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
-        let field = match (path.as_str(), missing) {
-            (".", Some(name)) => name.to_string(),
-            (_, Some(name)) => format!("{path}.{name}"),
-            (".", None) => "(arguments)".to_string(),
-            _ => path,
-        };
+        if let Some(name) = missing {
+            pointer.push('/');
+            pointer.push_str(name);
+        }
         let problem = if missing.is_some() { "is required".to_string() } else { problem };
-        ToolError::InvalidArgument { errors: vec![FieldError::new(field, problem)] }
+        ToolError::InvalidArgument { errors: vec![FieldError::new(pointer, problem)] }
     })
 }
 

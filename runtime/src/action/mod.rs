@@ -54,6 +54,9 @@ pub struct ActionRegistration {
     /// The handler's deadline in milliseconds (`timeout = "30s"`); the server's default
     /// when `None`.
     pub timeout_ms: Option<u64>,
+    /// `allow_unknown_fields`: arguments the input type does not have are ignored rather
+    /// than refused.
+    pub allow_unknown_fields: bool,
     /// The application states the handler asks for (`State<T>` parameters).
     pub states: &'static [StateRequirement],
     /// The handler.

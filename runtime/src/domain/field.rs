@@ -57,8 +57,11 @@ pub(crate) fn add_to_output_schema(schema: &mut JsonObject, domain: Option<&str>
 pub(crate) fn take_declared(arguments: &mut Map<String, Value>, tool_domain: &str) -> Result<String, ToolError> {
     let problem = match arguments.remove(DOMAIN_FIELD) {
         Some(Value::String(declared)) => return Ok(declared),
-        None => FieldError::new(DOMAIN_FIELD, "is required: every call states the intent domain it belongs to"),
-        Some(other) => FieldError::new(DOMAIN_FIELD, "must be a string").got(other),
+        None => FieldError::new(
+            format!("/{DOMAIN_FIELD}"),
+            "is required: every call states the intent domain it belongs to",
+        ),
+        Some(other) => FieldError::new(format!("/{DOMAIN_FIELD}"), "must be a string").got(other),
     };
     Err(ToolError::InvalidArgument {
         errors: vec![problem.expected(format!("the string \"{tool_domain}\"")).example(tool_domain)],

@@ -58,7 +58,7 @@ impl IntentLock {
             Some(Value::String(d)) if self.domains.contains_key(d) => Some(d.clone()),
             other => {
                 let problem = if other.is_none() { "is required" } else { "is not a domain of this server" };
-                let error = FieldError::new("domain", problem)
+                let error = FieldError::new("/domain", problem)
                     .expected(format!("one of: {}", names.join(", ")))
                     .example(names.first().copied().unwrap_or_default());
                 errors.push(match other {
@@ -72,7 +72,7 @@ impl IntentLock {
             Some(Value::String(r)) if !r.trim().is_empty() => Some(r.clone()),
             _ => {
                 errors.push(
-                    FieldError::new("reason", "is required: say what the user asked for that changed the intent")
+                    FieldError::new("/reason", "is required: say what the user asked for that changed the intent")
                         .example("the user now wants a rental car instead of a bus"),
                 );
                 None

@@ -34,7 +34,7 @@ pub(crate) fn take(arguments: &mut Map<String, Value>, argument: &str) -> Result
         Some(Value::String(handle)) => Ok(Some(handle)),
         Some(_) => Err(ToolError::InvalidArgument {
             errors: vec![
-                FieldError::new(argument, "must be a string: the handle a previous result returned")
+                FieldError::new(format!("/{argument}"), "must be a string: the handle a previous result returned")
                     .expected("the exact string of the latest result's handle"),
             ],
         }),

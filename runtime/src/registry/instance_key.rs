@@ -49,7 +49,7 @@ impl InstanceKey {
             (Some(Value::String(_)), false) => "is too long for an id",
             _ => "has the wrong type",
         };
-        let mut error = FieldError::new(field, problem).expected(expected);
+        let mut error = FieldError::new(format!("/{field}"), problem).expected(expected);
         if let Some(got) = arguments.get(field) {
             error = error.got(truncated(got));
         }

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::StartupProblem;
 use super::instance_key::InstanceKey;
 use crate::action::ActionRegistration;
+use crate::arguments::ArgumentCheck;
 use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::flow::field as flow_field;
 use crate::fsm::{BindingError, Machine};
@@ -34,6 +35,9 @@ pub(crate) struct ToolEntry {
     /// Whether the call runs in a flow (a conversation machine, or the active domain):
     /// its schemas then carry the optional handle argument.
     pub(crate) needs_flow: bool,
+    /// The input schema, compiled: every call's arguments are checked against it first.
+    /// (`switch_domain` checks its own.)
+    pub(crate) arguments: Option<ArgumentCheck>,
     /// Tools whose success leads to a state where this one is allowed.
     pub(crate) unlocked_by: Vec<String>,
 }
@@ -95,6 +99,7 @@ impl ToolEntry {
             compact: None,
             instance: None,
             needs_flow: true,
+            arguments: None,
             unlocked_by: Vec::new(),
         }
     }
@@ -136,6 +141,24 @@ impl ToolEntry {
         }
         let mut input = Value::Object(input.unwrap_or_default());
         keep_standard_formats(&mut input);
+        if !registration.allow_unknown_fields {
+            // Refuse arguments the tool does not take (a typo the handler would ignore).
+            // `unevaluated` rather than `additional`: it also sees flattened fields.
+            input["unevaluatedProperties"] = Value::Bool(false);
+        }
+        // The declared `domain` is the intent lock's to judge (DOMAIN_MISMATCH, with its
+        // hint), so the check only asks that it be a string.
+        let mut checked = input.clone();
+        if let Some(domain) = checked.pointer_mut("/properties/domain") {
+            *domain = serde_json::json!({ "type": "string" });
+        }
+        let arguments = match ArgumentCheck::new(checked) {
+            Ok(check) => check,
+            Err(problem) => {
+                let (tool, location) = (registration.name.to_string(), registration.location);
+                return Err(vec![StartupProblem::Schema { tool, problem, location }]);
+            }
+        };
         let output = output.map(|mut schema| {
             admit_errors(&mut schema);
             let mut schema = Value::Object(schema);
@@ -157,6 +180,7 @@ impl ToolEntry {
             machine,
             instance,
             needs_flow,
+            arguments: Some(arguments),
             unlocked_by: Vec::new(),
         })
     }

@@ -72,7 +72,13 @@ impl Shared {
         client: CallClient,
         mut arguments: Map<String, Value>,
     ) -> Reply {
-        let flow = if tool.needs_flow { self.flows.identify(origin, &mut arguments).map(Some) } else { Ok(None) };
+        // The arguments first, against the tool's schema: every bad field at once.
+        let checked = tool.arguments.as_ref().map_or(Ok(()), |check| check.check(&arguments));
+        let flow = match checked {
+            Err(error) => Err(error),
+            Ok(()) if tool.needs_flow => self.flows.identify(origin, &mut arguments).map(Some),
+            Ok(()) => Ok(None),
+        };
         let outcome = match (&flow, tool.kind) {
             (Err(error), _) => Err(error.clone()),
             (Ok(flow), ToolKind::Action(registration)) => {

@@ -4,4 +4,10 @@
 
 mod date_time;
 
-pub use date_time::{DateTime, DateTimeError};
+pub use date_time::{DATE_TIME_PATTERN, DateTime, DateTimeError};
+
+/// The pattern DateTime's schema carries (for tests that build schemas by hand).
+#[cfg(test)]
+pub(crate) fn date_time_pattern() -> &'static str {
+    DATE_TIME_PATTERN
+}

@@ -1,0 +1,211 @@
+//! A call's arguments checked against the tool's input schema before anything else runs:
+//! every bad field at once, each with a JSON pointer, what is wrong, what is expected, an
+//! example, and what was received (shortened, and never for a secret-looking field).
+
+use std::sync::Arc;
+
+use jsonschema::error::ValidationErrorKind;
+use serde_json::{Map, Value};
+
+use crate::error::{FieldError, ToolError};
+use crate::types::DateTime;
+
+/// The longest `got` string shown back.
+const GOT_CHARS: usize = 64;
+
+/// Field names whose values are never echoed.
+const SECRET_WORDS: &[&str] =
+    &["password", "passwd", "secret", "token", "apikey", "api_key", "key", "card", "cvv", "cvc", "pin", "iban", "ssn"];
+
+/// A tool's input schema, compiled once at start-up.
+#[derive(Clone)]
+pub(crate) struct ArgumentCheck {
+    validator: Arc<jsonschema::Validator>,
+    schema: Arc<Value>,
+}
+
+impl std::fmt::Debug for ArgumentCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ArgumentCheck")
+    }
+}
+
+impl ArgumentCheck {
+    /// Compiles `schema` (draft 2020-12); a schema that does not compile is a start-up
+    /// problem, described.
+    pub(crate) fn new(schema: Value) -> Result<Self, String> {
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .should_validate_formats(true)
+            .build(&schema)
+            .map_err(|error| format!("its input schema does not compile: {error}"))?;
+        Ok(Self { validator: Arc::new(validator), schema: Arc::new(schema) })
+    }
+
+    /// Every problem with `arguments`, or none.
+    pub(crate) fn check(&self, arguments: &Map<String, Value>) -> Result<(), ToolError> {
+        let instance = Value::Object(arguments.clone());
+        let mut errors: Vec<FieldError> = Vec::new();
+        for error in self.validator.iter_errors(&instance) {
+            let at = error.instance_path().as_str().to_string();
+            let fields: Vec<(String, String)> = match error.kind() {
+                ValidationErrorKind::Required { property } => {
+                    let name = property.as_str().unwrap_or_default();
+                    vec![(format!("{at}/{}", escape(name)), "is required".to_string())]
+                }
+                ValidationErrorKind::AdditionalProperties { unexpected }
+                | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected
+                    .iter()
+                    .map(|name| (format!("{at}/{}", escape(name)), "is not a parameter of this tool".to_string()))
+                    .collect(),
+                _ => vec![(at.clone(), self.problem(&error, &at))],
+            };
+            for (field, problem) in fields {
+                if errors.iter().any(|e| e.field == field) {
+                    continue; // one entry per field: its first problem says enough
+                }
+                let mut entry = FieldError::new(field.clone(), problem);
+                if let Some(property) = self.property_schema(&field) {
+                    if let Some(expected) = property.get("description").and_then(Value::as_str) {
+                        entry = entry.expected(expected);
+                    }
+                    if let Some(example) = property.get("examples").and_then(|e| e.get(0)) {
+                        entry = entry.example(example.clone());
+                    }
+                }
+                if let Some(got) = instance.pointer(&field).filter(|_| !is_secret(&field)) {
+                    entry = entry.got(shortened(got));
+                }
+                errors.push(entry);
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(ToolError::InvalidArgument { errors }) }
+    }
+
+    /// What is wrong, said for the model: a date-time's own diagnosis, else the validator's.
+    fn problem(&self, error: &jsonschema::ValidationError<'_>, at: &str) -> String {
+        let is_date_time =
+            self.property_schema(at).and_then(|p| p.get("format")).and_then(Value::as_str) == Some("date-time");
+        if let (true, Value::String(text)) = (is_date_time, error.instance().as_ref())
+            && let Err(problem) = DateTime::parse(text)
+        {
+            return problem.to_string();
+        }
+        match error.kind() {
+            ValidationErrorKind::Type { .. } => format!("has the wrong type: {}", strip_instance(&error.to_string())),
+            _ => strip_instance(&error.to_string()),
+        }
+    }
+
+    /// The schema of the top-level property `field` (`/departure`) names, `$ref` followed.
+    fn property_schema(&self, field: &str) -> Option<&Value> {
+        let name = field.strip_prefix('/')?.split('/').next()?;
+        let property = self.schema.get("properties")?.get(unescape(name).as_str())?;
+        match property.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
+            Some(definition) => self.schema.get("$defs")?.get(definition),
+            None => Some(property),
+        }
+    }
+}
+
+/// The validator's message without the offending value it starts with (`got` has it).
+fn strip_instance(message: &str) -> String {
+    message.split_once(" is ").map_or_else(|| message.to_string(), |(_, rest)| format!("is {rest}"))
+}
+
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+fn unescape(name: &str) -> String {
+    name.replace("~1", "/").replace("~0", "~")
+}
+
+fn is_secret(field: &str) -> bool {
+    field.split('/').any(|segment| {
+        let segment = segment.to_ascii_lowercase();
+        SECRET_WORDS.iter().any(|word| segment == *word || segment.contains(word) && word.len() > 3)
+    })
+}
+
+fn shortened(value: &Value) -> Value {
+    match value {
+        Value::String(s) if s.chars().count() > GOT_CHARS => {
+            Value::String(format!("{}…", s.chars().take(GOT_CHARS).collect::<String>()))
+        }
+        Value::Array(items) => Value::String(format!("(an array of {} items)", items.len())),
+        Value::Object(_) => Value::String("(an object)".into()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check() -> ArgumentCheck {
+        ArgumentCheck::new(json!({
+            "type": "object",
+            "properties": {
+                "departure": { "$ref": "#/$defs/DateTime" },
+                "passengers": { "type": "integer", "minimum": 1, "maximum": 9, "description": "Travellers, 1 to 9." },
+                "card_number": { "type": "string", "pattern": "^[0-9]{16}$" },
+            },
+            "required": ["departure", "passengers"],
+            "unevaluatedProperties": false,
+            "$defs": { "DateTime": {
+                "type": "string", "format": "date-time", "pattern": crate::types::date_time_pattern(),
+                "description": "RFC 3339 with offset", "examples": ["2026-12-04T08:00:00+01:00"],
+            }},
+        }))
+        .unwrap()
+    }
+
+    fn args(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn every_bad_field_is_listed_once_with_what_to_do() {
+        let error = check()
+            .check(&args(
+                json!({ "departure": "2026-12-01 10:00", "passengers": "two", "seats": 3, "card_number": "4111" }),
+            ))
+            .unwrap_err()
+            .to_structured();
+        let errors = error["errors"].as_array().unwrap();
+        let fields: Vec<&str> = errors.iter().map(|e| e["field"].as_str().unwrap()).collect();
+        assert_eq!(fields.len(), 4, "{error}");
+        for field in ["/departure", "/passengers", "/seats", "/card_number"] {
+            assert!(fields.contains(&field), "{field} missing: {error}");
+        }
+        let departure = errors.iter().find(|e| e["field"] == "/departure").unwrap();
+        assert!(departure["problem"].as_str().unwrap().contains("write `T`"), "{departure}");
+        assert_eq!(departure["example"], "2026-12-04T08:00:00+01:00");
+        assert_eq!(departure["got"], "2026-12-01 10:00");
+        let passengers = errors.iter().find(|e| e["field"] == "/passengers").unwrap();
+        assert!(passengers["problem"].as_str().unwrap().contains("wrong type"), "{passengers}");
+        assert_eq!(passengers["expected"], "Travellers, 1 to 9.");
+        let card = errors.iter().find(|e| e["field"] == "/card_number").unwrap();
+        assert!(card.get("got").is_none(), "a secret-looking field was echoed: {card}");
+        let unknown = errors.iter().find(|e| e["field"] == "/seats").unwrap();
+        assert_eq!(unknown["problem"], "is not a parameter of this tool");
+    }
+
+    #[test]
+    fn missing_fields_are_named_and_long_values_shortened() {
+        let error = check().check(&args(json!({ "departure": "x".repeat(500) }))).unwrap_err().to_structured();
+        let errors = error["errors"].as_array().unwrap();
+        assert!(errors.iter().any(|e| e["field"] == "/passengers" && e["problem"] == "is required"), "{error}");
+        let got = errors.iter().find(|e| e["field"] == "/departure").unwrap()["got"].as_str().unwrap().to_string();
+        assert_eq!(got.chars().count(), GOT_CHARS + 1, "{got}");
+    }
+
+    #[test]
+    fn good_arguments_pass() {
+        let good = args(json!({ "departure": "2026-12-04T08:00:00+01:00", "passengers": 2 }));
+        assert_eq!(check().check(&good), Ok(()));
+    }
+}
