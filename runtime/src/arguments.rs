@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use jsonschema::error::ValidationErrorKind;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{FieldError, ToolError};
 use crate::types::DateTime;
@@ -42,11 +42,13 @@ impl ArgumentCheck {
         Ok(Self { validator: Arc::new(validator), schema: Arc::new(schema) })
     }
 
-    /// Every problem with `arguments`, or none.
-    pub(crate) fn check(&self, arguments: &Map<String, Value>) -> Result<(), ToolError> {
-        let instance = Value::Object(arguments.clone());
+    /// Every problem with `arguments` (a JSON object), or none.
+    pub(crate) fn check(&self, instance: &Value) -> Result<(), ToolError> {
+        if self.validator.is_valid(instance) {
+            return Ok(());
+        }
         let mut errors: Vec<FieldError> = Vec::new();
-        for error in self.validator.iter_errors(&instance) {
+        for error in self.validator.iter_errors(instance) {
             let at = error.instance_path().as_str().to_string();
             let fields: Vec<(String, String)> = match error.kind() {
                 ValidationErrorKind::Required { property } => {
@@ -163,8 +165,8 @@ mod tests {
         .unwrap()
     }
 
-    fn args(value: Value) -> Map<String, Value> {
-        value.as_object().cloned().unwrap()
+    fn args(value: Value) -> Value {
+        value
     }
 
     #[test]

@@ -70,10 +70,15 @@ impl Shared {
         origin: &Origin,
         focus: Option<&Focus>,
         client: CallClient,
-        mut arguments: Map<String, Value>,
+        arguments: Map<String, Value>,
     ) -> Reply {
         // The arguments first, against the tool's schema: every bad field at once.
+        let arguments = Value::Object(arguments);
         let checked = tool.arguments.as_ref().map_or(Ok(()), |check| check.check(&arguments));
+        let mut arguments = match arguments {
+            Value::Object(arguments) => arguments,
+            _ => Map::new(),
+        };
         let flow = match checked {
             Err(error) => Err(error),
             Ok(()) if tool.needs_flow => self.flows.identify(origin, &mut arguments).map(Some),
