@@ -130,7 +130,8 @@ fn is_secret(field: &str) -> bool {
     })
 }
 
-fn shortened(value: &Value) -> Value {
+/// A received value as an error shows it: long strings cut, containers summarized.
+pub(crate) fn shortened(value: &Value) -> Value {
     match value {
         Value::String(s) if s.chars().count() > GOT_CHARS => {
             Value::String(format!("{}…", s.chars().take(GOT_CHARS).collect::<String>()))

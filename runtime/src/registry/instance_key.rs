@@ -4,6 +4,7 @@
 use rmcp::model::JsonObject;
 use serde_json::{Map, Value};
 
+use crate::arguments::shortened;
 use crate::error::{FieldError, ToolError};
 
 /// The longest instance key accepted, in bytes: ids, not documents.
@@ -51,7 +52,7 @@ impl InstanceKey {
         };
         let mut error = FieldError::new(format!("/{field}"), problem).expected(expected);
         if let Some(got) = arguments.get(field) {
-            error = error.got(truncated(got));
+            error = error.got(shortened(got));
         }
         Err(ToolError::InvalidArgument { errors: vec![error] })
     }
@@ -71,14 +72,6 @@ fn describe(property: &Value) -> String {
     match property.get("type") {
         Some(kind) => format!("of type {kind}, not a string or an integer"),
         None => "not a plain string or integer".to_string(),
-    }
-}
-
-fn truncated(value: &Value) -> Value {
-    match value {
-        Value::String(s) if s.len() > 64 => Value::String(format!("{}…", &s[..s.floor_char_boundary(64)])),
-        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => value.clone(),
-        _ => Value::String("(an object or array)".into()),
     }
 }
 
