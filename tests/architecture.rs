@@ -60,3 +60,18 @@ fn runtime_modules_import_each_other_without_cycles() {
         visit(node, &graph, &mut Vec::new(), &mut done);
     }
 }
+
+/// The README's table of error codes lists exactly the codes toolgate produces.
+#[test]
+fn the_readme_lists_every_error_code() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let table = readme.split("### Error codes").nth(1).expect("the README has an error-code table");
+    let listed: Vec<&str> = table
+        .lines()
+        .skip_while(|line| !line.starts_with("| code"))
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .filter_map(|line| line.split('`').nth(1))
+        .collect();
+    assert_eq!(listed, toolgate::ToolError::RESERVED_CODES);
+}

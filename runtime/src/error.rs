@@ -183,6 +183,10 @@ impl Failure {
     /// A failure with an application-defined `code` (SCREAMING_SNAKE_CASE by convention)
     /// and no details yet; `?` or `.into()` turns it into a [`ToolError`].
     ///
+    /// A code toolgate reserves ([`ToolError::RESERVED_CODES`]) would tell the model
+    /// something toolgate did not say (that the gate refused, that nothing was
+    /// committed), so it is served as `APP_<CODE>` instead, and the server logs a warning.
+    ///
     /// ```
     /// use toolgate_runtime::{Failure, ToolError};
     /// let error: ToolError = Failure::new("PAYMENT_DECLINED", "the card was declined")
@@ -191,7 +195,12 @@ impl Failure {
     /// assert_eq!(error.to_structured()["retry_with"], "another card");
     /// ```
     pub fn new(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
-        Self { code: code.into(), message: message.into(), details: Map::new() }
+        let mut code = code.into();
+        if ToolError::RESERVED_CODES.contains(&code.as_ref()) {
+            tracing::warn!(%code, "a handler used a code toolgate reserves; it is served as APP_{code}");
+            code = format!("APP_{code}").into();
+        }
+        Self { code, message: message.into(), details: Map::new() }
     }
 
     /// Adds a field to the failure's `structuredContent` (`code` and `message` stay).
@@ -293,6 +302,23 @@ impl ToolError {
     pub fn failed(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         Failure::new(code, message).into()
     }
+
+    /// Every code toolgate itself produces. A handler's own code (a [`Failure`]) never
+    /// equals one of them: see [`Failure::new`].
+    pub const RESERVED_CODES: &'static [&'static str] = &[
+        "FORBIDDEN",
+        "DOMAIN_NOT_SELECTED",
+        "DOMAIN_MISMATCH",
+        "INVALID_ARGUMENT",
+        "NOT_FOUND",
+        "INVALID_HANDLE",
+        "HANDLE_EXPIRED",
+        "FLOW_BUSY",
+        "TIMEOUT",
+        "CANCELLED",
+        "STORE_UNAVAILABLE",
+        "INTERNAL",
+    ];
 
     /// The stable code the model sees in `structuredContent.code`.
     pub fn code(&self) -> &str {
@@ -405,6 +431,49 @@ mod tests {
         assert_eq!(id.len(), 12);
         assert!(value["message"].as_str().unwrap().contains(id));
         assert!(!value.to_string().contains("5432"), "{value}");
+    }
+
+    #[test]
+    fn a_handler_cannot_claim_a_reserved_code() {
+        assert_eq!(ToolError::failed("FORBIDDEN", "no").code(), "APP_FORBIDDEN");
+        assert_eq!(ToolError::failed("PAYMENT_DECLINED", "no").code(), "PAYMENT_DECLINED");
+    }
+
+    #[test]
+    fn every_code_toolgate_produces_is_reserved() {
+        let produced = [
+            ToolError::Forbidden(Box::new(Forbidden {
+                tool: String::new(),
+                machine: String::new(),
+                instance: None,
+                current_state: String::new(),
+                allowed_tools: vec![],
+                unlocked_by: vec![],
+            })),
+            ToolError::DomainNotSelected(Box::new(DomainNotSelected {
+                tool: String::new(),
+                tool_domain: String::new(),
+                hint: String::new(),
+            })),
+            ToolError::DomainMismatch(Box::new(DomainMismatch {
+                tool: String::new(),
+                active_domain: None,
+                tool_domain: String::new(),
+                declared_domain: String::new(),
+                hint: String::new(),
+            })),
+            ToolError::invalid_argument("/x", "bad"),
+            ToolError::not_found("gone"),
+            ToolError::InvalidHandle { message: String::new(), hint: "".into() },
+            ToolError::HandleExpired { message: String::new(), hint: "".into() },
+            ToolError::FlowBusy { what: "flow", retry_after_ms: 1 },
+            ToolError::Timeout { timeout_ms: 1 },
+            ToolError::Cancelled,
+            ToolError::store_unavailable("down", 1),
+            ToolError::internal("bug"),
+        ];
+        let codes: Vec<&str> = produced.iter().map(ToolError::code).collect();
+        assert_eq!(codes, ToolError::RESERVED_CODES);
     }
 
     #[test]
