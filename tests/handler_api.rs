@@ -101,6 +101,12 @@ async fn report(input: LedgerRef, State(ledgers): State<Ledgers>, ctx: Ctx) -> R
     Ok(Balance { balance: ledgers.balances.lock().unwrap().get(&input.id).copied().unwrap_or_default() })
 }
 
+/// Audit one ledger: at most 2 calls a second per ledger.
+#[action(domain = "ledger", rate_limit = "2/second")]
+async fn inspect(input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
+    Ok(Balance { balance: input.id.len() as i64 })
+}
+
 /// Annotate a ledger; unknown fields are ignored (the action opts out of refusing them).
 #[action(domain = "ledger", allow_unknown_fields)]
 async fn annotate(input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
@@ -238,4 +244,25 @@ async fn unknown_fields_are_refused_unless_the_action_allows_them() {
         (Some("INVALID_ARGUMENT"), Some("/colour"))
     );
     client.ok("ledger_annotate", json!({ "domain": "ledger", "id": "L-1", "colour": "red" })).await;
+}
+
+#[tokio::test]
+async fn a_declared_rate_limit_refuses_then_admits_after_the_wait() {
+    let client = full_server().await;
+    let ledger = |id: &str| json!({ "domain": "ledger", "id": id });
+    let tools = client.service.peer().list_all_tools().await.unwrap();
+    let inspect = tools.iter().find(|t| t.name == "ledger_inspect").unwrap();
+    let description = inspect.description.as_deref().unwrap();
+    assert!(description.contains("At most 2 calls a second per `id`"), "{description}");
+
+    client.ok("ledger_inspect", ledger("L-7")).await;
+    client.ok("ledger_inspect", ledger("L-7")).await;
+    let limited = client.refused("ledger_inspect", ledger("L-7")).await;
+    assert_eq!((limited["code"].as_str(), limited["limit"].as_str()), (Some("RATE_LIMITED"), Some("2/second")));
+    let wait = limited["retry_after_ms"].as_u64().unwrap();
+    assert!(wait > 0 && wait <= 1000, "{limited}");
+    // Per ledger: another one is not held up.
+    client.ok("ledger_inspect", ledger("L-8")).await;
+    tokio::time::sleep(Duration::from_millis(wait + 20)).await;
+    client.ok("ledger_inspect", ledger("L-7")).await;
 }

@@ -62,6 +62,14 @@ pub enum ToolError {
         /// When retrying makes sense.
         retry_after_ms: u64,
     },
+    /// The tool's declared rate limit is reached; the handler did not run.
+    #[error("`{limit}` reached: wait {retry_after_ms} ms, then call again")]
+    RateLimited {
+        /// The limit, as declared (`30/minute`).
+        limit: String,
+        /// When a call will be admitted again.
+        retry_after_ms: u64,
+    },
     /// The handler ran past its deadline; its work was dropped and nothing was committed.
     #[error("the call took longer than its {timeout_ms} ms deadline and was stopped; nothing was committed")]
     Timeout {
@@ -314,6 +322,7 @@ impl ToolError {
         "INVALID_HANDLE",
         "HANDLE_EXPIRED",
         "FLOW_BUSY",
+        "RATE_LIMITED",
         "TIMEOUT",
         "CANCELLED",
         "STORE_UNAVAILABLE",
@@ -331,6 +340,7 @@ impl ToolError {
             Self::InvalidHandle { .. } => "INVALID_HANDLE",
             Self::HandleExpired { .. } => "HANDLE_EXPIRED",
             Self::FlowBusy { .. } => "FLOW_BUSY",
+            Self::RateLimited { .. } => "RATE_LIMITED",
             Self::Timeout { .. } => "TIMEOUT",
             Self::Cancelled => "CANCELLED",
             Self::StoreUnavailable { .. } => "STORE_UNAVAILABLE",
@@ -376,6 +386,7 @@ impl ToolError {
             Self::InvalidHandle { hint, .. } | Self::HandleExpired { hint, .. } => json!({ "hint": &**hint }),
             Self::FlowBusy { retry_after_ms, .. } => json!({ "retry_after_ms": retry_after_ms }),
             Self::Timeout { timeout_ms } => json!({ "timeout_ms": timeout_ms }),
+            Self::RateLimited { limit, retry_after_ms } => json!({ "limit": limit, "retry_after_ms": retry_after_ms }),
             Self::StoreUnavailable { retry_after_ms, correlation_id } => {
                 json!({ "retry_after_ms": retry_after_ms, "correlation_id": correlation_id })
             }
@@ -467,6 +478,7 @@ mod tests {
             ToolError::InvalidHandle { message: String::new(), hint: "".into() },
             ToolError::HandleExpired { message: String::new(), hint: "".into() },
             ToolError::FlowBusy { what: "flow", retry_after_ms: 1 },
+            ToolError::RateLimited { limit: "1/second".into(), retry_after_ms: 1 },
             ToolError::Timeout { timeout_ms: 1 },
             ToolError::Cancelled,
             ToolError::store_unavailable("down", 1),

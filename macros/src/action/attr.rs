@@ -15,6 +15,7 @@ const KEYS: &[&str] = &[
     "machine",
     "name",
     "timeout",
+    "rate_limit",
     "allow_unknown_fields",
     "startup_checked",
 ];
@@ -59,6 +60,7 @@ pub(crate) struct ActionAttrs {
     pub(crate) not_for: Attr<LitStr>,
     pub(crate) timeout: Attr<LitStr>,
     pub(crate) allow_unknown_fields: Attr<Span>,
+    pub(crate) rate_limit: Attr<LitStr>,
     /// Keys that were written but failed to parse (already reported).
     pub(crate) failed: Vec<String>,
 }
@@ -98,6 +100,7 @@ impl ActionAttrs {
             "not_for" => self.not_for.set(meta, meta.value()?.parse()?),
             "timeout" => self.timeout.set(meta, meta.value()?.parse()?),
             "allow_unknown_fields" => self.allow_unknown_fields.set(meta, flag(meta)?),
+            "rate_limit" => self.rate_limit.set(meta, meta.value()?.parse()?),
             "bind_state" => {
                 let value = meta.value()?;
                 let states = if value.peek(syn::token::Bracket) {

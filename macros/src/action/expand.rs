@@ -31,6 +31,12 @@ fn registration(action: &Action) -> TokenStream {
     };
     let handler = handler(action);
     let allow_unknown_fields = action.allow_unknown_fields;
+    let rate_limit = match action.rate_limit {
+        Some((calls, per_ms)) => {
+            quote!(::core::option::Option::Some(::toolgate::__private::RateLimit { calls: #calls, per_ms: #per_ms }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let states = action.params.states.iter().map(|(_, inner)| {
         quote_spanned! {inner.span()=>
             ::toolgate::__private::StateRequirement {
@@ -52,6 +58,7 @@ fn registration(action: &Action) -> TokenStream {
                 not_for: #not_for,
                 timeout_ms: #timeout_ms,
                 allow_unknown_fields: #allow_unknown_fields,
+                rate_limit: #rate_limit,
                 states: &[#(#states),*],
                 handler: #handler,
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },

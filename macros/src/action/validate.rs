@@ -29,6 +29,8 @@ pub(crate) struct Action<'a> {
     /// The handler's deadline, in milliseconds, when the action sets one.
     pub(crate) timeout_ms: Option<u64>,
     pub(crate) allow_unknown_fields: bool,
+    /// `rate_limit = "30/minute"`: calls, per milliseconds.
+    pub(crate) rate_limit: Option<(u32, u64)>,
 }
 
 pub(crate) fn validate<'a>(
@@ -50,6 +52,10 @@ pub(crate) fn validate<'a>(
     if attrs.timeout.get().is_some() && timeout_ms.is_none() {
         return None;
     }
+    let rate_limit = attrs.rate_limit.get().and_then(|r| check_rate_limit(r, errors));
+    if attrs.rate_limit.get().is_some() && rate_limit.is_none() {
+        return None;
+    }
     let (domain, name, description, params) = (domain?, name?, description?, params?);
     Some(Action {
         handler,
@@ -67,7 +73,33 @@ pub(crate) fn validate<'a>(
         startup_checked: attrs.startup_checked.get().is_some(),
         timeout_ms,
         allow_unknown_fields: attrs.allow_unknown_fields.get().is_some(),
+        rate_limit,
     })
+}
+
+/// `rate_limit = "30/minute"`: a whole number of calls above zero per `second`,
+/// `minute` or `hour`.
+fn check_rate_limit(limit: &LitStr, errors: &mut Vec<syn::Error>) -> Option<(u32, u64)> {
+    let value = limit.value();
+    let parsed = value.split_once('/').and_then(|(calls, per)| {
+        let calls: u32 = calls.trim().parse().ok().filter(|&n| n > 0)?;
+        let per_ms = match per.trim() {
+            "second" => 1_000,
+            "minute" => 60_000,
+            "hour" => 3_600_000,
+            _ => return None,
+        };
+        Some((calls, per_ms))
+    });
+    if parsed.is_none() {
+        errors.push(syn::Error::new(
+            limit.span(),
+            format!(
+                "`rate_limit` `{value}` is not a rate; write calls per `second`, `minute` or `hour`, e.g. \"30/minute\""
+            ),
+        ));
+    }
+    parsed
 }
 
 /// `timeout = "30s"`: a whole number of `ms`, `s` or `m`, above zero.

@@ -32,6 +32,40 @@ impl std::fmt::Display for SourceLocation {
     }
 }
 
+/// A declared rate limit: `calls` calls per `per_ms` milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// How many calls.
+    pub calls: u32,
+    /// In how many milliseconds.
+    pub per_ms: u64,
+}
+
+impl RateLimit {
+    /// "30 calls a minute".
+    pub fn in_words(&self) -> String {
+        let unit = match self.per_ms {
+            1_000 => "a second",
+            60_000 => "a minute",
+            3_600_000 => "an hour",
+            _ => return format!("{} calls every {} ms", self.calls, self.per_ms),
+        };
+        format!("{} call{} {unit}", self.calls, if self.calls == 1 { "" } else { "s" })
+    }
+}
+
+impl std::fmt::Display for RateLimit {
+    /// "30/minute", as written in `#[action(rate_limit = …)]`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.per_ms {
+            1_000 => write!(f, "{}/second", self.calls),
+            60_000 => write!(f, "{}/minute", self.calls),
+            3_600_000 => write!(f, "{}/hour", self.calls),
+            ms => write!(f, "{}/{ms}ms", self.calls),
+        }
+    }
+}
+
 /// One `#[action]`, as the macro registers it at link time.
 #[derive(Clone, Copy)]
 pub struct ActionRegistration {
@@ -54,6 +88,8 @@ pub struct ActionRegistration {
     /// The handler's deadline in milliseconds (`timeout = "30s"`); the server's default
     /// when `None`.
     pub timeout_ms: Option<u64>,
+    /// `rate_limit = "30/minute"`.
+    pub rate_limit: Option<RateLimit>,
     /// `allow_unknown_fields`: arguments the input type does not have are ignored rather
     /// than refused.
     pub allow_unknown_fields: bool,

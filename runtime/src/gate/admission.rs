@@ -1,13 +1,14 @@
 //! Admission: whether a call may run, decided in one place, in order — the declared
 //! domain, the instance it names, the leases of what it will write, the intent lock on
-//! the committed flow, the state gate on the committed instance or flow. (Rate limits,
-//! principals and confirmations are the next steps here.) An admitted call holds its
+//! the committed flow, the state gate on the committed instance or flow, with the tool's
+//! declared rate limit checked before any lease. (Principals and confirmations are the
+//! next steps here.) An admitted call holds its
 //! leases until its [`Admitted::commit`] or its drop, so its handler runs on state no one
 //! else can change.
 
 use serde_json::{Map, Value};
 
-use super::{Gate, Records, view};
+use super::{Gate, Limiter, Records, view};
 use crate::action::ActionRegistration;
 use crate::domain::field;
 use crate::error::ToolError;
@@ -48,6 +49,7 @@ pub(crate) struct Admitted<'a> {
 pub(crate) async fn admit<'a>(
     registry: &'a Registry,
     records: Records<'a>,
+    limiter: Option<&Limiter>,
     tool: &'a ToolEntry,
     registration: &'static ActionRegistration,
     flow: Option<&'a FlowRef>,
@@ -65,6 +67,12 @@ pub(crate) async fn admit<'a>(
     };
     let transition = registration.transition.filter(|_| machine.is_some());
     let flow_key = flow.map(|f| &f.key);
+    if let Some(limiter) = limiter {
+        // Per instance where the tool names one, else per flow, else per tool.
+        let key =
+            instance.as_ref().map(|i| &i.key).or(flow_key).map_or_else(|| "tool".to_string(), ToString::to_string);
+        limiter.check(&key)?;
+    }
 
     // Leases: the flow's before the instance's, always in that order.
     let mut flow_lease = match (transition, &instance, flow_key) {

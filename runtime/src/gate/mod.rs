@@ -8,9 +8,11 @@
 //! is let in or refused; [`Records`] is how it reads and writes the store.
 
 mod admission;
+mod rate_limit;
 mod records;
 
 pub(crate) use admission::{Committed, admit};
+pub(crate) use rate_limit::Limiter;
 pub(crate) use records::Records;
 use rmcp::model::Tool;
 

@@ -171,11 +171,17 @@ impl ToolEntry {
             tool.output_schema = output.clone();
             tool
         };
+        // What a rate limit counts per: the instance, else the conversation, else the tool.
+        let limit_scope = match (&instance, needs_flow) {
+            (Some(key), _) => format!("per `{}`", key.field),
+            (None, true) => "per conversation".to_string(),
+            (None, false) => "in all".to_string(),
+        };
         Ok(Self {
             name: registration.name,
             domain: registration.domain,
             kind: ToolKind::Action(registration),
-            tool: define(description(registration, machine.as_deref().filter(|_| is_bound))),
+            tool: define(description(registration, machine.as_deref().filter(|_| is_bound), &limit_scope)),
             compact: registration.compact.map(|c| define(c.to_string())),
             machine,
             instance,
@@ -317,12 +323,19 @@ impl Owned<'_> {
     }
 }
 
-/// The doc comment, then when the tool is callable (bound tools), then what it is not for.
-fn description(registration: &ActionRegistration, bound_machine: Option<&Machine>) -> String {
+/// The doc comment, then when the tool is callable (bound tools), its rate limit (`scope`:
+/// what the limit counts per), then what it is not for.
+fn description(registration: &ActionRegistration, bound_machine: Option<&Machine>, scope: &str) -> String {
     let mut description = registration.description.to_string();
     if let Some(machine) = bound_machine {
         description.push_str("\n\n");
         description.push_str(&precondition(machine, registration.bind_states, registration.transition));
+    }
+    if let Some(limit) = registration.rate_limit {
+        description.push_str(&format!(
+            "\n\nAt most {} {scope}; on RATE_LIMITED wait retry_after_ms, then call again.",
+            limit.in_words()
+        ));
     }
     if let Some(not_for) = registration.not_for {
         description.push_str(&format!("\n\nNot for: {}.", not_for.trim_end_matches('.')));

@@ -130,7 +130,9 @@ impl Shared {
         client: CallClient,
         mut arguments: Map<String, Value>,
     ) -> Result<Done, ToolError> {
-        let admitted = gate::admit(&self.registry, self.records(), tool, registration, flow, &mut arguments).await?;
+        let limiter = self.limiters.get(tool.name);
+        let admitted =
+            gate::admit(&self.registry, self.records(), limiter, tool, registration, flow, &mut arguments).await?;
         let ctx = Ctx {
             tool: tool.name,
             domain: tool.domain,

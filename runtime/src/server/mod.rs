@@ -17,11 +17,15 @@ pub use connection::Connection;
 use http::HttpOptions;
 pub use http::{DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 
+use std::collections::HashMap;
+
 use crate::action::States;
 use crate::domain::DomainPolicy;
 use crate::flow::handle::HANDLE_KEY_ENV;
 use crate::flow::{DEFAULT_HANDLE_TTL, Flows, HandleSigner, WeakKey};
 use crate::fsm::Machine;
+use crate::gate::Limiter;
+use crate::registry::ToolKind;
 use crate::registry::{Registry, RegistryOptions, StartupError, StartupProblem};
 use crate::store::{FlowStore, MemoryStore};
 
@@ -45,6 +49,8 @@ pub(crate) struct Shared {
     pub(crate) http: HttpOptions,
     /// The application states handlers receive as `State<T>`.
     pub(crate) states: States,
+    /// The declared rate limits, by tool.
+    pub(crate) limiters: HashMap<&'static str, Limiter>,
 }
 
 /// How long calls wait, and may run.
@@ -277,6 +283,14 @@ impl ServerBuilder {
                 return Err(StartupError { problems });
             }
         };
+        let limiters = registry
+            .tools()
+            .iter()
+            .filter_map(|tool| match tool.kind {
+                ToolKind::Action(registration) => registration.rate_limit.map(|limit| (tool.name, Limiter::new(limit))),
+                ToolKind::SwitchDomain => None,
+            })
+            .collect();
         Ok(Server {
             shared: Arc::new(Shared {
                 registry,
@@ -288,6 +302,7 @@ impl ServerBuilder {
                 sessionless: self.sessionless,
                 http: self.http,
                 states: self.states,
+                limiters,
             }),
         })
     }
