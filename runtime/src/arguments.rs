@@ -212,3 +212,63 @@ mod tests {
         assert_eq!(check().check(&good), Ok(()));
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    use super::*;
+
+    /// Any JSON value, nested a few levels, with keys that sometimes are the schema's own.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+            ".{0,40}".prop_map(Value::from),
+            "[0-9T:Z+\\-. ]{0,30}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            let key = prop_oneof![Just("departure".to_string()), Just("passengers".to_string()), "[a-z_/~]{0,8}"];
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+                prop::collection::btree_map(key, inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    static CHECK: std::sync::LazyLock<ArgumentCheck> = std::sync::LazyLock::new(|| {
+        ArgumentCheck::new(json!({
+            "type": "object",
+            "properties": {
+                "departure": { "type": "string", "format": "date-time", "pattern": crate::types::date_time_pattern() },
+                "passengers": { "type": "integer", "minimum": 1, "maximum": 9 },
+                "card_token": { "type": "string" },
+                "nested": { "type": "object", "properties": { "list": { "type": "array", "items": { "type": "integer" } } } },
+            },
+            "required": ["departure", "passengers"],
+            "unevaluatedProperties": false,
+        }))
+        .unwrap()
+    });
+
+    proptest! {
+        // The case count is stated in BENCHMARKS.md ("Fuzzing").
+        #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+        /// Whatever arrives as arguments, the check answers without panicking, and every
+        /// error it lists names a field by JSON pointer.
+        #[test]
+        fn any_arguments_get_an_answer_never_a_panic(arguments in prop::collection::btree_map("[a-z_]{0,12}", any_json(), 0..8)) {
+            let arguments = Value::Object(arguments.into_iter().collect::<Map<String, Value>>());
+            if let Err(error) = CHECK.check(&arguments) {
+                let value = error.to_structured();
+                for entry in value["errors"].as_array().unwrap() {
+                    prop_assert!(entry["field"].as_str().unwrap().starts_with('/'), "{value}");
+                }
+            }
+        }
+    }
+}
