@@ -94,7 +94,11 @@ impl ArgumentCheck {
             return problem.to_string();
         }
         match error.kind() {
-            ValidationErrorKind::Type { .. } => format!("has the wrong type: {}", strip_instance(&error.to_string())),
+            ValidationErrorKind::Type { .. } => {
+                let message = error.to_string();
+                let wanted = message.split_once("is not of type ").map_or("another type", |(_, wanted)| wanted);
+                format!("has the wrong type: it must be {wanted}")
+            }
             _ => strip_instance(&error.to_string()),
         }
     }
