@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
+use common::{run_command as run, target_dir};
 use tokio::process::{Child, Command};
 use tokio::sync::OnceCell;
 
@@ -35,13 +36,6 @@ fn scripts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("python")
 }
 
-/// The directory holding `deps/` and `examples/` (e.g. `target/debug`), derived from the
-/// test binary's path the way [`common::example_binary`] does.
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent().and_then(Path::parent).expect("target dir").to_path_buf()
-}
-
 /// The interpreter inside a venv.
 fn python_in(venv: &Path) -> PathBuf {
     if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") }
@@ -55,25 +49,6 @@ fn pinned_mcp_version() -> String {
         .find_map(|line| line.trim().strip_prefix("mcp=="))
         .map(|version| version.trim().to_string())
         .expect("requirements.txt pins `mcp==VERSION`")
-}
-
-/// Runs `command` to completion within `patience`; a failure (not started, timed out,
-/// non-zero exit) is described with the command's output.
-async fn run(command: &mut Command, patience: Duration, what: &str) -> Result<Output, String> {
-    command.stdin(Stdio::null()).kill_on_drop(true);
-    let output = tokio::time::timeout(patience, command.output())
-        .await
-        .map_err(|_| format!("{what}: still running after {patience:?}"))?
-        .map_err(|error| format!("{what}: could not start: {error}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    Ok(output)
 }
 
 /// The `mcp` version installed for `python`, if it runs and has one.

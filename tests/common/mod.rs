@@ -211,6 +211,36 @@ pub async fn spawn_http_example(name: &str, extra_args: &[&str], env: &[(&str, &
     (child, url)
 }
 
+/// The directory holding `deps/` and `examples/` (e.g. `target/debug`), derived from the
+/// test binary's path the way [`example_binary`] does.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent().and_then(std::path::Path::parent).expect("target dir").to_path_buf()
+}
+
+/// Runs `command` to completion within `patience`; a failure (not started, timed out,
+/// non-zero exit) is described with the command's output.
+pub async fn run_command(
+    command: &mut Command,
+    patience: Duration,
+    what: &str,
+) -> Result<std::process::Output, String> {
+    command.stdin(Stdio::null()).kill_on_drop(true);
+    let output = tokio::time::timeout(patience, command.output())
+        .await
+        .map_err(|_| format!("{what}: still running after {patience:?}"))?
+        .map_err(|error| format!("{what}: could not start: {error}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(output)
+}
+
 /// Serves `server` over Streamable HTTP on a free loopback port, in this process.
 pub async fn serve_in_process(server: toolgate::Server) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
