@@ -11,7 +11,7 @@ mod common;
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use common::{run_command as run, target_dir};
