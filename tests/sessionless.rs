@@ -209,3 +209,21 @@ async fn a_handle_in_use_is_refreshed() {
     assert_eq!(client.refused("bus_search", bus_search(Some(&first))).await["code"], "HANDLE_EXPIRED");
     assert_eq!(client.ok("bus_search", bus_search(Some(&second))).await["state"], "quoted");
 }
+
+/// A rate limit counted per conversation cannot be escaped by leaving the handle out:
+/// calls without one share an allowance instead of each starting a fresh one.
+#[tokio::test]
+async fn leaving_the_handle_out_does_not_escape_a_rate_limit() {
+    let (_server, url) = spawn_http_example("travel", &["--stateless"], &[KEY]).await;
+    let client = TestClient::sessionless(&url).await;
+    // Handle-less searches (refused for want of a domain, but counted first) share the
+    // tool's allowance of 30 a minute: the 31st is rate-limited.
+    for _ in 0..30 {
+        assert_eq!(client.refused("bus_search", bus_search(None)).await["code"], "DOMAIN_NOT_SELECTED");
+    }
+    let limited = client.refused("bus_search", bus_search(None)).await;
+    assert_eq!((limited["code"].as_str(), limited["limit"].as_str()), (Some("RATE_LIMITED"), Some("30/minute")));
+    // A conversation has an allowance of its own.
+    let flow = client.ok("switch_domain", switch_to_bus(None)).await["flow"].as_str().unwrap().to_string();
+    assert_eq!(client.ok("bus_search", bus_search(Some(&flow))).await["state"], "quoted");
+}

@@ -68,9 +68,12 @@ pub(crate) async fn admit<'a>(
     let transition = registration.transition.filter(|_| machine.is_some());
     let flow_key = flow.map(|f| &f.key);
     if let Some(limiter) = limiter {
-        // Per instance where the tool names one, else per flow, else per tool.
+        // Per instance where the tool names one, else per flow, else per tool. A call
+        // without a handle runs in a flow minted for it alone: counting per that flow would
+        // give every such call a fresh allowance, so they share the tool's.
+        let existing_flow = flow.filter(|f| !f.is_new).map(|f| &f.key);
         let key =
-            instance.as_ref().map(|i| &i.key).or(flow_key).map_or_else(|| "tool".to_string(), ToString::to_string);
+            instance.as_ref().map(|i| &i.key).or(existing_flow).map_or_else(|| "tool".to_string(), ToString::to_string);
         limiter.check(&key)?;
     }
 
