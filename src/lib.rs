@@ -166,7 +166,14 @@
 //!
 //! An error ``cannot find macro `toolgate_machine_<id>` `` at an action's `domain` or
 //! `machine` literal means machine `<id>` is not declared, or not in scope there. For a
-//! machine loaded from XState JSON at start-up, mark the action `startup_checked`.
+//! machine loaded from XState JSON at start-up, mark the action `startup_checked`. The
+//! error ``the name `toolgate_machine_<id>` is defined multiple times`` means two
+//! `machine!`s in one module declare id `<id>`: give one of them another id (rustc's
+//! suggestion to import it `as` another name does not apply).
+//!
+//! Actions are functions at module level: on a function inside an `impl` block or a
+//! function body, `#[action]` says "`#[action]` goes on a function at module level"; move
+//! it there and reach shared values through `State<T>`.
 //!
 //! ## Actions in a library crate
 //!

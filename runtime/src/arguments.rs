@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::error::{FieldError, ToolError};
 use crate::types::DateTime;
+use crate::types::check::{MARKER, TypeCheck};
 
 /// The longest `got` string shown back.
 const GOT_CHARS: usize = 64;
@@ -37,6 +38,10 @@ impl ArgumentCheck {
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
+            .with_keyword(MARKER, |parent, marker, _| match TypeCheck::from_marker(marker, parent) {
+                Some(check) => Ok(Box::new(TypeKeyword(check))),
+                None => Err(jsonschema::ValidationError::custom(format!("unknown `{MARKER}` type {marker}"))),
+            })
             .build(&schema)
             .map_err(|error| format!("its input schema does not compile: {error}"))?;
         Ok(Self { validator: Arc::new(validator), schema: Arc::new(schema) })
@@ -62,9 +67,15 @@ impl ArgumentCheck {
                     .collect(),
                 _ => vec![(at.clone(), self.problem(&error, &at))],
             };
+            let from_type = matches!(error.kind(), ValidationErrorKind::Custom { .. });
             for (field, problem) in fields {
-                if errors.iter().any(|e| e.field == field) {
-                    continue; // one entry per field: its first problem says enough
+                if let Some(entry) = errors.iter_mut().find(|e| e.field == field) {
+                    // One entry per field: its type's own words if it has a toolgate type,
+                    // else its first problem.
+                    if from_type {
+                        entry.problem = problem;
+                    }
+                    continue;
                 }
                 let mut entry = FieldError::new(field.clone(), problem);
                 if let Some(property) = self.property_schema(&field) {
@@ -94,6 +105,7 @@ impl ArgumentCheck {
             return problem.to_string();
         }
         match error.kind() {
+            ValidationErrorKind::Custom { message, .. } => message.clone(),
             ValidationErrorKind::Type { .. } => {
                 let message = error.to_string();
                 let wanted = message.split_once("is not of type ").map_or("another type", |(_, wanted)| wanted);
@@ -111,6 +123,22 @@ impl ArgumentCheck {
             Some(definition) => self.schema.get("$defs")?.get(definition),
             None => Some(property),
         }
+    }
+}
+
+/// A toolgate type's own check, run by the validator where the schema carries its marker.
+struct TypeKeyword(TypeCheck);
+
+impl<'i> jsonschema::Keyword<'i> for TypeKeyword {
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        match self.0.problem(instance) {
+            None => Ok(()),
+            Some(problem) => Err(jsonschema::ValidationError::custom(problem)),
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        self.0.problem(instance).is_none()
     }
 }
 
@@ -208,6 +236,71 @@ mod tests {
         assert!(errors.iter().any(|e| e["field"] == "/passengers" && e["problem"] == "is required"), "{error}");
         let got = errors.iter().find(|e| e["field"] == "/departure").unwrap()["got"].as_str().unwrap().to_string();
         assert_eq!(got.chars().count(), GOT_CHARS + 1, "{got}");
+    }
+
+    /// A tool input of every toolgate type, with its schema as the server compiles it.
+    fn typed_check() -> (ArgumentCheck, Value) {
+        use crate::types::{Count, Date, Duration, Money, Persons, TimeZone};
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Booking {
+            price: Money,
+            guests: Count<Persons, 1, 9>,
+            zone: TimeZone,
+            check_in: Date,
+            stay: Duration,
+        }
+        let schema = schemars::SchemaGenerator::new(schemars::generate::SchemaSettings::draft2020_12())
+            .into_root_schema_for::<Booking>()
+            .to_value();
+        (ArgumentCheck::new(schema.clone()).unwrap(), schema)
+    }
+
+    #[test]
+    fn every_typed_field_is_judged_in_its_type_s_words_at_once() {
+        let (check, _) = typed_check();
+        let good = json!({
+            "price": {"amount": "12.50", "currency": "EUR"}, "guests": 2, "zone": "Europe/Madrid",
+            "check_in": "2026-12-04", "stay": "P3D",
+        });
+        assert!(check.check(&good).is_ok());
+        let bad = json!({
+            "price": {"amount": "12.505", "currency": "EUR"}, "guests": "two", "zone": "europe/madrid",
+            "check_in": "04/12/2026", "stay": "P1M",
+        });
+        let Err(ToolError::InvalidArgument { errors }) = check.check(&bad) else { panic!("refused") };
+        let problems: Vec<(&str, &str)> = errors.iter().map(|e| (e.field.as_str(), e.problem.as_str())).collect();
+        assert_eq!(
+            problems,
+            [
+                ("/price", "has 3 decimal places, but EUR has 2"),
+                ("/guests", "must be a whole number of persons, from 1 to 9, e.g. 1"),
+                ("/zone", "is written `Europe/Madrid` in the IANA time zone database"),
+                ("/check_in", "is a regional format: write YYYY-MM-DD, year first, e.g. `2026-12-04`"),
+                ("/stay", "has years or months, whose length varies: give days (`P30D`) or hours instead"),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_currency_the_pattern_admits_is_still_checked() {
+        let (check, _) = typed_check();
+        let args = json!({
+            "price": {"amount": "1", "currency": "EUX"}, "guests": 2, "zone": "UTC",
+            "check_in": "2026-12-04", "stay": "PT1H",
+        });
+        let Err(ToolError::InvalidArgument { errors }) = check.check(&args) else { panic!("refused") };
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].field, "/price");
+        assert!(errors[0].problem.contains("not an ISO 4217 code"), "{}", errors[0].problem);
+    }
+
+    #[test]
+    fn clients_see_no_marker() {
+        let (_, mut schema) = typed_check();
+        assert!(schema.to_string().contains(crate::types::check::MARKER));
+        crate::types::check::remove_markers(&mut schema);
+        assert!(!schema.to_string().contains(crate::types::check::MARKER), "{schema}");
     }
 
     #[test]

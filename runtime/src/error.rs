@@ -183,8 +183,21 @@ pub struct Failure {
     pub code: Cow<'static, str>,
     /// What happened, said for the model.
     pub message: String,
+    /// What the model can do next (`hint` in `structuredContent`).
+    pub hint: Option<String>,
+    /// Whether and when calling again can succeed (`retryable`, `retry_after_ms`).
+    pub retry: Option<Retry>,
     /// Extra fields merged into `structuredContent`.
     pub details: Map<String, Value>,
+}
+
+/// A [`Failure`]'s advice on calling again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// The same call will fail again until something else changes (`retryable: false`).
+    Never,
+    /// The same call may succeed after this wait (`retryable: true`, `retry_after_ms`).
+    After(std::time::Duration),
 }
 
 impl Failure {
@@ -198,9 +211,15 @@ impl Failure {
     /// ```
     /// use toolgate_runtime::{Failure, ToolError};
     /// let error: ToolError = Failure::new("PAYMENT_DECLINED", "the card was declined")
-    ///     .with_detail("retry_with", "another card")
+    ///     .with_hint("ask the customer for another card, then call again")
+    ///     .never_retry()
+    ///     .with_detail("decline_reason", "insufficient_funds")
     ///     .into();
-    /// assert_eq!(error.to_structured()["retry_with"], "another card");
+    /// let result = error.to_structured();
+    /// assert_eq!(result["code"], "PAYMENT_DECLINED");
+    /// assert_eq!(result["hint"], "ask the customer for another card, then call again");
+    /// assert_eq!(result["retryable"], false);
+    /// assert_eq!(result["decline_reason"], "insufficient_funds");
     /// ```
     pub fn new(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         let mut code = code.into();
@@ -208,13 +227,69 @@ impl Failure {
             tracing::warn!(%code, "a handler used a code toolgate reserves; it is served as APP_{code}");
             code = format!("APP_{code}").into();
         }
-        Self { code, message: message.into(), details: Map::new() }
+        Self { code, message: message.into(), hint: None, retry: None, details: Map::new() }
     }
 
-    /// Adds a field to the failure's `structuredContent` (`code` and `message` stay).
+    /// Says what the model can do next: `hint` in `structuredContent`.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Says the same call may succeed after `wait`: `retryable: true` and
+    /// `retry_after_ms` (at least 1) in `structuredContent`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolgate_runtime::{Failure, ToolError};
+    /// let error: ToolError = Failure::new("BANK_OFFLINE", "the bank did not answer")
+    ///     .retry_after(Duration::from_secs(30))
+    ///     .into();
+    /// assert_eq!(error.to_structured()["retry_after_ms"], 30_000);
+    /// assert_eq!(error.to_structured()["retryable"], true);
+    /// ```
+    pub fn retry_after(mut self, wait: std::time::Duration) -> Self {
+        self.retry = Some(Retry::After(wait));
+        self
+    }
+
+    /// Says the same call will fail again until something else changes:
+    /// `retryable: false` in `structuredContent`.
+    pub fn never_retry(mut self) -> Self {
+        self.retry = Some(Retry::Never);
+        self
+    }
+
+    /// Adds a field to the failure's `structuredContent` (`code`, `message`, `hint`,
+    /// `retryable` and `retry_after_ms` stay as set).
     pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.details.insert(key.into(), value.into());
         self
+    }
+}
+
+impl Failure {
+    /// `hint`, `retryable` and `retry_after_ms` first, then the details.
+    fn advice(&self) -> Value {
+        let mut fields = Map::new();
+        if let Some(hint) = &self.hint {
+            fields.insert("hint".into(), hint.as_str().into());
+        }
+        match self.retry {
+            Some(Retry::Never) => {
+                fields.insert("retryable".into(), false.into());
+            }
+            Some(Retry::After(wait)) => {
+                let ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
+                fields.insert("retryable".into(), true.into());
+                fields.insert("retry_after_ms".into(), ms.into());
+            }
+            None => {}
+        }
+        for (key, value) in &self.details {
+            fields.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+        Value::Object(fields)
     }
 }
 
@@ -391,7 +466,7 @@ impl ToolError {
                 json!({ "retry_after_ms": retry_after_ms, "correlation_id": correlation_id })
             }
             Self::Internal { correlation_id } => json!({ "correlation_id": correlation_id }),
-            Self::Failed(failure) => Value::Object(failure.details.clone()),
+            Self::Failed(failure) => failure.advice(),
             Self::NotFound { .. } | Self::Cancelled => Value::Null,
         };
         if let Value::Object(extra) = extra {

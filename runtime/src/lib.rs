@@ -17,9 +17,9 @@ pub mod server;
 pub mod store;
 pub mod types;
 
-pub use action::{ActionInput, ActionOutput, Ctx, IsCtx, LogLevel, SourceLocation, State};
+pub use action::{ActionInput, ActionOutput, Ctx, FreeFunction, IsCtx, LogLevel, SourceLocation, State};
 pub use domain::DomainPolicy;
-pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, ToolError};
+pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, Retry, ToolError};
 pub use fsm::Machine;
 pub use server::{Server, ServerBuilder};
 

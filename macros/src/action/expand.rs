@@ -10,9 +10,51 @@ use crate::names::machine_checker;
 
 pub(crate) fn expand(function: &syn::ItemFn, action: &Action) -> TokenStream {
     let mut out = function.to_token_stream();
-    out.extend(registration(action));
-    out.extend(binding_check(action));
+    let ident = action.handler.ident();
+    // A named `const` is an item both in a module and in an `impl` block, where inventory's
+    // `const _` is not. Its name is unique per handler and line, and reads right where
+    // rustc shows it ("required by a bound in `view_registration_at_line_12::view`").
+    let line = ident.span().start().line;
+    let holder = quote::format_ident!("{}_registration_at_line_{}", ident, line);
+    let free_function_only = free_function_only(action);
+    let registration = registration(action);
+    let binding_check = binding_check(action);
+    out.extend(quote! {
+        #[doc(hidden)]
+        #[allow(dead_code, non_upper_case_globals)]
+        const #holder: () = {
+            #free_function_only
+            {
+                // The enclosing module's items, searched before the fallback above: a free
+                // function's name finds the function itself.
+                #[allow(unused_imports)]
+                use self::*;
+                #registration
+            }
+            #binding_check
+        };
+    });
     out
+}
+
+/// A stand-in with the handler's name and arity, found only where the name does not
+/// reach a free function: on an associated function inside an `impl` block. Calling it
+/// fails one bound whose message says to move the function out.
+fn free_function_only(action: &Action) -> TokenStream {
+    let ident = action.handler.ident();
+    let output = action.params.output;
+    let arity = usize::from(action.params.input.is_some()) + action.params.states.len() + 1;
+    let generics: Vec<syn::Ident> = (0..arity).map(|i| quote::format_ident!("A{}", i)).collect();
+    let first = &generics[0];
+    quote_spanned! {ident.span()=>
+        #[allow(dead_code, clippy::extra_unused_type_parameters)]
+        fn #ident<#(#generics),*>(#(_: #generics),*) -> ::core::future::Pending<::core::result::Result<#output, ::toolgate::ToolError>>
+        where
+            #first: ::toolgate::FreeFunction,
+        {
+            ::core::future::pending()
+        }
+    }
 }
 
 fn registration(action: &Action) -> TokenStream {

@@ -92,6 +92,18 @@ pub trait IsCtx: Sized {
     fn from_ctx(ctx: Ctx) -> Self;
 }
 
+/// Implemented by no type: what an `#[action]` on an associated function runs into.
+///
+/// Actions are functions at module level, registered by name at link time; on a function
+/// inside an `impl` block (or a function body) the macro's registration reaches a
+/// stand-in that requires this trait, so the one error says to move the function out.
+#[diagnostic::on_unimplemented(
+    message = "`#[action]` goes on a function at module level, not inside an `impl` block or a function body",
+    label = "this action is not at module level",
+    note = "move the function to module level; reach shared values with `State<T>` parameters and `ServerBuilder::state`"
+)]
+pub trait FreeFunction {}
+
 impl IsCtx for Ctx {
     fn from_ctx(ctx: Ctx) -> Self {
         ctx

@@ -12,7 +12,7 @@ mod state;
 
 pub use client::LogLevel;
 pub(crate) use client::{CallClient, LogThreshold};
-pub use ctx::{Ctx, IsCtx};
+pub use ctx::{Ctx, FreeFunction, IsCtx};
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo};
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};

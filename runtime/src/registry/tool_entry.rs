@@ -15,6 +15,7 @@ use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::flow::field as flow_field;
 use crate::fsm::{BindingError, Machine};
 use crate::schema::{Position, Presence, add_owned_property, admit_errors, keep_standard_formats};
+use crate::types::check::remove_markers;
 
 /// A tool ready to serve: what it is, its machine, and its MCP definitions.
 #[derive(Debug)]
@@ -152,6 +153,8 @@ impl ToolEntry {
         if let Some(domain) = checked.pointer_mut("/properties/domain") {
             *domain = serde_json::json!({ "type": "string" });
         }
+        // What clients see is standard JSON Schema; the server checks with the markers.
+        remove_markers(&mut input);
         let arguments = match ArgumentCheck::new(checked) {
             Ok(check) => check,
             Err(problem) => {
@@ -163,6 +166,7 @@ impl ToolEntry {
             admit_errors(&mut schema);
             let mut schema = Value::Object(schema);
             keep_standard_formats(&mut schema);
+            remove_markers(&mut schema);
             Arc::new(object(schema))
         });
         let input = Arc::new(object(input));

@@ -247,6 +247,7 @@ impl JsonSchema for DateTime {
             "pattern": DATE_TIME_PATTERN,
             "description": "A date and time with its UTC offset, RFC 3339: YYYY-MM-DDThh:mm:ss, optional fraction, then Z or ±hh:mm. Never without the offset.",
             "examples": [EXAMPLE, "2026-12-04T07:00:00Z"],
+            "x-toolgate": "date-time",
         })
     }
 }
