@@ -11,10 +11,11 @@
 //! cargo run --example invoice -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use toolgate::prelude::*;
+use toolgate::types::{Currency, Money};
 
 // One machine per invoice: `key: "id"` makes the `id` argument of every invoice tool
 // name the instance the call is gated on, whichever client or session makes it.
@@ -42,12 +43,19 @@ struct InvoiceRef {
 struct Invoice {
     /// The invoice id.
     id: String,
-    /// The amount due, in minor units of `currency`.
-    amount_minor: u64,
-    /// ISO 4217 currency code.
-    currency: &'static str,
+    /// The amount due.
+    amount: Money,
     /// What the call did.
     outcome: &'static str,
+}
+
+/// A draft invoice's new amount.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Amendment {
+    /// The invoice id, `INV-` followed by digits (e.g. `INV-1042`).
+    id: String,
+    /// The new amount due, in the invoice's currency (EUR).
+    amount: Money,
 }
 
 /// The application's invoices — what a database pool would be in a real server, given to
@@ -57,6 +65,7 @@ struct Invoice {
 #[derive(Clone, Default)]
 struct Invoices {
     paid: Arc<Mutex<HashSet<String>>>,
+    amended: Arc<Mutex<HashMap<String, Money>>>,
 }
 
 impl Invoices {
@@ -65,8 +74,28 @@ impl Invoices {
             .strip_prefix("INV-")
             .and_then(|digits| digits.parse().ok())
             .ok_or_else(|| ToolError::not_found(format!("no invoice `{id}`; invoice ids look like `INV-1042`")))?;
-        let amount_minor = 10_000 + number % 997 * 100;
-        Ok(Invoice { id: id.to_string(), amount_minor, currency: "EUR", outcome: "viewed" })
+        let amended = self.amended.lock().unwrap_or_else(|p| p.into_inner()).get(id).copied();
+        let amount = match amended {
+            Some(amount) => amount,
+            None => Money::from_minor_units(10_000 + number % 997 * 100, euro()?).map_err(ToolError::internal)?,
+        };
+        Ok(Invoice { id: id.to_string(), amount, outcome: "viewed" })
+    }
+
+    /// Sets a draft's amount; invoices are billed in euros only.
+    fn amend(&self, id: &str, amount: Money) -> Result<Invoice, ToolError> {
+        let invoice = self.find(id)?;
+        if amount.currency() != invoice.amount.currency() {
+            return Err(Failure::new(
+                "CURRENCY_MISMATCH",
+                format!("invoice `{id}` is billed in EUR, not {}", amount.currency()),
+            )
+            .with_hint("convert the amount to EUR, then call invoice_amend again")
+            .never_retry()
+            .into());
+        }
+        self.amended.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), amount);
+        Ok(Invoice { amount, outcome: "amended", ..invoice })
     }
 
     /// Records the payment once, keyed by the invoice: a retry after a `TIMEOUT` finds
@@ -82,6 +111,12 @@ impl Invoices {
 #[action(domain = "invoice")]
 async fn view(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
     invoices.find(&input.id)
+}
+
+/// Change the amount of a draft invoice. Does not submit it.
+#[action(domain = "invoice", bind_state = "draft")]
+async fn amend(input: Amendment, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+    invoices.amend(&input.id, input.amount)
 }
 
 /// Submit a draft invoice for review. Does not approve or pay it.
@@ -106,6 +141,10 @@ async fn reject(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) 
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
 async fn discharge(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
     invoices.pay(&input.id)
+}
+
+fn euro() -> Result<Currency, ToolError> {
+    Currency::parse("EUR").map_err(ToolError::internal)
 }
 
 #[tokio::main]

@@ -14,7 +14,10 @@
 
 use chrono::Duration;
 use toolgate::prelude::*;
-use toolgate::types::DateTime;
+use toolgate::types::{Count, Currency, DateTime, Days, Money, Persons};
+
+/// Travellers: one to nine persons (the schema says so; the server refuses the rest).
+type Passengers = Count<Persons, 1, 9>;
 
 // One workflow, three machines: each domain has its own, so a quote in one domain does
 // not unlock booking in another.
@@ -37,8 +40,8 @@ struct TripSearch {
     destination: String,
     /// Earliest departure, with its UTC offset.
     departure: DateTime,
-    /// Number of travellers (persons), 1 to 9.
-    passengers: u8,
+    /// Number of travellers.
+    passengers: Passengers,
 }
 
 /// A car to pick up somewhere.
@@ -48,10 +51,10 @@ struct CarSearch {
     pickup_location: String,
     /// Pick-up time, RFC 3339 with its UTC offset, e.g. `2026-12-04T10:00:00+01:00`.
     pickup_at: DateTime,
-    /// Rental length in days (1 to 30).
-    days: u8,
-    /// Number of travellers (persons) the car must seat, 1 to 9.
-    passengers: u8,
+    /// Rental length.
+    days: Count<Days, 1, 30>,
+    /// Number of travellers the car must seat.
+    passengers: Passengers,
 }
 
 /// Offers found by a search.
@@ -70,10 +73,8 @@ struct Offer {
     operator: String,
     /// When it leaves (or the car is ready), RFC 3339.
     starts_at: DateTime,
-    /// Total price in minor units of `currency` for all passengers.
-    price_minor: u64,
-    /// ISO 4217 currency code.
-    currency: &'static str,
+    /// Total price for all passengers.
+    price: Money,
 }
 
 /// Which offer to book.
@@ -92,23 +93,16 @@ struct Booking {
     offer_id: String,
 }
 
-fn check_passengers(passengers: u8) -> Result<(), ToolError> {
-    if (1..=9).contains(&passengers) {
-        return Ok(());
-    }
-    Err(ToolError::InvalidArgument {
-        errors: vec![
-            FieldError::new("passengers", "must be between 1 and 9 persons")
-                .expected("an integer number of persons, 1 to 9")
-                .example(2)
-                .got(passengers),
-        ],
-    })
-}
-
 /// Deterministic fake offers: three departures, two hours apart, priced from the route.
-fn offers(prefix: &str, operators: [&str; 3], route: &str, starts: DateTime, persons: u8) -> Result<Offers, ToolError> {
+fn offers(
+    prefix: &str,
+    operators: [&str; 3],
+    route: &str,
+    starts: DateTime,
+    persons: Passengers,
+) -> Result<Offers, ToolError> {
     let base: u64 = route.bytes().map(u64::from).sum::<u64>() % 40 * 100 + 1_500;
+    let euro = Currency::parse("EUR").map_err(ToolError::internal)?;
     let offers = operators
         .iter()
         .enumerate()
@@ -120,8 +114,8 @@ fn offers(prefix: &str, operators: [&str; 3], route: &str, starts: DateTime, per
                 id: format!("{prefix}-{}-{i}", route.len()),
                 operator: operator.to_string(),
                 starts_at,
-                price_minor: (base + 250 * i as u64) * u64::from(persons),
-                currency: "EUR",
+                price: Money::from_minor_units((base + 250 * i as u64) * u64::from(persons.get()), euro)
+                    .map_err(ToolError::internal)?,
             })
         })
         .collect::<Result<_, ToolError>>()?;
@@ -142,7 +136,6 @@ fn book(prefix: &str, request: BookRequest) -> Result<Booking, ToolError> {
 #[action(domain = "bus", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", rate_limit = "30/minute",
          not_for = "booking (use bus_book), flights or rental cars")]
 async fn search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
-    check_passengers(input.passengers)?;
     let route = format!("{}>{}", input.origin, input.destination);
     offers("BUS", ["ALSA", "FlixBus", "Avanza"], &route, input.departure, input.passengers)
 }
@@ -157,7 +150,6 @@ async fn bus_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
 #[action(domain = "flight", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", rate_limit = "30/minute",
          not_for = "booking (use flight_book), buses or rental cars")]
 async fn flight_search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
-    check_passengers(input.passengers)?;
     let route = format!("{}>{}", input.origin, input.destination);
     offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers)
 }
@@ -172,13 +164,7 @@ async fn flight_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError
 #[action(domain = "car_rental", bind_state = ["idle", "quoted", "booked"], rate_limit = "30/minute",
          transition = "QUOTE", not_for = "booking (use car_rental_book), buses or flights")]
 async fn car_rental_search(input: CarSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
-    check_passengers(input.passengers)?;
-    if !(1..=30).contains(&input.days) {
-        return Err(ToolError::InvalidArgument {
-            errors: vec![FieldError::new("days", "must be between 1 and 30 days").example(3).got(input.days)],
-        });
-    }
-    let place = format!("{}/{}d", input.pickup_location, input.days);
+    let place = format!("{}/{}d", input.pickup_location, input.days.get());
     offers("CAR", ["Europcar", "Hertz", "Sixt"], &place, input.pickup_at, input.passengers)
 }
 

@@ -203,7 +203,9 @@ pub use toolgate_runtime::*;
 /// `schemars` crates, so a server depends on both (as the README's `Cargo.toml` shows).
 pub mod prelude {
     pub use crate::server::ServeError;
-    pub use crate::{Ctx, DomainPolicy, FieldError, LogLevel, Machine, Server, State, ToolError, action, machine};
+    pub use crate::{
+        Ctx, DomainPolicy, Failure, FieldError, LogLevel, Machine, Server, State, ToolError, action, machine,
+    };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }

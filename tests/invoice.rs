@@ -17,8 +17,8 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     // Draft: discharge is not even listed; submit shows its compact description.
     let tools = client.tools().await;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["invoice_submit", "invoice_view"]);
-    let submit = &tools[0];
+    assert_eq!(names, ["invoice_amend", "invoice_submit", "invoice_view"]);
+    let submit = tools.iter().find(|t| t.name == "invoice_submit").unwrap();
     assert_eq!(submit.description.as_deref(), Some("Submit an invoice for review"));
     assert!(submit.output_schema.as_ref().unwrap()["anyOf"][0]["properties"]["state"].is_object());
 
@@ -28,7 +28,7 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     assert_eq!(refused["tool"], "invoice_discharge");
     assert_eq!(refused["machine"], "invoice");
     assert_eq!(refused["current_state"], "draft");
-    assert_eq!(refused["allowed_tools"], json!(["invoice_submit", "invoice_view"]));
+    assert_eq!(refused["allowed_tools"], json!(["invoice_amend", "invoice_submit", "invoice_view"]));
     assert_eq!(refused["unlocked_by"], json!(["invoice_approve"]));
 
     // A handler error fires no transition: still draft, submit still the way forward.
@@ -71,7 +71,11 @@ async fn another_invoice_is_gated_on_its_own_state(mut client: TestClient) {
     assert_eq!(refused["code"], "FORBIDDEN");
     assert_eq!(refused["instance"], "INV-2");
     assert_eq!(refused["current_state"], "draft");
-    assert_eq!(refused["allowed_tools"], json!(["invoice_submit", "invoice_view"]), "what INV-2 allows");
+    assert_eq!(
+        refused["allowed_tools"],
+        json!(["invoice_amend", "invoice_submit", "invoice_view"]),
+        "what INV-2 allows"
+    );
     assert!(refused["message"].as_str().unwrap().contains("`invoice` `INV-2` is in state `draft`"), "{refused}");
     // INV-1 is still payable, and is paid once.
     assert_eq!(client.ok("invoice_discharge", inv("INV-1")).await["state"], "discharged");
@@ -88,7 +92,7 @@ async fn sessions_share_each_invoice(mut first: TestClient, mut second: TestClie
     first.expect_list_changed().await;
 
     // The second session lists from the initial state until it touches an invoice...
-    assert_eq!(second.tool_names().await, ["invoice_submit", "invoice_view"]);
+    assert_eq!(second.tool_names().await, ["invoice_amend", "invoice_submit", "invoice_view"]);
     // ...then from the invoice it works on: INV-1 is paid, here too.
     assert_eq!(second.ok("invoice_view", inv("INV-1")).await["state"], "discharged");
     second.expect_list_changed().await;
@@ -144,4 +148,40 @@ async fn stdio_unknown_tool_is_invalid_params() {
 #[tokio::test]
 async fn http_unknown_tool_is_invalid_params() {
     unknown_tools_are_protocol_errors(TestClient::http_example("invoice").await).await;
+}
+
+/// Amounts are money: a float, a third decimal in euros or a lowercase currency is
+/// refused before the handler runs, every bad field at once; the handler's own refusal
+/// (another currency) says what to do and that the same call will not succeed; once the
+/// invoice is submitted, its amount can no longer change.
+#[tokio::test]
+async fn amounts_are_money_and_fixed_once_submitted() {
+    let client = TestClient::stdio_example("invoice").await;
+    let amend = |amount: Value| json!({ "domain": "invoice", "id": "INV-21", "amount": amount });
+
+    let refused = client.refused("invoice_amend", amend(json!({ "amount": 99.5, "currency": "EUR" }))).await;
+    assert_eq!(refused["code"], "INVALID_ARGUMENT");
+    assert_eq!(refused["errors"][0]["field"], "/amount");
+    assert!(refused["errors"][0]["problem"].as_str().unwrap().contains("never a float"), "{refused}");
+    let refused = client.refused("invoice_amend", amend(json!({ "amount": "99.505", "currency": "EUR" }))).await;
+    assert_eq!(refused["errors"][0]["problem"], "has 3 decimal places, but EUR has 2");
+    let refused = client.refused("invoice_amend", amend(json!({ "amount": "99.50", "currency": "eur" }))).await;
+    assert_eq!(refused["errors"][0]["problem"], "has the `currency` in lowercase: ISO 4217 codes are uppercase, `EUR`");
+    assert_eq!(
+        client.ok("invoice_view", inv("INV-21")).await["amount"],
+        json!({ "amount": "121.00", "currency": "EUR" })
+    );
+
+    let mismatch = client.refused("invoice_amend", amend(json!({ "amount": "99.50", "currency": "USD" }))).await;
+    assert_eq!(mismatch["code"], "CURRENCY_MISMATCH");
+    assert_eq!(mismatch["hint"], "convert the amount to EUR, then call invoice_amend again");
+    assert_eq!(mismatch["retryable"], false);
+
+    let amended = client.ok("invoice_amend", amend(json!({ "amount_minor": 9950, "currency": "EUR" }))).await;
+    assert_eq!(amended["amount"], json!({ "amount": "99.50", "currency": "EUR" }));
+    assert_eq!(client.ok("invoice_view", inv("INV-21")).await["amount"]["amount"], "99.50");
+
+    client.ok("invoice_submit", inv("INV-21")).await;
+    let refused = client.refused("invoice_amend", amend(json!({ "amount": "1.00", "currency": "EUR" }))).await;
+    assert_eq!((refused["code"].as_str(), refused["current_state"].as_str()), (Some("FORBIDDEN"), Some("review")));
 }

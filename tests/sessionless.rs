@@ -53,7 +53,10 @@ async fn walk_the_invoice_flow(client: &TestClient) {
     let listed = client.tools().await;
     // The same list for everyone: every tool, each saying when it is callable.
     let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["invoice_approve", "invoice_discharge", "invoice_reject", "invoice_submit", "invoice_view"]);
+    assert_eq!(
+        names,
+        ["invoice_amend", "invoice_approve", "invoice_discharge", "invoice_reject", "invoice_submit", "invoice_view"]
+    );
     let discharge = listed.iter().find(|t| t.name == "invoice_discharge").unwrap();
     let description = discharge.description.as_deref().unwrap();
     assert!(description.contains("Only while the `invoice` named by `id` is `approved`"), "{description}");

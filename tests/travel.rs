@@ -218,8 +218,38 @@ async fn every_bad_argument_is_reported_at_once() {
     assert!(departure["problem"].as_str().unwrap().contains("with a space"), "{departure}");
     assert_eq!(departure["example"], "2026-12-04T08:00:00+01:00");
     assert_eq!(departure["got"], "2026-12-01 10:00");
-    assert!(by_field("/passengers")["problem"].as_str().unwrap().contains("wrong type"), "{refused}");
+    let passengers = by_field("/passengers");
+    assert_eq!(passengers["problem"], "must be a whole number of persons, from 1 to 9, e.g. 1");
+    assert_eq!(passengers["expected"], "A whole number of persons, from 1 to 9.");
     assert_eq!(by_field("/seat")["problem"], "is not a parameter of this tool");
-    // Corrected, it goes through.
-    assert_eq!(client.ok("bus_search", bus_search("bus")).await["state"], "quoted");
+    // Corrected, it goes through; prices are money, never floats.
+    let found = client.ok("bus_search", bus_search("bus")).await;
+    assert_eq!(found["state"], "quoted");
+    let price = &found["offers"][0]["price"];
+    assert!(price["amount"].as_str().is_some_and(|a| a.split_once('.').is_some_and(|(_, c)| c.len() == 2)), "{price}");
+    assert_eq!(price["currency"], "EUR");
+}
+
+/// A count out of its bounds is refused with the bounds and the unit, beside any other
+/// bad field; the schema says the same bounds.
+#[tokio::test]
+async fn counts_carry_their_unit_and_bounds() {
+    let client = TestClient::stdio_example("travel").await;
+    client.ok("switch_domain", switch("car_rental")).await;
+    let mut search = car_search();
+    search["days"] = 45.into();
+    search["passengers"] = 0.into();
+    let refused = client.refused("car_rental_search", search).await;
+    let problems: Vec<(&str, &str)> = refused["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["field"].as_str().unwrap(), e["problem"].as_str().unwrap()))
+        .collect();
+    assert_eq!(problems, [("/days", "must be from 1 to 30 days"), ("/passengers", "must be from 1 to 9 persons")]);
+    let tools = client.tools().await;
+    let schema = &tools.iter().find(|t| t.name == "car_rental_search").unwrap().input_schema;
+    let days = serde_json::to_string(schema).unwrap();
+    assert!(days.contains("\"maximum\":30") && days.contains("\"title\":\"days\""), "{days}");
+    assert!(!days.contains("x-toolgate"), "clients see standard JSON Schema: {days}");
 }

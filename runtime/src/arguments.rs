@@ -53,6 +53,7 @@ impl ArgumentCheck {
             return Ok(());
         }
         let mut errors: Vec<FieldError> = Vec::new();
+        let mut typed: Vec<String> = Vec::new();
         for error in self.validator.iter_errors(instance) {
             let at = error.instance_path().as_str().to_string();
             let fields: Vec<(String, String)> = match error.kind() {
@@ -68,6 +69,9 @@ impl ArgumentCheck {
                 _ => vec![(at.clone(), self.problem(&error, &at))],
             };
             let from_type = matches!(error.kind(), ValidationErrorKind::Custom { .. });
+            if from_type {
+                typed.push(at.clone());
+            }
             for (field, problem) in fields {
                 if let Some(entry) = errors.iter_mut().find(|e| e.field == field) {
                     // One entry per field: its type's own words if it has a toolgate type,
@@ -92,6 +96,12 @@ impl ArgumentCheck {
                 errors.push(entry);
             }
         }
+        // A value a toolgate type judged is one field: its parts' errors say less.
+        errors.retain(|e| {
+            !typed.iter().any(|t| {
+                e.field.len() > t.len() && e.field.starts_with(t.as_str()) && e.field[t.len()..].starts_with('/')
+            })
+        });
         if errors.is_empty() { Ok(()) } else { Err(ToolError::InvalidArgument { errors }) }
     }
 
