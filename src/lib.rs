@@ -152,9 +152,11 @@
 //!     Ok(Count { entries: entries.len() })
 //! }
 //!
-//! assert!(Server::from_registry("books").state(Ledger::default()).build().is_ok());
-//! let missing = Server::from_registry("books").build().unwrap_err().to_string();
-//! assert!(missing.contains("add `.state(value)`"), "{missing}");
+//! fn main() {
+//!     assert!(Server::from_registry("books").state(Ledger::default()).build().is_ok());
+//!     let missing = Server::from_registry("books").build().unwrap_err().to_string();
+//!     assert!(missing.contains("add `.state(value)`"), "{missing}");
+//! }
 //! ```
 //!
 //! ## Where `machine!` must be
@@ -173,7 +175,8 @@
 //!
 //! Actions are functions at module level: on a function inside an `impl` block or a
 //! function body, `#[action]` says "`#[action]` goes on a function at module level"; move
-//! it there and reach shared values through `State<T>`.
+//! it there and reach shared values through `State<T>`. (In a doctest, write `fn main`
+//! yourself: rustdoc otherwise wraps the example, actions included, in one.)
 //!
 //! ## Actions in a library crate
 //!

@@ -104,3 +104,47 @@ async fn an_idle_session_is_closed() {
     let reply = session.request("tools/list", json!({})).await;
     assert_eq!(reply.status, 404, "an idle session still answers: {:?}", reply.message);
 }
+
+/// POSTs `initialize` from the loopback address `from`; returns the status, the headers
+/// and the body.
+async fn initialize_from(url: &str, from: [u8; 4]) -> (u16, reqwest::header::HeaderMap, String) {
+    let client = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from(from))
+        .timeout(PATIENCE)
+        .build()
+        .expect("client");
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize().to_string())
+        .send()
+        .await
+        .expect("POST initialize");
+    let (status, headers) = (response.status().as_u16(), response.headers().clone());
+    (status, headers, response.text().await.unwrap_or_default())
+}
+
+/// Past the per-client limit a client gets 429 with `Retry-After` and a JSON-RPC error
+/// saying when to come back; another client (another address) is not held up, and after
+/// the wait the first client is served again.
+#[tokio::test]
+async fn a_client_past_its_rate_limit_gets_429_and_others_do_not() {
+    let url = serve(Server::from_registry("net").client_rate_limit(3, Duration::from_secs(3))).await;
+    for _ in 0..3 {
+        assert_eq!(initialize_from(&url, [127, 0, 0, 1]).await.0, 200);
+    }
+    let (status, headers, body) = initialize_from(&url, [127, 0, 0, 1]).await;
+    assert_eq!(status, 429, "{body}");
+    let retry_after: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=3).contains(&retry_after), "Retry-After: {retry_after}");
+    let body: Value = serde_json::from_str(&body).expect("a JSON-RPC error");
+    assert_eq!(body["error"]["data"]["limit"], "3/3000ms");
+    let wait = body["error"]["data"]["retry_after_ms"].as_u64().unwrap();
+    assert!(wait > 0 && wait <= 1_000, "retry_after_ms {wait}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("retry after"), "{body}");
+
+    assert_eq!(initialize_from(&url, [127, 0, 0, 2]).await.0, 200, "another client is held up");
+    tokio::time::sleep(Duration::from_millis(wait + 50)).await;
+    assert_eq!(initialize_from(&url, [127, 0, 0, 1]).await.0, 200, "served again after the wait");
+}

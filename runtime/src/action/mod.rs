@@ -54,6 +54,24 @@ impl RateLimit {
     }
 }
 
+impl std::str::FromStr for RateLimit {
+    type Err = String;
+
+    /// `30/minute`, `5/second`, `1000/hour`: as `#[action(rate_limit = …)]` takes it.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let wrong = || format!("`{text}`: write calls per second, minute or hour, e.g. `600/minute`");
+        let (calls, unit) = text.split_once('/').ok_or_else(wrong)?;
+        let calls: u32 = calls.trim().parse().ok().filter(|&n| n > 0).ok_or_else(wrong)?;
+        let per_ms = match unit.trim() {
+            "second" => 1_000,
+            "minute" => 60_000,
+            "hour" => 3_600_000,
+            _ => return Err(wrong()),
+        };
+        Ok(Self { calls, per_ms })
+    }
+}
+
 impl std::fmt::Display for RateLimit {
     /// "30/minute", as written in `#[action(rate_limit = …)]`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::ServerBuilder;
+use crate::action::RateLimit;
 use crate::registry::StartupError;
 
 const USAGE: &str = "usage: <server> [--http ADDR [HTTP OPTIONS]] [--handle-ttl SECONDS]
@@ -19,6 +20,8 @@ HTTP options:
                                default: loopback pages); other Origins get 403
   --max-sessions N             live sessions at most (default 1000); past them, 503
   --session-idle-timeout SECS  close a session idle this long (default 300)
+  --client-rate-limit N/UNIT   requests one client (peer IP) may send per second, minute or hour,
+                               e.g. 600/minute (default: no limit); past it, 429 with Retry-After
 
   TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica";
 
@@ -73,6 +76,7 @@ struct Command {
     allowed_origins: Vec<String>,
     max_sessions: Option<usize>,
     session_idle_timeout: Option<Duration>,
+    client_rate_limit: Option<RateLimit>,
 }
 
 /// A whole number above zero, for `flag`.
@@ -113,7 +117,16 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
             "--session-idle-timeout" if command.session_idle_timeout.is_none() => {
                 command.session_idle_timeout = Some(Duration::from_secs(positive(&arg, args.next())?));
             }
-            "--http" | "--stateless" | "--handle-ttl" | "--max-sessions" | "--session-idle-timeout" => {
+            "--client-rate-limit" if command.client_rate_limit.is_none() => {
+                let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a value, e.g. `600/minute`")))?;
+                command.client_rate_limit = Some(value.parse().map_err(|problem| usage(format!("`{arg}` {problem}")))?);
+            }
+            "--http"
+            | "--stateless"
+            | "--handle-ttl"
+            | "--max-sessions"
+            | "--session-idle-timeout"
+            | "--client-rate-limit" => {
                 return Err(usage(format!("`{arg}` is given twice")));
             }
             other if other.starts_with('-') => return Err(usage(format!("unknown argument `{other}`"))),
@@ -126,6 +139,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
         ("--allowed-origin", !command.allowed_origins.is_empty()),
         ("--max-sessions", command.max_sessions.is_some()),
         ("--session-idle-timeout", command.session_idle_timeout.is_some()),
+        ("--client-rate-limit", command.client_rate_limit.is_some()),
     ];
     if let (Some((flag, _)), false) =
         (http_only.iter().find(|(_, given)| *given), matches!(command.mode, Mode::Http(_)))
@@ -160,6 +174,9 @@ impl ServerBuilder {
         }
         if let Some(timeout) = command.session_idle_timeout {
             self = self.session_idle_timeout(timeout);
+        }
+        if let Some(limit) = command.client_rate_limit {
+            self = self.client_rate_limit(limit.calls, Duration::from_millis(limit.per_ms));
         }
         if command.mode == Mode::Help {
             println!("{USAGE}");
@@ -204,6 +221,8 @@ mod tests {
         assert!(matches!(http.mode, Mode::Http(a) if a.port() == 0));
         assert_eq!((http.stateless, http.handle_ttl), (true, Some(Duration::from_secs(5))));
         assert_eq!(parse(args(&["--help"])).unwrap().mode, Mode::Help);
+        let limited = parse(args(&["--http", "127.0.0.1:0", "--client-rate-limit", "600/minute"])).unwrap();
+        assert_eq!(limited.client_rate_limit, Some(RateLimit { calls: 600, per_ms: 60_000 }));
     }
 
     #[test]
@@ -218,6 +237,10 @@ mod tests {
             (&["--handle-ttl", "0"][..], "not a whole number above 0"),
             (&["--max-sessions", "10"][..], "`--max-sessions` needs `--http ADDR`"),
             (&["--http", "127.0.0.1:1", "--max-sessions", "x"][..], "`--max-sessions x`: not a whole number"),
+            (&["--client-rate-limit", "5/second"][..], "`--client-rate-limit` needs `--http ADDR`"),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "600"][..], "e.g. `600/minute`"),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "0/minute"][..], "e.g. `600/minute`"),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "5/day"][..], "`--client-rate-limit` `5/day`"),
         ] {
             let error = parse(args(line)).expect_err("must fail").to_string();
             assert!(error.contains(expected) && error.contains("usage:"), "{line:?}: {error}");

@@ -1,17 +1,21 @@
 //! What a Streamable HTTP deployment decides: which hosts and browser origins may call,
-//! how many sessions may live at once and for how long idle, and how large a request
-//! may be — with safe defaults for a server on loopback.
+//! how many sessions may live at once and for how long idle, how large a request may be,
+//! and how many requests one client may send — with safe defaults for a server on loopback.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::json;
+
+use crate::action::RateLimit;
+use crate::error::ToolError;
+use crate::gate::Limiter;
 
 /// The HTTP settings of a server; see the `ServerBuilder` methods that set them.
 #[derive(Debug, Clone)]
@@ -21,6 +25,7 @@ pub(crate) struct HttpOptions {
     pub(crate) max_sessions: usize,
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_request_body_bytes: usize,
+    pub(crate) client_rate_limit: Option<RateLimit>,
 }
 
 /// The loopback names a local server answers to (DNS-rebinding protection).
@@ -53,6 +58,7 @@ impl Default for HttpOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
             max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
+            client_rate_limit: None,
         }
     }
 }
@@ -117,4 +123,39 @@ pub(crate) async fn cap_sessions(State(cap): State<SessionCap>, request: Request
             .into_response();
     }
     next.run(request).await
+}
+
+/// Answers a client past the server-wide per-client limit with 429 and `Retry-After`,
+/// before anything else runs. The client is the peer's IP address as the socket reports
+/// it (no header a request carries is trusted for it); a router served without connect
+/// info (`into_make_service_with_connect_info::<SocketAddr>()`) counts every request as
+/// one client.
+pub(crate) async fn limit_clients(State(limiter): State<Arc<Limiter>>, request: Request, next: Next) -> Response {
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map_or_else(|| "one client".to_string(), |ConnectInfo(addr)| addr.ip().to_string());
+    let Err(ToolError::RateLimited { limit, retry_after_ms }) = limiter.check(&client) else {
+        return next.run(request).await;
+    };
+    let retry_after_s = retry_after_ms.div_ceil(1_000).max(1);
+    tracing::debug!(%client, %limit, "refused a request: the client is over its rate limit");
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": format!("too many requests from this client (at most {limit}); retry after {retry_after_s} s"),
+            "data": { "limit": limit, "retry_after_ms": retry_after_ms },
+        },
+    });
+    (
+        http::StatusCode::TOO_MANY_REQUESTS,
+        [
+            (http::header::RETRY_AFTER, retry_after_s.to_string()),
+            (http::header::CONTENT_TYPE, "application/json".to_string()),
+        ],
+        Body::from(body.to_string()),
+    )
+        .into_response()
 }

@@ -268,6 +268,23 @@ impl ServerBuilder {
         self
     }
 
+    /// A server-wide limit on the HTTP requests one client (one peer IP address) may send:
+    /// `calls` every `per`, GCRA-smoothed. Past it the request gets HTTP 429 with
+    /// `Retry-After` before anything else runs. Off by default; the per-tool limits of
+    /// `#[action(rate_limit = …)]` apply either way. Behind a reverse proxy every request
+    /// comes from the proxy's address: limit there instead.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # use toolgate_runtime::Server;
+    /// let builder = Server::from_registry("books").client_rate_limit(600, Duration::from_secs(60));
+    /// ```
+    pub fn client_rate_limit(mut self, calls: u32, per: Duration) -> Self {
+        let per_ms = u64::try_from(per.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.http.client_rate_limit = Some(crate::action::RateLimit { calls: calls.max(1), per_ms });
+        self
+    }
+
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
         let handle_argument = self.options.handle_argument.clone();

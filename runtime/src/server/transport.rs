@@ -8,8 +8,9 @@ use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use tokio::net::TcpListener;
 
-use super::http::{SessionCap, cap_sessions};
+use super::http::{SessionCap, cap_sessions, limit_clients};
 use super::{ServeError, Server};
+use crate::gate::Limiter;
 
 impl Server {
     /// Serves one client over this process's stdin/stdout until it disconnects.
@@ -28,20 +29,31 @@ impl Server {
     /// otherwise), holds at most 1,000 sessions (503 past them), closes sessions idle for
     /// 5 minutes and refuses bodies over 4 MiB, unless the builder says otherwise
     /// (`allowed_hosts`, `allowed_origins`, `max_sessions`, `session_idle_timeout`,
-    /// `max_request_body_bytes`).
+    /// `max_request_body_bytes`). With `client_rate_limit`, a client past it gets 429 with
+    /// `Retry-After`; clients are told apart by peer address, so serve the router with
+    /// `into_make_service_with_connect_info::<SocketAddr>()` (as [`Server::serve_http`]
+    /// does), or every request counts as one client.
     pub fn http_service(&self) -> axum::Router {
         let options = &self.shared.http;
         let server = self.clone();
         let factory = move || Ok(server.http_connection());
-        if self.shared.sessionless {
+        let router = if self.shared.sessionless {
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
-            return axum::Router::new().fallback_service(service);
+            axum::Router::new().fallback_service(service)
+        } else {
+            let sessions = Arc::new(options.session_manager());
+            let service = StreamableHttpService::new(factory, sessions.clone(), options.rmcp_config());
+            let cap = SessionCap { sessions, max: options.max_sessions };
+            axum::Router::new().fallback_service(service).layer(axum::middleware::from_fn_with_state(cap, cap_sessions))
+        };
+        match options.client_rate_limit {
+            // The outermost layer: a client over its limit costs nothing else.
+            Some(limit) => {
+                router.layer(axum::middleware::from_fn_with_state(Arc::new(Limiter::new(limit)), limit_clients))
+            }
+            None => router,
         }
-        let sessions = Arc::new(options.session_manager());
-        let service = StreamableHttpService::new(factory, sessions.clone(), options.rmcp_config());
-        let cap = SessionCap { sessions, max: options.max_sessions };
-        axum::Router::new().fallback_service(service).layer(axum::middleware::from_fn_with_state(cap, cap_sessions))
     }
 
     /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C.
@@ -56,7 +68,7 @@ impl Server {
             }
         });
         tracing::info!(url = %format!("http://{addr}/mcp"), sessionless = self.shared.sessionless, "serving Streamable HTTP");
-        axum::serve(listener, router)
+        axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })

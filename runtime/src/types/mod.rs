@@ -24,3 +24,40 @@ pub use time_zone::{TimeZone, TimeZoneError};
 pub(crate) fn date_time_pattern() -> &'static str {
     DATE_TIME_PATTERN
 }
+
+/// Arbitrary input never makes a reader panic; every value a type writes, it reads back.
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn no_string_makes_a_reader_panic(text in any::<String>(), code in "[A-Za-z]{0,4}") {
+            let _ = Date::parse(&text);
+            let _ = Duration::parse(&text);
+            let _ = TimeZone::parse(&text);
+            let _ = Money::parse(&text, &code);
+            let _ = Money::from_json(&json!({ "amount": text, "currency": code }));
+        }
+
+        #[test]
+        fn every_amount_round_trips(minor in 0..=MAX_MINOR_UNITS, code in prop::sample::select(vec!["EUR", "JPY", "KWD", "CLF", "USD"])) {
+            let money = Money::from_minor_units(minor, Currency::parse(code).unwrap()).unwrap();
+            let written = serde_json::to_value(money).unwrap();
+            prop_assert_eq!(Money::from_json(&written), Ok(money));
+            prop_assert_eq!(Money::parse(&money.amount(), code), Ok(money));
+        }
+
+        #[test]
+        fn every_date_round_trips(days in 0i64..3_652_424) {
+            let day = chrono::NaiveDate::from_ymd_opt(0, 1, 1).unwrap() + chrono::TimeDelta::days(days);
+            let date = Date::try_from(day).unwrap();
+            prop_assert_eq!(Date::parse(&date.to_string()), Ok(date));
+        }
+    }
+}
