@@ -55,6 +55,14 @@ if (example === "invoice") {
   await refused("invoice_view", inv("nope"), "NOT_FOUND", ["message"]);
   const invalid = await refused("invoice_view", { domain: "invoice" }, "INVALID_ARGUMENT", ["errors"]);
   if (invalid.errors[0].field !== "/id") fail(`INVALID_ARGUMENT names ${invalid.errors[0].field}`);
+  // Money: a float is refused before the handler; the handler's own refusal carries its advice.
+  const amend = (amount) => ({ ...inv("INV-1"), amount });
+  const float = await refused("invoice_amend", amend({ amount: 99.5, currency: "EUR" }), "INVALID_ARGUMENT", ["errors"]);
+  if (float.errors[0].field !== "/amount") fail(`the float amount is reported at ${float.errors[0].field}`);
+  const mismatch = await refused("invoice_amend", amend({ amount: "99.50", currency: "USD" }), "CURRENCY_MISMATCH", ["hint", "retryable"]);
+  if (mismatch.retryable !== false) fail(`CURRENCY_MISMATCH says retryable ${mismatch.retryable}`);
+  const amended = await ok("invoice_amend", amend({ amount: "99.5", currency: "EUR" }));
+  if (amended.amount.amount !== "99.50") fail(`amended to ${JSON.stringify(amended.amount)}`);
   await ok("invoice_submit", inv("INV-1"));
 } else {
   const search = {

@@ -168,7 +168,24 @@ fn binding_check(action: &Action) -> TokenStream {
     let states = &action.bind_states;
     let transition = action.transition.as_ref().map(|t| quote!(transition = #t));
     let (handler, input) = (action.handler.ident(), action.takes_input);
-    quote! {
+    // Where the checker is not in scope rustc says "cannot find macro"; this stand-in,
+    // glob-imported so the checker's own `MachineInScope` shadows it, adds what to write.
+    let id = machine.value();
+    let note = format!(
+        "machine `{id}` is not declared where this action can see it: declare it with \
+         `toolgate::machine! {{ id: \"{id}\", … }}` earlier in this module or in a parent module \
+         before this one, import it from its module (`use crate::that_module::*;`), or mark the \
+         action `startup_checked` if the machine is loaded at start-up"
+    );
+    let stand_in = quote::format_ident!("MachineInScope", span = machine.span());
+    quote! {{
+        mod undeclared {
+            #[deprecated(note = #note)]
+            pub struct MachineInScope;
+        }
+        #[allow(unused_imports)]
+        use undeclared::*;
         #checker! { machine = #machine handler = #handler input = #input bind_state = [#(#states),*] #transition }
-    }
+        let _ = #stand_in;
+    }}
 }

@@ -24,7 +24,11 @@ pub(crate) fn expand(machine: &MachineAst, input: &TokenStream, errors: Vec<syn:
             quote! {
                 #[doc(hidden)]
                 macro_rules! #checker {
-                    ($($binding:tt)*) => { ::toolgate::__private::check_binding! { { #input } $($binding)* } };
+                    ($($binding:tt)*) => {
+                        // Shadows the action's "not declared" stand-in: the machine is in scope.
+                        struct MachineInScope;
+                        ::toolgate::__private::check_binding! { { #input } $($binding)* }
+                    };
                 }
                 #[doc(hidden)]
                 #[allow(unused_imports)]
@@ -49,7 +53,7 @@ fn permissive_checker(id: &str) -> TokenStream {
     quote! {
         #[doc(hidden)]
         macro_rules! #checker {
-            ($($binding:tt)*) => {};
+            ($($binding:tt)*) => { struct MachineInScope; };
         }
         #[doc(hidden)]
         #[allow(unused_imports)]
