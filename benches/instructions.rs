@@ -7,7 +7,7 @@
 //! ```text
 //! cargo bench --bench instructions --no-run
 //! B=$(ls target/release/deps/instructions-* | grep -v '\.d$')
-//! for s in plain_rmcp toolgate_unbound toolgate_transition; do for n in 0 2000; do
+//! for s in plain_rmcp toolgate_unbound toolgate_transition toolgate_typed; do for n in 0 2000; do
 //!   SCENARIO=$s CALLS=$n valgrind --tool=callgrind --callgrind-out-file=/dev/null $B --bench 2>&1 | grep refs
 //! done; done
 //! ```
@@ -40,6 +40,7 @@ fn main() {
             "plain_rmcp" => (connect(Plain).await, &["light_echo"]),
             "toolgate_unbound" => (connect(server.connection()).await, &["light_echo"]),
             "toolgate_transition" => (connect(server.connection()).await, &["light_on", "light_off"]),
+            "toolgate_typed" => (connect(server.connection()).await, &["light_price"]),
             other => panic!("unknown SCENARIO {other}"),
         };
         for tool in tools.iter().cycle().take(calls) {

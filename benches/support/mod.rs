@@ -45,6 +45,23 @@ async fn off(input: Echo, _ctx: Ctx) -> Result<Echo, ToolError> {
     Ok(input)
 }
 
+/// An order in toolgate's checked types: money, a count and an instant.
+#[derive(Deserialize, Serialize, JsonSchema)]
+pub struct Order {
+    /// The price.
+    pub price: toolgate::types::Money,
+    /// How many lamps.
+    pub lamps: toolgate::types::Count<toolgate::types::Items, 1, 100>,
+    /// When.
+    pub at: toolgate::types::DateTime,
+}
+
+/// Echo an order back (every field checked by its type).
+#[action(domain = "light")]
+async fn price(input: Order, _ctx: Ctx) -> Result<Order, ToolError> {
+    Ok(input)
+}
+
 /// The floor: rmcp with a hand-written handler doing the same (de)serialization.
 #[derive(Clone)]
 pub struct Plain;
@@ -81,7 +98,18 @@ pub fn args() -> Map<String, Value> {
     args
 }
 
-/// A `tools/call` request for `tool` with [`args`].
+/// A `tools/call` request for `tool` with [`args`] (an [`Order`] for `light_price`).
 pub fn request(tool: &'static str) -> CallToolRequestParams {
+    if tool == "light_price" {
+        let Value::Object(order) = json!({
+            "domain": "light",
+            "price": { "amount": "12.50", "currency": "EUR" },
+            "lamps": 3,
+            "at": "2026-12-04T08:00:00+01:00",
+        }) else {
+            unreachable!()
+        };
+        return CallToolRequestParams::new(tool).with_arguments(order);
+    }
     CallToolRequestParams::new(tool).with_arguments(args())
 }
