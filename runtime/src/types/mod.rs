@@ -53,6 +53,15 @@ mod properties {
             prop_assert_eq!(Money::parse(&money.amount(), code), Ok(money));
         }
 
+        /// What the schema's pattern refuses, the type refuses: they never disagree.
+        #[test]
+        fn what_the_date_pattern_refuses_the_type_refuses(text in r"[0-9]{1,5}[-/.][0-9]{1,3}[-/.][0-9]{1,3}( |T)?") {
+            let validator = jsonschema::validator_for(&json!({ "type": "string", "pattern": DATE_PATTERN })).unwrap();
+            if !validator.is_valid(&json!(text)) {
+                prop_assert!(Date::parse(&text).is_err(), "{}", text);
+            }
+        }
+
         #[test]
         fn every_date_round_trips(days in 0i64..3_652_424) {
             let day = chrono::NaiveDate::from_ymd_opt(0, 1, 1).unwrap() + chrono::TimeDelta::days(days);
