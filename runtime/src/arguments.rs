@@ -105,8 +105,13 @@ impl ArgumentCheck {
         if errors.is_empty() { Ok(()) } else { Err(ToolError::InvalidArgument { errors }) }
     }
 
-    /// What is wrong, said for the model: a date-time's own diagnosis, else the validator's.
+    /// What is wrong, said for the model: the field's toolgate type's own diagnosis (also
+    /// where the type sits in an `anyOf`, as an `Option<Money>` does), a date-time's, else
+    /// the validator's.
     fn problem(&self, error: &jsonschema::ValidationError<'_>, at: &str) -> String {
+        if let Some(problem) = self.type_check_at(at).and_then(|check| check.problem(error.instance().as_ref())) {
+            return problem;
+        }
         let is_date_time =
             self.property_schema(at).and_then(|p| p.get("format")).and_then(Value::as_str) == Some("date-time");
         if let (true, Value::String(text)) = (is_date_time, error.instance().as_ref())
@@ -123,6 +128,33 @@ impl ArgumentCheck {
             }
             _ => strip_instance(&error.to_string()),
         }
+    }
+
+    /// The toolgate type of the top-level property `field`, in its schema or one of its
+    /// `anyOf`/`oneOf` branches.
+    fn type_check_at(&self, field: &str) -> Option<TypeCheck> {
+        if field.matches('/').count() != 1 {
+            return None;
+        }
+        self.type_check_in(self.property_schema(field)?, 0)
+    }
+
+    fn type_check_in(&self, schema: &Value, depth: usize) -> Option<TypeCheck> {
+        let schema = match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
+            Some(definition) => self.schema.get("$defs")?.get(definition)?,
+            None => schema,
+        };
+        if let Some(marker) = schema.get(MARKER) {
+            return TypeCheck::from_marker(marker, schema.as_object()?);
+        }
+        if depth > 2 {
+            return None;
+        }
+        ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|key| schema.get(*key).and_then(Value::as_array))
+            .flatten()
+            .find_map(|branch| self.type_check_in(branch, depth + 1))
     }
 
     /// The schema of the top-level property `field` (`/departure`) names, `$ref` followed.
@@ -303,6 +335,29 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].field, "/price");
         assert!(errors[0].problem.contains("not an ISO 4217 code"), "{}", errors[0].problem);
+    }
+
+    #[test]
+    fn an_optional_typed_field_is_judged_in_its_type_s_words() {
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Refund {
+            amount: Option<crate::types::Money>,
+        }
+        let schema = schemars::SchemaGenerator::new(schemars::generate::SchemaSettings::draft2020_12())
+            .into_root_schema_for::<Refund>()
+            .to_value();
+        let check = ArgumentCheck::new(schema).unwrap();
+        assert!(check.check(&json!({ "amount": null })).is_ok());
+        assert!(check.check(&json!({ "amount": { "amount": "1.50", "currency": "EUR" } })).is_ok());
+        let Err(ToolError::InvalidArgument { errors }) =
+            check.check(&json!({ "amount": { "amount": 1.5, "currency": "EUR" } }))
+        else {
+            panic!("refused")
+        };
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].field, "/amount");
+        assert!(errors[0].problem.contains("never a float"), "{}", errors[0].problem);
     }
 
     #[test]
