@@ -5,7 +5,6 @@ use std::fmt;
 
 use chrono::NaiveDate;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A calendar day with no time and no zone: ISO-8601 / RFC 3339 `full-date`, e.g.
 /// `2026-12-04` (a birthday, a check-in day, a due date).
@@ -82,13 +81,6 @@ fn classify(text: &str) -> DateError {
     if regional { DateError::Regional } else { DateError::Malformed }
 }
 
-impl std::str::FromStr for Date {
-    type Err = DateError;
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::parse(text)
-    }
-}
-
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0.format("%Y-%m-%d"))
@@ -110,18 +102,7 @@ impl From<Date> for NaiveDate {
     }
 }
 
-impl Serialize for Date {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Date {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = Cow::<str>::deserialize(deserializer)?;
-        Self::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
+text_type!(Date, DateError);
 
 impl JsonSchema for Date {
     fn schema_name() -> Cow<'static, str> {

@@ -5,7 +5,6 @@ use std::fmt;
 
 use chrono::{FixedOffset, NaiveDate, NaiveTime};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// An instant with the UTC offset it was given in: RFC 3339 / ISO-8601, e.g.
 /// `2026-12-04T08:00:00+01:00` or `2026-12-04T07:00:00Z`.
@@ -176,14 +175,6 @@ fn classify(text: &str) -> DateTimeError {
     if regional { DateTimeError::Regional } else { DateTimeError::Malformed }
 }
 
-impl std::str::FromStr for DateTime {
-    type Err = DateTimeError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::parse(text)
-    }
-}
-
 impl fmt::Display for DateTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
@@ -222,18 +213,7 @@ impl From<DateTime> for chrono::DateTime<FixedOffset> {
     }
 }
 
-impl Serialize for DateTime {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for DateTime {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = Cow::<str>::deserialize(deserializer)?;
-        Self::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
+text_type!(DateTime, DateTimeError);
 
 impl JsonSchema for DateTime {
     fn schema_name() -> Cow<'static, str> {

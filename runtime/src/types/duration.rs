@@ -4,7 +4,6 @@ use std::borrow::Cow;
 use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A length of time in ISO-8601: weeks (`P2W`), or days and a time part
 /// (`P1DT2H`, `PT1H30M`, `PT45.5S`).
@@ -152,13 +151,6 @@ fn classify(text: &str) -> DurationError {
     }
 }
 
-impl std::str::FromStr for Duration {
-    type Err = DurationError;
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::parse(text)
-    }
-}
-
 impl fmt::Display for Duration {
     /// Days and a time part, e.g. `P1DT2H`, `PT1H30M`, `PT0.5S`; zero is `PT0S`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -203,18 +195,7 @@ impl From<Duration> for std::time::Duration {
     }
 }
 
-impl Serialize for Duration {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Duration {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = Cow::<str>::deserialize(deserializer)?;
-        Self::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
+text_type!(Duration, DurationError);
 
 impl JsonSchema for Duration {
     fn schema_name() -> Cow<'static, str> {

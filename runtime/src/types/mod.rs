@@ -4,6 +4,32 @@
 //! the schema (see `check`), so one `INVALID_ARGUMENT` names every bad field in the
 //! type's own words.
 
+/// `FromStr`, `Serialize` and `Deserialize` for a type written as one JSON string: read
+/// with its strict `parse`, written with its `Display`.
+macro_rules! text_type {
+    ($type:ty, $error:ty) => {
+        impl ::std::str::FromStr for $type {
+            type Err = $error;
+            fn from_str(text: &str) -> Result<Self, Self::Err> {
+                Self::parse(text)
+            }
+        }
+
+        impl ::serde::Serialize for $type {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_str(self)
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $type {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = <::std::borrow::Cow<'de, str> as ::serde::Deserialize>::deserialize(deserializer)?;
+                Self::parse(&text).map_err(::serde::de::Error::custom)
+            }
+        }
+    };
+}
+
 pub(crate) mod check;
 mod count;
 mod date;

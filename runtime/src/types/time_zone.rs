@@ -5,7 +5,6 @@ use std::fmt;
 
 use chrono_tz::{TZ_VARIANTS, Tz};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A time zone by its IANA name, e.g. `Europe/Madrid` or `America/New_York`, checked
 /// against the tz database `chrono-tz` carries.
@@ -69,13 +68,6 @@ impl TimeZone {
     }
 }
 
-impl std::str::FromStr for TimeZone {
-    type Err = TimeZoneError;
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::parse(text)
-    }
-}
-
 impl fmt::Display for TimeZone {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0.name())
@@ -94,18 +86,7 @@ impl From<TimeZone> for Tz {
     }
 }
 
-impl Serialize for TimeZone {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.0.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for TimeZone {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = Cow::<str>::deserialize(deserializer)?;
-        Self::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
+text_type!(TimeZone, TimeZoneError);
 
 impl JsonSchema for TimeZone {
     fn schema_name() -> Cow<'static, str> {
