@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::sessionless::{RawSession, Reply};
 use common::{PATIENCE, TestClient, serve_in_process};
 use serde_json::json;
 use toolgate::prelude::*;
@@ -265,4 +266,34 @@ async fn a_declared_rate_limit_refuses_then_admits_after_the_wait() {
     client.ok("ledger_inspect", ledger("L-8")).await;
     tokio::time::sleep(Duration::from_millis(wait + 20)).await;
     client.ok("ledger_inspect", ledger("L-7")).await;
+}
+
+/// Over stateful HTTP, what a call causes rides that call's own response stream, ahead of
+/// its result: a session that never opens the standalone GET stream still gets the
+/// handler's log lines and the `list_changed` of a transition.
+#[tokio::test]
+async fn messages_a_call_causes_ride_its_own_stream() {
+    let server = builder().state(Auditor).build().expect("every state is given");
+    let session = RawSession::open(&serve_in_process(server).await).await;
+    let methods = |reply: &Reply| -> Vec<String> {
+        reply.before.iter().filter_map(|m| m["method"].as_str().map(str::to_string)).collect()
+    };
+
+    let report = session
+        .request("tools/call", json!({ "name": "ledger_report", "arguments": { "domain": "ledger", "id": "L-31" } }))
+        .await;
+    assert!(report.is_sse(), "{report:?}");
+    let logged: Vec<&str> = report.before.iter().filter_map(|m| m["params"]["data"].as_str()).collect();
+    assert_eq!(logged, ["report ready", "ledger is large"], "Info and above, before the result: {:?}", report.before);
+    assert!(report.message.is_ok());
+
+    // The first call on an instance focuses the session on it (its listing changes), so
+    // post once, then close: the transition's list_changed comes before the result.
+    let post = json!({ "name": "ledger_post", "arguments": { "domain": "ledger", "id": "L-31", "amount": 1 } });
+    session.request("tools/call", post).await;
+    let close = session
+        .request("tools/call", json!({ "name": "ledger_close", "arguments": { "domain": "ledger", "id": "L-31" } }))
+        .await;
+    assert_eq!(close.message.as_ref().unwrap()["structuredContent"]["state"], "closed", "{close:?}");
+    assert_eq!(methods(&close), ["notifications/tools/list_changed"]);
 }

@@ -47,6 +47,8 @@ pub struct Reply {
     /// A body that is no JSON-RPC reply (rmcp answers some HTTP errors, such as an unknown
     /// session's 404, in plain text) comes as `Err(Value::String(body))`.
     pub message: Result<Value, Value>,
+    /// The messages the event stream carried before the reply (notifications, requests).
+    pub before: Vec<Value>,
 }
 
 impl Reply {
@@ -147,16 +149,17 @@ async fn read_reply(mut response: reqwest::Response, id: u64) -> Reply {
         .map(|value| value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
         .unwrap_or_default();
     let session_id = header("mcp-session-id");
-    let message = if content_type == "text/event-stream" {
+    let (message, before) = if content_type == "text/event-stream" {
         read_sse_reply(&mut response, id).await
     } else {
         let body = response.text().await.expect("read the reply body");
-        match serde_json::from_str::<Value>(&body) {
+        let message = match serde_json::from_str::<Value>(&body) {
             Ok(message) if is_reply(&message) => split_reply(message),
             _ => Err(Value::String(body)),
-        }
+        };
+        (message, Vec::new())
     };
-    Reply { status, content_type, session_id, message }
+    Reply { status, content_type, session_id, message, before }
 }
 
 /// Whether `message` is a JSON-RPC response or error (not a request or notification).
@@ -174,7 +177,7 @@ fn split_reply(mut message: Value) -> Result<Value, Value> {
 /// Reads server-sent events until the reply to request `id`. Skips comments, events without
 /// data (rmcp's priming event, `retry:`-only events), and any notification or server request.
 /// Stops at the reply rather than at the end of the stream, which may stay open.
-async fn read_sse_reply(response: &mut reqwest::Response, id: u64) -> Result<Value, Value> {
+async fn read_sse_reply(response: &mut reqwest::Response, id: u64) -> (Result<Value, Value>, Vec<Value>) {
     let mut pending: Vec<u8> = Vec::new();
     let mut data: Vec<String> = Vec::new();
     let mut seen = Vec::new();
@@ -207,7 +210,7 @@ async fn read_sse_reply(response: &mut reqwest::Response, id: u64) -> Result<Val
             }
             let message: Value = serde_json::from_str(&event).unwrap_or_else(|e| panic!("bad SSE data {event:?}: {e}"));
             if is_reply(&message) && message["id"] == id {
-                return split_reply(message);
+                return (split_reply(message), seen);
             }
             seen.push(message);
         }

@@ -10,8 +10,12 @@
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken, ServerJsonRpcMessage, ServerNotification,
+};
 use rmcp::service::{Peer, RequestContext};
+use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 /// How severe a message to the client is (MCP's syslog levels), lowest first.
@@ -92,15 +96,42 @@ pub(crate) struct CallClient {
     progress_token: Option<ProgressToken>,
     cancel: CancellationToken,
     threshold: LogThreshold,
+    /// The call's own response stream, while it is open (stateful HTTP).
+    stream: Option<UnboundedSender<ServerJsonRpcMessage>>,
 }
 
 impl CallClient {
-    pub(crate) fn new(context: &RequestContext<RoleServer>, threshold: LogThreshold) -> Self {
+    /// `stream`: where messages the call causes go ahead of its response, if the
+    /// transport gives the call a stream of its own; else they go through the peer.
+    pub(crate) fn new(
+        context: &RequestContext<RoleServer>,
+        threshold: LogThreshold,
+        stream: Option<UnboundedSender<ServerJsonRpcMessage>>,
+    ) -> Self {
         Self {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
             cancel: context.ct.clone(),
             threshold,
+            stream,
+        }
+    }
+
+    /// Sends a notification the call causes: on the call's own stream while it is open,
+    /// else through the peer (stdio, sessionless, or after the call).
+    pub(crate) async fn notify(&self, notification: ServerNotification) {
+        let notification = match &self.stream {
+            Some(stream) => match stream.send(ServerJsonRpcMessage::notification(notification)) {
+                Ok(()) => return,
+                Err(closed) => match closed.0 {
+                    ServerJsonRpcMessage::Notification(sent) => sent.notification,
+                    _ => return,
+                },
+            },
+            None => notification,
+        };
+        if let Err(error) = self.peer.send_notification(notification).await {
+            tracing::debug!(%error, "cannot send a notification");
         }
     }
 
@@ -131,8 +162,6 @@ impl CallClient {
             return;
         }
         let param = LoggingMessageNotificationParam::new(level.to_mcp(), message.into()).with_logger(logger);
-        if let Err(error) = self.peer.notify_logging_message(param).await {
-            tracing::debug!(%error, "cannot send notifications/message");
-        }
+        self.notify(ServerNotification::LoggingMessageNotification(LoggingMessageNotification::new(param))).await;
     }
 }

@@ -59,9 +59,10 @@ impl Ctx {
     }
 
     /// Sends a log message to the client (`notifications/message`, logger = the tool),
-    /// if the client's `logging/setLevel` (default `Info`) admits `level`. Over rmcp 3.11's
-    /// stateful HTTP it travels on the session's standalone stream, so a client that has
-    /// not opened it does not see it. (MCP deprecates logging in SEP-2577.)
+    /// if the client's `logging/setLevel` (default `Info`) admits `level`. Over stateful
+    /// HTTP it travels on the call's own response stream, ahead of the result, so a client
+    /// that never opened the session's standalone stream gets it too. (MCP deprecates
+    /// logging in SEP-2577.)
     pub async fn log(&self, level: LogLevel, message: impl Into<String>) {
         self.client.log(level, self.tool, message.into()).await;
     }

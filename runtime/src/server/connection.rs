@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeRequestParams, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, ServerNotification, Tool,
+    ToolListChangedNotification,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
@@ -165,16 +166,17 @@ impl ServerHandler for Connection {
         let origin = self.origin();
         let focus = matches!(origin, Origin::Connection(_)).then(|| self.focus().clone());
         let arguments = request.arguments.unwrap_or_default();
-        let client = CallClient::new(&context, self.state.log_threshold.clone());
-        let reply = self.shared.call(tool, &origin, focus.as_ref(), client, arguments).await;
+        let stream = session_id(&context).and_then(|session| self.shared.call_streams.sink(session, &context.id));
+        let client = CallClient::new(&context, self.state.log_threshold.clone(), stream);
+        let reply = self.shared.call(tool, &origin, focus.as_ref(), client.clone(), arguments).await;
         if let Some((machine, entry)) = reply.focus {
             self.focus().insert(machine, entry);
         }
         if reply.listing_changed {
-            // Only this session's peer: other sessions' lists did not change.
-            if let Err(error) = context.peer.notify_tool_list_changed().await {
-                tracing::warn!(%error, "cannot send notifications/tools/list_changed");
-            }
+            // Only this session: other sessions' lists did not change. On the call's own
+            // stream where there is one, ahead of the result that caused it.
+            let changed = ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
+            client.notify(ServerNotification::ToolListChangedNotification(changed)).await;
         }
         let result = if reply.is_error {
             CallToolResult::structured_error(reply.content)
@@ -198,4 +200,10 @@ impl ServerHandler for Connection {
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared.registry.tool(name).map(|t| t.tool.clone())
     }
+}
+
+/// The Streamable HTTP session a request belongs to, as rmcp received it.
+fn session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    parts.headers.get("mcp-session-id")?.to_str().ok()
 }

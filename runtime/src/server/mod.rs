@@ -2,6 +2,9 @@
 //! connection (stdio, or one Streamable HTTP session) is served by a [`Connection`].
 
 mod call;
+mod call_stream;
+
+use call_stream::CallStreams;
 mod cli;
 mod connection;
 mod http;
@@ -51,6 +54,8 @@ pub(crate) struct Shared {
     pub(crate) states: States,
     /// The declared rate limits, by tool.
     pub(crate) limiters: HashMap<&'static str, Limiter>,
+    /// The response streams of calls in progress over stateful HTTP.
+    pub(crate) call_streams: CallStreams,
 }
 
 /// How long calls wait, and may run.
@@ -320,6 +325,7 @@ impl ServerBuilder {
                 http: self.http,
                 states: self.states,
                 limiters,
+                call_streams: CallStreams::default(),
             }),
         })
     }

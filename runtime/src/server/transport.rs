@@ -8,6 +8,7 @@ use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use tokio::net::TcpListener;
 
+use super::call_stream::CallStreamSessions;
 use super::http::{SessionCap, cap_sessions, limit_clients};
 use super::{ServeError, Server};
 use crate::gate::Limiter;
@@ -43,7 +44,9 @@ impl Server {
             axum::Router::new().fallback_service(service)
         } else {
             let sessions = Arc::new(options.session_manager());
-            let service = StreamableHttpService::new(factory, sessions.clone(), options.rmcp_config());
+            let streams = self.shared.call_streams.clone();
+            let manager = Arc::new(CallStreamSessions { inner: sessions.clone(), streams });
+            let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let cap = SessionCap { sessions, max: options.max_sessions };
             axum::Router::new().fallback_service(service).layer(axum::middleware::from_fn_with_state(cap, cap_sessions))
         };
