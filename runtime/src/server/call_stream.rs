@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use futures_util::Stream;
-use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId};
@@ -22,27 +22,36 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 /// Where a call's messages go while its response stream is open.
 pub(crate) type CallSink = UnboundedSender<ServerJsonRpcMessage>;
 
-/// The open response streams, by session and request.
+/// The open response streams of calls, by session and request.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CallStreams(Arc<Mutex<HashMap<(String, String), CallSink>>>);
+pub(crate) struct CallStreams(Arc<Mutex<HashMap<SessionId, HashMap<RequestId, CallSink>>>>);
+
+/// Which stream: a session, and a request in it.
+type StreamKey = (SessionId, RequestId);
 
 impl CallStreams {
     /// The sink of request `request` in session `session`, while its stream is open.
     pub(crate) fn sink(&self, session: &str, request: &RequestId) -> Option<CallSink> {
-        self.lock().get(&(session.to_string(), request.to_string())).cloned()
+        self.lock().get(session)?.get(request).cloned()
     }
 
-    fn open(&self, key: (String, String)) -> UnboundedReceiver<ServerJsonRpcMessage> {
+    fn open(&self, (session, request): StreamKey) -> UnboundedReceiver<ServerJsonRpcMessage> {
         let (sink, receiver) = unbounded_channel();
-        self.lock().insert(key, sink);
+        self.lock().entry(session).or_default().insert(request, sink);
         receiver
     }
 
-    fn close(&self, key: &(String, String)) {
-        self.lock().remove(key);
+    fn close(&self, (session, request): &StreamKey) {
+        let mut streams = self.lock();
+        if let Some(requests) = streams.get_mut(session) {
+            requests.remove(request);
+            if requests.is_empty() {
+                streams.remove(session);
+            }
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), CallSink>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, HashMap<RequestId, CallSink>>> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
@@ -61,7 +70,7 @@ struct CallStream {
     caused: UnboundedReceiver<ServerJsonRpcMessage>,
     rmcp: BoxedSse,
     streams: CallStreams,
-    key: (String, String),
+    key: StreamKey,
 }
 
 impl Stream for CallStream {
@@ -115,12 +124,19 @@ impl SessionManager for CallStreamSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        let ClientJsonRpcMessage::Request(request) = &message else {
+        // Only a tool call causes messages of its own.
+        let call = match &message {
+            ClientJsonRpcMessage::Request(request) if matches!(request.request, ClientRequest::CallToolRequest(_)) => {
+                Some(request.id.clone())
+            }
+            _ => None,
+        };
+        let Some(request) = call else {
             let stream: BoxedSse = Box::pin(self.inner.create_stream(id, message).await?);
             return Ok(stream);
         };
         // Open before rmcp sees the request: its handler may send at once.
-        let key = (id.to_string(), request.id.to_string());
+        let key = (id.clone(), request);
         let caused = self.streams.open(key.clone());
         match self.inner.create_stream(id, message).await {
             Ok(rmcp) => {
