@@ -130,20 +130,14 @@ impl ArgumentCheck {
         }
     }
 
-    /// The toolgate type of the top-level property `field`, in its schema or one of its
+    /// The toolgate type of the value `field` points at, in its schema or one of its
     /// `anyOf`/`oneOf` branches.
     fn type_check_at(&self, field: &str) -> Option<TypeCheck> {
-        if field.matches('/').count() != 1 {
-            return None;
-        }
         self.type_check_in(self.property_schema(field)?, 0)
     }
 
     fn type_check_in(&self, schema: &Value, depth: usize) -> Option<TypeCheck> {
-        let schema = match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
-            Some(definition) => self.schema.get("$defs")?.get(definition)?,
-            None => schema,
-        };
+        let schema = self.resolve(schema)?;
         if let Some(marker) = schema.get(MARKER) {
             return TypeCheck::from_marker(marker, schema.as_object()?);
         }
@@ -157,13 +151,27 @@ impl ArgumentCheck {
             .find_map(|branch| self.type_check_in(branch, depth + 1))
     }
 
-    /// The schema of the top-level property `field` (`/departure`) names, `$ref` followed.
+    /// The schema of the value `field` points at (`/departure`, `/items/2/price`), through
+    /// `properties` and `items`, `$ref`s followed; `None` where the path leaves plain
+    /// objects and arrays (an `anyOf` on the way, say).
     fn property_schema(&self, field: &str) -> Option<&Value> {
-        let name = field.strip_prefix('/')?.split('/').next()?;
-        let property = self.schema.get("properties")?.get(unescape(name).as_str())?;
-        match property.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
+        let mut schema = &*self.schema;
+        for segment in field.strip_prefix('/')?.split('/') {
+            schema = self.resolve(schema)?;
+            schema = match schema.get("properties").and_then(|p| p.get(unescape(segment).as_str())) {
+                Some(property) => property,
+                None if segment.parse::<usize>().is_ok() => schema.get("items")?,
+                None => return None,
+            };
+        }
+        self.resolve(schema)
+    }
+
+    /// `schema`, or the definition its `$ref` names.
+    fn resolve<'a>(&'a self, schema: &'a Value) -> Option<&'a Value> {
+        match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
             Some(definition) => self.schema.get("$defs")?.get(definition),
-            None => Some(property),
+            None => Some(schema),
         }
     }
 }
@@ -358,6 +366,37 @@ mod tests {
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].field, "/amount");
         assert!(errors[0].problem.contains("never a float"), "{}", errors[0].problem);
+    }
+
+    #[test]
+    fn a_nested_field_is_described_by_its_own_schema() {
+        use crate::types::Money;
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Line {
+            /// What is sold.
+            item: String,
+            price: Option<Money>,
+        }
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Order {
+            /// The lines, at least one.
+            lines: Vec<Line>,
+        }
+        let schema = schemars::SchemaGenerator::new(schemars::generate::SchemaSettings::draft2020_12())
+            .into_root_schema_for::<Order>()
+            .to_value();
+        let check = ArgumentCheck::new(schema).unwrap();
+        let order = json!({ "lines": [
+            { "item": "lamp", "price": { "amount": "1.00", "currency": "EUR" } },
+            { "item": 7, "price": { "amount": 1.5, "currency": "EUR" } },
+        ]});
+        let Err(ToolError::InvalidArgument { errors }) = check.check(&order) else { panic!("refused") };
+        let by_field = |field: &str| errors.iter().find(|e| e.field == field).unwrap_or_else(|| panic!("{errors:?}"));
+        assert_eq!(by_field("/lines/1/item").expected.as_deref(), Some("What is sold."));
+        assert!(by_field("/lines/1/price").problem.contains("never a float"), "{errors:?}");
+        assert_eq!(errors.len(), 2, "{errors:?}");
     }
 
     #[test]
