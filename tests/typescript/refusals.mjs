@@ -6,6 +6,7 @@
 //   node refusals.mjs URL invoice|travel
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [url, example] = process.argv.slice(2);
 const warnings = [];
@@ -20,6 +21,8 @@ function fail(message) {
 }
 
 const client = new Client({ name: "toolgate-ts-test", version: "0.0.0" });
+let listChanged = 0;
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged += 1; });
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 await client.listTools();
 
@@ -63,7 +66,10 @@ if (example === "invoice") {
   if (mismatch.retryable !== false) fail(`CURRENCY_MISMATCH says retryable ${mismatch.retryable}`);
   const amended = await ok("invoice_amend", amend({ amount: "99.5", currency: "EUR" }));
   if (amended.amount.amount !== "99.50") fail(`amended to ${JSON.stringify(amended.amount)}`);
+  // The transition's list_changed rides the call's own stream: handled before the result.
+  const before = listChanged;
   await ok("invoice_submit", inv("INV-1"));
+  if (listChanged <= before) fail("no tools/list_changed arrived with invoice_submit's result");
 } else {
   const search = {
     domain: "bus", origin: "Madrid", destination: "Valencia",
