@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::sessionless::{RawSession, Reply};
+use common::sessionless::{RawSession, Reply, SessionlessClient};
 use common::{PATIENCE, TestClient, serve_in_process};
 use serde_json::json;
 use toolgate::prelude::*;
@@ -134,6 +134,18 @@ async fn close_slowly(_input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError
         std::future::pending::<()>().await;
     }
     Ok(Balance { balance: 0 })
+}
+
+/// Set when the held call has started; the test lets it go through `HOLD`.
+static HOLD_STARTED: AtomicBool = AtomicBool::new(false);
+static HOLD: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Look at a ledger, taking as long as the test says.
+#[action(domain = "ledger")]
+async fn hold(input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
+    HOLD_STARTED.store(true, Ordering::SeqCst);
+    HOLD.notified().await;
+    Ok(Balance { balance: input.id.len() as i64 })
 }
 
 fn builder() -> toolgate::ServerBuilder {
@@ -296,4 +308,32 @@ async fn messages_a_call_causes_ride_its_own_stream() {
         .await;
     assert_eq!(close.message.as_ref().unwrap()["structuredContent"]["state"], "closed", "{close:?}");
     assert_eq!(methods(&close), ["notifications/tools/list_changed"]);
+}
+
+/// A call's own stream belongs to its session: a sessionless request that names that
+/// session in `Mcp-Session-Id` and reuses the call's request id writes nothing into it.
+#[tokio::test]
+async fn another_request_cannot_write_into_a_sessions_call_stream() {
+    let url = serve_in_process(builder().state(Auditor).build().expect("every state is given")).await;
+    let session = Arc::new(RawSession::open(&url).await);
+    let held = {
+        let session = session.clone();
+        // The session's first request after `initialize` (id 1): id 2.
+        let arguments = json!({ "domain": "ledger", "id": "L-41" });
+        tokio::spawn(async move {
+            session.request("tools/call", json!({ "name": "ledger_hold", "arguments": arguments })).await
+        })
+    };
+    until("the held call started", || HOLD_STARTED.load(Ordering::SeqCst)).await;
+
+    let other = SessionlessClient::new(&url);
+    other.request("tools/list", json!({}), &[]).await; // id 1, so the next is id 2 too
+    let report = json!({ "domain": "ledger", "id": "L-42" });
+    let reply = other.call_with_headers("ledger_report", report, &[("Mcp-Session-Id", session.session_id())]).await;
+    assert!(reply.message.is_ok(), "{reply:?}");
+
+    HOLD.notify_one();
+    let held = held.await.expect("the held call");
+    assert!(held.message.is_ok(), "{held:?}");
+    assert!(held.before.is_empty(), "another request's messages reached this call's stream: {:?}", held.before);
 }

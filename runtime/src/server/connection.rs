@@ -166,7 +166,13 @@ impl ServerHandler for Connection {
         let origin = self.origin();
         let focus = matches!(origin, Origin::Connection(_)).then(|| self.focus().clone());
         let arguments = request.arguments.unwrap_or_default();
-        let stream = session_id(&context).and_then(|session| self.shared.call_streams.sink(session, &context.id));
+        // A call's own stream, only for a session's connection: rmcp routed this request to
+        // it by that header, so the header names this session. (A sessionless request may
+        // carry any session's id; it is no identity, and finds no stream.)
+        let stream = matches!(origin, Origin::Connection(_))
+            .then(|| session_id(&context))
+            .flatten()
+            .and_then(|session| self.shared.call_streams.sink(session, &context.id));
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream);
         let reply = self.shared.call(tool, &origin, focus.as_ref(), client.clone(), arguments).await;
         if let Some((machine, entry)) = reply.focus {
