@@ -64,6 +64,11 @@
 //!   carry (inputs and outputs must be JSON objects), and bindings to machines loaded from
 //!   XState JSON ([`Machine::from_xstate_json`]). Every problem is reported at once, with
 //!   the source location of its `#[action]`.
+//! - **Before every handler**: the arguments, against the tool's input schema compiled at
+//!   start-up — every bad field at once in one `INVALID_ARGUMENT`, fields the tool does
+//!   not take refused. The argument types in [`types`] (`DateTime` with a mandatory
+//!   offset, `Date`, `TimeZone`, `Duration`, `Money` exact to its currency's minor unit,
+//!   `Count<Persons, 1, 9>`) are judged there too, each in its own words.
 //! - **On every call**: the gate, against the committed state of the instance the call
 //!   names (keyed machines) or of its conversation. Calls that fire a transition are
 //!   linearizable per instance and per flow — of 50 concurrent `invoice_discharge` calls
@@ -195,7 +200,9 @@
 //!
 //! Refusals and handler failures are tool results with `isError: true` and a
 //! `structuredContent` that always has a stable `code` and a `message`; see [`ToolError`].
-//! Unknown tools are JSON-RPC errors (`-32602`).
+//! A handler's own failure is a [`Failure`], which can say what to do next
+//! ([`Failure::with_hint`]) and whether calling again helps ([`Failure::retry_after`],
+//! [`Failure::never_retry`]). Unknown tools are JSON-RPC errors (`-32602`).
 
 pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::*;
