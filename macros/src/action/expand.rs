@@ -181,7 +181,7 @@ fn binding_check(action: &Action) -> TokenStream {
     quote! {{
         mod undeclared {
             #[deprecated(note = #note)]
-            pub struct MachineInScope;
+            pub(super) struct MachineInScope;
         }
         #[allow(unused_imports)]
         use undeclared::*;
