@@ -34,9 +34,16 @@ toolgate::machine! {
 /// Which invoice a call is about.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct InvoiceRef {
-    /// The invoice id, `INV-` followed by digits (e.g. `INV-1042`).
+    /// The invoice id, `INV-` followed by digits without leading zeros (e.g. `INV-1042`).
+    // One spelling per invoice: the instance is named by this text, so `INV-01` or
+    // `inv-1` must not be accepted as other names of `INV-1` (each would be a workflow of
+    // its own, and the invoice payable once per spelling).
+    #[schemars(pattern(INVOICE_ID))]
     id: String,
 }
+
+/// The one spelling of an invoice id.
+const INVOICE_ID: &str = r"^INV-[1-9][0-9]{0,17}$";
 
 /// What every invoice tool returns; toolgate adds the workflow's `state`.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -52,7 +59,8 @@ struct Invoice {
 /// A draft invoice's new amount.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct Amendment {
-    /// The invoice id, `INV-` followed by digits (e.g. `INV-1042`).
+    /// The invoice id, `INV-` followed by digits without leading zeros (e.g. `INV-1042`).
+    #[schemars(pattern(INVOICE_ID))]
     id: String,
     /// The new amount due, in the invoice's currency (EUR).
     amount: Money,

@@ -103,7 +103,7 @@ async fn report(input: LedgerRef, State(ledgers): State<Ledgers>, ctx: Ctx) -> R
 }
 
 /// Audit one ledger: at most 2 calls a second per ledger.
-#[action(domain = "ledger", rate_limit = "2/second")]
+#[action(domain = "ledger", rate_limit = "2/second per instance")]
 async fn inspect(input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
     Ok(Balance { balance: input.id.len() as i64 })
 }
@@ -271,7 +271,10 @@ async fn a_declared_rate_limit_refuses_then_admits_after_the_wait() {
     client.ok("ledger_inspect", ledger("L-7")).await;
     client.ok("ledger_inspect", ledger("L-7")).await;
     let limited = client.refused("ledger_inspect", ledger("L-7")).await;
-    assert_eq!((limited["code"].as_str(), limited["limit"].as_str()), (Some("RATE_LIMITED"), Some("2/second")));
+    assert_eq!(
+        (limited["code"].as_str(), limited["limit"].as_str()),
+        (Some("RATE_LIMITED"), Some("2/second per instance"))
+    );
     let wait = limited["retry_after_ms"].as_u64().unwrap();
     assert!(wait > 0 && wait <= 1000, "{limited}");
     // Per ledger: another one is not held up.

@@ -29,11 +29,15 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     assert_eq!(refused["machine"], "invoice");
     assert_eq!(refused["current_state"], "draft");
     assert_eq!(refused["allowed_tools"], json!(["invoice_amend", "invoice_submit", "invoice_view"]));
-    assert_eq!(refused["unlocked_by"], json!(["invoice_approve"]));
+    // The next step from draft, not a tool that cannot apply here.
+    assert_eq!(refused["unlocked_by"], json!(["invoice_submit"]));
 
     // A handler error fires no transition: still draft, submit still the way forward.
-    let missing = client.refused("invoice_submit", inv("nope")).await;
-    assert_eq!(missing["code"], "NOT_FOUND");
+    let malformed = client.refused("invoice_submit", inv("nope")).await;
+    assert_eq!(
+        (malformed["code"].as_str(), malformed["errors"][0]["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("/id"))
+    );
     let invalid = client.refused("invoice_submit", json!({ "domain": "invoice" })).await;
     assert_eq!(invalid["code"], "INVALID_ARGUMENT");
     assert_eq!(invalid["errors"][0]["field"], "/id");
@@ -184,4 +188,36 @@ async fn amounts_are_money_and_fixed_once_submitted() {
     client.ok("invoice_submit", inv("INV-21")).await;
     let refused = client.refused("invoice_amend", amend(json!({ "amount": "1.00", "currency": "EUR" }))).await;
     assert_eq!((refused["code"].as_str(), refused["current_state"].as_str()), (Some("FORBIDDEN"), Some("review")));
+}
+
+/// An invoice has one spelling: once `INV-1` is paid, `INV-01`, `INV-+1` and `inv-1`
+/// (which the handler would read as invoice 1) cannot pay it again — they name no
+/// invoice at all.
+#[tokio::test]
+async fn another_spelling_of_a_paid_invoice_cannot_pay_it_again() {
+    let client = TestClient::stdio_example("invoice").await;
+    for step in ["invoice_submit", "invoice_approve", "invoice_discharge"] {
+        client.ok(step, inv("INV-1")).await;
+    }
+    for spelling in ["INV-01", "INV-+1", "inv-1", "INV-1 ", "INV-001"] {
+        for step in ["invoice_submit", "invoice_approve", "invoice_discharge"] {
+            let refused = client.refused(step, inv(spelling)).await;
+            assert_eq!(
+                (refused["code"].as_str(), refused["errors"][0]["field"].as_str()),
+                (Some("INVALID_ARGUMENT"), Some("/id")),
+                "{step} {spelling:?}: {refused}"
+            );
+        }
+    }
+    assert_eq!(client.ok("invoice_view", inv("INV-1")).await["state"], "discharged");
+}
+
+/// The state gate speaks before the argument check: discharging a draft with an unknown
+/// field hears FORBIDDEN (call `invoice_submit`), not a field to remove.
+#[tokio::test]
+async fn a_draft_with_an_unknown_field_hears_forbidden() {
+    let client = TestClient::stdio_example("invoice").await;
+    let refused =
+        client.refused("invoice_discharge", json!({ "domain": "invoice", "id": "INV-5", "colour": "red" })).await;
+    assert_eq!((refused["code"].as_str(), refused["current_state"].as_str()), (Some("FORBIDDEN"), Some("draft")));
 }

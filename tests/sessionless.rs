@@ -213,20 +213,28 @@ async fn a_handle_in_use_is_refreshed() {
     assert_eq!(client.ok("bus_search", bus_search(Some(&second))).await["state"], "quoted");
 }
 
-/// A rate limit counted per conversation cannot be escaped by leaving the handle out:
-/// calls without one share an allowance instead of each starting a fresh one.
+/// A rate limit counts per client, never per conversation: a client that starts a new
+/// conversation (or leaves the handle out) gets no new allowance, and calls the gate
+/// refuses spend none.
 #[tokio::test]
-async fn leaving_the_handle_out_does_not_escape_a_rate_limit() {
+async fn a_new_conversation_brings_no_new_allowance() {
     let (_server, url) = spawn_http_example("travel", &["--stateless"], &[KEY]).await;
     let client = TestClient::sessionless(&url).await;
-    // Handle-less searches (refused for want of a domain, but counted first) share the
-    // tool's allowance of 30 a minute: the 31st is rate-limited.
-    for _ in 0..30 {
+    // Refused before the rate limit is judged: these spend nothing.
+    for _ in 0..5 {
         assert_eq!(client.refused("bus_search", bus_search(None)).await["code"], "DOMAIN_NOT_SELECTED");
     }
-    let limited = client.refused("bus_search", bus_search(None)).await;
-    assert_eq!((limited["code"].as_str(), limited["limit"].as_str()), (Some("RATE_LIMITED"), Some("30/minute")));
-    // A conversation has an allowance of its own.
+    // 30 a minute, spread over conversations the client started at will.
+    for _ in 0..6 {
+        let flow = client.ok("switch_domain", switch_to_bus(None)).await["flow"].as_str().unwrap().to_string();
+        for _ in 0..5 {
+            assert_eq!(client.ok("bus_search", bus_search(Some(&flow))).await["state"], "quoted");
+        }
+    }
     let flow = client.ok("switch_domain", switch_to_bus(None)).await["flow"].as_str().unwrap().to_string();
-    assert_eq!(client.ok("bus_search", bus_search(Some(&flow))).await["state"], "quoted");
+    let limited = client.refused("bus_search", bus_search(Some(&flow))).await;
+    assert_eq!(
+        (limited["code"].as_str(), limited["limit"].as_str()),
+        (Some("RATE_LIMITED"), Some("30/minute per client"))
+    );
 }

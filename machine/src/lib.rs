@@ -11,6 +11,8 @@
 //! Validation collects *every* problem instead of stopping at the first, so an author sees
 //! them all at once.
 
+pub mod grammar;
+
 use std::collections::{BTreeSet, HashSet};
 
 /// A machine as declared: the XState v5 subset toolgate understands.

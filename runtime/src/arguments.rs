@@ -47,6 +47,21 @@ impl ArgumentCheck {
         Ok(Self { validator: Arc::new(validator), schema: Arc::new(schema) })
     }
 
+    /// Whether `instance` passes, without describing why not.
+    pub(crate) fn is_valid(&self, instance: &Value) -> bool {
+        self.validator.is_valid(instance)
+    }
+
+    /// [`ArgumentCheck::check`] for arguments held as a map (no copy is made).
+    pub(crate) fn check_object(&self, arguments: &mut serde_json::Map<String, Value>) -> Result<(), ToolError> {
+        let instance = Value::Object(std::mem::take(arguments));
+        let checked = self.check(&instance);
+        if let Value::Object(map) = instance {
+            *arguments = map;
+        }
+        checked
+    }
+
     /// Every problem with `arguments` (a JSON object), or none.
     pub(crate) fn check(&self, instance: &Value) -> Result<(), ToolError> {
         if self.validator.is_valid(instance) {

@@ -27,8 +27,8 @@ pub use server::{Server, ServerBuilder};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::action::{
-        ActionRegistration, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo, RateLimit, SourceLocation,
-        StateRequirement,
+        ActionRegistration, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo, RateLimit, RatePer,
+        SourceLocation, StateRequirement,
     };
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;

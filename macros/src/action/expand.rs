@@ -74,8 +74,14 @@ fn registration(action: &Action) -> TokenStream {
     let handler = handler(action);
     let allow_unknown_fields = action.allow_unknown_fields;
     let rate_limit = match action.rate_limit {
-        Some((calls, per_ms)) => {
-            quote!(::core::option::Option::Some(::toolgate::__private::RateLimit { calls: #calls, per_ms: #per_ms }))
+        Some(rate) => {
+            let (calls, per_ms) = (rate.calls, rate.per_ms);
+            let per = quote::format_ident!("{}", format!("{:?}", rate.per));
+            quote!(::core::option::Option::Some(::toolgate::__private::RateLimit {
+                calls: #calls,
+                per_ms: #per_ms,
+                per: ::toolgate::__private::RatePer::#per,
+            }))
         }
         None => quote!(::core::option::Option::None),
     };

@@ -2,6 +2,7 @@
 
 use syn::spanned::Spanned;
 use syn::{FnArg, LitStr};
+use toolgate_machine::grammar::{Rate, parse_duration_ms};
 
 use super::ast::{Description, Handler};
 use super::attr::ActionAttrs;
@@ -29,8 +30,8 @@ pub(crate) struct Action<'a> {
     /// The handler's deadline, in milliseconds, when the action sets one.
     pub(crate) timeout_ms: Option<u64>,
     pub(crate) allow_unknown_fields: bool,
-    /// `rate_limit = "30/minute"`: calls, per milliseconds.
-    pub(crate) rate_limit: Option<(u32, u64)>,
+    /// `rate_limit = "30/minute per client"`.
+    pub(crate) rate_limit: Option<Rate>,
 }
 
 pub(crate) fn validate<'a>(
@@ -77,50 +78,18 @@ pub(crate) fn validate<'a>(
     })
 }
 
-/// `rate_limit = "30/minute"`: a whole number of calls above zero per `second`,
-/// `minute` or `hour`.
-fn check_rate_limit(limit: &LitStr, errors: &mut Vec<syn::Error>) -> Option<(u32, u64)> {
-    let value = limit.value();
-    let parsed = value.split_once('/').and_then(|(calls, per)| {
-        let calls: u32 = calls.trim().parse().ok().filter(|&n| n > 0)?;
-        let per_ms = match per.trim() {
-            "second" => 1_000,
-            "minute" => 60_000,
-            "hour" => 3_600_000,
-            _ => return None,
-        };
-        Some((calls, per_ms))
-    });
-    if parsed.is_none() {
-        errors.push(syn::Error::new(
-            limit.span(),
-            format!(
-                "`rate_limit` `{value}` is not a rate; write calls per `second`, `minute` or `hour`, e.g. \"30/minute\""
-            ),
-        ));
-    }
-    parsed
+/// `rate_limit = "30/minute per client"`: the grammar the runtime shares.
+fn check_rate_limit(limit: &LitStr, errors: &mut Vec<syn::Error>) -> Option<Rate> {
+    Rate::parse(&limit.value())
+        .map_err(|problem| errors.push(syn::Error::new(limit.span(), format!("`rate_limit` {problem}"))))
+        .ok()
 }
 
-/// `timeout = "30s"`: a whole number of `ms`, `s` or `m`, above zero.
+/// `timeout = "30s"`: the grammar the runtime shares.
 fn check_timeout(timeout: &LitStr, errors: &mut Vec<syn::Error>) -> Option<u64> {
-    let value = timeout.value();
-    let split = value.find(|c: char| !c.is_ascii_digit()).unwrap_or(value.len());
-    let (number, unit) = value.split_at(split);
-    let scale = match unit {
-        "ms" => Some(1),
-        "s" => Some(1_000),
-        "m" => Some(60_000),
-        _ => None,
-    };
-    let millis = scale.zip(number.parse::<u64>().ok()).and_then(|(scale, n)| n.checked_mul(scale)).filter(|&ms| ms > 0);
-    if millis.is_none() {
-        errors.push(syn::Error::new(
-            timeout.span(),
-            format!("`timeout` `{value}` is not a duration; write a whole number of `ms`, `s` or `m` above zero, e.g. \"30s\""),
-        ));
-    }
-    millis
+    parse_duration_ms(&timeout.value())
+        .map_err(|problem| errors.push(syn::Error::new(timeout.span(), format!("`timeout` {problem}"))))
+        .ok()
 }
 
 /// Handlers are awaited by the runtime; a plain `fn` would block the executor.

@@ -32,57 +32,10 @@ impl std::fmt::Display for SourceLocation {
     }
 }
 
-/// A declared rate limit: `calls` calls per `per_ms` milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimit {
-    /// How many calls.
-    pub calls: u32,
-    /// In how many milliseconds.
-    pub per_ms: u64,
-}
-
-impl RateLimit {
-    /// "30 calls a minute".
-    pub fn in_words(&self) -> String {
-        let unit = match self.per_ms {
-            1_000 => "a second",
-            60_000 => "a minute",
-            3_600_000 => "an hour",
-            _ => return format!("{} calls every {} ms", self.calls, self.per_ms),
-        };
-        format!("{} call{} {unit}", self.calls, if self.calls == 1 { "" } else { "s" })
-    }
-}
-
-impl std::str::FromStr for RateLimit {
-    type Err = String;
-
-    /// `30/minute`, `5/second`, `1000/hour`: as `#[action(rate_limit = …)]` takes it.
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let wrong = || format!("`{text}`: write calls per second, minute or hour, e.g. `600/minute`");
-        let (calls, unit) = text.split_once('/').ok_or_else(wrong)?;
-        let calls: u32 = calls.trim().parse().ok().filter(|&n| n > 0).ok_or_else(wrong)?;
-        let per_ms = match unit.trim() {
-            "second" => 1_000,
-            "minute" => 60_000,
-            "hour" => 3_600_000,
-            _ => return Err(wrong()),
-        };
-        Ok(Self { calls, per_ms })
-    }
-}
-
-impl std::fmt::Display for RateLimit {
-    /// "30/minute", as written in `#[action(rate_limit = …)]`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.per_ms {
-            1_000 => write!(f, "{}/second", self.calls),
-            60_000 => write!(f, "{}/minute", self.calls),
-            3_600_000 => write!(f, "{}/hour", self.calls),
-            ms => write!(f, "{}/{ms}ms", self.calls),
-        }
-    }
-}
+/// A declared rate limit (`#[action(rate_limit = "30/minute per client")]`): at most
+/// `calls` calls in any window of `per_ms` milliseconds, counted `per` client, instance or
+/// tool. Parsed by the grammar the macro shares.
+pub use toolgate_machine::grammar::{Rate as RateLimit, RatePer};
 
 /// One `#[action]`, as the macro registers it at link time.
 #[derive(Clone, Copy)]
@@ -106,7 +59,7 @@ pub struct ActionRegistration {
     /// The handler's deadline in milliseconds (`timeout = "30s"`); the server's default
     /// when `None`.
     pub timeout_ms: Option<u64>,
-    /// `rate_limit = "30/minute"`.
+    /// `rate_limit = "30/minute per client"`.
     pub rate_limit: Option<RateLimit>,
     /// `allow_unknown_fields`: arguments the input type does not have are ignored rather
     /// than refused.

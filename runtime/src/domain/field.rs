@@ -2,9 +2,8 @@
 //! restates which domain it means on every call) and echoed in every result.
 
 use rmcp::model::JsonObject;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::error::{FieldError, ToolError};
 use crate::schema::{Position, Presence, add_owned_property};
 
 /// The field's name, in arguments and in results.
@@ -50,22 +49,6 @@ pub(crate) fn add_to_output_schema(schema: &mut JsonObject, domain: Option<&str>
         "output",
         "the intent domain",
     )
-}
-
-/// Removes the declared `domain` from the arguments (the handler's type does not have it)
-/// and returns it; a missing or non-string one is `INVALID_ARGUMENT`.
-pub(crate) fn take_declared(arguments: &mut Map<String, Value>, tool_domain: &str) -> Result<String, ToolError> {
-    let problem = match arguments.remove(DOMAIN_FIELD) {
-        Some(Value::String(declared)) => return Ok(declared),
-        None => FieldError::new(
-            format!("/{DOMAIN_FIELD}"),
-            "is required: every call states the intent domain it belongs to",
-        ),
-        Some(other) => FieldError::new(format!("/{DOMAIN_FIELD}"), "must be a string").got(other),
-    };
-    Err(ToolError::InvalidArgument {
-        errors: vec![problem.expected(format!("the string \"{tool_domain}\"")).example(tool_domain)],
-    })
 }
 
 /// Puts `domain` into a result's `structuredContent` (success or error).

@@ -27,9 +27,9 @@ pub(crate) fn add_to_output_schema(schema: &mut JsonObject, argument: &str) -> R
     add_owned_property(schema, argument, property, Position::Last, Presence::Optional, "output", "the state handle")
 }
 
-/// Removes the handle from the arguments (the handler's type does not have it).
-pub(crate) fn take(arguments: &mut Map<String, Value>, argument: &str) -> Result<Option<String>, ToolError> {
-    match arguments.remove(argument) {
+/// The handle the arguments carry, if any.
+pub(crate) fn read<'a>(arguments: &'a Map<String, Value>, argument: &str) -> Result<Option<&'a str>, ToolError> {
+    match arguments.get(argument) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(handle)) => Ok(Some(handle)),
         Some(_) => Err(ToolError::InvalidArgument {

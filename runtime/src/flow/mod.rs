@@ -1,4 +1,4 @@
-//! Flows: conversations with one client (design §4), and how a call names its own.
+//! Flows: conversations with one client, and how a call names its own.
 //!
 //! A flow holds the conversation machines' states (machines without a `key`) and the
 //! active intent domain. Per call it is identified, in this order, by
@@ -94,12 +94,12 @@ impl Flows {
         self.signer.mint(flow_id, expires_at_ms)
     }
 
-    /// The flow a call runs in (design §4 order): the handle in its arguments (taken out
-    /// of them), else its connection, else a new flow.
-    pub(crate) fn identify(&self, origin: &Origin, arguments: &mut Map<String, Value>) -> Result<FlowRef, ToolError> {
+    /// The flow a call runs in: the handle in its arguments, else its connection, else a
+    /// new flow. (The handle stays in the arguments until they are checked.)
+    pub(crate) fn identify(&self, origin: &Origin, arguments: &Map<String, Value>) -> Result<FlowRef, ToolError> {
         let argument = self.argument.as_str();
-        match (field::take(arguments, argument)?, origin) {
-            (Some(handle), _) => match self.signer.verify(&handle, now_ms()) {
+        match (field::read(arguments, argument)?, origin) {
+            (Some(handle), _) => match self.signer.verify(handle, now_ms()) {
                 Ok(verified) => Ok(FlowRef::handle(verified.flow_id, false)),
                 Err(HandleError::Invalid) => Err(ToolError::InvalidHandle {
                     message: format!("`{argument}` is not a state handle this server issued"),

@@ -5,14 +5,15 @@
 //!
 //! Listing and calling use the same rules, so the call path enforces what `tools/list`
 //! shows whether or not the client refreshed its list. [`admit`] is the one place a call
-//! is let in or refused; [`Records`] is how it reads and writes the store.
+//! is let in or refused, step by step in one order; [`Records`] is how it reads and writes
+//! the store.
 
-mod admission;
+mod pipeline;
 mod rate_limit;
 mod records;
 
-pub(crate) use admission::{Committed, admit};
-pub(crate) use rate_limit::Limiter;
+pub(crate) use pipeline::{Admitted, Caller, Committed, Judge, Refused, admit};
+pub(crate) use rate_limit::{Limiter, OverLimit, Spent};
 pub(crate) use records::Records;
 use rmcp::model::Tool;
 
@@ -107,13 +108,14 @@ impl<'a> Gate<'a> {
             return Ok(());
         }
         let machine = tool.machine.as_deref().map(|m| m.id().to_string()).unwrap_or_default();
+        let current_state = self.state_of(tool).unwrap_or_default();
         Err(ToolError::Forbidden(Box::new(Forbidden {
             tool: tool.name.to_string(),
             machine,
             instance: instance.map(str::to_string),
-            current_state: self.state_of(tool).unwrap_or_default().to_string(),
+            current_state: current_state.to_string(),
             allowed_tools: self.callable_names(),
-            unlocked_by: tool.unlocked_by.clone(),
+            unlocked_by: tool.unlocked_by.get(current_state).cloned().unwrap_or_default(),
         })))
     }
 }

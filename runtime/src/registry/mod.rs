@@ -2,6 +2,8 @@
 //! start-up, checked, sorted, and turned into ready-to-send MCP tool definitions.
 
 mod instance_key;
+
+pub(crate) use instance_key::CanonicalKeys;
 mod startup_error;
 mod tool_entry;
 
@@ -81,6 +83,8 @@ pub(crate) struct RegistryOptions {
     pub(crate) domain_descriptions: BTreeMap<String, String>,
     /// The name of the state-handle argument.
     pub(crate) handle_argument: String,
+    /// Canonical spellings of keyed machines' keys.
+    pub(crate) canonical_keys: CanonicalKeys,
 }
 
 impl Default for RegistryOptions {
@@ -91,6 +95,7 @@ impl Default for RegistryOptions {
             list_active_only: false,
             domain_descriptions: BTreeMap::new(),
             handle_argument: crate::flow::DEFAULT_HANDLE_ARGUMENT.to_string(),
+            canonical_keys: CanonicalKeys::default(),
         }
     }
 }
@@ -212,7 +217,18 @@ impl Registry {
         let machines = checked_machines(machines, &mut problems);
         let actions = unique_actions(actions, &mut problems);
         let lock = intent_lock(&actions, options, &mut problems);
-        let context = Context { machines: &machines, lock: &lock, handle_argument: &options.handle_argument };
+        for machine in options.canonical_keys.0.keys() {
+            if machines.get(machine).is_none_or(|m| m.key().is_none()) {
+                let keyed = machines.values().filter(|m| m.key().is_some()).map(|m| m.id().to_string()).collect();
+                problems.push(StartupProblem::CanonicalKey { machine: machine.clone(), keyed });
+            }
+        }
+        let context = Context {
+            machines: &machines,
+            lock: &lock,
+            handle_argument: &options.handle_argument,
+            canonical_keys: &options.canonical_keys,
+        };
         let mut tools: Vec<ToolEntry> = actions
             .into_iter()
             .filter_map(|action| ToolEntry::new(action, &context).map_err(|p| problems.extend(p)).ok())
@@ -227,7 +243,7 @@ impl Registry {
         if tools.is_empty() && problems.is_empty() {
             problems.push(StartupProblem::NoTools);
         }
-        let unlocks: Vec<Vec<String>> = tools.iter().map(|t| t.find_unlockers(&tools)).collect();
+        let unlocks: Vec<_> = tools.iter().map(|t| t.find_unlockers(&tools)).collect();
         for (tool, unlocked_by) in tools.iter_mut().zip(unlocks) {
             tool.unlocked_by = unlocked_by;
         }

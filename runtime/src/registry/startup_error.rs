@@ -105,6 +105,20 @@ pub enum StartupProblem {
         /// The action.
         location: SourceLocation,
     },
+    /// A rate limit counted `per instance` on a tool that names no instance.
+    RateLimitPerInstance {
+        /// The tool.
+        tool: String,
+        /// The action.
+        location: SourceLocation,
+    },
+    /// A canonical key spelling was given for a machine that has no key.
+    CanonicalKey {
+        /// The machine id given.
+        machine: String,
+        /// The keyed machines there are.
+        keyed: Vec<String>,
+    },
     /// No `#[action]` is linked into the binary: nothing to serve.
     NoTools,
     /// The state-handle key cannot be used.
@@ -154,6 +168,15 @@ impl fmt::Display for StartupProblem {
             Self::MissingState { tool, type_name, location } => write!(
                 f,
                 "{location}: tool `{tool}` takes `State<{type_name}>`, but the server was not given a `{type_name}`; add `.state(value)` with a `{type_name}` to the server builder (`Server::from_registry(…).state(…)`)"
+            ),
+            Self::RateLimitPerInstance { tool, location } => write!(
+                f,
+                "{location}: tool `{tool}` has a rate limit `per instance` but names no instance of a keyed machine; count it `per client` or `per tool`"
+            ),
+            Self::CanonicalKey { machine, keyed } => write!(
+                f,
+                "a canonical key spelling is given for machine `{machine}`, which has no key; keyed machines: {}",
+                if keyed.is_empty() { "none".to_string() } else { keyed.join(", ") }
             ),
             Self::NoTools => f.write_str(
                 "no `#[action]` is linked into this binary, so there is no tool to serve. If the actions live in a library crate, mention it once in the binary (`use my_actions as _;`): the linker drops a library nothing refers to, and its actions with it",

@@ -1,15 +1,15 @@
 //! One served tool — an `#[action]` or the generated `switch_domain` — checked against its
 //! machine, with its MCP definitions built once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 use super::StartupProblem;
-use super::instance_key::InstanceKey;
-use crate::action::ActionRegistration;
+use super::instance_key::{CanonicalKeys, InstanceKey};
+use crate::action::{ActionRegistration, RatePer};
 use crate::arguments::ArgumentCheck;
 use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::flow::field as flow_field;
@@ -39,8 +39,10 @@ pub(crate) struct ToolEntry {
     /// The input schema, compiled: every call's arguments are checked against it first.
     /// (`switch_domain` checks its own.)
     pub(crate) arguments: Option<ArgumentCheck>,
-    /// Tools whose success leads to a state where this one is allowed.
-    pub(crate) unlocked_by: Vec<String>,
+    /// By state of the tool's machine where the tool is not allowed: the tools callable
+    /// there whose success brings the machine nearest to a state where it is (none from a
+    /// state that cannot reach one, a final state say).
+    pub(crate) unlocked_by: HashMap<String, Vec<String>>,
 }
 
 /// What every tool entry is built against.
@@ -49,6 +51,7 @@ pub(crate) struct Context<'a> {
     pub(crate) lock: &'a IntentLock,
     /// The name of the handle argument.
     pub(crate) handle_argument: &'a str,
+    pub(crate) canonical_keys: &'a CanonicalKeys,
 }
 
 /// What runs when the tool is called.
@@ -101,7 +104,7 @@ impl ToolEntry {
             instance: None,
             needs_flow: true,
             arguments: None,
-            unlocked_by: Vec::new(),
+            unlocked_by: HashMap::new(),
         }
     }
 
@@ -121,7 +124,7 @@ impl ToolEntry {
             "; MCP structuredContent is an object",
         );
         let instance =
-            input.as_ref().and_then(|schema| instance_key(registration, &mut machine, schema, &mut problems));
+            input.as_ref().and_then(|schema| instance_key(registration, context, &mut machine, schema, &mut problems));
         // The active domain lives in the flow, and every result (global tools' too) echoes it.
         let needs_flow = context.lock.uses_flow() || machine.as_deref().is_some_and(|m| m.key().is_none());
         let owned = Owned { domain: registration.domain, machine: machine.as_deref(), needs_flow, context };
@@ -130,6 +133,12 @@ impl ToolEntry {
         }
         if let Some(schema) = &mut output {
             problems.schema(owned.add_to_output(schema));
+        }
+        if registration.rate_limit.is_some_and(|limit| limit.per == RatePer::Instance) && instance.is_none() {
+            problems.found.push(StartupProblem::RateLimitPerInstance {
+                tool: registration.name.to_string(),
+                location: registration.location,
+            });
         }
         if registration.compact.is_some() && machine.is_none() {
             problems.found.push(StartupProblem::CompactWithoutMachine {
@@ -150,8 +159,12 @@ impl ToolEntry {
         // The declared `domain` is the intent lock's to judge (DOMAIN_MISMATCH, with its
         // hint), so the check only asks that it be a string.
         let mut checked = input.clone();
-        if let Some(domain) = checked.pointer_mut("/properties/domain") {
-            *domain = serde_json::json!({ "type": "string" });
+        if let (Some(property), Some(domain)) = (checked.pointer_mut("/properties/domain"), registration.domain) {
+            *property = json!({
+                "type": "string",
+                "description": format!("the string \"{domain}\": every call states the intent domain it belongs to"),
+                "examples": [domain],
+            });
         }
         // What clients see is standard JSON Schema; the server checks with the markers.
         remove_markers(&mut input);
@@ -175,46 +188,77 @@ impl ToolEntry {
             tool.output_schema = output.clone();
             tool
         };
-        // What a rate limit counts per: the instance, else the conversation, else the tool.
-        let limit_scope = match (&instance, needs_flow) {
-            (Some(key), _) => format!("per `{}`", key.field),
-            (None, true) => "per conversation".to_string(),
-            (None, false) => "in all".to_string(),
-        };
+        let limit_scope = registration.rate_limit.map(|limit| match (limit.per, &instance) {
+            (RatePer::Client, _) => "per client".to_string(),
+            (RatePer::Instance, Some(key)) => format!("per `{}`", key.field),
+            (RatePer::Instance | RatePer::Tool, _) => "for everyone together".to_string(),
+        });
         Ok(Self {
             name: registration.name,
             domain: registration.domain,
             kind: ToolKind::Action(registration),
-            tool: define(description(registration, machine.as_deref().filter(|_| is_bound), &limit_scope)),
+            tool: define(description(registration, machine.as_deref().filter(|_| is_bound), limit_scope.as_deref())),
             compact: registration.compact.map(|c| define(c.to_string())),
             machine,
             instance,
             needs_flow,
             arguments: Some(arguments),
-            unlocked_by: Vec::new(),
+            unlocked_by: HashMap::new(),
         })
     }
 
-    /// The other tools of the same machine whose transition leads into one of this
-    /// tool's bound states.
-    pub(crate) fn find_unlockers(&self, tools: &[ToolEntry]) -> Vec<String> {
-        let Some(machine) = &self.machine else { return Vec::new() };
-        let targets = self.bind_states();
-        tools
+    /// For each state of the tool's machine where the tool is not allowed, the tools
+    /// callable there whose transition leads nearest to a state where it is: the next
+    /// step on a shortest way, never a tool that cannot apply from that state.
+    pub(crate) fn find_unlockers(&self, tools: &[ToolEntry]) -> HashMap<String, Vec<String>> {
+        let (Some(machine), bound) = (&self.machine, self.bind_states()) else { return HashMap::new() };
+        if bound.is_empty() {
+            return HashMap::new();
+        }
+        let distance = distances_to(machine, bound);
+        let same_machine: Vec<&ToolEntry> = tools
             .iter()
             .filter(|other| other.name != self.name)
             .filter(|other| other.machine.as_ref().is_some_and(|m| m.id() == machine.id()))
-            .filter(|other| {
-                let Some(event) = other.transition() else { return false };
-                other
-                    .bind_states()
-                    .iter()
-                    .filter_map(|from| machine.target(from, event))
-                    .any(|to| targets.contains(&to))
-            })
-            .map(|other| other.name.to_string())
-            .collect()
+            .collect();
+        let mut unlockers = HashMap::new();
+        for state in machine.spec().states.iter().map(|s| s.name.as_str()).filter(|s| !bound.contains(s)) {
+            let steps: Vec<(usize, &str)> = same_machine
+                .iter()
+                .filter(|other| other.bind_states().contains(&state))
+                .filter_map(|other| {
+                    let to = machine.target(state, other.transition()?)?;
+                    Some((*distance.get(to)?, other.name))
+                })
+                .collect();
+            let Some(nearest) = steps.iter().map(|(d, _)| *d).min() else { continue };
+            let names = steps.iter().filter(|(d, _)| *d == nearest).map(|(_, name)| name.to_string()).collect();
+            unlockers.insert(state.to_string(), names);
+        }
+        unlockers
     }
+}
+
+/// How many transitions each state is from the nearest of `targets` (absent: none is
+/// reachable from it), by a breadth-first search over the transitions reversed.
+fn distances_to<'m>(machine: &'m Machine, targets: &[&str]) -> HashMap<&'m str, usize> {
+    let states = &machine.spec().states;
+    let mut distance: HashMap<&str, usize> = HashMap::new();
+    let mut queue = VecDeque::new();
+    for state in states.iter().filter(|s| targets.contains(&s.name.as_str())) {
+        distance.insert(&state.name, 0);
+        queue.push_back(state.name.as_str());
+    }
+    while let Some(to) = queue.pop_front() {
+        let next = distance[to] + 1;
+        for from in states.iter().filter(|s| s.on.iter().any(|t| t.target == to)) {
+            if !distance.contains_key(from.name.as_str()) {
+                distance.insert(&from.name, next);
+                queue.push_back(&from.name);
+            }
+        }
+    }
+    distance
 }
 
 /// The problems found with one action, each with its tool and location.
@@ -278,12 +322,14 @@ fn machine_of(registration: &ActionRegistration, context: &Context, problems: &m
 /// instance (a list, a search) keeps no machine: it reports no state.
 fn instance_key(
     registration: &ActionRegistration,
+    context: &Context,
     machine: &mut Option<Arc<Machine>>,
     input: &JsonObject,
     problems: &mut Problems,
 ) -> Option<InstanceKey> {
     let key = machine.as_deref().and_then(Machine::key)?;
-    let problem = match InstanceKey::find(input, key) {
+    let canonicalize = context.canonical_keys.0.get(machine.as_deref().map(Machine::id).unwrap_or_default()).cloned();
+    let problem = match InstanceKey::find(input, key, canonicalize) {
         Ok(Some(found)) => return Some(found),
         Ok(None) if registration.bind_states.is_empty() => {
             *machine = None;
@@ -329,15 +375,15 @@ impl Owned<'_> {
 
 /// The doc comment, then when the tool is callable (bound tools), its rate limit (`scope`:
 /// what the limit counts per), then what it is not for.
-fn description(registration: &ActionRegistration, bound_machine: Option<&Machine>, scope: &str) -> String {
+fn description(registration: &ActionRegistration, bound_machine: Option<&Machine>, scope: Option<&str>) -> String {
     let mut description = registration.description.to_string();
     if let Some(machine) = bound_machine {
         description.push_str("\n\n");
         description.push_str(&precondition(machine, registration.bind_states, registration.transition));
     }
-    if let Some(limit) = registration.rate_limit {
+    if let (Some(limit), Some(scope)) = (registration.rate_limit, scope) {
         description.push_str(&format!(
-            "\n\nAt most {} {scope}; on RATE_LIMITED wait retry_after_ms, then call again.",
+            "\n\nAt most {} {scope}, in any window of that length; past it the call is refused with RATE_LIMITED: wait retry_after_ms, then call again.",
             limit.in_words()
         ));
     }
@@ -377,8 +423,12 @@ fn precondition(machine: &Machine, bind_states: &[&str], transition: Option<&str
     };
     let mut text = format!("Only while {subject} is {}", either(bind_states));
     if let Some(event) = transition {
-        let mut targets: Vec<&str> = bind_states.iter().filter_map(|from| machine.target(from, event)).collect();
-        targets.dedup();
+        let mut targets: Vec<&str> = Vec::new();
+        for to in bind_states.iter().filter_map(|from| machine.target(from, event)) {
+            if !targets.contains(&to) {
+                targets.push(to);
+            }
+        }
         text.push_str(&format!("; a successful call moves it to {}", either(&targets)));
     }
     text.push_str(". Otherwise the call is refused with FORBIDDEN and the tools that are allowed.");

@@ -119,7 +119,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
             }
             "--client-rate-limit" if command.client_rate_limit.is_none() => {
                 let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a value, e.g. `600/minute`")))?;
-                command.client_rate_limit = Some(value.parse().map_err(|problem| usage(format!("`{arg}` {problem}")))?);
+                let rate = RateLimit::parse(&value).map_err(|problem| usage(format!("`{arg}` {problem}")))?;
+                if value.contains(" per ") {
+                    return Err(usage(format!(
+                        "`{arg} {value}`: the server-wide limit always counts per client address; write only the rate, e.g. `600/minute`"
+                    )));
+                }
+                command.client_rate_limit = Some(rate);
             }
             "--http"
             | "--stateless"
@@ -222,7 +228,10 @@ mod tests {
         assert_eq!((http.stateless, http.handle_ttl), (true, Some(Duration::from_secs(5))));
         assert_eq!(parse(args(&["--help"])).unwrap().mode, Mode::Help);
         let limited = parse(args(&["--http", "127.0.0.1:0", "--client-rate-limit", "600/minute"])).unwrap();
-        assert_eq!(limited.client_rate_limit, Some(RateLimit { calls: 600, per_ms: 60_000 }));
+        assert_eq!(
+            limited.client_rate_limit,
+            Some(RateLimit { calls: 600, per_ms: 60_000, per: crate::action::RatePer::Client })
+        );
     }
 
     #[test]
@@ -238,9 +247,10 @@ mod tests {
             (&["--max-sessions", "10"][..], "`--max-sessions` needs `--http ADDR`"),
             (&["--http", "127.0.0.1:1", "--max-sessions", "x"][..], "`--max-sessions x`: not a whole number"),
             (&["--client-rate-limit", "5/second"][..], "`--client-rate-limit` needs `--http ADDR`"),
-            (&["--http", "127.0.0.1:1", "--client-rate-limit", "600"][..], "e.g. `600/minute`"),
-            (&["--http", "127.0.0.1:1", "--client-rate-limit", "0/minute"][..], "e.g. `600/minute`"),
-            (&["--http", "127.0.0.1:1", "--client-rate-limit", "5/day"][..], "`--client-rate-limit` `5/day`"),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "600"][..], "e.g. \"30/minute\""),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "0/minute"][..], "e.g. \"30/minute\""),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "5/week"][..], "`--client-rate-limit` `5/week`"),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "5/second per tool"][..], "always counts per client"),
         ] {
             let error = parse(args(line)).expect_err("must fail").to_string();
             assert!(error.contains(expected) && error.contains("usage:"), "{line:?}: {error}");

@@ -1,8 +1,8 @@
 //! [`Connection`]: rmcp's `ServerHandler` for one client connection — stdio, one stateful
 //! Streamable HTTP session, or one sessionless request.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeRequestParams, InitializeResult,
@@ -14,10 +14,11 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::json;
 
 use super::Shared;
-use super::call::{Focus, FocusEntry, focus_states};
+use super::call::CallSource;
+use super::focus::{SessionFocus, focus_states};
 use crate::action::{CallClient, LogThreshold};
 use crate::flow::Origin;
-use crate::gate::{self, Gate};
+use crate::gate::{self, Caller, Gate};
 use crate::store::StoreKey;
 
 /// Serves one client connection. A connection the server keeps (stdio, or a stateful
@@ -36,7 +37,7 @@ struct ConnectionState {
     id: String,
     /// Whether the server keeps this connection (stdio, or a session it initialized).
     kept: AtomicBool,
-    focus: Mutex<Focus>,
+    focus: SessionFocus,
     /// The lowest log level the client asked for.
     log_threshold: LogThreshold,
 }
@@ -72,7 +73,7 @@ impl Connection {
             shared: shared.clone(),
             id: uuid::Uuid::new_v4().simple().to_string(),
             kept: AtomicBool::new(kept),
-            focus: Mutex::default(),
+            focus: SessionFocus::default(),
             log_threshold: LogThreshold::default(),
         };
         Self { shared, state: Arc::new(state) }
@@ -86,8 +87,19 @@ impl Connection {
         }
     }
 
-    fn focus(&self) -> MutexGuard<'_, Focus> {
-        self.state.focus.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Who is calling, for rate limits counted per client: the peer's address as the
+    /// socket reports it (HTTP served with connection info), else the connection the
+    /// server keeps (stdio), else one shared "unidentified" client.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
+        let address = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>());
+        match (address, self.origin()) {
+            (Some(axum::extract::ConnectInfo(address)), _) => Caller::address(address.ip()),
+            (None, Origin::Connection(key)) => Caller::connection(&key),
+            (None, Origin::Sessionless) => Caller::unidentified(),
+        }
     }
 
     /// What a kept connection lists: its flow, with the current state of each instance it
@@ -95,18 +107,14 @@ impl Connection {
     async fn listing(&self, flow: &StoreKey) -> Result<Vec<Tool>, ErrorData> {
         let store = &self.shared.store;
         let snapshot = store.load(flow).await.map_err(store_unavailable)?;
-        let focused: Vec<(String, String)> =
-            self.focus().iter().map(|(machine, entry)| (machine.clone(), entry.instance.clone())).collect();
-        let mut focus = Focus::new();
-        for (machine, instance) in focused {
+        let mut focus = self.state.focus.current();
+        for (machine, entry) in &mut focus {
             let Some(m) = self.shared.registry.machines().find(|m| m.id() == machine) else { continue };
-            let state = store.load(&StoreKey::instance(&machine, &instance)).await.map_err(store_unavailable)?;
-            let state = state.state_of(&machine, m.initial()).to_string();
-            focus.insert(machine, FocusEntry { instance, state });
+            let state = store.load(&StoreKey::instance(machine, &entry.instance)).await.map_err(store_unavailable)?;
+            entry.state = state.state_of(machine, m.initial()).to_string();
+            self.state.focus.refresh(machine, &entry.instance, &entry.state);
         }
-        let tools = Gate::new(&self.shared.registry, &gate::view(&snapshot, focus_states(&focus))).tools();
-        self.focus().extend(focus);
-        Ok(tools)
+        Ok(Gate::new(&self.shared.registry, &gate::view(&snapshot, focus_states(&focus))).tools())
     }
 }
 
@@ -164,20 +172,20 @@ impl ServerHandler for Connection {
             ));
         };
         let origin = self.origin();
-        let focus = matches!(origin, Origin::Connection(_)).then(|| self.focus().clone());
+        let kept = matches!(origin, Origin::Connection(_));
+        let session = kept.then(|| (&self.state.focus, self.state.focus.begin()));
         let arguments = request.arguments.unwrap_or_default();
         // A call's own stream, only for a session's connection: rmcp routed this request to
         // it by that header, so the header names this session. (A sessionless request may
         // carry any session's id; it is no identity, and finds no stream.)
-        let stream = matches!(origin, Origin::Connection(_))
+        let stream = kept
             .then(|| session_id(&context))
             .flatten()
             .and_then(|session| self.shared.call_streams.sink(session, &context.id));
+        let caller = self.caller(&context);
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream);
-        let reply = self.shared.call(tool, &origin, focus.as_ref(), client.clone(), arguments).await;
-        if let Some((machine, entry)) = reply.focus {
-            self.focus().insert(machine, entry);
-        }
+        let source = CallSource { origin: &origin, caller: &caller, session };
+        let reply = self.shared.call(tool, source, client.clone(), arguments).await;
         if reply.listing_changed {
             // Only this session: other sessions' lists did not change. On the call's own
             // stream where there is one, ahead of the result that caused it.

@@ -14,8 +14,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::json;
 
 use crate::action::RateLimit;
-use crate::error::ToolError;
-use crate::gate::Limiter;
+use crate::gate::{Limiter, OverLimit};
 
 /// The HTTP settings of a server; see the `ServerBuilder` methods that set them.
 #[derive(Debug, Clone)]
@@ -135,9 +134,11 @@ pub(crate) async fn limit_clients(State(limiter): State<Arc<Limiter>>, request: 
         .extensions()
         .get::<ConnectInfo<std::net::SocketAddr>>()
         .map_or_else(|| "one client".to_string(), |ConnectInfo(addr)| addr.ip().to_string());
-    let Err(ToolError::RateLimited { limit, retry_after_ms }) = limiter.check(&client) else {
+    let Err(OverLimit { retry_after_ms }) = limiter.spend(&client) else {
         return next.run(request).await;
     };
+    let limit = limiter.limit().to_string();
+    let limit = limit.trim_end_matches(" per client");
     let retry_after_s = retry_after_ms.div_ceil(1_000).max(1);
     tracing::debug!(%client, %limit, "refused a request: the client is over its rate limit");
     let body = json!({

@@ -3,12 +3,13 @@
 
 mod call;
 mod call_stream;
-
-use call_stream::CallStreams;
 mod cli;
 mod connection;
+mod focus;
 mod http;
 mod transport;
+
+use call_stream::CallStreams;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -182,6 +183,37 @@ impl ServerBuilder {
         self
     }
 
+    /// Gives the keys of keyed machine `machine` one canonical spelling: `spelling`
+    /// receives the key a call names (after the key field's own schema — its `pattern`,
+    /// say — accepted it) and returns the key's one spelling for that object, or a problem
+    /// to report as `INVALID_ARGUMENT` on the key field. The handler receives the
+    /// canonical spelling too.
+    ///
+    /// An instance is named by its key's text: if `INV-1` and `inv-1` (or `INV-01`) are
+    /// one invoice to your handlers but two keys to the server, they are two instances
+    /// with two states, and an invoice paid as one can be paid again as the other. Either
+    /// constrain the key field so each object has one accepted spelling (a `pattern`),
+    /// or canonicalize it here.
+    ///
+    /// ```
+    /// # use toolgate_runtime::Server;
+    /// let builder = Server::from_registry("invoices").canonical_key("invoice", |id| {
+    ///     let digits = id.trim().to_ascii_uppercase();
+    ///     let digits = digits.strip_prefix("INV-").ok_or("must start with `INV-`")?;
+    ///     let number: u64 = digits.parse().map_err(|_| "must be `INV-` and a number")?;
+    ///     Ok(format!("INV-{number}"))
+    /// });
+    /// ```
+    pub fn canonical_key<F, E>(mut self, machine: impl Into<String>, spelling: F) -> Self
+    where
+        F: Fn(&str) -> Result<String, E> + Send + Sync + 'static,
+        E: Into<String>,
+    {
+        let spelling = move |key: &str| spelling(key).map_err(Into::into);
+        self.options.canonical_keys.0.insert(machine.into(), Arc::new(spelling));
+        self
+    }
+
     /// Keeps flows in `store` instead of the default [`MemoryStore`].
     pub fn store(mut self, store: impl FlowStore) -> Self {
         self.store = Some(Arc::new(store));
@@ -274,7 +306,7 @@ impl ServerBuilder {
     }
 
     /// A server-wide limit on the HTTP requests one client (one peer IP address) may send:
-    /// `calls` every `per`, GCRA-smoothed. Past it the request gets HTTP 429 with
+    /// at most `calls` in any window of `per`. Past it the request gets HTTP 429 with
     /// `Retry-After` before anything else runs. Off by default; the per-tool limits of
     /// `#[action(rate_limit = …)]` apply either way. Behind a reverse proxy every request
     /// comes from the proxy's address: limit there instead.
@@ -286,7 +318,8 @@ impl ServerBuilder {
     /// ```
     pub fn client_rate_limit(mut self, calls: u32, per: Duration) -> Self {
         let per_ms = u64::try_from(per.as_millis()).unwrap_or(u64::MAX).max(1);
-        self.http.client_rate_limit = Some(crate::action::RateLimit { calls: calls.max(1), per_ms });
+        self.http.client_rate_limit =
+            Some(crate::action::RateLimit { calls: calls.max(1), per_ms, per: crate::action::RatePer::Client });
         self
     }
 

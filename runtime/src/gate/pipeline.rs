@@ -1,0 +1,407 @@
+//! The admission pipeline: every `tools/call` is judged here, by one sequence of steps,
+//! each refusing before any later one runs. The order is the one a model learns most
+//! from — a call that drifted into another domain hears *that*, not a list of fields to
+//! fill in for a tool it must not call:
+//!
+//! 1. the tool exists (the caller looked it up: it holds a [`ToolEntry`]);
+//! 2. [`Candidate::identify_flow`] — the state handle, if one is given;
+//! 3. [`Candidate::check_domain`] — the declared `domain` and the intent lock;
+//! 4. [`Candidate::name_instance`] — the keyed instance: only its key field is read;
+//! 5. [`Candidate::check_state`] — the state gate;
+//! 6. [`Candidate::check_arguments`] — every argument against the tool's schema;
+//! 7. [`Candidate::spend_allowance`] — the declared rate limit;
+//! 8. [`Candidate::take_leases`] — the leases of what the call will write; steps 3 and 5
+//!    are judged again on what is committed now, and a refusal here gives the allowance
+//!    back;
+//!
+//! then the caller runs the handler (9) and [`Admitted::commit`]s (10). Adding a check is
+//! adding one step function and one line in [`admit`].
+//!
+//! Steps 3–5 first judge what is committed *without* a lease, so a call refused for its
+//! domain or state never waits behind another call's lease; step 8 makes the decision
+//! authoritative for calls that write: a call that writes a record holds that record's
+//! lease from before it reads the record the last time until after it commits, so of two
+//! such calls the second reads the first's committed state and is gated on it.
+
+use serde_json::{Map, Value};
+
+use super::{Gate, Limiter, Records, Spent, view};
+use crate::action::RatePer;
+use crate::domain::field;
+use crate::domain::switch::SwitchRequest;
+use crate::error::ToolError;
+use crate::flow::{FlowRef, Origin};
+use crate::fsm::Machine;
+use crate::registry::{Registry, ToolEntry, ToolKind};
+use crate::store::{FlowLease, Snapshot, StoreKey};
+
+/// Who is calling, as far as a rate limit counts: the key of [`RatePer::Client`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Caller(String);
+
+impl Caller {
+    /// A client known by its network address, as the socket reports it.
+    pub(crate) fn address(ip: std::net::IpAddr) -> Self {
+        Self(format!("address:{ip}"))
+    }
+
+    /// A client known by the one connection it holds (stdio, or an HTTP server mounted
+    /// without connection info).
+    pub(crate) fn connection(key: &StoreKey) -> Self {
+        Self(key.to_string())
+    }
+
+    /// A sessionless request whose address the server was not told: all such requests
+    /// share one allowance, which is why `Server::serve_http` always records addresses.
+    pub(crate) fn unidentified() -> Self {
+        Self("unidentified".into())
+    }
+}
+
+/// What the pipeline judges a call with.
+pub(crate) struct Judge<'a> {
+    pub(crate) registry: &'a Registry,
+    pub(crate) records: Records<'a>,
+    /// The tool's declared rate limit, if it has one.
+    pub(crate) limiter: Option<&'a Limiter>,
+}
+
+/// The keyed machine's instance a call names.
+pub(crate) struct Instance<'a> {
+    pub(crate) machine: &'a Machine,
+    /// The key's canonical value (`INV-7`).
+    pub(crate) id: String,
+    pub(crate) key: StoreKey,
+}
+
+/// A refused call: the error, with what the reply still needs to know.
+pub(crate) struct Refused {
+    pub(crate) error: ToolError,
+    /// The call ran in a conversation that did not exist before it (no handle given).
+    pub(crate) new_flow: bool,
+    /// The flow's active domain, when the pipeline read it before refusing.
+    pub(crate) active_domain: Option<String>,
+}
+
+/// A call on its way through the pipeline: what the steps so far established.
+struct Candidate<'a> {
+    judge: &'a Judge<'a>,
+    tool: &'a ToolEntry,
+    arguments: Map<String, Value>,
+    flow: Option<FlowRef>,
+    /// The flow as committed when last read.
+    flow_before: Snapshot,
+    /// The domain the call declared, if it declared a string.
+    declared: Option<String>,
+    /// The domain this call selects (lock on first use).
+    selects: Option<String>,
+    instance: Option<Instance<'a>>,
+    instance_before: Option<Snapshot>,
+    switch: Option<SwitchRequest>,
+}
+
+/// Judges a call to `tool` from `origin` by `caller`: admitted, with the leases it needs
+/// held, or refused.
+pub(crate) async fn admit<'a>(
+    judge: &'a Judge<'a>,
+    tool: &'a ToolEntry,
+    origin: &Origin,
+    caller: &Caller,
+    arguments: Map<String, Value>,
+) -> Result<Admitted<'a>, Refused> {
+    let mut call = Candidate {
+        judge,
+        tool,
+        arguments,
+        flow: None,
+        flow_before: Snapshot::default(),
+        declared: None,
+        selects: None,
+        instance: None,
+        instance_before: None,
+        switch: None,
+    };
+    // Each step refuses before any later one runs.
+    let steps = async {
+        call.identify_flow(origin).await?;
+        call.check_domain()?;
+        call.name_instance().await?;
+        call.check_state()?;
+        call.check_arguments()?;
+        Ok(())
+    };
+    if let Err(error) = steps.await {
+        return Err(call.refused(error));
+    }
+    let spent = match call.spend_allowance(caller) {
+        Ok(spent) => spent,
+        Err(error) => return Err(call.refused(error)),
+    };
+    match call.take_leases().await {
+        Ok(leases) => Ok(call.admitted(leases, spent)),
+        Err(error) => {
+            if let Some(spent) = spent {
+                spent.refund();
+            }
+            Err(call.refused(error))
+        }
+    }
+}
+
+impl<'a> Candidate<'a> {
+    /// Step 2: the flow the call runs in — its handle (verified, and naming a flow that
+    /// still exists), else its connection, else a new one.
+    async fn identify_flow(&mut self, origin: &Origin) -> Result<(), ToolError> {
+        if !self.tool.needs_flow {
+            return Ok(());
+        }
+        let flow = self.judge.records.flows.identify(origin, &self.arguments)?;
+        self.flow_before = self.judge.records.load_flow(Some(&flow)).await?;
+        self.flow = Some(flow);
+        Ok(())
+    }
+
+    /// Step 3: the declared `domain` and the intent lock. A call that declares no domain
+    /// (or not a string) is judged by its tool's domain here; the missing field itself is
+    /// the argument check's to report, with every other bad field.
+    fn check_domain(&mut self) -> Result<(), ToolError> {
+        let Some(domain) = self.tool.domain else { return Ok(()) };
+        self.declared = match self.arguments.get(field::DOMAIN_FIELD) {
+            Some(Value::String(declared)) => Some(declared.clone()),
+            _ => None,
+        };
+        let declared = self.declared.as_deref().unwrap_or(domain);
+        self.selects = self.judge.registry.lock().check_call(self.tool.name, domain, declared, &self.flow_before)?;
+        Ok(())
+    }
+
+    /// Step 4: the instance a keyed tool names — its key field alone is read, checked
+    /// and canonicalized — and its committed state.
+    async fn name_instance(&mut self) -> Result<(), ToolError> {
+        let (Some(key), Some(machine)) = (&self.tool.instance, self.tool.machine.as_deref()) else { return Ok(()) };
+        let id = key.read(&mut self.arguments)?;
+        let store_key = StoreKey::instance(machine.id(), &id);
+        self.instance_before = Some(self.judge.records.load(&store_key).await?);
+        self.instance = Some(Instance { machine, id, key: store_key });
+        Ok(())
+    }
+
+    /// Step 5: the state gate, on the instance's state laid over the flow.
+    fn check_state(&self) -> Result<(), ToolError> {
+        self.gate_on(&self.flow_before, self.instance_before.as_ref())
+    }
+
+    fn gate_on(&self, flow: &Snapshot, instance: Option<&Snapshot>) -> Result<(), ToolError> {
+        if self.tool.bind_states().is_empty() {
+            return Ok(());
+        }
+        let instance_state = self.instance.as_ref().zip(instance).map(|(i, snapshot)| {
+            let machine = i.machine;
+            (machine.id(), snapshot.state_of(machine.id(), machine.initial()))
+        });
+        let view = view(flow, instance_state);
+        Gate::new(self.judge.registry, &view).admit(self.tool, self.instance.as_ref().map(|i| i.id.as_str()))
+    }
+
+    /// Step 6: every argument against the tool's schema, every bad field at once. The
+    /// fields toolgate owns (`domain`, the handle) are then taken out: the handler's type
+    /// does not have them.
+    fn check_arguments(&mut self) -> Result<(), ToolError> {
+        match self.tool.kind {
+            ToolKind::SwitchDomain => {
+                self.switch = Some(self.judge.registry.lock().parse_switch(&self.arguments)?);
+            }
+            ToolKind::Action(_) => {
+                if let Some(check) = &self.tool.arguments {
+                    check.check_object(&mut self.arguments)?;
+                }
+            }
+        }
+        if self.tool.domain.is_some() {
+            self.arguments.remove(field::DOMAIN_FIELD);
+        }
+        if self.tool.needs_flow {
+            self.arguments.remove(self.judge.records.flows.argument());
+        }
+        Ok(())
+    }
+
+    /// Step 7: the declared rate limit, counted per client, instance or tool — never per
+    /// flow, which a client can mint at will.
+    fn spend_allowance(&self, caller: &Caller) -> Result<Option<Spent<'a>>, ToolError> {
+        let Some(limiter) = self.judge.limiter else { return Ok(None) };
+        let key = match limiter.limit().per {
+            RatePer::Client => caller.0.as_str(),
+            RatePer::Instance => self.instance.as_ref().map_or("tool", |i| i.key.as_str()),
+            RatePer::Tool => "tool",
+        };
+        limiter.admit(key).map(Some)
+    }
+
+    /// Whether the call writes its flow: a conversation machine's transition, a domain it
+    /// selects, `switch_domain`, or a handle flow's expiry to refresh.
+    fn writes_flow(&self) -> bool {
+        let transition = self.tool.transition().is_some() && self.tool.machine.is_some();
+        self.switch.is_some()
+            || (transition && self.instance.is_none())
+            || self.selects.is_some()
+            || self.judge.records.needs_refresh(self.flow.as_ref(), &self.flow_before)
+    }
+
+    /// Step 8: the leases of the records the call writes — the flow's before the
+    /// instance's, always in that order — then steps 3 and 5 again, on what is committed
+    /// now that nobody else can change it.
+    async fn take_leases(&mut self) -> Result<Leases, ToolError> {
+        let records = self.judge.records;
+        let mut leases = Leases::default();
+        if let (true, Some(flow)) = (self.writes_flow(), &self.flow) {
+            leases.flow = Some(records.lease(&flow.key, "flow").await?);
+            self.flow_before = records.load_flow(Some(flow)).await?;
+        }
+        let transition = self.tool.transition().is_some() && self.tool.machine.is_some();
+        if let (true, Some(instance)) = (transition, &self.instance) {
+            leases.instance = Some(records.lease(&instance.key, "instance").await?);
+            self.instance_before = Some(records.load(&instance.key).await?);
+        }
+        if leases.flow.is_some() || leases.instance.is_some() {
+            self.check_domain()?;
+            self.check_state()?;
+        }
+        Ok(leases)
+    }
+
+    fn admitted(self, leases: Leases, spent: Option<Spent<'a>>) -> Admitted<'a> {
+        let Self { judge, tool, arguments, flow, flow_before, selects, instance, instance_before, switch, .. } = self;
+        let records = judge.records;
+        let refresh = leases.flow.is_some() && records.needs_refresh(flow.as_ref(), &flow_before);
+        let from = tool.machine.as_deref().map(|machine| {
+            let record = match (&instance, &instance_before) {
+                (Some(_), Some(snapshot)) => snapshot,
+                _ => &flow_before,
+            };
+            record.state_of(machine.id(), machine.initial()).to_string()
+        });
+        Admitted {
+            records,
+            tool,
+            arguments,
+            flow,
+            instance,
+            flow_before,
+            instance_before,
+            selects,
+            refresh,
+            switch,
+            from,
+            _leases: leases,
+            _spent: spent,
+        }
+    }
+
+    fn refused(&self, error: ToolError) -> Refused {
+        let active = self.judge.registry.lock().active(&self.flow_before).map(str::to_string);
+        Refused { error, new_flow: self.flow.as_ref().is_some_and(|f| f.is_new), active_domain: active }
+    }
+}
+
+/// The leases an admitted call holds until it commits or is dropped.
+#[derive(Default)]
+struct Leases {
+    flow: Option<FlowLease>,
+    instance: Option<FlowLease>,
+}
+
+/// A call allowed to run: what it read, what its commit will write, and the leases that
+/// keep both still meanwhile.
+pub(crate) struct Admitted<'a> {
+    records: Records<'a>,
+    pub(crate) tool: &'a ToolEntry,
+    /// The arguments the handler receives: checked, with toolgate's own fields taken out
+    /// and the instance key canonical.
+    pub(crate) arguments: Map<String, Value>,
+    pub(crate) flow: Option<FlowRef>,
+    pub(crate) instance: Option<Instance<'a>>,
+    /// The flow as committed when the call was admitted.
+    pub(crate) flow_before: Snapshot,
+    instance_before: Option<Snapshot>,
+    selects: Option<String>,
+    /// The flow's expiry needs refreshing.
+    refresh: bool,
+    /// What `switch_domain` asked for.
+    pub(crate) switch: Option<SwitchRequest>,
+    /// The state of the tool's machine (its instance's, for a keyed machine).
+    pub(crate) from: Option<String>,
+    _leases: Leases,
+    /// The allowance the call spent: it counts whatever the handler does.
+    _spent: Option<Spent<'a>>,
+}
+
+/// What a commit wrote.
+pub(crate) struct Committed {
+    /// The flow as committed when the call was admitted.
+    pub(crate) flow_before: Snapshot,
+    /// The flow after the call, if the call wrote it.
+    pub(crate) flow_after: Option<Snapshot>,
+    /// The machine state the transition moved to, if it fired one.
+    pub(crate) to: Option<String>,
+}
+
+impl Admitted<'_> {
+    /// Step 10: commits what the successful call changes — its transition, the domain it
+    /// selects or switches to, its flow's refreshed expiry — then releases the leases. The
+    /// flow is committed first, then the instance: should the second commit fail, the
+    /// first (a domain selection, an expiry) is harmless on its own.
+    pub(crate) async fn commit(self) -> Result<Committed, ToolError> {
+        let machine = self.tool.machine.as_deref();
+        let to = self
+            .tool
+            .transition()
+            .zip(machine)
+            .zip(self.from.as_deref())
+            .map(|((event, machine), from)| machine.target(from, event).unwrap_or(from).to_string());
+        let flow_transition = to.as_ref().filter(|_| self.instance.is_none());
+        let switches = self.switch.as_ref().map(|s| s.domain.as_str());
+        let switch_changes = switches.is_some_and(|d| self.flow_before.active_domain.as_deref() != Some(d));
+        let new_flow = self.flow.as_ref().is_some_and(|f| f.is_new);
+        let writes = flow_transition.is_some()
+            || self.selects.is_some()
+            || self.refresh
+            || switch_changes
+            || (switches.is_some() && new_flow);
+        let flow_after = match &self.flow {
+            Some(flow) if writes => {
+                let mut next = self.flow_before.next();
+                if let (Some(to), Some(machine)) = (flow_transition, machine) {
+                    next.states.insert(machine.id().to_string(), to.clone());
+                }
+                if let Some(domain) = self.selects.clone().or_else(|| switches.map(str::to_string)) {
+                    next.active_domain = Some(domain);
+                }
+                Some(self.records.commit(&flow.key, &self.flow_before, next).await?)
+            }
+            _ => None,
+        };
+        if let (Some(instance), Some(before), Some(to)) = (&self.instance, &self.instance_before, &to) {
+            self.records.commit(&instance.key, before, before.with_state(instance.machine.id(), to)).await?;
+        }
+        if let Some((to, machine)) = to.as_ref().zip(machine) {
+            let on = self
+                .instance
+                .as_ref()
+                .map_or_else(|| self.flow.as_ref().map(|f| f.key.to_string()), |i| Some(i.key.to_string()));
+            tracing::info!(
+                tool = self.tool.name,
+                on,
+                machine = machine.id(),
+                from = self.from,
+                to,
+                "transition committed"
+            );
+        }
+        if let (Some(switch), true) = (&self.switch, switch_changes) {
+            let flow = self.flow.as_ref().map(|f| f.key.to_string());
+            tracing::info!(flow, from = ?self.flow_before.active_domain, to = %switch.domain, reason = %switch.reason, "domain switched");
+        }
+        Ok(Committed { flow_before: self.flow_before, flow_after, to })
+    }
+}
