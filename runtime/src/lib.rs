@@ -16,6 +16,7 @@ mod schema;
 pub mod server;
 pub mod store;
 pub mod types;
+mod wait;
 
 pub use action::{ActionInput, ActionOutput, Ctx, FreeFunction, IsCtx, LogLevel, SourceLocation, State};
 pub use domain::DomainPolicy;

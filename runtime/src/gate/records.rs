@@ -19,9 +19,9 @@ pub(crate) struct Records<'a> {
 impl Records<'_> {
     /// Waits at most `lease_wait` for `key`'s lease (`what`: `flow` or `instance`).
     pub(crate) async fn lease(&self, key: &StoreKey, what: &'static str) -> Result<FlowLease, ToolError> {
-        match tokio::time::timeout(self.lease_wait, self.store.lease(key)).await {
-            Ok(lease) => lease.map_err(store_failure),
-            Err(_) => Err(ToolError::FlowBusy { what, retry_after_ms: self.lease_wait.as_millis().max(1) as u64 }),
+        match crate::wait::within(self.lease_wait, self.store.lease(key)).await {
+            Some(lease) => lease.map_err(store_failure),
+            None => Err(ToolError::FlowBusy { what, retry_after_ms: self.lease_wait.as_millis().max(1) as u64 }),
         }
     }
 

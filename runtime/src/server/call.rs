@@ -6,10 +6,7 @@
 //! A call that does not finish — its handler failed, timed out, panicked or was
 //! cancelled — commits nothing.
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::pin;
-use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -190,19 +187,15 @@ impl Shared {
     ) -> Result<Value, ToolError> {
         let deadline = registration.timeout_ms.map_or(self.limits.handler_timeout, Duration::from_millis);
         let cancellation = ctx.client.cancellation().clone();
-        let mut running =
-            pin!(AssertUnwindSafe(async move { (registration.handler.call)(arguments, ctx).await }).catch_unwind());
-        let first = std::future::poll_fn(|cx| Poll::Ready(running.as_mut().poll(cx))).await;
-        let finished = match first {
-            Poll::Ready(finished) => Ok(finished),
-            Poll::Pending => {
-                tokio::select! {
-                    finished = tokio::time::timeout(deadline, running) => finished,
-                    () = cancellation.cancelled() => {
-                        tracing::info!(tool = registration.name, "call cancelled by the client; nothing committed");
-                        return Err(ToolError::Cancelled);
-                    }
-                }
+        let running = AssertUnwindSafe(async move { (registration.handler.call)(arguments, ctx).await }).catch_unwind();
+        // The handler first: one that finishes at its first poll needs neither the
+        // deadline's timer nor a place among the cancellation's waiters.
+        let finished = tokio::select! {
+            biased;
+            finished = crate::wait::within(deadline, running) => finished.ok_or(()),
+            () = cancellation.cancelled() => {
+                tracing::info!(tool = registration.name, "call cancelled by the client; nothing committed");
+                return Err(ToolError::Cancelled);
             }
         };
         match finished {
