@@ -36,7 +36,7 @@ use proc_macro::TokenStream;
 /// | `machine` | `"id"` | the machine, when its id differs from the domain (required for bound `global` tools) |
 /// | `name` | `"{domain}_…"` | an explicit tool name; it must keep the domain prefix |
 /// | `timeout` | `"30s"`, `"500ms"`, `"2m"` | the handler's deadline (default: the server's); past it the call is stopped, nothing is committed, and the caller gets `TIMEOUT` |
-/// | `rate_limit` | `"30/minute"` (per `second`, `minute`, `hour`) | at most that many calls per keyed instance (tools that name one), else per conversation (calls that carry no conversation share one allowance), else in all; past it `RATE_LIMITED` with `retry_after_ms`, and the tool's description says so |
+/// | `rate_limit` | `"30/minute"`, `"5/second per tool"` (per `second`, `minute`, `hour`, `day`; then `per client`, the default, `per instance` or `per tool`) | at most that many calls in every window of that length, counted per client (its address; stdio: the connection), per keyed instance, or for the whole tool; past it `RATE_LIMITED` with `retry_after_ms`, and the tool's description says so |
 /// | `allow_unknown_fields` | flag | arguments the input type does not have are ignored; by default they are refused (`INVALID_ARGUMENT`, "is not a parameter of this tool") |
 /// | `startup_checked` | flag | the machine is loaded at start-up (XState JSON): check the binding then |
 ///
