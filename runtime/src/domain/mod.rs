@@ -1,4 +1,4 @@
-//! The intent lock (design §1.2): every flow has one active domain, and a call into another
+//! The intent lock: every flow has one active domain, and a call into another
 //! domain is refused until the model makes the switch explicit with `switch_domain`.
 //!
 //! Three parts, one file each: the lock's rules ([`IntentLock`], here), the mandatory

@@ -275,7 +275,7 @@ impl Registry {
     }
 
     /// Every tool's full definition: what a sessionless `tools/list` shows, the same for
-    /// everyone (design §5).
+    /// everyone (`ARCHITECTURE.md`, "Visibility").
     pub(crate) fn definitions(&self) -> Vec<Tool> {
         self.tools.iter().map(|t| t.tool.clone()).collect()
     }

@@ -1,4 +1,4 @@
-//! The in-process store: the default for one process (design §8).
+//! The in-process store: the default for one process.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

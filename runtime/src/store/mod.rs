@@ -1,7 +1,7 @@
 //! Stores: where flows and keyed machines' instances live, with versioned compare-and-set
 //! and per-key leases.
 //!
-//! Linearizability per instance and per flow (design §4) rests on two operations every
+//! Linearizability per instance and per flow (`ARCHITECTURE.md`, "Invariants") rests on two operations every
 //! backend provides:
 //!
 //! - [`FlowStore::lease`] — exclusive, per key, held by a *transitioning* call from its
