@@ -136,17 +136,18 @@ impl Shared {
         let state = to.or(from);
         let moved =
             focused.zip(state.clone()).map(|((machine, instance), state)| (machine, FocusEntry { instance, state }));
-        let (focus_before, focus_after) = match (session, moved) {
+        let focus_moved = match (session, moved) {
             (Some((focus, ticket)), Some((machine, entry))) => focus.move_to(&machine, entry, ticket),
-            (Some((focus, _)), None) => {
-                let now = focus.current();
-                (now.clone(), now)
-            }
-            (None, _) => (Focus::new(), Focus::new()),
+            _ => None,
         };
-        let listing_changed = session.is_some()
-            && (flow_after.is_some() || focus_before != focus_after)
-            && self.listing(&flow_before, &focus_before) != self.listing(flow_now, &focus_after);
+        let listing_changed = match (session, focus_moved) {
+            (Some(_), Some((before, after))) => self.listing(&flow_before, &before) != self.listing(flow_now, &after),
+            (Some((focus, _)), None) if flow_after.is_some() || switch.is_some() => {
+                let now = focus.current();
+                self.listing(&flow_before, &now) != self.listing(flow_now, &now)
+            }
+            _ => false,
+        };
 
         let (content, domain) = match output {
             Some(mut content) => {
@@ -158,8 +159,8 @@ impl Shared {
             }
             None => {
                 // `switch_domain`: the domain now active, and what can be called in it.
-                let callable =
-                    Gate::new(&self.registry, &gate::view(flow_now, focus_states(&focus_after))).callable_names();
+                let focus = session.map(|(focus, _)| focus.current()).unwrap_or_default();
+                let callable = Gate::new(&self.registry, &gate::view(flow_now, focus_states(&focus))).callable_names();
                 let previous = flow_before.active_domain.clone();
                 (json!({ "domain": switch, "previous_domain": previous, "tools": callable }), switch)
             }

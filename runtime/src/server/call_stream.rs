@@ -4,76 +4,40 @@
 //! notification except progress and cancellation to the session's standalone GET stream,
 //! which a client may never open: a handler's log lines and the `list_changed` a
 //! transition causes would be lost to it. [`CallStreamSessions`] is that session manager
-//! plus one thing: while a request's response stream is open, messages sent for that
-//! request go into it, ahead of the response. Everything else is rmcp's.
+//! plus one thing: a `tools/call`'s response stream gets a [`CallSink`], handed to the
+//! call itself in its request's extensions (rmcp passes them to the handler's context), and
+//! what the call sends into it goes out ahead of the response. Nothing is looked up by a
+//! header or kept in a shared table: a call finds its own sink, or none.
 
-use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use futures_util::Stream;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 /// Where a call's messages go while its response stream is open.
-pub(crate) type CallSink = UnboundedSender<ServerJsonRpcMessage>;
+#[derive(Debug, Clone)]
+pub(crate) struct CallSink(pub(crate) UnboundedSender<ServerJsonRpcMessage>);
 
-/// The open response streams of calls, by session and request.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct CallStreams(Arc<Mutex<HashMap<SessionId, HashMap<RequestId, CallSink>>>>);
-
-/// Which stream: a session, and a request in it.
-type StreamKey = (SessionId, RequestId);
-
-impl CallStreams {
-    /// The sink of request `request` in session `session`, while its stream is open.
-    pub(crate) fn sink(&self, session: &str, request: &RequestId) -> Option<CallSink> {
-        self.lock().get(session)?.get(request).cloned()
-    }
-
-    fn open(&self, (session, request): StreamKey) -> UnboundedReceiver<ServerJsonRpcMessage> {
-        let (sink, receiver) = unbounded_channel();
-        self.lock().entry(session).or_default().insert(request, sink);
-        receiver
-    }
-
-    fn close(&self, (session, request): &StreamKey) {
-        let mut streams = self.lock();
-        if let Some(requests) = streams.get_mut(session) {
-            requests.remove(request);
-            if requests.is_empty() {
-                streams.remove(session);
-            }
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, HashMap<RequestId, CallSink>>> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-/// rmcp's `LocalSessionManager`, with each request's messages on its own stream.
+/// rmcp's `LocalSessionManager`, with each call's messages on its own stream.
 pub(crate) struct CallStreamSessions {
-    pub(crate) inner: Arc<LocalSessionManager>,
-    pub(crate) streams: CallStreams,
+    pub(crate) inner: std::sync::Arc<LocalSessionManager>,
 }
 
 type BoxedSse = Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>;
 
-/// The response stream of one request: the messages the call sent first, then rmcp's
-/// (the response last). Closing it, or dropping it, closes the sink.
-struct CallStream {
+/// The response stream of one call: the messages the call sent first, then rmcp's (the
+/// response last). Dropping it closes the sink; later messages go through the peer.
+struct CallStream<S> {
     caused: UnboundedReceiver<ServerJsonRpcMessage>,
-    rmcp: BoxedSse,
-    streams: CallStreams,
-    key: StreamKey,
+    rmcp: S,
 }
 
-impl Stream for CallStream {
+impl<S: Stream<Item = ServerSseMessage> + Unpin> Stream for CallStream<S> {
     type Item = ServerSseMessage;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -81,17 +45,7 @@ impl Stream for CallStream {
         if let Poll::Ready(Some(message)) = self.caused.poll_recv(cx) {
             return Poll::Ready(Some(ServerSseMessage::from_message(message)));
         }
-        let next = self.rmcp.as_mut().poll_next(cx);
-        if let Poll::Ready(None) = next {
-            self.streams.close(&self.key);
-        }
-        next
-    }
-}
-
-impl Drop for CallStream {
-    fn drop(&mut self) {
-        self.streams.close(&self.key);
+        Pin::new(&mut self.rmcp).poll_next(cx)
     }
 }
 
@@ -124,31 +78,27 @@ impl SessionManager for CallStreamSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        // Only a tool call causes messages of its own.
-        let call = match &message {
-            ClientJsonRpcMessage::Request(request) if matches!(request.request, ClientRequest::CallToolRequest(_)) => {
-                Some(request.id.clone())
-            }
+        // Only a tool call causes messages of its own: its sink rides in its request,
+        // which rmcp hands to the handler as the context's extensions. (It is opened
+        // before rmcp sees the request: the handler may send at once.)
+        let mut message = message;
+        let caused = match &mut message {
+            ClientJsonRpcMessage::Request(request) => match &mut request.request {
+                ClientRequest::CallToolRequest(call) => {
+                    let (sink, caused) = unbounded_channel();
+                    call.extensions.insert(CallSink(sink));
+                    Some(caused)
+                }
+                _ => None,
+            },
             _ => None,
         };
-        let Some(request) = call else {
-            let stream: BoxedSse = Box::pin(self.inner.create_stream(id, message).await?);
-            return Ok(stream);
+        let rmcp = Box::pin(self.inner.create_stream(id, message).await?);
+        let stream: BoxedSse = match caused {
+            Some(caused) => Box::pin(CallStream { caused, rmcp }),
+            None => rmcp,
         };
-        // Open before rmcp sees the request: its handler may send at once.
-        let key = (id.clone(), request);
-        let caused = self.streams.open(key.clone());
-        match self.inner.create_stream(id, message).await {
-            Ok(rmcp) => {
-                let stream: BoxedSse =
-                    Box::pin(CallStream { caused, rmcp: Box::pin(rmcp), streams: self.streams.clone(), key });
-                Ok(stream)
-            }
-            Err(error) => {
-                self.streams.close(&key);
-                Err(error)
-            }
-        }
+        Ok(stream)
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use super::Shared;
 use super::call::CallSource;
+use super::call_stream::CallSink;
 use super::focus::{SessionFocus, focus_states};
 use crate::action::{CallClient, LogThreshold};
 use crate::flow::Origin;
@@ -175,13 +176,8 @@ impl ServerHandler for Connection {
         let kept = matches!(origin, Origin::Connection(_));
         let session = kept.then(|| (&self.state.focus, self.state.focus.begin()));
         let arguments = request.arguments.unwrap_or_default();
-        // A call's own stream, only for a session's connection: rmcp routed this request to
-        // it by that header, so the header names this session. (A sessionless request may
-        // carry any session's id; it is no identity, and finds no stream.)
-        let stream = kept
-            .then(|| session_id(&context))
-            .flatten()
-            .and_then(|session| self.shared.call_streams.sink(session, &context.id));
+        // The call's own response stream, where the transport gave it one (stateful HTTP).
+        let stream = context.extensions.get::<CallSink>().map(|sink| sink.0.clone());
         let caller = self.caller(&context);
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream);
         let source = CallSource { origin: &origin, caller: &caller, session };
@@ -214,10 +210,4 @@ impl ServerHandler for Connection {
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared.registry.tool(name).map(|t| t.tool.clone())
     }
-}
-
-/// The Streamable HTTP session a request belongs to, as rmcp received it.
-fn session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
-    let parts = context.extensions.get::<http::request::Parts>()?;
-    parts.headers.get("mcp-session-id")?.to_str().ok()
 }

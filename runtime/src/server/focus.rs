@@ -47,18 +47,24 @@ impl SessionFocus {
     }
 
     /// Moves `machine`'s focus to `entry` for the call holding `ticket`, unless a call that
-    /// started later moved it already; returns the focus before and after, read at once.
-    pub(crate) fn move_to(&self, machine: &str, entry: FocusEntry, ticket: Ticket) -> (Focus, Focus) {
+    /// started later moved it already; returns the focus before and after, read at once,
+    /// if it changed (`None`: it did not, the common case of a call on the instance in
+    /// focus).
+    pub(crate) fn move_to(&self, machine: &str, entry: FocusEntry, ticket: Ticket) -> Option<(Focus, Focus)> {
         let mut entries = self.lock();
-        let before: Focus = entries.iter().map(|(m, (e, _))| (m.clone(), e.clone())).collect();
-        let later = entries.get(machine).is_some_and(|(_, set_by)| *set_by > ticket);
-        if later {
-            return (before.clone(), before);
+        match entries.get_mut(machine) {
+            Some((_, set_by)) if *set_by > ticket => return None,
+            Some((current, set_by)) if *current == entry => {
+                *set_by = ticket;
+                return None;
+            }
+            _ => {}
         }
+        let before: Focus = entries.iter().map(|(m, (e, _))| (m.clone(), e.clone())).collect();
         entries.insert(machine.to_string(), (entry.clone(), ticket));
         let mut after = before.clone();
         after.insert(machine.to_string(), entry);
-        (before, after)
+        Some((before, after))
     }
 
     /// Records that `machine`'s instance `instance` is now in `state`, if it is still the
@@ -94,8 +100,7 @@ mod tests {
         let focus = SessionFocus::default();
         let (slow, fast) = (focus.begin(), focus.begin());
         focus.move_to("invoice", entry("INV-2", "review"), fast);
-        let (before, after) = focus.move_to("invoice", entry("INV-1", "draft"), slow);
-        assert_eq!(before, after);
+        assert_eq!(focus.move_to("invoice", entry("INV-1", "draft"), slow), None);
         assert_eq!(focus.current()["invoice"], entry("INV-2", "review"));
     }
 

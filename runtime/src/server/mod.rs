@@ -9,8 +9,6 @@ mod focus;
 mod http;
 mod transport;
 
-use call_stream::CallStreams;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,8 +53,6 @@ pub(crate) struct Shared {
     pub(crate) states: States,
     /// The declared rate limits, by tool.
     pub(crate) limiters: HashMap<&'static str, Limiter>,
-    /// The response streams of calls in progress over stateful HTTP.
-    pub(crate) call_streams: CallStreams,
 }
 
 /// How long calls wait, and may run.
@@ -358,7 +354,6 @@ impl ServerBuilder {
                 http: self.http,
                 states: self.states,
                 limiters,
-                call_streams: CallStreams::default(),
             }),
         })
     }

@@ -44,8 +44,7 @@ impl Server {
             axum::Router::new().fallback_service(service)
         } else {
             let sessions = Arc::new(options.session_manager());
-            let streams = self.shared.call_streams.clone();
-            let manager = Arc::new(CallStreamSessions { inner: sessions.clone(), streams });
+            let manager = Arc::new(CallStreamSessions { inner: sessions.clone() });
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let cap = SessionCap { sessions, max: options.max_sessions };
             axum::Router::new().fallback_service(service).layer(axum::middleware::from_fn_with_state(cap, cap_sessions))
