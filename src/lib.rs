@@ -38,7 +38,7 @@
 //!
 //! /// Discharge an approved invoice. Does not refund or reopen invoices.
 //! #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
-//! async fn discharge(input: InvoiceRef, _ctx: Ctx) -> Result<Discharged, ToolError> {
+//! async fn discharge(input: InvoiceRef) -> Result<Discharged, ToolError> {
 //!     Ok(Discharged { id: input.id })
 //! }
 //!
@@ -117,13 +117,21 @@
 //! Tools that belong to no domain (help, …) are `#[action(global)]`: callable whatever
 //! the active domain, named without a prefix — but never a bare generic verb.
 //!
-//! ## Application state and the call's context
+//! ## Handlers, application state and the call's context
+//!
+//! Every parameter of a handler is optional: the input (the tool's arguments, a
+//! `Deserialize + JsonSchema` struct) comes first if there is one, then [`State<T>`] and
+//! [`Ctx`] parameters in any order, `Ctx` at most once. `async fn help() -> …`,
+//! `async fn view(input: InvoiceRef) -> …` and
+//! `async fn post(input: Entry, ctx: Ctx, State(db): State<Db>) -> …` are all handlers.
+//! **The first parameter is the input unless its type is written `Ctx` or `State<…>`**;
+//! every later parameter is filled in by the call through [`FromCtx`].
 //!
 //! A server is given its application's state once — a database pool, an HTTP client,
 //! configuration — with [`ServerBuilder::state`]; handlers receive it as [`State<T>`]
-//! parameters between their input and their [`Ctx`]. A handler that asks for a type the
+//! parameters. A handler that asks for a type the
 //! server was not given stops the server at start-up, naming the handler and the type.
-//! The context reports progress ([`Ctx::progress`]), logs to the client
+//! The context reports progress ([`Ctx::progress`] with a [`Progress`]), logs to the client
 //! ([`Ctx::log`]), tells whether the client cancelled ([`Ctx::is_cancelled`]; a cancelled
 //! handler is dropped and commits nothing), and reaches the client ([`Ctx::peer`]).
 //!
@@ -151,7 +159,7 @@
 //! /// Post an entry to the ledger.
 //! #[action(domain = "books")]
 //! async fn post(input: Entry, State(ledger): State<Ledger>, ctx: Ctx) -> Result<Count, ToolError> {
-//!     ctx.progress(1.0, Some(1.0), Some("posted")).await;
+//!     ctx.progress(Progress::new(1.0).total(1.0).message("posted")).await;
 //!     let mut entries = ledger.entries.lock().unwrap();
 //!     entries.push(input.amount);
 //!     Ok(Count { entries: entries.len() })
@@ -214,7 +222,7 @@ pub use toolgate_runtime::*;
 pub mod prelude {
     pub use crate::server::ServeError;
     pub use crate::{
-        Ctx, DomainPolicy, Failure, FieldError, LogLevel, Machine, Server, State, ToolError, action, machine,
+        Ctx, DomainPolicy, Failure, FieldError, LogLevel, Machine, Progress, Server, State, ToolError, action, machine,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

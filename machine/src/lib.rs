@@ -13,6 +13,8 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+pub mod declared;
+
 /// A machine as declared: the XState v5 subset toolgate understands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MachineSpec {

@@ -16,13 +16,16 @@ use proc_macro::TokenStream;
 /// ```text
 /// /// Discharge an approved invoice. Does not refund or reopen invoices.
 /// #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
-/// async fn discharge(input: InvoiceRef, ctx: Ctx) -> Result<Discharged, ToolError> { … }
+/// async fn discharge(input: InvoiceRef) -> Result<Discharged, ToolError> { … }
 /// ```
 ///
-/// The handler is `async fn(input: I, ctx: Ctx) -> Result<O, ToolError>` or, without
-/// arguments, `async fn(ctx: Ctx) -> Result<O, ToolError>`; `I: Deserialize + JsonSchema`
-/// gives the tool's `inputSchema`, `O: Serialize + JsonSchema` its `outputSchema` and
-/// `structuredContent` (both must be structs with named fields). The **doc comment is
+/// The handler is an `async fn … -> Result<O, ToolError>` whose parameters are all
+/// optional: the input `I` first, if it takes one, then `State<T>` and `Ctx` parameters in
+/// any order (`Ctx` at most once). **The first parameter is the input unless its type is
+/// written `Ctx` or `State<…>`**; every later parameter is filled in by the call through
+/// `toolgate::FromCtx`. `I: Deserialize + JsonSchema` gives the tool's `inputSchema`,
+/// `O: Serialize + JsonSchema` its `outputSchema` and `structuredContent` (both must be
+/// structs with named fields). The **doc comment is
 /// required**: it is the tool's description.
 ///
 /// | key | value | meaning |

@@ -17,7 +17,9 @@ pub mod server;
 pub mod store;
 pub mod types;
 
-pub use action::{ActionInput, ActionOutput, Ctx, FreeFunction, IsCtx, LogLevel, SourceLocation, State};
+pub use action::{
+    ActionInput, ActionOutput, AtModuleLevel, Ctx, FromCtx, LogLevel, Progress, SourceLocation, State, ThisAction,
+};
 pub use domain::DomainPolicy;
 pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, Retry, ToolError};
 pub use fsm::Machine;

@@ -19,7 +19,7 @@ struct Done {
 
 /// Approve a purchase order.
 #[action(domain = "purchasing", machine = "purchase-order", bind_state = "review")]
-async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn approve() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -23,7 +23,7 @@ mod tools {
 
     /// Submit a draft invoice for review.
     #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-    async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+    async fn submit() -> Result<Done, ToolError> {
         Ok(Done { ok: true })
     }
 }

@@ -10,13 +10,13 @@ struct Done {
 
 /// Approve an invoice under review.
 #[action(domain = "invoice", bind_state = "review", transition = "APPROVE")]
-async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn approve() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
 /// Pay an approved invoice.
 #[action(domain = "payments", machine = "invoice", bind_state = "approved")]
-async fn pay(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn pay() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -21,7 +21,7 @@ mod tools {
 
     /// Submit a draft invoice for review.
     #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-    async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+    async fn submit() -> Result<Done, ToolError> {
         Ok(Done { ok: true })
     }
 
@@ -31,7 +31,7 @@ mod tools {
 
         /// Look at an invoice under review.
         #[action(domain = "invoice", bind_state = "review")]
-        async fn inspect(_ctx: Ctx) -> Result<Done, ToolError> {
+        async fn inspect() -> Result<Done, ToolError> {
             Ok(Done { ok: true })
         }
     }
