@@ -172,19 +172,15 @@
 //! }
 //! ```
 //!
-//! ## Where `machine!` must be
+//! ## Where `machine!` goes
 //!
-//! `#[action]` reaches its machine through a hidden macro that `machine!` defines, so the
-//! machine must be in scope where the action is: declare it earlier in the same module, or
-//! in a parent module *before* the `mod` that holds the actions (for example at the top of
-//! `main.rs`/`lib.rs`). Elsewhere, import it: `use crate::workflow::*;`.
-//!
-//! An error ``cannot find macro `toolgate_machine_<id>` `` at an action's `domain` or
-//! `machine` literal means machine `<id>` is not declared, or not in scope there. For a
-//! machine loaded from XState JSON at start-up, mark the action `startup_checked`. The
-//! error ``the name `toolgate_machine_<id>` is defined multiple times`` means two
-//! `machine!`s in one module declare id `<id>`: give one of them another id (rustc's
-//! suggestion to import it `as` another name does not apply).
+//! Anywhere in the crate: an action finds its machine by id from any module, whether the
+//! machine is declared before or after it. A bound action whose machine no `machine!`
+//! declares is a compile error at its `domain` (or `machine`) literal: "no machine with
+//! this id is declared in this crate". For a machine loaded from XState JSON at start-up,
+//! mark the action `startup_checked`. Two `machine!`s with one id are an error at each
+//! action bound to that id, naming both declarations, and a server built from them refuses
+//! to start, naming both.
 //!
 //! Actions are functions at module level: on a function inside an `impl` block or a
 //! function body, `#[action]` says "`#[action]` goes on a function at module level"; move
@@ -231,7 +227,6 @@ pub mod prelude {
 /// What the macros' generated code refers to. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use toolgate_macros::__check_binding as check_binding;
     pub use toolgate_runtime::__private::*;
 }
 

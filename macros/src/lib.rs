@@ -7,7 +7,6 @@
 mod action;
 mod binding;
 mod machine;
-mod names;
 
 use proc_macro::TokenStream;
 
@@ -83,19 +82,10 @@ pub fn action(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `type: "final"` state with transitions, and a state unreachable from `initial` (a tool
 /// bound to it could never be called, so it is almost always a typo).
 ///
-/// The machine is registered at link time and defines a hidden macro through which
-/// `#[action]` checks its bindings; actions must be able to see it (declare it before
-/// them, in the same or a parent module).
+/// The machine is registered at link time and declared to the compiler under its id, so
+/// `#[action]`s anywhere in the crate, before or after it, check their bindings against
+/// it.
 #[proc_macro]
 pub fn machine(input: TokenStream) -> TokenStream {
     machine::expand(input.into()).into()
-}
-
-/// Checks an action's `bind_state`/`transition` against its machine. Generated code only:
-/// `machine!` defines a `macro_rules!` that forwards the machine's declaration here
-/// together with the action's literals, so errors land on those literals.
-#[doc(hidden)]
-#[proc_macro]
-pub fn __check_binding(input: TokenStream) -> TokenStream {
-    binding::expand(input.into()).into()
 }

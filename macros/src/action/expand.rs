@@ -6,7 +6,6 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::validate::Action;
-use crate::names::machine_checker;
 
 pub(crate) fn expand(function: &syn::ItemFn, action: &Action) -> TokenStream {
     let mut out = function.to_token_stream();
@@ -157,34 +156,18 @@ fn option(value: Option<String>) -> TokenStream {
     }
 }
 
-/// Forwards the literals, with their spans, to the machine's checker macro.
+/// The binding checked at compile time against the machine `machine!` declares (see
+/// `crate::binding`); nothing for an unbound action or one checked at start-up.
 fn binding_check(action: &Action) -> TokenStream {
     let Some(machine) = &action.machine else { return TokenStream::new() };
     if action.bind_states.is_empty() || action.startup_checked {
         return TokenStream::new();
     }
-    let checker = machine_checker(&machine.value(), machine.span());
-    let states = &action.bind_states;
-    let transition = action.transition.as_ref().map(|t| quote!(transition = #t));
-    let (handler, input) = (action.handler.ident(), action.takes_input);
-    // Where the checker is not in scope rustc says "cannot find macro"; this stand-in,
-    // glob-imported so the checker's own `MachineInScope` shadows it, adds what to write.
-    let id = machine.value();
-    let note = format!(
-        "machine `{id}` is not declared where this action can see it: declare it with \
-         `toolgate::machine! {{ id: \"{id}\", … }}` earlier in this module or in a parent module \
-         before this one, import it from its module (`use crate::that_module::*;`), or mark the \
-         action `startup_checked` if the machine is loaded at start-up"
-    );
-    let stand_in = quote::format_ident!("MachineInScope", span = machine.span());
-    quote! {{
-        mod undeclared {
-            #[deprecated(note = #note)]
-            pub(super) struct MachineInScope;
-        }
-        #[allow(unused_imports)]
-        use undeclared::*;
-        #checker! { machine = #machine handler = #handler input = #input bind_state = [#(#states),*] #transition }
-        let _ = #stand_in;
-    }}
+    crate::binding::check(
+        machine,
+        &action.bind_states,
+        action.transition.as_ref(),
+        action.handler.ident(),
+        action.takes_input,
+    )
 }

@@ -7,6 +7,7 @@
 
 mod client;
 mod ctx;
+mod declared;
 mod extract;
 mod handler;
 mod placement;
@@ -15,6 +16,7 @@ mod state;
 pub use client::LogLevel;
 pub(crate) use client::{CallClient, LogThreshold};
 pub use ctx::{Ctx, Progress};
+pub use declared::{DeclaredMachine, DeclaredState, IdChar, MachineDeclared, MachineId, declared_machine};
 pub use extract::FromCtx;
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo};
 pub use placement::{AtModuleLevel, ThisAction};

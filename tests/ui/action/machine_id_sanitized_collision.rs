@@ -1,6 +1,5 @@
 // An action bound to `purchase-order`, which is not declared, while `purchase_order` is:
-// both ids share a hidden checker name, so the checker compares the id the action asked
-// for and refuses the other machine by name.
+// ids are compared whole, so this is the not-declared error.
 use toolgate::prelude::*;
 
 toolgate::machine! {

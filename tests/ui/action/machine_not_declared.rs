@@ -1,6 +1,6 @@
 // A bound action whose machine is not declared with `machine!` (and is not
-// `startup_checked`): rustc cannot find the machine's hidden checker macro. The error
-// lands on the literal naming the machine: `domain`, or `machine` when given.
+// `startup_checked`): one error per action, at the literal naming the machine: `domain`,
+// or `machine` when given.
 use toolgate::prelude::*;
 
 #[derive(serde::Serialize, schemars::JsonSchema)]

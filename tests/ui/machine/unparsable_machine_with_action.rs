@@ -1,5 +1,5 @@
 // A machine that does not parse (here an unknown key): only its error is reported, not a
-// "cannot find macro" error at the action bound to it.
+// "not declared" error at the action bound to it.
 use toolgate::prelude::*;
 
 toolgate::machine! {

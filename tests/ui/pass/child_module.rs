@@ -1,5 +1,4 @@
-// Actions in a child module declared after the machine see its checker through
-// `macro_rules!` textual scope, nested modules included.
+// Actions in a child module of the machine's module find it by id.
 toolgate::machine! {
     id: "invoice",
     initial: "draft",
