@@ -11,13 +11,13 @@ pub(crate) fn expand(function: &syn::ItemFn, action: &Action) -> TokenStream {
     let mut out = function.to_token_stream();
     let ident = action.handler.ident();
     // A named `const` is an item both in a module and in an `impl` block, where a `const _`
-    // is not; everything sits in a `const _` inside it, so that rustc's messages name
-    // `_::view`, not the holder. The holder is named for the function, in capitals.
+    // is not, so that an action in an `impl` block gets the stand-in's one error. Its items
+    // sit in a `const _` inside it, so that rustc's messages name `_::view`, not the
+    // holder. The holder is named for the function, in capitals.
     let name = ident.to_string();
     let holder = quote::format_ident!("ACTION_{}", name.trim_start_matches("r#").to_uppercase(), span = ident.span());
     let free_function_only = free_function_only(action);
     let registration = registration(action);
-    let binding_check = binding_check(action);
     out.extend(quote! {
         #[doc(hidden)]
         #[allow(dead_code)]
@@ -31,10 +31,22 @@ pub(crate) fn expand(function: &syn::ItemFn, action: &Action) -> TokenStream {
                     use self::*;
                     #registration
                 }
-                #binding_check
             };
         };
     });
+    // The binding check stands on its own, in a `const _`: rustc's "evaluation of `…`
+    // failed" then names no generated item. (In an `impl` block, where only a bound action
+    // on an associated function puts it, rustc adds "`const` items in this context need a
+    // name" to the stand-in's error.)
+    let binding_check = binding_check(action);
+    if !binding_check.is_empty() {
+        let underscore = syn::Token![_](ident.span());
+        out.extend(quote! {
+            const #underscore: () = {
+                #binding_check
+            };
+        });
+    }
     out
 }
 
