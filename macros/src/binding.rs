@@ -47,8 +47,10 @@ pub(crate) fn declaration(id: &syn::LitStr, machine: Option<&toolgate_machine::M
     };
     quote_spanned! {span=>
         const _: () = {
-            #[allow(dead_code)]
-            struct Declaration;
+            // Public, though nameable nowhere: an action in another module infers it.
+            #[doc(hidden)]
+            #[allow(dead_code, unreachable_pub, missing_docs)]
+            pub struct Declaration;
             impl ::toolgate::__private::MachineDeclared<Declaration> for #ty {
                 const MACHINE: ::toolgate::__private::DeclaredMachine = #declared;
             }
