@@ -5,7 +5,7 @@
 //! by id (through a trait implementation, which any module of the crate sees) and checks
 //! each of its literals in a `const` spanned at that literal. A failed check panics with
 //! the same message as [`BindingError`](crate::BindingError)'s, which rustc reports as
-//! "evaluation panicked: <message>" at the literal.
+//! "evaluation panicked: …" with that message, at the literal.
 
 /// A machine as `machine!` declares it, for the compile-time checks of its actions.
 #[derive(Debug, Clone, Copy)]
