@@ -117,37 +117,37 @@ impl Invoices {
 
 /// Show an invoice: amount, currency and the workflow state. Changes nothing.
 #[action(domain = "invoice")]
-async fn view(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn view(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
     invoices.find(&input.id)
 }
 
 /// Change the amount of a draft invoice. Does not submit it.
 #[action(domain = "invoice", bind_state = "draft")]
-async fn amend(input: Amendment, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn amend(input: Amendment, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
     invoices.amend(&input.id, input.amount)
 }
 
 /// Submit a draft invoice for review. Does not approve or pay it.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT", compact = "Submit an invoice for review")]
-async fn submit(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn submit(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
     Ok(Invoice { outcome: "submitted for review", ..invoices.find(&input.id)? })
 }
 
 /// Approve an invoice under review, making it payable. Does not pay it.
 #[action(domain = "invoice", bind_state = "review", transition = "APPROVE")]
-async fn approve(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn approve(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
     Ok(Invoice { outcome: "approved", ..invoices.find(&input.id)? })
 }
 
 /// Send an invoice under review back to draft. Does not delete it.
 #[action(domain = "invoice", bind_state = "review", transition = "REJECT")]
-async fn reject(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn reject(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
     Ok(Invoice { outcome: "sent back to draft", ..invoices.find(&input.id)? })
 }
 
 /// Discharge (pay) an approved invoice. Does not refund or reopen invoices.
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
-async fn discharge(input: InvoiceRef, State(invoices): State<Invoices>, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn discharge(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
     invoices.pay(&input.id)
 }
 

@@ -135,42 +135,42 @@ fn book(prefix: &str, request: BookRequest) -> Result<Booking, ToolError> {
 /// Search long-distance bus departures between two cities.
 #[action(domain = "bus", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", rate_limit = "30/minute",
          not_for = "booking (use bus_book), flights or rental cars")]
-async fn search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
+async fn search(input: TripSearch) -> Result<Offers, ToolError> {
     let route = format!("{}>{}", input.origin, input.destination);
     offers("BUS", ["ALSA", "FlixBus", "Avanza"], &route, input.departure, input.passengers)
 }
 
 /// Book a bus offer found by bus_search.
 #[action(domain = "bus", bind_state = "quoted", transition = "BOOK")]
-async fn bus_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
+async fn bus_book(input: BookRequest) -> Result<Booking, ToolError> {
     book("BUS", input)
 }
 
 /// Search flights between two cities.
 #[action(domain = "flight", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", rate_limit = "30/minute",
          not_for = "booking (use flight_book), buses or rental cars")]
-async fn flight_search(input: TripSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
+async fn flight_search(input: TripSearch) -> Result<Offers, ToolError> {
     let route = format!("{}>{}", input.origin, input.destination);
     offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers)
 }
 
 /// Book a flight offer found by flight_search.
 #[action(domain = "flight", bind_state = "quoted", transition = "BOOK")]
-async fn flight_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
+async fn flight_book(input: BookRequest) -> Result<Booking, ToolError> {
     book("FLT", input)
 }
 
 /// Search rental cars to pick up at one place.
 #[action(domain = "car_rental", bind_state = ["idle", "quoted", "booked"], rate_limit = "30/minute",
          transition = "QUOTE", not_for = "booking (use car_rental_book), buses or flights")]
-async fn car_rental_search(input: CarSearch, _ctx: Ctx) -> Result<Offers, ToolError> {
+async fn car_rental_search(input: CarSearch) -> Result<Offers, ToolError> {
     let place = format!("{}/{}d", input.pickup_location, input.days.get());
     offers("CAR", ["Europcar", "Hertz", "Sixt"], &place, input.pickup_at, input.passengers)
 }
 
 /// Book a rental car offer found by car_rental_search.
 #[action(domain = "car_rental", bind_state = "quoted", transition = "BOOK")]
-async fn car_rental_book(input: BookRequest, _ctx: Ctx) -> Result<Booking, ToolError> {
+async fn car_rental_book(input: BookRequest) -> Result<Booking, ToolError> {
     book("CAR", input)
 }
 

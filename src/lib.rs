@@ -38,7 +38,7 @@
 //!
 //! /// Discharge an approved invoice. Does not refund or reopen invoices.
 //! #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
-//! async fn discharge(input: InvoiceRef, _ctx: Ctx) -> Result<Discharged, ToolError> {
+//! async fn discharge(input: InvoiceRef) -> Result<Discharged, ToolError> {
 //!     Ok(Discharged { id: input.id })
 //! }
 //!
@@ -117,13 +117,21 @@
 //! Tools that belong to no domain (help, …) are `#[action(global)]`: callable whatever
 //! the active domain, named without a prefix — but never a bare generic verb.
 //!
-//! ## Application state and the call's context
+//! ## Handlers, application state and the call's context
+//!
+//! Every parameter of a handler is optional: the input (the tool's arguments, a
+//! `Deserialize + JsonSchema` struct) comes first if there is one, then [`State<T>`] and
+//! [`Ctx`] parameters in any order, `Ctx` at most once. `async fn help() -> …`,
+//! `async fn view(input: InvoiceRef) -> …` and
+//! `async fn post(input: Entry, ctx: Ctx, State(db): State<Db>) -> …` are all handlers.
+//! **The first parameter is the input unless its type is written `Ctx` or `State<…>`**;
+//! every later parameter is filled in by the call through [`FromCtx`].
 //!
 //! A server is given its application's state once — a database pool, an HTTP client,
 //! configuration — with [`ServerBuilder::state`]; handlers receive it as [`State<T>`]
-//! parameters between their input and their [`Ctx`]. A handler that asks for a type the
+//! parameters. A handler that asks for a type the
 //! server was not given stops the server at start-up, naming the handler and the type.
-//! The context reports progress ([`Ctx::progress`]), logs to the client
+//! The context reports progress ([`Ctx::progress`] with a [`Progress`]), logs to the client
 //! ([`Ctx::log`]), tells whether the client cancelled ([`Ctx::is_cancelled`]; a cancelled
 //! handler is dropped and commits nothing), and reaches the client ([`Ctx::peer`]).
 //!
@@ -151,7 +159,7 @@
 //! /// Post an entry to the ledger.
 //! #[action(domain = "books")]
 //! async fn post(input: Entry, State(ledger): State<Ledger>, ctx: Ctx) -> Result<Count, ToolError> {
-//!     ctx.progress(1.0, Some(1.0), Some("posted")).await;
+//!     ctx.progress(Progress::new(1.0).total(1.0).message("posted")).await;
 //!     let mut entries = ledger.entries.lock().unwrap();
 //!     entries.push(input.amount);
 //!     Ok(Count { entries: entries.len() })
@@ -164,19 +172,15 @@
 //! }
 //! ```
 //!
-//! ## Where `machine!` must be
+//! ## Where `machine!` goes
 //!
-//! `#[action]` reaches its machine through a hidden macro that `machine!` defines, so the
-//! machine must be in scope where the action is: declare it earlier in the same module, or
-//! in a parent module *before* the `mod` that holds the actions (for example at the top of
-//! `main.rs`/`lib.rs`). Elsewhere, import it: `use crate::workflow::*;`.
-//!
-//! An error ``cannot find macro `toolgate_machine_<id>` `` at an action's `domain` or
-//! `machine` literal means machine `<id>` is not declared, or not in scope there. For a
-//! machine loaded from XState JSON at start-up, mark the action `startup_checked`. The
-//! error ``the name `toolgate_machine_<id>` is defined multiple times`` means two
-//! `machine!`s in one module declare id `<id>`: give one of them another id (rustc's
-//! suggestion to import it `as` another name does not apply).
+//! Anywhere in the crate: an action finds its machine by id from any module, whether the
+//! machine is declared before or after it. A bound action whose machine no `machine!`
+//! declares is a compile error at its `domain` (or `machine`) literal: "no machine with
+//! this id is declared in this crate". For a machine loaded from XState JSON at start-up,
+//! mark the action `startup_checked`. Two `machine!`s with one id are an error at each
+//! action bound to that id, naming both declarations, and a server built from them refuses
+//! to start, naming both.
 //!
 //! Actions are functions at module level: on a function inside an `impl` block or a
 //! function body, `#[action]` says "`#[action]` goes on a function at module level"; move
@@ -214,7 +218,7 @@ pub use toolgate_runtime::*;
 pub mod prelude {
     pub use crate::server::ServeError;
     pub use crate::{
-        Ctx, DomainPolicy, Failure, FieldError, LogLevel, Machine, Server, State, ToolError, action, machine,
+        Ctx, DomainPolicy, Failure, FieldError, LogLevel, Machine, Progress, Server, State, ToolError, action, machine,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -223,7 +227,6 @@ pub mod prelude {
 /// What the macros' generated code refers to. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use toolgate_macros::__check_binding as check_binding;
     pub use toolgate_runtime::__private::*;
 }
 

@@ -60,7 +60,7 @@ static HANG_STARTED: AtomicBool = AtomicBool::new(false);
 
 /// Submit the invoice. Invoices named `MEET-…` wait for another one inside the handler.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-async fn submit(input: InvoiceRef, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn submit(input: InvoiceRef) -> Result<Done, ToolError> {
     if input.id.starts_with("MEET-") {
         SUBMITS_MEET.wait().await;
     }
@@ -69,7 +69,7 @@ async fn submit(input: InvoiceRef, _ctx: Ctx) -> Result<Done, ToolError> {
 
 /// Approve the invoice. INV-9's first approval hangs (until its deadline stops it).
 #[action(domain = "invoice", bind_state = "review", transition = "APPROVE", timeout = "3s")]
-async fn approve(input: InvoiceRef, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn approve(input: InvoiceRef) -> Result<Done, ToolError> {
     if input.id == "INV-9" && !HANG_STARTED.swap(true, Ordering::SeqCst) {
         std::future::pending::<()>().await;
     }
@@ -89,7 +89,7 @@ async fn discharge(input: InvoiceRef, ctx: Ctx) -> Result<Done, ToolError> {
 
 /// Panics instead of submitting: a crashing handler must commit nothing.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-async fn explode(_input: InvoiceRef, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn explode(_input: InvoiceRef) -> Result<Done, ToolError> {
     panic!("boom");
 }
 
@@ -99,7 +99,7 @@ static RENDEZVOUS: LazyLock<Barrier> = LazyLock::new(|| Barrier::new(2));
 /// Transitions after meeting a call from another flow: only passes if flows do not
 /// serialize one another.
 #[action(domain = "meeting", bind_state = "waiting", transition = "MEET")]
-async fn meet(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn meet() -> Result<Done, ToolError> {
     MEET.wait().await;
     Ok(Done { ok: true })
 }
@@ -107,7 +107,7 @@ async fn meet(_ctx: Ctx) -> Result<Done, ToolError> {
 /// Returns after meeting a second call of the same flow: only passes if calls that fire
 /// no transition do not serialize.
 #[action(domain = "meeting")]
-async fn rendezvous(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn rendezvous() -> Result<Done, ToolError> {
     RENDEZVOUS.wait().await;
     Ok(Done { ok: true })
 }
@@ -201,7 +201,7 @@ async fn a_hung_handler_bounds_the_wait_on_its_invoice_only() {
 
 /// What state an invoice is in.
 #[action(domain = "invoice", name = "invoice_view_state")]
-async fn view_state(_input: InvoiceRef, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn view_state(_input: InvoiceRef) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -29,7 +29,7 @@ struct Moved {
 
 /// Open the door.
 #[action(domain = "door", bind_state = "closed", transition = "OPEN")]
-async fn open(_ctx: Ctx) -> Result<Moved, ToolError> {
+async fn open() -> Result<Moved, ToolError> {
     Ok(Moved { moved: true })
 }
 
@@ -67,7 +67,7 @@ toolgate::machine! {
 
 /// Pay for the cart.
 #[action(domain = "checkout", bind_state = "cart", transition = "PAY")]
-async fn pay(_ctx: Ctx) -> Result<Moved, ToolError> {
+async fn pay() -> Result<Moved, ToolError> {
     Ok(Moved { moved: true })
 }
 

@@ -80,13 +80,13 @@ async fn post(
 
 /// Close a ledger; it reports the final balance.
 #[action(domain = "ledger", bind_state = "open", transition = "CLOSE")]
-async fn close(input: LedgerRef, State(ledgers): State<Ledgers>, _ctx: Ctx) -> Result<Balance, ToolError> {
+async fn close(input: LedgerRef, State(ledgers): State<Ledgers>) -> Result<Balance, ToolError> {
     Ok(Balance { balance: ledgers.balances.lock().unwrap().get(&input.id).copied().unwrap_or_default() })
 }
 
 /// Audit the books (needs an auditor).
 #[action(global, name = "audit_books")]
-async fn audit(_auditor: State<Auditor>, _ctx: Ctx) -> Result<Balance, ToolError> {
+async fn audit(_auditor: State<Auditor>) -> Result<Balance, ToolError> {
     Ok(Balance { balance: 0 })
 }
 
@@ -94,7 +94,7 @@ async fn audit(_auditor: State<Auditor>, _ctx: Ctx) -> Result<Balance, ToolError
 #[action(domain = "ledger")]
 async fn report(input: LedgerRef, State(ledgers): State<Ledgers>, ctx: Ctx) -> Result<Balance, ToolError> {
     for step in 1..=3 {
-        ctx.progress(f64::from(step), Some(3.0), Some(&format!("step {step} of 3"))).await;
+        ctx.progress(Progress::new(f64::from(step)).total(3.0).message(format!("step {step} of 3"))).await;
     }
     ctx.log(LogLevel::Debug, "summing entries").await;
     ctx.log(LogLevel::Info, "report ready").await;
@@ -104,13 +104,13 @@ async fn report(input: LedgerRef, State(ledgers): State<Ledgers>, ctx: Ctx) -> R
 
 /// Audit one ledger: at most 2 calls a second per ledger.
 #[action(domain = "ledger", rate_limit = "2/second per instance")]
-async fn inspect(input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
+async fn inspect(input: LedgerRef) -> Result<Balance, ToolError> {
     Ok(Balance { balance: input.id.len() as i64 })
 }
 
 /// Annotate a ledger; unknown fields are ignored (the action opts out of refusing them).
 #[action(domain = "ledger", allow_unknown_fields)]
-async fn annotate(input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
+async fn annotate(input: LedgerRef) -> Result<Balance, ToolError> {
     Ok(Balance { balance: input.id.len() as i64 })
 }
 
@@ -128,7 +128,7 @@ impl Drop for SetOnDrop {
 
 /// Close a ledger slowly: the first call waits until it is cancelled.
 #[action(domain = "ledger", bind_state = "open", transition = "CLOSE")]
-async fn close_slowly(_input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
+async fn close_slowly(_input: LedgerRef) -> Result<Balance, ToolError> {
     if !SLOW_CLOSE_STARTED.swap(true, Ordering::SeqCst) {
         let _dropped = SetOnDrop(&SLOW_CLOSE_DROPPED);
         std::future::pending::<()>().await;
@@ -142,7 +142,7 @@ static HOLD: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
 /// Look at a ledger, taking as long as the test says.
 #[action(domain = "ledger")]
-async fn hold(input: LedgerRef, _ctx: Ctx) -> Result<Balance, ToolError> {
+async fn hold(input: LedgerRef) -> Result<Balance, ToolError> {
     HOLD_STARTED.store(true, Ordering::SeqCst);
     HOLD.notified().await;
     Ok(Balance { balance: input.id.len() as i64 })

@@ -20,7 +20,7 @@ struct Pong {
 
 /// Answer a ping.
 #[action(domain = "net")]
-async fn ping(_ctx: Ctx) -> Result<Pong, ToolError> {
+async fn ping() -> Result<Pong, ToolError> {
     Ok(Pong { pong: true })
 }
 

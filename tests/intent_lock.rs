@@ -16,34 +16,34 @@ struct Pong {
 
 /// Ping alpha.
 #[action(domain = "alpha")]
-async fn ping(_ctx: Ctx) -> Result<Pong, ToolError> {
+async fn ping() -> Result<Pong, ToolError> {
     Ok(Pong { pong: true })
 }
 
 /// Ping beta.
 #[action(domain = "beta", name = "beta_ping")]
-async fn beta(_ctx: Ctx) -> Result<Pong, ToolError> {
+async fn beta() -> Result<Pong, ToolError> {
     Ok(Pong { pong: true })
 }
 
 /// Wait in alpha. Lingers so that, were first-use selection not under the flow's lease,
 /// a racing call into beta would select too (correct code passes however long it takes).
 #[action(domain = "alpha")]
-async fn wait(_ctx: Ctx) -> Result<Pong, ToolError> {
+async fn wait() -> Result<Pong, ToolError> {
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     Ok(Pong { pong: true })
 }
 
 /// Wait in beta; see `alpha_wait`.
 #[action(domain = "beta", name = "beta_wait")]
-async fn beta_wait(_ctx: Ctx) -> Result<Pong, ToolError> {
+async fn beta_wait() -> Result<Pong, ToolError> {
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     Ok(Pong { pong: true })
 }
 
 /// Explain how this server works. Belongs to no domain.
 #[action(global)]
-async fn help(_ctx: Ctx) -> Result<Pong, ToolError> {
+async fn help() -> Result<Pong, ToolError> {
     Ok(Pong { pong: true })
 }
 

@@ -73,13 +73,13 @@ static WEIGHINGS: AtomicUsize = AtomicUsize::new(0);
 
 /// Show a parcel. Changes nothing.
 #[action(domain = "parcel", rate_limit = "2/minute per instance")]
-async fn view(input: ParcelRef, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn view(input: ParcelRef) -> Result<Done, ToolError> {
     Ok(Done { outcome: format!("{} viewed", input.id) })
 }
 
 /// Weigh a parcel, slowly. Changes nothing.
 #[action(domain = "parcel")]
-async fn weigh(input: ParcelRef, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn weigh(input: ParcelRef) -> Result<Done, ToolError> {
     WEIGHINGS.fetch_add(1, Ordering::SeqCst);
     RELEASE_WEIGHING.notified().await;
     Ok(Done { outcome: format!("{} weighed", input.id) })
@@ -87,7 +87,7 @@ async fn weigh(input: ParcelRef, _ctx: Ctx) -> Result<Done, ToolError> {
 
 /// Ship a packed parcel. Does not deliver it.
 #[action(domain = "parcel", bind_state = "packed", transition = "SHIP", rate_limit = "3/minute per tool")]
-async fn ship(input: Shipment, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn ship(input: Shipment) -> Result<Done, ToolError> {
     if input.carrier == "slow" {
         SLOW_SHIPMENTS.fetch_add(1, Ordering::SeqCst);
         RELEASE_SHIPMENT.notified().await;
@@ -97,13 +97,13 @@ async fn ship(input: Shipment, _ctx: Ctx) -> Result<Done, ToolError> {
 
 /// Deliver a shipped parcel. Does not ship it.
 #[action(domain = "parcel", bind_state = "shipped", transition = "DELIVER")]
-async fn deliver(input: ParcelRef, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn deliver(input: ParcelRef) -> Result<Done, ToolError> {
     Ok(Done { outcome: format!("{} delivered", input.id) })
 }
 
 /// Send a letter. Does not ship parcels.
 #[action(domain = "mail")]
-async fn send(input: Letter, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn send(input: Letter) -> Result<Done, ToolError> {
     Ok(Done { outcome: format!("letter to {}: {}", input.to, input.text) })
 }
 

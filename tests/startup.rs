@@ -34,55 +34,55 @@ struct Entry {
 
 /// Post an entry.
 #[action(domain = "ledger", name = "ledger_post")]
-async fn post(_input: Entry, _ctx: Ctx) -> Result<Posted, ToolError> {
+async fn post(_input: Entry) -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 
 /// Post an entry again, under the same tool name.
 #[action(domain = "ledger", name = "ledger_post")]
-async fn post_again(_input: Entry, _ctx: Ctx) -> Result<Posted, ToolError> {
+async fn post_again(_input: Entry) -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 
 /// Returns a bare number, which cannot be MCP structuredContent.
 #[action(domain = "ledger")]
-async fn count(_ctx: Ctx) -> Result<u32, ToolError> {
+async fn count() -> Result<u32, ToolError> {
     Ok(1)
 }
 
 /// Takes a bare string, which cannot be an MCP inputSchema.
 #[action(domain = "ledger")]
-async fn note(_input: String, _ctx: Ctx) -> Result<Posted, ToolError> {
+async fn note(_input: String) -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 
 /// Returns its own `state` field, which toolgate fills with the machine's state.
 #[action(domain = "ledger")]
-async fn peek(_ctx: Ctx) -> Result<Stateful, ToolError> {
+async fn peek() -> Result<Stateful, ToolError> {
     Ok(Stateful { state: "mine".into() })
 }
 
 /// Ships an order; bound to a state the JSON machine does not have.
 #[action(domain = "order", bind_state = "paid", transition = "SHIP", startup_checked)]
-async fn ship(_ctx: Ctx) -> Result<Posted, ToolError> {
+async fn ship() -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 
 /// Bound to a machine nobody loads.
 #[action(domain = "ghost", bind_state = "anywhere", startup_checked)]
-async fn haunt(_ctx: Ctx) -> Result<Posted, ToolError> {
+async fn haunt() -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 
 /// Has a compact description, but no machine whose initial state it would be shown in.
 #[action(domain = "memo", compact = "Write a memo")]
-async fn write(_ctx: Ctx) -> Result<Posted, ToolError> {
+async fn write() -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 
 /// Takes the name toolgate generates for multi-domain servers.
 #[action(global)]
-async fn switch_domain(_ctx: Ctx) -> Result<Posted, ToolError> {
+async fn switch_domain() -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 

@@ -28,13 +28,13 @@ struct Moved {
 
 /// Open the door.
 #[action(domain = "door", bind_state = "closed", transition = "OPEN", startup_checked)]
-async fn open(_ctx: Ctx) -> Result<Moved, ToolError> {
+async fn open() -> Result<Moved, ToolError> {
     Ok(Moved { moved: true })
 }
 
 /// Close the door.
 #[action(domain = "door", bind_state = "open", transition = "CLOSE", startup_checked)]
-async fn close(_ctx: Ctx) -> Result<Moved, ToolError> {
+async fn close() -> Result<Moved, ToolError> {
     Ok(Moved { moved: true })
 }
 

@@ -4,8 +4,9 @@
 //! targets, `type: "final"`). The same rules run in two places, which is why they live in
 //! this small dependency-free crate:
 //!
-//! - at compile time, inside `toolgate::machine!` and `#[action]` (the macros report each
-//!   problem at the offending literal);
+//! - at compile time: inside `toolgate::machine!` for declarations, and for bindings in
+//!   the `const fn`s of [`declared`], which rustc evaluates where each `#[action]` is
+//!   compiled (each problem is reported at the offending literal);
 //! - at start-up, for machines loaded from XState JSON (the runtime reports the key).
 //!
 //! Validation collects *every* problem instead of stopping at the first, so an author sees
@@ -14,6 +15,8 @@
 pub mod grammar;
 
 use std::collections::{BTreeSet, HashSet};
+
+pub mod declared;
 
 /// A machine as declared: the XState v5 subset toolgate understands.
 #[derive(Debug, Clone, PartialEq, Eq)]

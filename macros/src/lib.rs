@@ -7,7 +7,6 @@
 mod action;
 mod binding;
 mod machine;
-mod names;
 
 use proc_macro::TokenStream;
 
@@ -16,13 +15,16 @@ use proc_macro::TokenStream;
 /// ```text
 /// /// Discharge an approved invoice. Does not refund or reopen invoices.
 /// #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
-/// async fn discharge(input: InvoiceRef, ctx: Ctx) -> Result<Discharged, ToolError> { … }
+/// async fn discharge(input: InvoiceRef) -> Result<Discharged, ToolError> { … }
 /// ```
 ///
-/// The handler is `async fn(input: I, ctx: Ctx) -> Result<O, ToolError>` or, without
-/// arguments, `async fn(ctx: Ctx) -> Result<O, ToolError>`; `I: Deserialize + JsonSchema`
-/// gives the tool's `inputSchema`, `O: Serialize + JsonSchema` its `outputSchema` and
-/// `structuredContent` (both must be structs with named fields). The **doc comment is
+/// The handler is an `async fn … -> Result<O, ToolError>` whose parameters are all
+/// optional: the input `I` first, if it takes one, then `State<T>` and `Ctx` parameters in
+/// any order (`Ctx` at most once). **The first parameter is the input unless its type is
+/// written `Ctx` or `State<…>`**; every later parameter is filled in by the call through
+/// `toolgate::FromCtx`. `I: Deserialize + JsonSchema` gives the tool's `inputSchema`,
+/// `O: Serialize + JsonSchema` its `outputSchema` and `structuredContent` (both must be
+/// structs with named fields). The **doc comment is
 /// required**: it is the tool's description.
 ///
 /// | key | value | meaning |
@@ -80,19 +82,10 @@ pub fn action(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `type: "final"` state with transitions, and a state unreachable from `initial` (a tool
 /// bound to it could never be called, so it is almost always a typo).
 ///
-/// The machine is registered at link time and defines a hidden macro through which
-/// `#[action]` checks its bindings; actions must be able to see it (declare it before
-/// them, in the same or a parent module).
+/// The machine is registered at link time and declared to the compiler under its id, so
+/// `#[action]`s anywhere in the crate, before or after it, check their bindings against
+/// it.
 #[proc_macro]
 pub fn machine(input: TokenStream) -> TokenStream {
     machine::expand(input.into()).into()
-}
-
-/// Checks an action's `bind_state`/`transition` against its machine. Generated code only:
-/// `machine!` defines a `macro_rules!` that forwards the machine's declaration here
-/// together with the action's literals, so errors land on those literals.
-#[doc(hidden)]
-#[proc_macro]
-pub fn __check_binding(input: TokenStream) -> TokenStream {
-    binding::expand(input.into()).into()
 }

@@ -18,7 +18,11 @@ pub mod store;
 pub mod types;
 mod wait;
 
-pub use action::{ActionInput, ActionOutput, Ctx, FreeFunction, IsCtx, LogLevel, SourceLocation, State};
+pub use action::{ActionInput, ActionOutput, Ctx, FromCtx, LogLevel, Progress, SourceLocation, State};
+// Named by the diagnostics of generated code: exported here (hidden) so that rustc names
+// them by their own names, not by a path through `__private`.
+#[doc(hidden)]
+pub use action::{AtModuleLevel, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine};
 pub use domain::DomainPolicy;
 pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, Retry, ToolError};
 pub use fsm::Machine;
@@ -30,6 +34,9 @@ pub mod __private {
     pub use crate::action::{
         ActionRegistration, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo, RateLimit, RatePer,
         SourceLocation, StateRequirement,
+    };
+    pub use crate::action::{
+        AtModuleLevel, DeclaredMachine, DeclaredState, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine,
     };
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;

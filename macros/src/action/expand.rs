@@ -6,51 +6,64 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::validate::Action;
-use crate::names::machine_checker;
 
 pub(crate) fn expand(function: &syn::ItemFn, action: &Action) -> TokenStream {
     let mut out = function.to_token_stream();
     let ident = action.handler.ident();
-    // A named `const` is an item both in a module and in an `impl` block, where inventory's
-    // `const _` is not. Its name is unique per handler and line, and reads right where
-    // rustc shows it ("required by a bound in `view_registration_at_line_12::view`").
-    let line = ident.span().start().line;
-    let holder = quote::format_ident!("{}_registration_at_line_{}", ident, line);
+    // A named `const` is an item both in a module and in an `impl` block, where a `const _`
+    // is not, so that an action in an `impl` block gets the stand-in's one error. Its items
+    // sit in a `const _` inside it, so that rustc's messages name `_::view`, not the
+    // holder. The holder is named for the function, in capitals.
+    let name = ident.to_string();
+    let holder = quote::format_ident!("ACTION_{}", name.trim_start_matches("r#").to_uppercase(), span = ident.span());
     let free_function_only = free_function_only(action);
     let registration = registration(action);
-    let binding_check = binding_check(action);
     out.extend(quote! {
         #[doc(hidden)]
-        #[allow(dead_code, non_upper_case_globals)]
+        #[allow(dead_code)]
         const #holder: () = {
-            #free_function_only
-            {
-                // The enclosing module's items, searched before the fallback above: a free
-                // function's name finds the function itself.
-                #[allow(unused_imports)]
-                use self::*;
-                #registration
-            }
-            #binding_check
+            const _: () = {
+                #free_function_only
+                {
+                    // The enclosing module's items, searched before the stand-in above: a
+                    // free function's name finds the function itself.
+                    #[allow(unused_imports)]
+                    use self::*;
+                    #registration
+                }
+            };
         };
     });
+    // The binding check stands on its own, in a `const _`: rustc's "evaluation of `…`
+    // failed" then names no generated item. (In an `impl` block, where only a bound action
+    // on an associated function puts it, rustc adds "`const` items in this context need a
+    // name" to the stand-in's error.)
+    let binding_check = binding_check(action);
+    if !binding_check.is_empty() {
+        let underscore = syn::Token![_](ident.span());
+        out.extend(quote! {
+            const #underscore: () = {
+                #binding_check
+            };
+        });
+    }
     out
 }
 
 /// A stand-in with the handler's name and arity, found only where the name does not
-/// reach a free function: on an associated function inside an `impl` block. Calling it
-/// fails one bound whose message says to move the function out.
+/// reach a module-level function: on an associated function inside an `impl` block, or a
+/// function in a function body. Calling it fails one bound whose message says to move the
+/// function out (the lifetime defers the bound to the call).
 fn free_function_only(action: &Action) -> TokenStream {
     let ident = action.handler.ident();
     let output = action.params.output;
-    let arity = usize::from(action.params.input.is_some()) + action.params.states.len() + 1;
+    let arity = usize::from(action.params.input.is_some()) + action.params.extracted.len();
     let generics: Vec<syn::Ident> = (0..arity).map(|i| quote::format_ident!("A{}", i)).collect();
-    let first = &generics[0];
     quote_spanned! {ident.span()=>
-        #[allow(dead_code, clippy::extra_unused_type_parameters)]
-        fn #ident<#(#generics),*>(#(_: #generics),*) -> ::core::future::Pending<::core::result::Result<#output, ::toolgate::ToolError>>
+        #[allow(dead_code, clippy::extra_unused_type_parameters, clippy::extra_unused_lifetimes)]
+        fn #ident<'a, #(#generics),*>(#(_: #generics),*) -> ::core::future::Pending<::core::result::Result<#output, ::toolgate::ToolError>>
         where
-            #first: ::toolgate::FreeFunction,
+            ::toolgate::ThisAction<'a>: ::toolgate::AtModuleLevel,
         {
             ::core::future::pending()
         }
@@ -85,13 +98,8 @@ fn registration(action: &Action) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
-    let states = action.params.states.iter().map(|(_, inner)| {
-        quote_spanned! {inner.span()=>
-            ::toolgate::__private::StateRequirement {
-                id: || ::core::any::TypeId::of::<#inner>(),
-                name: || ::core::any::type_name::<#inner>(),
-            }
-        }
+    let states = action.params.extracted.iter().map(|ty| {
+        quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::STATE }
     });
     quote_spanned! {span=>
         ::toolgate::__private::inventory::submit! {
@@ -116,12 +124,13 @@ fn registration(action: &Action) -> TokenStream {
 }
 
 /// The erased handler: the input and output types checked once each (spanned at the
-/// user's types), and a call function that reads the input, extracts each `State<T>`,
-/// calls the user's function with its context, and writes the output.
+/// user's types), and a call function that reads the input, fills in every other
+/// parameter through `FromCtx` (spanned at its type), calls the user's function, and
+/// writes the output.
 fn handler(action: &Action) -> TokenStream {
     let ident = action.handler.ident();
     let params = &action.params;
-    let (output, ctx, return_type) = (params.output, params.ctx, params.return_type);
+    let (output, return_type) = (params.output, params.return_type);
     let input_io = match params.input {
         Some(input) => quote_spanned!(input.span()=>
             const INPUT: ::toolgate::__private::InputIo<#input> = <#input as ::toolgate::ActionInput>::IO;
@@ -133,20 +142,21 @@ fn handler(action: &Action) -> TokenStream {
     let output_io = quote_spanned!(output.span()=>
         const OUTPUT: ::toolgate::__private::OutputIo<#output> = <#output as ::toolgate::ActionOutput>::IO;
     );
-    let names: Vec<syn::Ident> = (0..params.states.len()).map(|i| quote::format_ident!("state_{}", i)).collect();
-    let extract = params.states.iter().zip(&names).map(|((ty, _), name)| {
-        quote_spanned! {ty.span()=> let #name = <#ty>::from_ctx(&ctx)?; }
+    let names: Vec<syn::Ident> = (0..params.extracted.len()).map(|i| quote::format_ident!("param_{}", i)).collect();
+    let extract = params.extracted.iter().zip(&names).map(|(ty, name)| {
+        quote_spanned! {ty.span()=> let #name = <#ty as ::toolgate::FromCtx>::from_ctx(&ctx)?; }
     });
     let input_arg = params.input.map(|_| quote!(input,));
-    // Spanned at the user's context type: a wrong type fails `IsCtx` right there, once.
-    let call_ctx = quote_spanned!(ctx.span()=> <#ctx as ::toolgate::IsCtx>::from_ctx(ctx));
-    let run = quote_spanned!(return_type.span()=> #ident(#input_arg #(#names,)* #call_ctx).await?);
+    // The call at the function's name (where a stand-in's bound is reported), its
+    // `.await?` at the return type (where a wrong one is).
+    let call = quote_spanned!(ident.span()=> #ident(#input_arg #(#names),*));
+    let run = quote_spanned!(return_type.span()=> #call.await?);
     quote! {{
         #input_io
         #output_io
+        #[allow(unused_variables)]
         fn call(arguments: ::toolgate::__private::Arguments, ctx: ::toolgate::Ctx) -> ::toolgate::__private::Called {
             ::std::boxed::Box::pin(async move {
-                #[allow(unused_variables)]
                 let input = (INPUT.parse)(arguments)?;
                 #(#extract)*
                 let output = #run;
@@ -164,34 +174,18 @@ fn option(value: Option<String>) -> TokenStream {
     }
 }
 
-/// Forwards the literals, with their spans, to the machine's checker macro.
+/// The binding checked at compile time against the machine `machine!` declares (see
+/// `crate::binding`); nothing for an unbound action or one checked at start-up.
 fn binding_check(action: &Action) -> TokenStream {
     let Some(machine) = &action.machine else { return TokenStream::new() };
     if action.bind_states.is_empty() || action.startup_checked {
         return TokenStream::new();
     }
-    let checker = machine_checker(&machine.value(), machine.span());
-    let states = &action.bind_states;
-    let transition = action.transition.as_ref().map(|t| quote!(transition = #t));
-    let (handler, input) = (action.handler.ident(), action.takes_input);
-    // Where the checker is not in scope rustc says "cannot find macro"; this stand-in,
-    // glob-imported so the checker's own `MachineInScope` shadows it, adds what to write.
-    let id = machine.value();
-    let note = format!(
-        "machine `{id}` is not declared where this action can see it: declare it with \
-         `toolgate::machine! {{ id: \"{id}\", … }}` earlier in this module or in a parent module \
-         before this one, import it from its module (`use crate::that_module::*;`), or mark the \
-         action `startup_checked` if the machine is loaded at start-up"
-    );
-    let stand_in = quote::format_ident!("MachineInScope", span = machine.span());
-    quote! {{
-        mod undeclared {
-            #[deprecated(note = #note)]
-            pub(super) struct MachineInScope;
-        }
-        #[allow(unused_imports)]
-        use undeclared::*;
-        #checker! { machine = #machine handler = #handler input = #input bind_state = [#(#states),*] #transition }
-        let _ = #stand_in;
-    }}
+    crate::binding::check(
+        machine,
+        &action.bind_states,
+        action.transition.as_ref(),
+        action.handler.ident(),
+        action.takes_input,
+    )
 }

@@ -111,32 +111,29 @@ fn check_not_generic(handler: &Handler, errors: &mut Vec<syn::Error>) {
     }
 }
 
-/// What a handler's parameters are: an optional input first, any number of `State<T>`
-/// next, the context last.
+/// What a handler's parameters are: an optional input first, then the parameters the
+/// call fills in (`Ctx`, `State<T>`: anything implementing `FromCtx`), in any order.
 pub(crate) struct Params<'a> {
     pub(crate) input: Option<&'a syn::Type>,
     /// The `O` of the handler's `Result<O, ToolError>`, and the return type itself.
     pub(crate) output: &'a syn::Type,
     pub(crate) return_type: &'a syn::Type,
-    /// Each `State<T>` parameter's whole type and its `T`.
-    pub(crate) states: Vec<(&'a syn::Type, &'a syn::Type)>,
-    pub(crate) ctx: &'a syn::Type,
+    /// The parameters after the input, in order.
+    pub(crate) extracted: Vec<&'a syn::Type>,
 }
 
-const PARAMS_SHAPE: &str =
-    "#[action] handlers take `(input: T, ctx: Ctx)` or `(ctx: Ctx)`, with any `State<S>` parameters before `ctx`";
-
-/// The `T` of a parameter written `State<T>`, if it is one.
-fn state_type(ty: &syn::Type) -> Option<&syn::Type> {
-    let syn::Type::Path(path) = ty else { return None };
-    let last = path.path.segments.last().filter(|segment| segment.ident == "State")?;
-    match &last.arguments {
-        syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => match args.args.first() {
-            Some(syn::GenericArgument::Type(inner)) => Some(inner),
-            _ => None,
-        },
+/// The name of a parameter type's last path segment (`Ctx` in `toolgate::Ctx`).
+fn last_segment(ty: &syn::Type) -> Option<&syn::Ident> {
+    match ty {
+        syn::Type::Path(path) if path.qself.is_none() => path.path.segments.last().map(|s| &s.ident),
         _ => None,
     }
+}
+
+/// Whether a parameter's type is written `Ctx` or `State<…>` (with any path before it):
+/// the one place the macro reads a type's name, to tell the input from the rest.
+fn is_filled_in(ty: &syn::Type) -> bool {
+    last_segment(ty).is_some_and(|ident| ident == "Ctx" || ident == "State")
 }
 
 /// Handlers return `Result<O, ToolError>`; returns `O` and the whole return type.
@@ -174,7 +171,9 @@ fn check_return_type<'a>(handler: &'a Handler, errors: &mut Vec<syn::Error>) -> 
     }
 }
 
-/// `(input: I, State<S>…, ctx: Ctx)`, the input and the states optional.
+/// `(input: I, …)` with the input optional: the first parameter is the input unless its
+/// type is written `Ctx` or `State<…>`; every later parameter is filled in by the call
+/// (rustc checks it implements `FromCtx`, at its type), and `Ctx` comes at most once.
 fn check_params<'a>(handler: &'a Handler, errors: &mut Vec<syn::Error>) -> Option<Params<'a>> {
     let params = handler.params();
     if let Some(FnArg::Receiver(receiver)) = params.first() {
@@ -188,26 +187,25 @@ fn check_params<'a>(handler: &'a Handler, errors: &mut Vec<syn::Error>) -> Optio
             FnArg::Receiver(_) => None,
         })
         .collect();
-    let Some((ctx, before)) = types.split_last() else {
-        errors.push(syn::Error::new(handler.ident().span(), PARAMS_SHAPE));
-        return None;
+    let (input, extracted) = match types.split_first() {
+        Some((first, rest)) if !is_filled_in(first) => (Some(*first), rest.to_vec()),
+        _ => (None, types),
     };
-    let (output, return_type) = check_return_type(handler, errors)?;
-    let mut parsed = Params { input: None, output, return_type, states: Vec::new(), ctx };
-    for (index, ty) in before.iter().enumerate() {
-        match state_type(ty) {
-            Some(inner) => parsed.states.push((ty, inner)),
-            None if index == 0 => parsed.input = Some(ty),
-            None => {
-                let message = format!(
-                    "{PARAMS_SHAPE}; a handler has one input (its first parameter), and this parameter is neither the input nor `State<…>`"
-                );
-                errors.push(syn::Error::new(ty.span(), message));
+    let mut ctx_seen = false;
+    for ty in &extracted {
+        if last_segment(ty).is_some_and(|ident| ident == "Ctx") {
+            if ctx_seen {
+                errors.push(syn::Error::new(
+                    ty.span(),
+                    "#[action] handlers take `Ctx` at most once; remove this parameter and use the other one",
+                ));
                 return None;
             }
+            ctx_seen = true;
         }
     }
-    Some(parsed)
+    let (output, return_type) = check_return_type(handler, errors)?;
+    Some(Params { input, output, return_type, extracted })
 }
 
 /// The doc comment is the tool's description: a model cannot use an undescribed tool well.

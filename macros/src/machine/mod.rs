@@ -14,5 +14,5 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         Err(error) => return expand::unparsable(&input, error),
     };
     let errors = validate::validate(&machine);
-    expand::expand(&machine, &input, errors)
+    expand::expand(&machine, errors)
 }

@@ -6,7 +6,7 @@ use rmcp::service::Peer;
 use super::{CallClient, LogLevel, States};
 use crate::store::StoreKey;
 
-/// The context of one tool call, passed as a handler's last argument.
+/// The context of one tool call: a handler receives it when it takes a `ctx: Ctx` parameter.
 #[derive(Debug, Clone)]
 pub struct Ctx {
     pub(crate) tool: &'static str,
@@ -52,10 +52,16 @@ impl Ctx {
 
 impl Ctx {
     /// Reports progress to the caller (`notifications/progress` against the progress token
-    /// its request carried; nothing if it carried none). `progress` should grow with each
-    /// call; `total` is the end, if known.
-    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        self.client.progress(progress, total, message.map(str::to_string)).await;
+    /// its request carried; nothing if it carried none).
+    ///
+    /// ```no_run
+    /// # use toolgate_runtime::{Ctx, Progress};
+    /// # async fn f(ctx: Ctx) {
+    /// ctx.progress(Progress::new(3.0).total(10.0).message("3 of 10 pages read")).await;
+    /// # }
+    /// ```
+    pub async fn progress(&self, progress: Progress) {
+        self.client.progress(progress.progress, progress.total, progress.message).await;
     }
 
     /// Sends a log message to the client (`notifications/message`, logger = the tool),
@@ -81,32 +87,35 @@ impl Ctx {
     }
 }
 
-/// Implemented only by [`Ctx`]: a handler's last parameter must be one, and this bound
-/// reports a wrong type at that parameter in the handler author's terms.
-#[diagnostic::on_unimplemented(
-    message = "the last parameter of an `#[action]` handler must be `Ctx`, not `{Self}`",
-    label = "expected `Ctx` here",
-    note = "handlers are `async fn(input: T, ctx: Ctx)` or `async fn(ctx: Ctx)`"
-)]
-pub trait IsCtx: Sized {
-    #[doc(hidden)]
-    fn from_ctx(ctx: Ctx) -> Self;
+/// One progress report of a call, for [`Ctx::progress`]: how far it is, and optionally the
+/// end and a message for the user.
+///
+/// `Progress::new(3.0).total(10.0).message("3 of 10 pages read")`. The progress should grow
+/// with each report of a call; `total`, when known, is the value it reaches at the end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    progress: f64,
+    total: Option<f64>,
+    message: Option<String>,
 }
 
-/// Implemented by no type: what an `#[action]` on an associated function runs into.
-///
-/// Actions are functions at module level, registered by name at link time; on a function
-/// inside an `impl` block (or a function body) the macro's registration reaches a
-/// stand-in that requires this trait, so the one error says to move the function out.
-#[diagnostic::on_unimplemented(
-    message = "`#[action]` goes on a function at module level, not inside an `impl` block or a function body",
-    label = "this action is not at module level",
-    note = "move the function to module level; reach shared values with `State<T>` parameters and `ServerBuilder::state`"
-)]
-pub trait FreeFunction {}
+impl Progress {
+    /// Progress so far, without a known total or a message.
+    pub fn new(progress: f64) -> Self {
+        Self { progress, total: None, message: None }
+    }
 
-impl IsCtx for Ctx {
-    fn from_ctx(ctx: Ctx) -> Self {
-        ctx
+    /// The value progress reaches when the call is done.
+    #[must_use]
+    pub fn total(mut self, total: f64) -> Self {
+        self.total = Some(total);
+        self
+    }
+
+    /// A message for the user about this step.
+    #[must_use]
+    pub fn message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
     }
 }

@@ -7,13 +7,19 @@
 
 mod client;
 mod ctx;
+mod declared;
+mod extract;
 mod handler;
+mod placement;
 mod state;
 
 pub use client::LogLevel;
 pub(crate) use client::{CallClient, LogThreshold};
-pub use ctx::{Ctx, FreeFunction, IsCtx};
+pub use ctx::{Ctx, Progress};
+pub use declared::{DeclaredMachine, DeclaredState, IdChar, MachineDeclared, MachineId, declared_machine};
+pub use extract::FromCtx;
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo};
+pub use placement::{AtModuleLevel, ThisAction};
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};
 
@@ -64,8 +70,9 @@ pub struct ActionRegistration {
     /// `allow_unknown_fields`: arguments the input type does not have are ignored rather
     /// than refused.
     pub allow_unknown_fields: bool,
-    /// The application states the handler asks for (`State<T>` parameters).
-    pub states: &'static [StateRequirement],
+    /// What each parameter after the input needs from the server: `Some` for a
+    /// `State<T>`, `None` for the others (`Ctx`).
+    pub states: &'static [Option<StateRequirement>],
     /// The handler.
     pub handler: Handler,
     /// Where the `#[action]` is.

@@ -5,9 +5,6 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::Ctx;
-use crate::error::ToolError;
-
 /// A handler parameter that receives the application state of type `T` the server was
 /// given with `ServerBuilder::state`. A server whose handlers ask for a type it was not
 /// given refuses to start, naming the handler and the type.
@@ -21,17 +18,6 @@ impl<T> std::ops::Deref for State<T> {
 
     fn deref(&self) -> &T {
         &self.0
-    }
-}
-
-impl<T: Clone + Send + Sync + 'static> State<T> {
-    /// The state of type `T` the server holds. Generated code only: the server checked at
-    /// start-up that it has one, so the error is for a server built around that check.
-    #[doc(hidden)]
-    pub fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError> {
-        ctx.states.get::<T>().map(State).ok_or_else(|| {
-            ToolError::internal(format_args!("no application state of type `{}`", std::any::type_name::<T>()))
-        })
     }
 }
 
@@ -70,4 +56,11 @@ pub struct StateRequirement {
     pub id: fn() -> TypeId,
     /// `type_name::<T>`, for the start-up message.
     pub name: fn() -> &'static str,
+}
+
+impl StateRequirement {
+    /// The requirement of a `State<T>` parameter.
+    pub const fn of<T: 'static>() -> Self {
+        Self { id: TypeId::of::<T>, name: std::any::type_name::<T> }
+    }
 }

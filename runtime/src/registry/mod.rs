@@ -168,7 +168,7 @@ fn intent_lock(
 fn missing_states(actions: &[&'static ActionRegistration], states: &States) -> Vec<StartupProblem> {
     let mut problems = Vec::new();
     for action in actions {
-        for requirement in action.states.iter().filter(|r| !states.contains((r.id)())) {
+        for requirement in action.states.iter().flatten().filter(|r| !states.contains((r.id)())) {
             problems.push(StartupProblem::MissingState {
                 tool: action.name.to_string(),
                 type_name: (requirement.name)().to_string(),

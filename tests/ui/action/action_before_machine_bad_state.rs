@@ -8,7 +8,7 @@ struct Done {
 
 /// Submit a draft invoice for review.
 #[action(domain = "invoice", bind_state = "drafts", transition = "SUBMIT")]
-async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn submit() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

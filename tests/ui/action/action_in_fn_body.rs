@@ -9,7 +9,7 @@ struct Done {
 fn main() {
     /// Show an invoice. Changes nothing.
     #[action(domain = "invoice")]
-    async fn view(_ctx: Ctx) -> Result<Done, ToolError> {
+    async fn view() -> Result<Done, ToolError> {
         Ok(Done { ok: true })
     }
 }

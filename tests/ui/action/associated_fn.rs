@@ -11,7 +11,7 @@ struct Invoices;
 impl Invoices {
     /// Show an invoice. Changes nothing.
     #[action(domain = "invoice")]
-    async fn view(_ctx: Ctx) -> Result<Done, ToolError> {
+    async fn view() -> Result<Done, ToolError> {
         Ok(Done { ok: true })
     }
 }

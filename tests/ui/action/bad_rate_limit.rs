@@ -8,7 +8,7 @@ struct Done {
 
 /// Pings often.
 #[action(domain = "net", rate_limit = "ten per minute")]
-async fn ping(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn ping() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -8,13 +8,13 @@ struct Done {
 
 /// Pings slowly.
 #[action(domain = "slow", timeout = "30 seconds")]
-async fn ping(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn ping() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
 /// Pings never.
 #[action(domain = "slow", timeout = "0s")]
-async fn wait(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn wait() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

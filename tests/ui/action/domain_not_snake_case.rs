@@ -8,7 +8,7 @@ struct Done {
 
 /// Show an invoice. Changes nothing.
 #[action(domain = "Invoice")]
-async fn view(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn view() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

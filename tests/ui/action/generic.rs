@@ -8,7 +8,7 @@ struct Done {
 
 /// Show an invoice. Changes nothing.
 #[action(domain = "invoice")]
-async fn view<T: Send>(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn view<T: Send>() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

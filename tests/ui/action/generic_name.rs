@@ -8,7 +8,7 @@ struct Done {
 
 /// A tool.
 #[action(domain = "bus", name = "search")]
-async fn search(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn search() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -8,7 +8,7 @@ struct Done {
 
 /// A tool.
 #[action(domain = "bus", name = "buscar")]
-async fn buscar(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn buscar() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -8,7 +8,7 @@ struct Done {
 
 /// A tool.
 #[action(global, domain = "bus")]
-async fn help(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn help() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -14,7 +14,7 @@ struct InvoiceRef {
 
 /// Show an invoice. Changes nothing.
 #[action(domain = "invoice")]
-async fn view(_input: InvoiceRef, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn view(_input: InvoiceRef) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

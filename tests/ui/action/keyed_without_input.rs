@@ -18,7 +18,7 @@ struct Done {
 
 /// Submits some invoice — but which one?
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn submit() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -8,7 +8,7 @@ struct Done {
 
 /// Show an invoice. Changes nothing.
 #[action(domain = "invoice")]
-async fn view<'a>(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn view<'a>() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

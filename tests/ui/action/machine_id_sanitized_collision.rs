@@ -1,6 +1,5 @@
 // An action bound to `purchase-order`, which is not declared, while `purchase_order` is:
-// both ids share a hidden checker name, so the checker compares the id the action asked
-// for and refuses the other machine by name.
+// ids are compared whole, so this is the not-declared error.
 use toolgate::prelude::*;
 
 toolgate::machine! {
@@ -19,7 +18,7 @@ struct Done {
 
 /// Approve a purchase order.
 #[action(domain = "purchasing", machine = "purchase-order", bind_state = "review")]
-async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn approve() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -17,7 +17,7 @@ struct Done {
 
 /// Book a flight.
 #[action(domain = "flight", bind_state = "idle", transition = "BOOK")]
-async fn book(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn book() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

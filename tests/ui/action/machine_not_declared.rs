@@ -1,6 +1,6 @@
 // A bound action whose machine is not declared with `machine!` (and is not
-// `startup_checked`): rustc cannot find the machine's hidden checker macro. The error
-// lands on the literal naming the machine: `domain`, or `machine` when given.
+// `startup_checked`): one error per action, at the literal naming the machine: `domain`,
+// or `machine` when given.
 use toolgate::prelude::*;
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -10,13 +10,13 @@ struct Done {
 
 /// Approve an invoice under review.
 #[action(domain = "invoice", bind_state = "review", transition = "APPROVE")]
-async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn approve() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
 /// Pay an approved invoice.
 #[action(domain = "payments", machine = "invoice", bind_state = "approved")]
-async fn pay(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn pay() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -7,7 +7,7 @@ struct Done {
 }
 
 #[action(domain = "invoice")]
-async fn view(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn view() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -8,7 +8,7 @@ struct Done {
 
 /// Shows something.
 #[action(domain = "notes")]
-async fn show(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn show() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -7,7 +7,7 @@ struct Done {
 }
 
 #[action(domain = "invoice", bind_stat = "draft", name = "view")]
-fn view(_ctx: Ctx) -> Result<Done, ToolError> {
+fn view() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -8,7 +8,7 @@ struct Done {
 
 /// Show an invoice. Changes nothing.
 #[action(domain = "invoice", transition = "SUBMIT")]
-async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn submit() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -19,7 +19,7 @@ struct Done {
 
 /// Does one thing to an invoice.
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARG")]
-async fn discharge(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn discharge() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -19,7 +19,7 @@ struct Done {
 
 /// Does one thing to an invoice.
 #[action(domain = "invoice", bind_state = ["review", "aproved"])]
-async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn approve() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -8,12 +8,12 @@ struct Done {
 
 /// Shows something.
 #[action(domain = "notes")]
-async fn show(_ctx: Ctx) -> Done {
+async fn show() -> Done {
     Done { ok: true }
 }
 
 /// Shows nothing at all.
 #[action(domain = "notes")]
-async fn hide(_ctx: Ctx) {}
+async fn hide() {}
 
 fn main() {}

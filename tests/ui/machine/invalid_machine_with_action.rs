@@ -1,5 +1,5 @@
-// A machine that parses but breaks a rule still defines its checker: the action bound to
-// it adds no "cannot find macro" error, only the machine's own error is reported.
+// A machine that parses but breaks a rule is still declared (unchecked): the action bound
+// to it adds no "not declared" error, only the machine's own error is reported.
 use toolgate::prelude::*;
 
 toolgate::machine! {
@@ -18,7 +18,7 @@ struct Done {
 
 /// Submit a draft invoice for review.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn submit() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

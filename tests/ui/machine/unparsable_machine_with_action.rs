@@ -1,5 +1,5 @@
 // A machine that does not parse (here an unknown key): only its error is reported, not a
-// "cannot find macro" error at the action bound to it.
+// "not declared" error at the action bound to it.
 use toolgate::prelude::*;
 
 toolgate::machine! {
@@ -19,7 +19,7 @@ struct Done {
 
 /// Submit a draft invoice for review.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn submit() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -1,5 +1,5 @@
-// An action declared before its machine in the same module: the `pub(crate) use` that
-// `machine!` emits makes the checker a module-scoped name, so the binding is still checked.
+// An action declared before its machine in the same module: the machine is found by id,
+// whatever the order, so the binding is still checked.
 use toolgate::prelude::*;
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -9,7 +9,7 @@ struct Done {
 
 /// Submit a draft invoice for review.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn submit() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -1,5 +1,4 @@
-// Actions in a child module declared after the machine see its checker through
-// `macro_rules!` textual scope, nested modules included.
+// Actions in a child module of the machine's module find it by id.
 toolgate::machine! {
     id: "invoice",
     initial: "draft",
@@ -21,7 +20,7 @@ mod tools {
 
     /// Submit a draft invoice for review.
     #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-    async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+    async fn submit() -> Result<Done, ToolError> {
         Ok(Done { ok: true })
     }
 
@@ -31,7 +30,7 @@ mod tools {
 
         /// Look at an invoice under review.
         #[action(domain = "invoice", bind_state = "review")]
-        async fn inspect(_ctx: Ctx) -> Result<Done, ToolError> {
+        async fn inspect() -> Result<Done, ToolError> {
             Ok(Done { ok: true })
         }
     }

@@ -18,19 +18,19 @@ struct Done {
 
 /// Explain how this server works.
 #[action(global)]
-async fn help(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn help() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
 /// End the session.
 #[action(global, machine = "session", bind_state = "open", transition = "CLOSE")]
-async fn end_session(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn end_session() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
 /// Search buses.
 #[action(domain = "bus", not_for = "booking (use bus_book)")]
-async fn search(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn search() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

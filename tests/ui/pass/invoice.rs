@@ -33,37 +33,37 @@ struct Invoice {
 
 /// Show an invoice. Changes nothing.
 #[action(domain = "invoice")]
-async fn view(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn view(input: InvoiceRef) -> Result<Invoice, ToolError> {
     Ok(Invoice { id: input.id, outcome: "viewed" })
 }
 
 /// List the invoices. Takes no input.
 #[action(domain = "invoice")]
-async fn list(_ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn list() -> Result<Invoice, ToolError> {
     Ok(Invoice { id: String::new(), outcome: "listed" })
 }
 
 /// Submit a draft invoice for review.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT", compact = "Submit for review")]
-async fn submit(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn submit(input: InvoiceRef) -> Result<Invoice, ToolError> {
     Ok(Invoice { id: input.id, outcome: "submitted" })
 }
 
 /// Comment on an invoice under review or approved. Fires no event.
 #[action(domain = "invoice", bind_state = ["review", "approved"])]
-async fn comment(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn comment(input: InvoiceRef) -> Result<Invoice, ToolError> {
     Ok(Invoice { id: input.id, outcome: "commented" })
 }
 
 /// Send an invoice under review back to draft.
 #[action(domain = "invoice", name = "invoice_send_back", bind_state = ["review"], transition = "REJECT")]
-async fn reject(input: InvoiceRef, _ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn reject(input: InvoiceRef) -> Result<Invoice, ToolError> {
     Ok(Invoice { id: input.id, outcome: "sent back" })
 }
 
 /// Pay an approved invoice.
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
-async fn discharge(_ctx: Ctx) -> Result<Invoice, ToolError> {
+async fn discharge() -> Result<Invoice, ToolError> {
     Ok(Invoice { id: String::new(), outcome: "discharged" })
 }
 

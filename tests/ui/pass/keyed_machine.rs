@@ -25,13 +25,13 @@ struct Done {
 
 /// Submits the invoice.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT", timeout = "500ms")]
-async fn submit(_input: InvoiceRef, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn submit(_input: InvoiceRef) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
 /// Lists invoices.
 #[action(domain = "invoice")]
-async fn list_open(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn list_open() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

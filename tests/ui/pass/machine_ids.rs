@@ -18,13 +18,13 @@ struct Done {
 
 /// Quote a bus; the function is named for its domain, so the tool is `bus_search`.
 #[action(domain = "bus", bind_state = "idle", transition = "QUOTE")]
-async fn bus_search(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn bus_search() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
 /// Book a flight.
 #[action(domain = "flight", bind_state = "quoted", transition = "BOOK")]
-async fn book(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn book() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -20,7 +20,7 @@ struct Done {
 
 /// Notify the approver of an invoice under review.
 #[action(domain = "mail", machine = "invoice", bind_state = "review")]
-async fn notify_approver(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn notify_approver() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
@@ -32,7 +32,7 @@ async fn notify_approver(_ctx: Ctx) -> Result<Done, ToolError> {
     bind_state = "review",
     transition = "APPROVE"
 )]
-async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn approve() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -11,13 +11,13 @@ struct Done {
 
 /// Approve a claim under review.
 #[action(domain = "claims", machine = "claim", bind_state = ["review"], transition = "APPROVE", startup_checked)]
-async fn approve(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn approve() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
 /// Close a claim, in the claims domain's own machine (also loaded at start-up).
 #[action(domain = "claims", startup_checked, bind_state = "approved", transition = "CLOSE")]
-async fn close(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn close() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

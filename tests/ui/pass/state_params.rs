@@ -21,13 +21,13 @@ struct Done {
 
 /// Searches notes.
 #[action(domain = "notes")]
-async fn lookup(query: Query, State(_db): State<Db>, config: State<Config>, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn lookup(query: Query, State(_db): State<Db>, config: State<Config>) -> Result<Done, ToolError> {
     Ok(Done { ok: query.text.len() as u32 <= config.limit })
 }
 
 /// Counts notes.
 #[action(domain = "notes")]
-async fn count(_db: State<Db>, _ctx: Ctx) -> Result<Done, ToolError> {
+async fn count(_db: State<Db>) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -28,13 +28,13 @@ struct Done {
 
 /// Submit a draft invoice for review.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT")]
-async fn submit(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn submit() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
 /// Close an open purchase order.
 #[action(domain = "purchasing", machine = "purchase-order", bind_state = "open", transition = "CLOSE")]
-async fn close(_ctx: Ctx) -> Result<Done, ToolError> {
+async fn close() -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 

@@ -1,4 +1,4 @@
-// Two different ids that sanitize to the same hidden checker name (`-` becomes `_`).
+// Two ids that differ only in punctuation are two machines.
 toolgate::machine! {
     id: "in-voice",
     initial: "draft",

@@ -1,0 +1,95 @@
+//! The compile-time link between an `#[action]` and its machine, without names: the
+//! machine's id written as a type (`MachineId<(IdChar<'i'>, …)>`), which `machine!`
+//! implements `MachineDeclared` for and `#[action]` looks up. See the runtime's
+//! `action::declared` for why this works from any module and in any order.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+/// `::toolgate::__private::MachineId<(IdChar<'i'>, IdChar<'d'>,)>` for `id`, spanned at `span`.
+pub(crate) fn machine_id(id: &str, span: Span) -> TokenStream {
+    let chars = id.chars().map(|c| {
+        let mut c = Literal::character(c);
+        c.set_span(span);
+        quote_spanned!(span=> ::toolgate::__private::IdChar<#c>,)
+    });
+    quote_spanned!(span=> ::toolgate::__private::MachineId<(#(#chars)*)>)
+}
+
+/// What `machine!` emits for one id: the impl through which actions find the machine.
+/// Spanned at the id's literal, where rustc points when two declarations share the id.
+/// `machine` is `None` for a declaration with errors, whose actions are not checked.
+pub(crate) fn declaration(id: &syn::LitStr, machine: Option<&toolgate_machine::MachineSpec>) -> TokenStream {
+    let span = id.span();
+    let ty = machine_id(&id.value(), span);
+    let value = id.value();
+    let declared = match machine {
+        Some(spec) => {
+            let key = match &spec.key {
+                Some(key) => quote!(::core::option::Option::Some(#key)),
+                None => quote!(::core::option::Option::None),
+            };
+            let states = spec.states.iter().map(|state| {
+                let name = &state.name;
+                let on = state.on.iter().map(|t| {
+                    let (event, target) = (&t.event, &t.target);
+                    quote!((#event, #target))
+                });
+                quote!(::toolgate::__private::DeclaredState { name: #name, on: &[#(#on),*] })
+            });
+            quote! {
+                ::toolgate::__private::DeclaredMachine { id: #value, key: #key, states: &[#(#states),*], checked: true }
+            }
+        }
+        None => quote! {
+            ::toolgate::__private::DeclaredMachine { id: #value, key: ::core::option::Option::None, states: &[], checked: false }
+        },
+    };
+    quote_spanned! {span=>
+        const _: () = {
+            // Public, though nameable nowhere: an action in another module infers it.
+            #[doc(hidden)]
+            #[allow(dead_code, unreachable_pub, missing_docs)]
+            pub struct Declaration;
+            impl ::toolgate::__private::MachineDeclared<Declaration> for #ty {
+                const MACHINE: ::toolgate::__private::DeclaredMachine = #declared;
+            }
+        };
+    }
+}
+
+/// What `#[action]` emits to check its binding: the machine looked up by id, spanned at
+/// the literal naming it (the `machine` key, or the `domain` it defaults to), then one
+/// `const` per literal that panics at compile time with the problem, spanned at that
+/// literal.
+pub(crate) fn check(
+    machine: &syn::LitStr,
+    bind_states: &[syn::LitStr],
+    transition: Option<&syn::LitStr>,
+    handler: &syn::Ident,
+    takes_input: bool,
+) -> TokenStream {
+    let ty = machine_id(&machine.value(), machine.span());
+    let lookup = quote_spanned! {machine.span()=>
+        const MACHINE: ::toolgate::__private::DeclaredMachine = ::toolgate::__private::declared_machine::<#ty, _>();
+    };
+    let fail = |span: Span, check: TokenStream| {
+        quote_spanned! {span=>
+            const _: () = if let ::core::option::Option::Some(problem) = #check {
+                ::core::panic!("{}", problem.as_str())
+            };
+        }
+    };
+    let mut checks: Vec<TokenStream> =
+        bind_states.iter().map(|state| fail(state.span(), quote!(MACHINE.check_state(#state)))).collect();
+    if let Some(event) = transition {
+        checks.push(fail(event.span(), quote!(MACHINE.check_event(#event))));
+        checks
+            .extend(bind_states.iter().map(|state| fail(event.span(), quote!(MACHINE.check_accepts(#state, #event)))));
+    }
+    checks.push(fail(handler.span(), quote!(MACHINE.check_input(#takes_input))));
+    quote! {
+        #lookup
+        #(#checks)*
+    }
+}
