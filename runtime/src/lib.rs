@@ -7,7 +7,7 @@
 mod action;
 mod arguments;
 mod domain;
-pub mod error;
+mod error;
 pub mod flow;
 pub mod fsm;
 mod gate;
@@ -19,7 +19,7 @@ pub mod types;
 
 pub use action::{ActionInput, ActionOutput, Ctx, FreeFunction, IsCtx, LogLevel, SourceLocation, State};
 pub use domain::DomainPolicy;
-pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, Retry, ToolError};
+pub use error::{Failure, FieldError, Retry, ToolError};
 pub use fsm::Machine;
 pub use server::{Server, ServerBuilder};
 

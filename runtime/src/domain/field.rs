@@ -63,9 +63,7 @@ pub(crate) fn take_declared(arguments: &mut Map<String, Value>, tool_domain: &st
         ),
         Some(other) => FieldError::new(format!("/{DOMAIN_FIELD}"), "must be a string").got(other),
     };
-    Err(ToolError::InvalidArgument {
-        errors: vec![problem.expected(format!("the string \"{tool_domain}\"")).example(tool_domain)],
-    })
+    Err(ToolError::invalid_arguments([problem.expected(format!("the string \"{tool_domain}\"")).example(tool_domain)]))
 }
 
 /// Puts `domain` into a result's `structuredContent` (success or error).

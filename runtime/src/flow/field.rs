@@ -32,11 +32,10 @@ pub(crate) fn take(arguments: &mut Map<String, Value>, argument: &str) -> Result
     match arguments.remove(argument) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(handle)) => Ok(Some(handle)),
-        Some(_) => Err(ToolError::InvalidArgument {
-            errors: vec![
-                FieldError::new(format!("/{argument}"), "must be a string: the handle a previous result returned")
-                    .expected("the exact string of the latest result's handle"),
-            ],
-        }),
+        Some(_) => Err(ToolError::invalid_arguments([FieldError::new(
+            format!("/{argument}"),
+            "must be a string: the handle a previous result returned",
+        )
+        .expected("the exact string of the latest result's handle")])),
     }
 }

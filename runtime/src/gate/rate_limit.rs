@@ -44,7 +44,7 @@ impl Limiter {
         }
         self.limiter.check_key(&key.to_string()).map_err(|not_until| {
             let wait = not_until.wait_time_from(DefaultClock::default().now());
-            ToolError::RateLimited { limit: self.limit.to_string(), retry_after_ms: (wait.as_millis() as u64).max(1) }
+            ToolError::rate_limited(self.limit.to_string(), (wait.as_millis() as u64).max(1))
         })
     }
 }

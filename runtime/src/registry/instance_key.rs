@@ -54,7 +54,7 @@ impl InstanceKey {
         if let Some(got) = arguments.get(field) {
             error = error.got(shortened(got));
         }
-        Err(ToolError::InvalidArgument { errors: vec![error] })
+        Err(ToolError::invalid_arguments([error]))
     }
 }
 

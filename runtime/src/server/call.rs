@@ -194,7 +194,7 @@ impl Shared {
             finished = tokio::time::timeout(deadline, running) => finished,
             () = cancellation.cancelled() => {
                 tracing::info!(tool = registration.name, "call cancelled by the client; nothing committed");
-                return Err(ToolError::Cancelled);
+                return Err(ToolError::cancelled());
             }
         };
         match finished {
@@ -210,7 +210,7 @@ impl Shared {
                     deadline_ms = deadline.as_millis() as u64,
                     "handler timed out"
                 );
-                Err(ToolError::Timeout { timeout_ms: deadline.as_millis() as u64 })
+                Err(ToolError::timeout(deadline.as_millis() as u64))
             }
         }
     }

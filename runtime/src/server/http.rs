@@ -135,7 +135,8 @@ pub(crate) async fn limit_clients(State(limiter): State<Arc<Limiter>>, request: 
         .extensions()
         .get::<ConnectInfo<std::net::SocketAddr>>()
         .map_or_else(|| "one client".to_string(), |ConnectInfo(addr)| addr.ip().to_string());
-    let Err(ToolError::RateLimited { limit, retry_after_ms }) = limiter.check(&client) else {
+    let refusal = limiter.check(&client).err();
+    let Some((limit, retry_after_ms)) = refusal.as_ref().and_then(ToolError::as_rate_limited) else {
         return next.run(request).await;
     };
     let retry_after_s = retry_after_ms.div_ceil(1_000).max(1);
