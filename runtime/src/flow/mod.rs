@@ -15,10 +15,12 @@
 
 pub(crate) mod field;
 pub mod handle;
+mod id;
 
 use std::time::Duration;
 
 pub use handle::{HandleSigner, WeakKey};
+pub use id::FlowId;
 use serde_json::{Map, Value};
 
 use crate::error::{Code, ToolError};
