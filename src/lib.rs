@@ -209,7 +209,37 @@
 //! [`Failure::never_retry`]). Unknown tools are JSON-RPC errors (`-32602`).
 
 pub use toolgate_macros::{action, machine};
-pub use toolgate_runtime::*;
+pub use toolgate_runtime::{
+    ActionInput, ActionOutput, Ctx, DomainPolicy, Failure, FieldError, FromCtx, LogLevel, Machine, Progress, Retry,
+    Server, ServerBuilder, State, ToolError,
+};
+// Named by the diagnostics of generated code: exported here (hidden) so that rustc names
+// them by their own names, not by a path through `__private`.
+#[doc(hidden)]
+pub use toolgate_runtime::{AtModuleLevel, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine};
+pub use toolgate_runtime::{fsm, store, types};
+
+/// Flows (conversations): how a handler tells them apart, and the state handle that
+/// names one across sessionless requests.
+pub mod flow {
+    pub use toolgate_runtime::flow::handle::{HANDLE_KEY_ENV, MIN_KEY_BYTES};
+    pub use toolgate_runtime::flow::{DEFAULT_HANDLE_ARGUMENT, DEFAULT_HANDLE_TTL, FlowId, WeakKey};
+}
+
+/// The tools and machines a server was built from, and what stops it from starting.
+pub mod registry {
+    pub use toolgate_runtime::SourceLocation;
+    pub use toolgate_runtime::registry::{Registry, StartupError, StartupProblem};
+}
+
+/// Serving: the [`Server`] and its builder, one connection, the limits'
+/// defaults, and what stops a server once it runs.
+pub mod server {
+    pub use toolgate_runtime::server::{
+        Connection, DEFAULT_HANDLER_TIMEOUT, DEFAULT_LEASE_WAIT, DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+        DEFAULT_SESSION_IDLE_TIMEOUT, ServeError, Server, ServerBuilder,
+    };
+}
 
 /// The names most servers need: `use toolgate::prelude::*;`.
 ///

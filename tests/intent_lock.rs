@@ -12,18 +12,21 @@ use toolgate::prelude::*;
 #[derive(Serialize, JsonSchema)]
 struct Pong {
     pong: bool,
+    /// The flow the call ran in, as the handler sees it (`help` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conversation: Option<String>,
 }
 
 /// Ping alpha.
 #[action(domain = "alpha")]
 async fn ping() -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
+    Ok(Pong { pong: true, conversation: None })
 }
 
 /// Ping beta.
 #[action(domain = "beta", name = "beta_ping")]
 async fn beta() -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
+    Ok(Pong { pong: true, conversation: None })
 }
 
 /// Wait in alpha. Lingers so that, were first-use selection not under the flow's lease,
@@ -31,20 +34,20 @@ async fn beta() -> Result<Pong, ToolError> {
 #[action(domain = "alpha")]
 async fn wait() -> Result<Pong, ToolError> {
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    Ok(Pong { pong: true })
+    Ok(Pong { pong: true, conversation: None })
 }
 
 /// Wait in beta; see `alpha_wait`.
 #[action(domain = "beta", name = "beta_wait")]
 async fn beta_wait() -> Result<Pong, ToolError> {
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    Ok(Pong { pong: true })
+    Ok(Pong { pong: true, conversation: None })
 }
 
 /// Explain how this server works. Belongs to no domain.
 #[action(global)]
-async fn help() -> Result<Pong, ToolError> {
-    Ok(Pong { pong: true })
+async fn help(ctx: Ctx) -> Result<Pong, ToolError> {
+    Ok(Pong { pong: true, conversation: ctx.flow().map(|flow| flow.to_string()) })
 }
 
 async fn client(policy: DomainPolicy) -> TestClient {
@@ -83,6 +86,17 @@ async fn strict_lists_every_domain_but_calls_only_the_active_one() {
         ["alpha_ping", "alpha_wait", "beta_ping", "beta_wait", "help", "switch_domain"]
     );
     assert_eq!(client.pending_list_changed(), 0, "list_changed sent although the list did not change");
+}
+
+#[tokio::test]
+async fn a_handler_tells_conversations_apart_by_an_opaque_id() {
+    let (first, second) = (client(DomainPolicy::Strict).await, client(DomainPolicy::Strict).await);
+    let id = |result: serde_json::Value| result["conversation"].as_str().expect("the call runs in a flow").to_string();
+    let once = id(first.ok("help", json!({})).await);
+    assert_eq!(once.len(), 16, "{once}");
+    assert!(once.chars().all(|c| c.is_ascii_hexdigit()), "the id shows nothing of how the flow is stored: {once}");
+    assert_eq!(id(first.ok("help", json!({})).await), once, "one conversation, one id");
+    assert_ne!(id(second.ok("help", json!({})).await), once, "another session is another conversation");
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
-//! Compile-fail (UI) tests: every diagnostic of `#[action]` and `machine!`, with its
-//! message and the token it points at. Regenerate the `.stderr` files with
+//! Compile-fail (UI) tests: every diagnostic of `#[action]` and `machine!`, and what a
+//! handler cannot write (the gate's error codes), with its message and the token it
+//! points at. Regenerate the `.stderr` files with
 //! `TRYBUILD=overwrite cargo test --test ui` and read them before committing.
 
 #[test]
@@ -7,6 +8,7 @@ fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/action/*.rs");
     t.compile_fail("tests/ui/machine/*.rs");
+    t.compile_fail("tests/ui/errors/*.rs");
     t.pass("tests/ui/pass/*.rs");
 }
 
@@ -14,7 +16,7 @@ fn ui() {
 /// toolgate's internal names.
 #[test]
 fn no_pinned_diagnostic_shows_an_internal_name() {
-    const INTERNAL: [&str; 12] = [
+    const INTERNAL: [&str; 13] = [
         "__toolgate",
         "WithInput",
         "WithoutInput",
@@ -27,9 +29,10 @@ fn no_pinned_diagnostic_shows_an_internal_name() {
         "IsCtx",
         "__private",
         "check_binding",
+        "Repr",
     ];
     let mut leaks = Vec::new();
-    for dir in ["tests/ui/action", "tests/ui/machine"] {
+    for dir in ["tests/ui/action", "tests/ui/machine", "tests/ui/errors"] {
         for entry in std::fs::read_dir(dir).expect("read the UI cases") {
             let path = entry.expect("a UI case").path();
             if path.extension().is_some_and(|e| e == "stderr") {

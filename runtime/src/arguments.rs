@@ -117,7 +117,7 @@ impl ArgumentCheck {
                 e.field.len() > t.len() && e.field.starts_with(t.as_str()) && e.field[t.len()..].starts_with('/')
             })
         });
-        if errors.is_empty() { Ok(()) } else { Err(ToolError::InvalidArgument { errors }) }
+        if errors.is_empty() { Ok(()) } else { Err(ToolError::invalid_arguments(errors)) }
     }
 
     /// What is wrong, said for the model: the field's toolgate type's own diagnosis (also
@@ -333,7 +333,8 @@ mod tests {
             "price": {"amount": "12.505", "currency": "EUR"}, "guests": "two", "zone": "europe/madrid",
             "check_in": "04/12/2026", "stay": "P1M",
         });
-        let Err(ToolError::InvalidArgument { errors }) = check.check(&bad) else { panic!("refused") };
+        let Err(error) = check.check(&bad) else { panic!("refused") };
+        let errors = error.field_errors();
         let problems: Vec<(&str, &str)> = errors.iter().map(|e| (e.field.as_str(), e.problem.as_str())).collect();
         assert_eq!(
             problems,
@@ -354,7 +355,8 @@ mod tests {
             "price": {"amount": "1", "currency": "EUX"}, "guests": 2, "zone": "UTC",
             "check_in": "2026-12-04", "stay": "PT1H",
         });
-        let Err(ToolError::InvalidArgument { errors }) = check.check(&args) else { panic!("refused") };
+        let Err(error) = check.check(&args) else { panic!("refused") };
+        let errors = error.field_errors();
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].field, "/price");
         assert!(errors[0].problem.contains("not an ISO 4217 code"), "{}", errors[0].problem);
@@ -373,11 +375,10 @@ mod tests {
         let check = ArgumentCheck::new(schema).unwrap();
         assert!(check.check(&json!({ "amount": null })).is_ok());
         assert!(check.check(&json!({ "amount": { "amount": "1.50", "currency": "EUR" } })).is_ok());
-        let Err(ToolError::InvalidArgument { errors }) =
-            check.check(&json!({ "amount": { "amount": 1.5, "currency": "EUR" } }))
-        else {
+        let Err(error) = check.check(&json!({ "amount": { "amount": 1.5, "currency": "EUR" } })) else {
             panic!("refused")
         };
+        let errors = error.field_errors();
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].field, "/amount");
         assert!(errors[0].problem.contains("never a float"), "{}", errors[0].problem);
@@ -407,7 +408,8 @@ mod tests {
             { "item": "lamp", "price": { "amount": "1.00", "currency": "EUR" } },
             { "item": 7, "price": { "amount": 1.5, "currency": "EUR" } },
         ]});
-        let Err(ToolError::InvalidArgument { errors }) = check.check(&order) else { panic!("refused") };
+        let Err(error) = check.check(&order) else { panic!("refused") };
+        let errors = error.field_errors();
         let by_field = |field: &str| errors.iter().find(|e| e.field == field).unwrap_or_else(|| panic!("{errors:?}"));
         assert_eq!(by_field("/lines/1/item").expected.as_deref(), Some("What is sold."));
         assert!(by_field("/lines/1/price").problem.contains("never a float"), "{errors:?}");

@@ -7,7 +7,7 @@
 mod action;
 mod arguments;
 mod domain;
-pub mod error;
+mod error;
 pub mod flow;
 pub mod fsm;
 mod gate;
@@ -24,7 +24,7 @@ pub use action::{ActionInput, ActionOutput, Ctx, FromCtx, LogLevel, Progress, So
 #[doc(hidden)]
 pub use action::{AtModuleLevel, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine};
 pub use domain::DomainPolicy;
-pub use error::{DomainMismatch, DomainNotSelected, Failure, FieldError, Forbidden, Retry, ToolError};
+pub use error::{Failure, FieldError, Retry, ToolError};
 pub use fsm::Machine;
 pub use server::{Server, ServerBuilder};
 

@@ -4,6 +4,7 @@ use rmcp::RoleServer;
 use rmcp::service::Peer;
 
 use super::{CallClient, LogLevel, States};
+use crate::flow::FlowId;
 use crate::store::StoreKey;
 
 /// The context of one tool call: a handler receives it when it takes a `ctx: Ctx` parameter.
@@ -31,8 +32,8 @@ impl Ctx {
 
     /// The flow (conversation) the call runs in; `None` for a tool that runs in no flow
     /// (its machine is keyed and the server has a single domain, or no lock).
-    pub fn flow(&self) -> Option<&StoreKey> {
-        self.flow.as_ref()
+    pub fn flow(&self) -> Option<FlowId> {
+        self.flow.as_ref().map(FlowId::of)
     }
 
     /// The instance the call acts on, for a keyed machine: the value of the machine's key

@@ -130,7 +130,7 @@ fn deserialize_input<I: DeserializeOwned>(arguments: Map<String, Value>) -> Resu
             pointer.push_str(name);
         }
         let problem = if missing.is_some() { "is required".to_string() } else { problem };
-        ToolError::InvalidArgument { errors: vec![FieldError::new(pointer, problem)] }
+        ToolError::invalid_arguments([FieldError::new(pointer, problem)])
     })
 }
 

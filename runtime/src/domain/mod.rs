@@ -87,13 +87,13 @@ impl IntentLock {
     ) -> Result<Option<String>, ToolError> {
         let active = self.active(snapshot);
         let mismatch = |active_domain: Option<&str>| {
-            ToolError::DomainMismatch(Box::new(DomainMismatch {
+            ToolError::domain_mismatch(DomainMismatch {
                 tool: tool.to_string(),
                 active_domain: active_domain.map(str::to_string),
                 tool_domain: tool_domain.to_string(),
                 declared_domain: declared.to_string(),
                 hint: self.mismatch_hint(tool, tool_domain, declared, active_domain),
-            }))
+            })
         };
         if declared != tool_domain {
             return Err(mismatch(active.filter(|_| self.policy != DomainPolicy::Off)));
@@ -103,14 +103,14 @@ impl IntentLock {
             (_, Some(active)) if active == tool_domain => Ok(None),
             (_, Some(active)) => Err(mismatch(Some(active))),
             (DomainPolicy::LockOnFirstUse, None) => Ok(Some(tool_domain.to_string())),
-            (DomainPolicy::Strict, None) => Err(ToolError::DomainNotSelected(Box::new(DomainNotSelected {
+            (DomainPolicy::Strict, None) => Err(ToolError::domain_not_selected(DomainNotSelected {
                 tool: tool.to_string(),
                 tool_domain: tool_domain.to_string(),
                 hint: format!(
                     "no domain is active yet: call `{}` with {{\"domain\": \"{tool_domain}\", \"reason\": \"<what the user asked for>\"}} first, then call `{tool}` again",
                     switch::SWITCH_DOMAIN
                 ),
-            }))),
+            })),
         }
     }
 

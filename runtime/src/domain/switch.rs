@@ -80,7 +80,7 @@ impl IntentLock {
         };
         match (domain, reason) {
             (Some(domain), Some(reason)) => Ok(SwitchRequest { domain, reason }),
-            _ => Err(ToolError::InvalidArgument { errors }),
+            _ => Err(ToolError::invalid_arguments(errors)),
         }
     }
 }

@@ -32,11 +32,10 @@ pub(crate) fn read<'a>(arguments: &'a Map<String, Value>, argument: &str) -> Res
     match arguments.get(argument) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(handle)) => Ok(Some(handle)),
-        Some(_) => Err(ToolError::InvalidArgument {
-            errors: vec![
-                FieldError::new(format!("/{argument}"), "must be a string: the handle a previous result returned")
-                    .expected("the exact string of the latest result's handle"),
-            ],
-        }),
+        Some(_) => Err(ToolError::invalid_arguments([FieldError::new(
+            format!("/{argument}"),
+            "must be a string: the handle a previous result returned",
+        )
+        .expected("the exact string of the latest result's handle")])),
     }
 }

@@ -15,13 +15,15 @@
 
 pub(crate) mod field;
 pub mod handle;
+mod id;
 
 use std::time::Duration;
 
 pub use handle::{HandleSigner, WeakKey};
+pub use id::FlowId;
 use serde_json::{Map, Value};
 
-use crate::error::ToolError;
+use crate::error::{Code, ToolError};
 use crate::store::{StoreKey, now_ms};
 use handle::HandleError;
 
@@ -101,14 +103,13 @@ impl Flows {
         match (field::read(arguments, argument)?, origin) {
             (Some(handle), _) => match self.signer.verify(handle, now_ms()) {
                 Ok(verified) => Ok(FlowRef::handle(verified.flow_id, false)),
-                Err(HandleError::Invalid) => Err(ToolError::InvalidHandle {
-                    message: format!("`{argument}` is not a state handle this server issued"),
-                    hint: self.restart_hint().into(),
-                }),
-                Err(HandleError::Expired) => Err(ToolError::HandleExpired {
-                    message: format!("the `{argument}` handle has expired"),
-                    hint: self.restart_hint().into(),
-                }),
+                Err(HandleError::Invalid) => Err(ToolError::invalid_handle(
+                    format!("`{argument}` is not a state handle this server issued"),
+                    self.restart_hint(),
+                )),
+                Err(HandleError::Expired) => {
+                    Err(ToolError::handle_expired(format!("the `{argument}` handle has expired"), self.restart_hint()))
+                }
             },
             (None, Origin::Connection(key)) => Ok(FlowRef::connection(key.clone())),
             (None, Origin::Sessionless) => Ok(FlowRef::handle(HandleSigner::new_flow_id(), true)),
@@ -125,7 +126,7 @@ impl Flows {
 
     /// Tells a sessionless caller without a handle why it was refused as if new.
     pub(crate) fn explain_new_flow(&self, error: &ToolError, content: &mut Value) {
-        if !matches!(error.code(), "FORBIDDEN" | "DOMAIN_NOT_SELECTED" | "DOMAIN_MISMATCH") {
+        if !matches!(error.reserved_code(), Some(Code::Forbidden | Code::DomainNotSelected | Code::DomainMismatch)) {
             return;
         }
         let argument = &self.argument;

@@ -109,13 +109,13 @@ impl<'a> Gate<'a> {
         }
         let machine = tool.machine.as_deref().map(|m| m.id().to_string()).unwrap_or_default();
         let current_state = self.state_of(tool).unwrap_or_default();
-        Err(ToolError::Forbidden(Box::new(Forbidden {
+        Err(ToolError::forbidden(Forbidden {
             tool: tool.name.to_string(),
             machine,
             instance: instance.map(str::to_string),
             current_state: current_state.to_string(),
             allowed_tools: self.callable_names(),
             unlocked_by: tool.unlocked_by.get(current_state).cloned().unwrap_or_default(),
-        })))
+        }))
     }
 }

@@ -106,10 +106,8 @@ impl Limiter {
 
     /// [`Limiter::spend`] for a tool call: over the limit is `RATE_LIMITED`.
     pub(crate) fn admit(&self, key: &str) -> Result<Spent<'_>, ToolError> {
-        self.spend(key).map_err(|OverLimit { retry_after_ms }| ToolError::RateLimited {
-            limit: self.limit.to_string(),
-            retry_after_ms,
-        })
+        self.spend(key)
+            .map_err(|OverLimit { retry_after_ms }| ToolError::rate_limited(self.limit.to_string(), retry_after_ms))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<(Instant, u64)>>> {

@@ -21,7 +21,7 @@ impl Records<'_> {
     pub(crate) async fn lease(&self, key: &StoreKey, what: &'static str) -> Result<FlowLease, ToolError> {
         match crate::wait::within(self.lease_wait, self.store.lease(key)).await {
             Some(lease) => lease.map_err(store_failure),
-            None => Err(ToolError::FlowBusy { what, retry_after_ms: self.lease_wait.as_millis().max(1) as u64 }),
+            None => Err(ToolError::flow_busy(what, self.lease_wait.as_millis().max(1) as u64)),
         }
     }
 
@@ -34,10 +34,10 @@ impl Records<'_> {
         let Some(flow) = flow.filter(|f| !f.is_new) else { return Ok(Snapshot::default()) };
         let snapshot = self.load(&flow.key).await?;
         if flow.handle_id.is_some() && snapshot.version == 0 {
-            return Err(ToolError::HandleExpired {
-                message: "the conversation this handle names has ended or expired".into(),
-                hint: self.flows.restart_hint().into(),
-            });
+            return Err(ToolError::handle_expired(
+                "the conversation this handle names has ended or expired",
+                self.flows.restart_hint(),
+            ));
         }
         Ok(snapshot)
     }

@@ -120,7 +120,7 @@ impl InstanceKey {
         if let Some(got) = arguments.get(field) {
             error = error.got(shortened(got));
         }
-        Err(ToolError::InvalidArgument { errors: vec![error] })
+        Err(ToolError::invalid_arguments([error]))
     }
 
     /// A string key checked against its schema, then in its canonical spelling.
@@ -148,7 +148,7 @@ impl InstanceKey {
             }
             Err(problem) => {
                 let error = FieldError::new(format!("/{field}"), problem).got(shortened(&Value::String(raw.clone())));
-                Err(ToolError::InvalidArgument { errors: vec![error] })
+                Err(ToolError::invalid_arguments([error]))
             }
         }
     }

@@ -196,7 +196,7 @@ impl Shared {
             finished = crate::wait::within(deadline, running) => finished.ok_or(()),
             () = cancellation.cancelled() => {
                 tracing::info!(tool = registration.name, "call cancelled by the client; nothing committed");
-                return Err(ToolError::Cancelled);
+                return Err(ToolError::cancelled());
             }
         };
         match finished {
@@ -212,7 +212,7 @@ impl Shared {
                     deadline_ms = deadline.as_millis() as u64,
                     "handler timed out"
                 );
-                Err(ToolError::Timeout { timeout_ms: deadline.as_millis() as u64 })
+                Err(ToolError::timeout(deadline.as_millis() as u64))
             }
         }
     }

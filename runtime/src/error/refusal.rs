@@ -1,0 +1,161 @@
+//! What toolgate itself says when it refuses or stops a call: one type per code, each
+//! serialized into the `structuredContent` after `code` and `message`. Only the runtime
+//! builds them, so a handler cannot speak for the gate.
+
+use serde::Serialize;
+
+use super::field::FieldError;
+
+/// `FORBIDDEN`: the tool exists but its machine's state does not allow it now.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("{}", forbidden_message(self))]
+pub(crate) struct Forbidden {
+    /// The refused tool.
+    pub(crate) tool: String,
+    /// The machine that gates it.
+    pub(crate) machine: String,
+    /// The machine's current state in this flow.
+    pub(crate) current_state: String,
+    /// The tools this flow may call now.
+    pub(crate) allowed_tools: Vec<String>,
+    /// Tools whose success moves the flow to a state where `tool` is allowed.
+    pub(crate) unlocked_by: Vec<String>,
+    /// The instance the call named, for a keyed machine (`INV-2`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) instance: Option<String>,
+}
+
+fn forbidden_message(f: &Forbidden) -> String {
+    let subject = match &f.instance {
+        Some(instance) => format!("`{}` `{instance}`", f.machine),
+        None => format!("`{}`", f.machine),
+    };
+    format!(
+        "`{}` is not available while {subject} is in state `{}`; call one of the allowed tools instead",
+        f.tool, f.current_state
+    )
+}
+
+/// `DOMAIN_NOT_SELECTED`: a domain tool was called before any domain was selected
+/// (strict intent lock).
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("`{tool}` belongs to domain `{tool_domain}`, and no domain is active yet")]
+pub(crate) struct DomainNotSelected {
+    /// The refused tool.
+    pub(crate) tool: String,
+    /// Its domain.
+    pub(crate) tool_domain: String,
+    /// What to do: the exact `switch_domain` call.
+    pub(crate) hint: String,
+}
+
+/// `DOMAIN_MISMATCH`: the tool's domain, or the domain the call declared, is not the
+/// active domain.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("{}", mismatch_message(self))]
+pub(crate) struct DomainMismatch {
+    /// The refused tool.
+    pub(crate) tool: String,
+    /// The flow's active domain, if one is (`null` if none: the field is always there).
+    pub(crate) active_domain: Option<String>,
+    /// The tool's domain.
+    pub(crate) tool_domain: String,
+    /// The domain the call declared in its `domain` field.
+    pub(crate) declared_domain: String,
+    /// What to do, including the exact `switch_domain` call if the user changed intent.
+    pub(crate) hint: String,
+}
+
+fn mismatch_message(m: &DomainMismatch) -> String {
+    if m.declared_domain != m.tool_domain {
+        format!(
+            "`{}` belongs to domain `{}`, but the call declared domain `{}`",
+            m.tool, m.tool_domain, m.declared_domain
+        )
+    } else {
+        format!(
+            "`{}` belongs to domain `{}`, but the active domain is `{}`",
+            m.tool,
+            m.tool_domain,
+            m.active_domain.as_deref().unwrap_or("none")
+        )
+    }
+}
+
+/// `INVALID_ARGUMENT`: one or more arguments are malformed.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("invalid arguments: {}", describe_fields(.errors))]
+pub(super) struct InvalidArgument {
+    /// One entry per offending field.
+    pub(super) errors: Vec<FieldError>,
+}
+
+fn describe_fields(errors: &[FieldError]) -> String {
+    let parts: Vec<String> = errors.iter().map(|e| format!("`{}`: {}", e.field, e.problem)).collect();
+    parts.join("; ")
+}
+
+/// `INVALID_HANDLE` and `HANDLE_EXPIRED`: the call's state handle is not one this server
+/// signed, names a flow that is gone, or has expired.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("{message}")]
+pub(super) struct HandleRefusal {
+    /// What is wrong with the handle (the result's `message`).
+    #[serde(skip)]
+    pub(super) message: String,
+    /// What to do instead.
+    pub(super) hint: Box<str>,
+}
+
+/// `FLOW_BUSY`: another transitioning call held the instance or flow longer than the
+/// server waits.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("another call is changing this {what} right now; nothing was done, try again shortly")]
+pub(super) struct FlowBusy {
+    /// `instance` or `flow`.
+    #[serde(skip)]
+    pub(super) what: &'static str,
+    /// When retrying makes sense.
+    pub(super) retry_after_ms: u64,
+}
+
+/// `RATE_LIMITED`: the tool's declared rate limit is reached; the handler did not run.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("`{limit}` reached: wait {retry_after_ms} ms, then call again")]
+pub(super) struct RateLimited {
+    /// The limit, as declared (`30/minute`).
+    pub(super) limit: String,
+    /// When a call will be admitted again.
+    pub(super) retry_after_ms: u64,
+}
+
+/// `TIMEOUT`: the handler ran past its deadline; its work was dropped and nothing was
+/// committed.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("the call took longer than its {timeout_ms} ms deadline and was stopped; nothing was committed")]
+pub(super) struct Timeout {
+    /// The deadline that passed.
+    pub(super) timeout_ms: u64,
+}
+
+/// `STORE_UNAVAILABLE`: the flow store could not be reached, or lost a race it should
+/// not have; nothing was committed. The detail is in the server's log under
+/// `correlation_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("the state store is unavailable; nothing was committed (correlation id {correlation_id})")]
+pub(super) struct StoreUnavailable {
+    /// When retrying makes sense.
+    pub(super) retry_after_ms: u64,
+    /// Where the server's log has the detail.
+    pub(super) correlation_id: String,
+}
+
+/// `INTERNAL`: a bug on the server side (a handler that panicked, an output that does not
+/// serialize, …). The model sees only the correlation id; the detail is in the server's
+/// log under it.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("internal error; nothing was committed (correlation id {correlation_id})")]
+pub(super) struct Internal {
+    /// Where the server's log has the detail.
+    pub(super) correlation_id: String,
+}
