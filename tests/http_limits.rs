@@ -1,12 +1,12 @@
 //! What a Streamable HTTP deployment decides, through real requests: foreign browser
-//! origins are refused (403), sessions are capped (503 past the cap, while live sessions
-//! keep working) and closed when idle.
+//! origins are refused (403), sessions are capped (503 past the cap, whatever the request's
+//! headers say, while live sessions keep working) and closed when idle.
 
 mod common;
 
 use std::time::Duration;
 
-use common::sessionless::{RawSession, SessionlessClient};
+use common::sessionless::{RawSession, SESSION_VERSION, SESSIONLESS_VERSION, SessionlessClient};
 use common::{PATIENCE, TestClient, serve_in_process};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -93,6 +93,58 @@ async fn past_the_session_cap_new_sessions_are_refused_and_live_ones_work() {
     })
     .await
     .expect("the closed session's place was not freed");
+}
+
+/// The cap counts every session rmcp opens, whatever the request's headers say: an
+/// `initialize` naming the sessionless revision (`MCP-Protocol-Version: 2026-07-28`) still
+/// opens a session, so past the cap it is refused like any other. Initializes racing for
+/// the last places get exactly those places.
+#[tokio::test]
+async fn no_header_opens_a_session_past_the_cap() {
+    let url = serve(Server::from_registry("net").max_sessions(3)).await;
+    let first = RawSession::open(&url).await;
+
+    let sessionless_header = [("MCP-Protocol-Version", SESSIONLESS_VERSION)];
+    let attempts = (0..20).map(|i| {
+        let url = url.clone();
+        async move {
+            match i % 2 {
+                0 => RawSession::try_open(&url, SESSIONLESS_VERSION, &sessionless_header).await,
+                _ => RawSession::try_open(&url, SESSION_VERSION, &[]).await,
+            }
+        }
+    });
+    let (opened, refused): (Vec<_>, Vec<_>) =
+        futures::future::join_all(attempts).await.into_iter().partition(Result::is_ok);
+    assert_eq!(opened.len(), 2, "{} sessions live under a cap of 3", opened.len() + 1);
+    for refusal in refused {
+        let reply = refusal.err().unwrap();
+        assert_eq!(reply.status, 503, "{:?}", reply.message);
+        assert_eq!(reply.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+        let message = reply.error()["message"].as_str().unwrap().to_string();
+        assert!(message.contains("maximum of 3 sessions"), "{message}");
+    }
+
+    // Full: neither kind of initialize gets in, in sequence either.
+    for _ in 0..3 {
+        let refused = RawSession::try_open(&url, SESSIONLESS_VERSION, &sessionless_header).await;
+        assert_eq!(refused.err().expect("a session past the cap").status, 503);
+        let refused = RawSession::try_open(&url, SESSION_VERSION, &[]).await;
+        assert_eq!(refused.err().expect("a session past the cap").status, 503);
+    }
+
+    // Every live session works.
+    let opened: Vec<RawSession> = opened.into_iter().map(Result::unwrap).collect();
+    for session in opened.iter().chain([&first]) {
+        assert_eq!(session.call("net_ping", json!({ "domain": "net" })).await.0["pong"], true);
+    }
+
+    // A closed session frees its place at once.
+    assert_eq!(first.close().await, 202);
+    let again = RawSession::try_open(&url, SESSIONLESS_VERSION, &sessionless_header).await;
+    let again = again.unwrap_or_else(|reply| panic!("the closed session's place was not freed: {}", reply.status));
+    assert_eq!(again.call("net_ping", json!({ "domain": "net" })).await.0["pong"], true);
+    assert_eq!(RawSession::try_open(&url, SESSION_VERSION, &[]).await.err().expect("past the cap").status, 503);
 }
 
 #[tokio::test]

@@ -43,6 +43,8 @@ pub struct Reply {
     pub content_type: String,
     /// The `Mcp-Session-Id` response header, if any.
     pub session_id: Option<String>,
+    /// Every response header (`Retry-After`, …).
+    pub headers: HeaderMap,
     /// `Ok(result)` or `Err(error)` (the JSON-RPC error object, with `code` and `message`).
     /// A body that is no JSON-RPC reply (rmcp answers some HTTP errors, such as an unknown
     /// session's 404, in plain text) comes as `Err(Value::String(body))`.
@@ -149,6 +151,7 @@ async fn read_reply(mut response: reqwest::Response, id: u64) -> Reply {
         .map(|value| value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
         .unwrap_or_default();
     let session_id = header("mcp-session-id");
+    let headers = response.headers().clone();
     let (message, before) = if content_type == "text/event-stream" {
         read_sse_reply(&mut response, id).await
     } else {
@@ -159,7 +162,7 @@ async fn read_reply(mut response: reqwest::Response, id: u64) -> Reply {
         };
         (message, Vec::new())
     };
-    Reply { status, content_type, session_id, message, before }
+    Reply { status, content_type, session_id, headers, message, before }
 }
 
 /// Whether `message` is a JSON-RPC response or error (not a request or notification).
@@ -326,13 +329,16 @@ impl SessionlessClient {
     }
 }
 
-/// A 2025-11-25 session opened by hand (`initialize`, then `notifications/initialized`), so a
-/// test can read its `Mcp-Session-Id` and talk on it. Requests carry `Mcp-Session-Id` and
-/// `MCP-Protocol-Version: 2025-11-25`, and no per-request `_meta` or `Mcp-Method` headers
-/// (that revision has none). The session lives until [`Self::close`] or the server's end.
+/// A session opened by hand (`initialize`, then `notifications/initialized`), so a test can
+/// read its `Mcp-Session-Id` and talk on it. Requests carry `Mcp-Session-Id` and
+/// `MCP-Protocol-Version` (the negotiated revision, 2025-11-25 unless the test asks for
+/// another), and no per-request `_meta` or `Mcp-Method` headers (that revision has none).
+/// The session lives until [`Self::close`] or the server's end.
 pub struct RawSession {
     endpoint: Endpoint,
     session_id: String,
+    /// The protocol version the server negotiated.
+    version: String,
     /// The `initialize` result.
     pub initialize_result: Value,
 }
@@ -340,6 +346,18 @@ pub struct RawSession {
 impl RawSession {
     /// Initializes a session at `url` (`http://127.0.0.1:PORT/mcp`).
     pub async fn open(url: &str) -> Self {
+        let session = Self::try_open(url, SESSION_VERSION, &[])
+            .await
+            .unwrap_or_else(|reply| panic!("initialize refused: HTTP {} with {:?}", reply.status, reply.message));
+        let negotiated = &session.initialize_result["protocolVersion"];
+        assert_eq!(negotiated, SESSION_VERSION, "negotiated another version");
+        session
+    }
+
+    /// Sends `initialize` asking for `protocol_version`, with `extra_headers`; a reply
+    /// without a session (a refusal) is returned as it came. Later requests carry the
+    /// version the server negotiated.
+    pub async fn try_open(url: &str, protocol_version: &str, extra_headers: &[(&str, &str)]) -> Result<Self, Reply> {
         let endpoint = Endpoint::new(url);
         let id = endpoint.next_id();
         let initialize = json!({
@@ -347,21 +365,21 @@ impl RawSession {
             "id": id,
             "method": "initialize",
             "params": {
-                "protocolVersion": SESSION_VERSION,
+                "protocolVersion": protocol_version,
                 "capabilities": {},
                 "clientInfo": { "name": "toolgate-tests", "version": "0.0.0" },
             },
         });
-        let reply = endpoint.request(id, HeaderMap::new(), &initialize).await;
-        let session_id = reply.session_id.clone().expect("initialize answered without Mcp-Session-Id");
+        let reply = endpoint.request(id, header_map(extra_headers), &initialize).await;
+        let Some(session_id) = reply.session_id.clone() else { return Err(reply) };
         let initialize_result = reply.result();
-        assert_eq!(initialize_result["protocolVersion"], SESSION_VERSION, "negotiated another version");
-        let session = Self { endpoint, session_id, initialize_result };
+        let version = initialize_result["protocolVersion"].as_str().expect("a negotiated version").to_string();
+        let session = Self { endpoint, session_id, version, initialize_result };
 
         let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         let response = session.endpoint.post(session.headers(), &initialized).await;
         assert_eq!(response.status(), StatusCode::ACCEPTED, "notifications/initialized was not accepted");
-        session
+        Ok(session)
     }
 
     /// The session's id, the `Mcp-Session-Id` the server assigned.
@@ -375,7 +393,7 @@ impl RawSession {
     }
 
     fn headers(&self) -> HeaderMap {
-        header_map(&[("Mcp-Session-Id", &self.session_id), ("MCP-Protocol-Version", SESSION_VERSION)])
+        header_map(&[("Mcp-Session-Id", &self.session_id), ("MCP-Protocol-Version", &self.version)])
     }
 
     /// Sends a request on the session and reads its reply; `params` is sent as given.

@@ -5,13 +5,16 @@
 //! which a client may never open: a handler's log lines and the `list_changed` a
 //! transition causes would be lost to it. [`CallStreamSessions`] is that session manager
 //! plus one thing: while a request's response stream is open, messages sent for that
-//! request go into it, ahead of the response. Everything else is rmcp's.
+//! request go into it, ahead of the response. It is also where the session cap is
+//! enforced ([`SessionCap`]), because only here is every session rmcp opens seen.
+//! Everything else is rmcp's.
 
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use super::http::{SessionCap, SessionsError};
 use futures_util::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
@@ -56,10 +59,12 @@ impl CallStreams {
     }
 }
 
-/// rmcp's `LocalSessionManager`, with each request's messages on its own stream.
+/// rmcp's `LocalSessionManager`, with each request's messages on its own stream and at
+/// most the cap of sessions.
 pub(crate) struct CallStreamSessions {
-    pub(crate) inner: Arc<LocalSessionManager>,
+    pub(crate) inner: LocalSessionManager,
     pub(crate) streams: CallStreams,
+    pub(crate) cap: SessionCap,
 }
 
 type BoxedSse = Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>;
@@ -96,11 +101,11 @@ impl Drop for CallStream {
 }
 
 impl SessionManager for CallStreamSessions {
-    type Error = <LocalSessionManager as SessionManager>::Error;
+    type Error = SessionsError;
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.inner.create_session().await
+        self.cap.create(&self.inner, self.inner.create_session()).await
     }
 
     async fn initialize_session(
@@ -108,15 +113,15 @@ impl SessionManager for CallStreamSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.inner.initialize_session(id, message).await
+        Ok(self.inner.initialize_session(id, message).await?)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.inner.has_session(id).await
+        Ok(self.inner.has_session(id).await?)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.inner.close_session(id).await
+        Ok(self.inner.close_session(id).await?)
     }
 
     async fn create_stream(
@@ -146,20 +151,20 @@ impl SessionManager for CallStreamSessions {
             }
             Err(error) => {
                 self.streams.close(&key);
-                Err(error)
+                Err(error.into())
             }
         }
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
-        self.inner.accept_message(id, message).await
+        Ok(self.inner.accept_message(id, message).await?)
     }
 
     async fn create_standalone_stream(
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.create_standalone_stream(id).await
+        Ok(self.inner.create_standalone_stream(id).await?)
     }
 
     async fn resume(
@@ -167,10 +172,14 @@ impl SessionManager for CallStreamSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.resume(id, last_event_id).await
+        Ok(self.inner.resume(id, last_event_id).await?)
     }
 
     async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.inner.restore_session(id).await
+        // A session already here is not one more.
+        if self.inner.has_session(&id).await? {
+            return Ok(self.inner.restore_session(id).await?);
+        }
+        self.cap.create(&self.inner, self.inner.restore_session(id)).await
     }
 }
