@@ -147,14 +147,25 @@ async fn no_header_opens_a_session_past_the_cap() {
     assert_eq!(RawSession::try_open(&url, SESSION_VERSION, &[]).await.err().expect("past the cap").status, 503);
 }
 
+/// A session is closed once idle for the timeout: its GET stream ends (at the earliest a
+/// timeout after the GET, the session's last activity), then the session is unknown (404).
 #[tokio::test]
 async fn an_idle_session_is_closed() {
-    let url = serve(Server::from_registry("net").session_idle_timeout(Duration::from_millis(500))).await;
+    let idle = Duration::from_millis(150);
+    let url = serve(Server::from_registry("net").session_idle_timeout(idle)).await;
     let session = RawSession::open(&url).await;
     assert_eq!(session.call("net_ping", json!({ "domain": "net" })).await.0["pong"], true);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let reply = session.request("tools/list", json!({})).await;
-    assert_eq!(reply.status, 404, "an idle session still answers: {:?}", reply.message);
+    let waiting = std::time::Instant::now();
+    session.wait_until_closed().await;
+    assert!(waiting.elapsed() >= idle, "closed after {:?}, before the idle timeout", waiting.elapsed());
+    // The server forgets the session right after its worker ends.
+    tokio::time::timeout(PATIENCE, async {
+        while session.request("tools/list", json!({})).await.status != 404 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("an idle session still answers");
 }
 
 /// POSTs `initialize` from the loopback address `from`; returns the status, the headers

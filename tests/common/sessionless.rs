@@ -416,6 +416,19 @@ impl RawSession {
         tools.iter().map(|tool| tool["name"].as_str().expect("tool name").to_string()).collect()
     }
 
+    /// Opens the session's standalone GET stream and waits until the server ends it: the
+    /// session closed. Nothing is sent meanwhile, so nothing counts as the session's activity
+    /// after the GET itself.
+    pub async fn wait_until_closed(&self) {
+        let get =
+            self.endpoint.http.get(&self.endpoint.url).headers(self.headers()).header(ACCEPT, "text/event-stream");
+        let mut response =
+            tokio::time::timeout(PATIENCE, get.send()).await.expect("the server did not answer").expect("GET");
+        assert_eq!(response.status(), StatusCode::OK, "the session's GET stream did not open");
+        let ended = async { while let Ok(Some(_)) = response.chunk().await {} };
+        tokio::time::timeout(PATIENCE, ended).await.expect("the server kept the session open");
+    }
+
     /// Ends the session with `DELETE`; returns the HTTP status.
     pub async fn close(self) -> StatusCode {
         let delete = self.endpoint.http.delete(&self.endpoint.url).headers(self.headers()).send();
