@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::sessionless::{RawSession, SESSION_VERSION, SESSIONLESS_VERSION, SessionlessClient};
+use common::raw::{self, RawSession, SESSION_VERSION, SESSIONLESS_VERSION, SessionlessClient, initialize};
 use common::{PATIENCE, TestClient, serve_in_process};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -24,29 +24,6 @@ async fn ping(_ctx: Ctx) -> Result<Pong, ToolError> {
     Ok(Pong { pong: true })
 }
 
-fn initialize() -> Value {
-    json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "0" } },
-    })
-}
-
-/// POSTs `initialize` with `headers`; returns the status, the headers and the body.
-async fn post_initialize(url: &str, headers: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap, String) {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .timeout(PATIENCE)
-        .body(initialize().to_string());
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.send().await.expect("POST initialize");
-    let (status, headers) = (response.status().as_u16(), response.headers().clone());
-    (status, headers, response.text().await.unwrap_or_default())
-}
-
 async fn serve(builder: toolgate::ServerBuilder) -> String {
     serve_in_process(builder.build().expect("valid registry")).await
 }
@@ -54,17 +31,16 @@ async fn serve(builder: toolgate::ServerBuilder) -> String {
 #[tokio::test]
 async fn a_foreign_origin_is_forbidden() {
     let url = serve(Server::from_registry("net")).await;
-    let (status, _, _) = post_initialize(&url, &[("origin", "http://evil.example.com")]).await;
-    assert_eq!(status, 403, "a page on another origin opened a session");
-    let (status, _, _) = post_initialize(&url, &[("origin", "http://localhost:5173")]).await;
-    assert_eq!(status, 200, "a page served from loopback is refused");
-    let (status, _, _) = post_initialize(&url, &[]).await;
-    assert_eq!(status, 200, "a non-browser client (no Origin) is refused");
+    let reply = initialize(&url, &[("origin", "http://evil.example.com")]).await;
+    assert_eq!(reply.status, 403, "a page on another origin opened a session");
+    let reply = initialize(&url, &[("origin", "http://localhost:5173")]).await;
+    assert_eq!(reply.status, 200, "a page served from loopback is refused");
+    assert_eq!(initialize(&url, &[]).await.status, 200, "a non-browser client (no Origin) is refused");
 
     // A deployment lists its own origins.
     let url = serve(Server::from_registry("net").allowed_origins(["https://app.example.com:443"])).await;
-    assert_eq!(post_initialize(&url, &[("origin", "https://app.example.com")]).await.0, 200);
-    assert_eq!(post_initialize(&url, &[("origin", "http://localhost:5173")]).await.0, 403);
+    assert_eq!(initialize(&url, &[("origin", "https://app.example.com")]).await.status, 200);
+    assert_eq!(initialize(&url, &[("origin", "http://localhost:5173")]).await.status, 403);
 }
 
 #[tokio::test]
@@ -73,11 +49,11 @@ async fn past_the_session_cap_new_sessions_are_refused_and_live_ones_work() {
     let first = TestClient::http(&url).await;
     let second = TestClient::http(&url).await;
 
-    let (status, headers, body) = post_initialize(&url, &[]).await;
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
-    let error: Value = serde_json::from_str(&body).expect("a JSON-RPC error body");
-    assert!(error["error"]["message"].as_str().unwrap().contains("maximum of 2 sessions"), "{error}");
+    let reply = initialize(&url, &[]).await;
+    assert_eq!(reply.status, 503, "{}", reply.body);
+    assert_eq!(reply.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+    let error = reply.error();
+    assert!(error["message"].as_str().unwrap().contains("maximum of 2 sessions"), "{error}");
 
     // The live sessions keep working, and sessionless requests are not sessions.
     assert_eq!(first.ok("net_ping", json!({ "domain": "net" })).await["pong"], true);
@@ -87,7 +63,7 @@ async fn past_the_session_cap_new_sessions_are_refused_and_live_ones_work() {
     // A closed session frees its place.
     first.service.cancel().await.expect("close the first session");
     tokio::time::timeout(PATIENCE, async {
-        while post_initialize(&url, &[]).await.0 != 200 {
+        while initialize(&url, &[]).await.status != 200 {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
@@ -171,21 +147,8 @@ async fn an_idle_session_is_closed() {
 /// POSTs `initialize` from the loopback address `from`; returns the status, the headers
 /// and the body.
 async fn initialize_from(url: &str, from: [u8; 4]) -> (u16, reqwest::header::HeaderMap, String) {
-    let client = reqwest::Client::builder()
-        .local_address(std::net::IpAddr::from(from))
-        .timeout(PATIENCE)
-        .build()
-        .expect("client");
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(initialize().to_string())
-        .send()
-        .await
-        .expect("POST initialize");
-    let (status, headers) = (response.status().as_u16(), response.headers().clone());
-    (status, headers, response.text().await.unwrap_or_default())
+    let reply = raw::initialize_from(url, std::net::IpAddr::from(from)).await;
+    (reply.status.as_u16(), reply.headers, reply.body)
 }
 
 /// Past the per-client limit a client gets 429 with `Retry-After` and a JSON-RPC error

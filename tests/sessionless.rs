@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::sessionless::{RawSession, SessionlessClient};
+use common::raw::{RawSession, SessionlessClient};
 use common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
 

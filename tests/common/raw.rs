@@ -17,6 +17,7 @@
 //! plain `application/json` (rmcp's `json_response`); rmcp's default would be a one-event
 //! `text/event-stream`. Errors that map to an HTTP status (400, 404) are plain JSON too.
 
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use reqwest::StatusCode;
@@ -45,6 +46,8 @@ pub struct Reply {
     pub session_id: Option<String>,
     /// Every response header (`Retry-After`, …).
     pub headers: HeaderMap,
+    /// The body as it came, unless it was an event stream (then empty).
+    pub body: String,
     /// `Ok(result)` or `Err(error)` (the JSON-RPC error object, with `code` and `message`).
     /// A body that is no JSON-RPC reply (rmcp answers some HTTP errors, such as an unknown
     /// session's 404, in plain text) comes as `Err(Value::String(body))`.
@@ -105,7 +108,35 @@ struct Endpoint {
 
 impl Endpoint {
     fn new(url: &str) -> Self {
-        Self { http: reqwest::Client::new(), url: url.to_string(), next_id: AtomicU64::new(1) }
+        Self::with_client(url, reqwest::Client::new())
+    }
+
+    /// An endpoint whose requests leave from the local address `from` (a loopback address
+    /// other than 127.0.0.1 is another client to the server).
+    fn from_address(url: &str, from: IpAddr) -> Self {
+        let http = reqwest::Client::builder().local_address(from).build().expect("an HTTP client");
+        Self::with_client(url, http)
+    }
+
+    fn with_client(url: &str, http: reqwest::Client) -> Self {
+        Self { http, url: url.to_string(), next_id: AtomicU64::new(1) }
+    }
+
+    /// POSTs `initialize` asking for `protocol_version`, with `extra_headers`; the reply as
+    /// it came.
+    async fn initialize(&self, protocol_version: &str, extra_headers: &[(&str, &str)]) -> Reply {
+        let id = self.next_id();
+        let initialize = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": protocol_version,
+                "capabilities": {},
+                "clientInfo": { "name": "toolgate-tests", "version": "0.0.0" },
+            },
+        });
+        self.request(id, header_map(extra_headers), &initialize).await
     }
 
     fn next_id(&self) -> u64 {
@@ -152,17 +183,18 @@ async fn read_reply(mut response: reqwest::Response, id: u64) -> Reply {
         .unwrap_or_default();
     let session_id = header("mcp-session-id");
     let headers = response.headers().clone();
-    let (message, before) = if content_type == "text/event-stream" {
-        read_sse_reply(&mut response, id).await
+    let (message, before, body) = if content_type == "text/event-stream" {
+        let (message, before) = read_sse_reply(&mut response, id).await;
+        (message, before, String::new())
     } else {
         let body = response.text().await.expect("read the reply body");
         let message = match serde_json::from_str::<Value>(&body) {
             Ok(message) if is_reply(&message) => split_reply(message),
-            _ => Err(Value::String(body)),
+            _ => Err(Value::String(body.clone())),
         };
-        (message, Vec::new())
+        (message, Vec::new(), body)
     };
-    Reply { status, content_type, session_id, headers, message, before }
+    Reply { status, content_type, session_id, headers, body, message, before }
 }
 
 /// Whether `message` is a JSON-RPC response or error (not a request or notification).
@@ -329,6 +361,19 @@ impl SessionlessClient {
     }
 }
 
+/// POSTs `initialize` (MCP 2025-11-25) to `url` with `extra_headers` and returns the reply
+/// as it came, for a test of what the server answers before any session exists (403, 503,
+/// 429). A reply with an `Mcp-Session-Id` opened a session, which stays open.
+pub async fn initialize(url: &str, extra_headers: &[(&str, &str)]) -> Reply {
+    Endpoint::new(url).initialize(SESSION_VERSION, extra_headers).await
+}
+
+/// [`initialize`] from the local address `from`: to the server, another client than
+/// 127.0.0.1 when it is another loopback address (127.0.0.2, …).
+pub async fn initialize_from(url: &str, from: IpAddr) -> Reply {
+    Endpoint::from_address(url, from).initialize(SESSION_VERSION, &[]).await
+}
+
 /// A session opened by hand (`initialize`, then `notifications/initialized`), so a test can
 /// read its `Mcp-Session-Id` and talk on it. Requests carry `Mcp-Session-Id` and
 /// `MCP-Protocol-Version` (the negotiated revision, 2025-11-25 unless the test asks for
@@ -359,18 +404,7 @@ impl RawSession {
     /// version the server negotiated.
     pub async fn try_open(url: &str, protocol_version: &str, extra_headers: &[(&str, &str)]) -> Result<Self, Reply> {
         let endpoint = Endpoint::new(url);
-        let id = endpoint.next_id();
-        let initialize = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": protocol_version,
-                "capabilities": {},
-                "clientInfo": { "name": "toolgate-tests", "version": "0.0.0" },
-            },
-        });
-        let reply = endpoint.request(id, header_map(extra_headers), &initialize).await;
+        let reply = endpoint.initialize(protocol_version, extra_headers).await;
         let Some(session_id) = reply.session_id.clone() else { return Err(reply) };
         let initialize_result = reply.result();
         let version = initialize_result["protocolVersion"].as_str().expect("a negotiated version").to_string();
