@@ -114,7 +114,9 @@ pub(crate) enum SessionsError {
 tokio::task_local! {
     /// Set while [`answer_session_refusals`] answers a request: whether the session
     /// manager refused to create a session for it. rmcp answers any error of
-    /// `create_session` with a bare 500; the middleware turns this one into a 503.
+    /// `create_session` with a bare 500; the middleware turns this one into a 503. rmcp
+    /// calls `create_session` inside the request's own future (no spawned task), so the
+    /// manager sees the scope the middleware opened.
     static SESSION_REFUSED: Cell<bool>;
 }
 
@@ -124,7 +126,8 @@ impl SessionCap {
     }
 
     /// Runs `create` if fewer than the cap of `sessions` live; otherwise creates nothing and
-    /// refuses. Also for a session restored from a store: it is one more live session.
+    /// refuses (the handler rmcp built for the session is dropped unused). Also for a
+    /// session restored from a store: it is one more live session.
     pub(crate) async fn create<T>(
         &self,
         sessions: &LocalSessionManager,
