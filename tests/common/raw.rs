@@ -1,6 +1,7 @@
 //! A raw-HTTP MCP client, for what rmcp's client does not let a test control: the sessionless
 //! 2026-07-28 revision request by request (extra headers, the reply's status and content
-//! type), and a bare 2025-11-25 session whose `Mcp-Session-Id` the test can read.
+//! type), a bare session whose `Mcp-Session-Id` the test can read, and a lone `initialize`
+//! whose refusal (403, 429, 503) the test can inspect.
 //!
 //! A 2026-07-28 request is self-contained. rmcp 3.11 routes a POST to its stateless path, even
 //! on a server that keeps sessions for older revisions, when `params._meta` holds both
