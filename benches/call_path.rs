@@ -11,21 +11,15 @@
 // `criterion_group!` generates an undocumented `pub fn`.
 #![allow(missing_docs)]
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 mod support;
 
+use common::clients::connect_in_memory;
 use criterion::{Criterion, criterion_group, criterion_main};
+use rmcp::RoleClient;
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServerHandler, ServiceExt};
 use support::{Plain, request};
-
-async fn connect<S: ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        let running = server.serve(tokio::io::split(server_io)).await.expect("server");
-        let _ = running.waiting().await;
-    });
-    ().serve(tokio::io::split(client_io)).await.expect("client")
-}
 
 async fn call(client: &RunningService<RoleClient, ()>, tool: &'static str) {
     let result = client.call_tool(request(tool)).await.expect("call");
@@ -35,8 +29,8 @@ async fn call(client: &RunningService<RoleClient, ()>, tool: &'static str) {
 fn call_path(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let server = toolgate::Server::from_registry("bench").build().expect("registry");
-    let plain = rt.block_on(connect(Plain));
-    let gated = rt.block_on(connect(server.connection()));
+    let plain = rt.block_on(connect_in_memory(Plain));
+    let gated = rt.block_on(connect_in_memory(server.connection()));
 
     let mut group = c.benchmark_group("tools_call_round_trip");
     group.bench_function("plain_rmcp", |b| b.to_async(&rt).iter(|| call(&plain, "light_echo")));

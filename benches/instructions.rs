@@ -12,20 +12,12 @@
 //! done; done
 //! ```
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 mod support;
 
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServerHandler, ServiceExt};
+use common::clients::connect_in_memory;
 use support::{Plain, request};
-
-async fn connect<S: ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        let running = server.serve(tokio::io::split(server_io)).await.expect("server");
-        let _ = running.waiting().await;
-    });
-    ().serve(tokio::io::split(client_io)).await.expect("client")
-}
 
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
@@ -37,10 +29,10 @@ fn main() {
     runtime.block_on(async {
         let server = toolgate::Server::from_registry("bench").build().expect("registry");
         let (client, tools): (_, &[&str]) = match scenario.as_str() {
-            "plain_rmcp" => (connect(Plain).await, &["light_echo"]),
-            "toolgate_unbound" => (connect(server.connection()).await, &["light_echo"]),
-            "toolgate_transition" => (connect(server.connection()).await, &["light_on", "light_off"]),
-            "toolgate_typed" => (connect(server.connection()).await, &["light_price"]),
+            "plain_rmcp" => (connect_in_memory(Plain).await, &["light_echo"]),
+            "toolgate_unbound" => (connect_in_memory(server.connection()).await, &["light_echo"]),
+            "toolgate_transition" => (connect_in_memory(server.connection()).await, &["light_on", "light_off"]),
+            "toolgate_typed" => (connect_in_memory(server.connection()).await, &["light_price"]),
             other => panic!("unknown SCENARIO {other}"),
         };
         for tool in tools.iter().cycle().take(calls) {

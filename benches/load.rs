@@ -18,55 +18,23 @@
 //! It prints calls/s and the ratio to the plain rmcp baseline of the same kind; figures go
 //! to BENCHMARKS.md.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rmcp::model::ProtocolVersion;
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
+use common::clients::{Lifecycle, connect_http};
+use common::servers::serve_router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use support::{Plain, request};
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// Serves `router` on a loopback port with TCP_NODELAY, returning the `/mcp` URL.
-async fn serve(router: axum::Router) -> String {
-    use axum::serve::ListenerExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    url
-}
-
-/// How the load clients talk to the server.
-#[derive(Clone, Copy)]
-enum Lifecycle {
-    /// `initialize`, then one session per client (MCP 2025-11-25).
-    Session,
-    /// No session: every request carries its protocol version (MCP 2026-07-28).
-    Sessionless,
-}
-
-async fn connect(url: &str, lifecycle: Lifecycle) -> RunningService<RoleClient, ()> {
-    let transport = StreamableHttpClientTransport::from_uri(url.to_string());
-    match lifecycle {
-        Lifecycle::Session => ().serve(transport).await.expect("initialize"),
-        Lifecycle::Sessionless => {
-            let discover = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-            ().serve_with_lifecycle(transport, discover).await.expect("server/discover")
-        }
-    }
 }
 
 /// Runs `clients` clients calling `tools` round-robin for `seconds`; returns calls/s.
@@ -75,7 +43,7 @@ async fn drive(url: &str, lifecycle: Lifecycle, tools: &'static [&'static str], 
     let calls = Arc::new(AtomicU64::new(0));
     let mut sessions = Vec::new();
     for _ in 0..clients {
-        sessions.push(connect(url, lifecycle).await);
+        sessions.push(connect_http((), url, lifecycle).await);
     }
     let started = Instant::now();
     let workers: Vec<_> = sessions
@@ -118,9 +86,9 @@ async fn main() {
         LocalSessionManager::default().into(),
         StreamableHttpServerConfig::default(),
     );
-    let plain_url = serve(axum::Router::new().nest_service("/mcp", plain)).await;
+    let plain_url = serve_router(axum::Router::new().fallback_service(plain)).await;
     let server = toolgate::Server::from_registry("load").build().expect("registry");
-    let gated_url = serve(axum::Router::new().nest_service("/mcp", server.http_service())).await;
+    let gated_url = serve_router(server.http_service()).await;
 
     let plain_sessionless = |json_response| {
         let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false);
@@ -129,12 +97,12 @@ async fn main() {
             NeverSessionManager::default().into(),
             config.with_json_response(json_response),
         );
-        axum::Router::new().nest_service("/mcp", service)
+        axum::Router::new().fallback_service(service)
     };
-    let plain_sse_url = serve(plain_sessionless(false)).await;
-    let plain_json_url = serve(plain_sessionless(true)).await;
+    let plain_sse_url = serve_router(plain_sessionless(false)).await;
+    let plain_json_url = serve_router(plain_sessionless(true)).await;
     let sessionless = toolgate::Server::from_registry("load").sessionless().build().expect("registry");
-    let gated_sessionless_url = serve(axum::Router::new().nest_service("/mcp", sessionless.http_service())).await;
+    let gated_sessionless_url = serve_router(sessionless.http_service()).await;
 
     println!("load: {clients} clients, {seconds} s per scenario, Streamable HTTP on loopback");
     let echo = &["light_echo"][..];

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::sessionless::{RawSession, Reply, SessionlessClient};
+use common::raw::{RawSession, Reply, SessionlessClient};
 use common::{PATIENCE, TestClient, serve_in_process};
 use serde_json::json;
 use toolgate::prelude::*;

@@ -1,12 +1,12 @@
 //! What a Streamable HTTP deployment decides, through real requests: foreign browser
-//! origins are refused (403), sessions are capped (503 past the cap, while live sessions
-//! keep working) and closed when idle.
+//! origins are refused (403), sessions are capped (503 past the cap, whatever the request's
+//! headers say, while live sessions keep working) and closed when idle.
 
 mod common;
 
 use std::time::Duration;
 
-use common::sessionless::{RawSession, SessionlessClient};
+use common::raw::{self, RawSession, SESSION_VERSION, SESSIONLESS_VERSION, SessionlessClient, initialize};
 use common::{PATIENCE, TestClient, serve_in_process};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -24,29 +24,6 @@ async fn ping() -> Result<Pong, ToolError> {
     Ok(Pong { pong: true })
 }
 
-fn initialize() -> Value {
-    json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "0" } },
-    })
-}
-
-/// POSTs `initialize` with `headers`; returns the status, the headers and the body.
-async fn post_initialize(url: &str, headers: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap, String) {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .timeout(PATIENCE)
-        .body(initialize().to_string());
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.send().await.expect("POST initialize");
-    let (status, headers) = (response.status().as_u16(), response.headers().clone());
-    (status, headers, response.text().await.unwrap_or_default())
-}
-
 async fn serve(builder: toolgate::ServerBuilder) -> String {
     serve_in_process(builder.build().expect("valid registry")).await
 }
@@ -54,17 +31,16 @@ async fn serve(builder: toolgate::ServerBuilder) -> String {
 #[tokio::test]
 async fn a_foreign_origin_is_forbidden() {
     let url = serve(Server::from_registry("net")).await;
-    let (status, _, _) = post_initialize(&url, &[("origin", "http://evil.example.com")]).await;
-    assert_eq!(status, 403, "a page on another origin opened a session");
-    let (status, _, _) = post_initialize(&url, &[("origin", "http://localhost:5173")]).await;
-    assert_eq!(status, 200, "a page served from loopback is refused");
-    let (status, _, _) = post_initialize(&url, &[]).await;
-    assert_eq!(status, 200, "a non-browser client (no Origin) is refused");
+    let reply = initialize(&url, &[("origin", "http://evil.example.com")]).await;
+    assert_eq!(reply.status, 403, "a page on another origin opened a session");
+    let reply = initialize(&url, &[("origin", "http://localhost:5173")]).await;
+    assert_eq!(reply.status, 200, "a page served from loopback is refused");
+    assert_eq!(initialize(&url, &[]).await.status, 200, "a non-browser client (no Origin) is refused");
 
     // A deployment lists its own origins.
     let url = serve(Server::from_registry("net").allowed_origins(["https://app.example.com:443"])).await;
-    assert_eq!(post_initialize(&url, &[("origin", "https://app.example.com")]).await.0, 200);
-    assert_eq!(post_initialize(&url, &[("origin", "http://localhost:5173")]).await.0, 403);
+    assert_eq!(initialize(&url, &[("origin", "https://app.example.com")]).await.status, 200);
+    assert_eq!(initialize(&url, &[("origin", "http://localhost:5173")]).await.status, 403);
 }
 
 #[tokio::test]
@@ -73,11 +49,11 @@ async fn past_the_session_cap_new_sessions_are_refused_and_live_ones_work() {
     let first = TestClient::http(&url).await;
     let second = TestClient::http(&url).await;
 
-    let (status, headers, body) = post_initialize(&url, &[]).await;
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
-    let error: Value = serde_json::from_str(&body).expect("a JSON-RPC error body");
-    assert!(error["error"]["message"].as_str().unwrap().contains("maximum of 2 sessions"), "{error}");
+    let reply = initialize(&url, &[]).await;
+    assert_eq!(reply.status, 503, "{}", reply.body);
+    assert_eq!(reply.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+    let error = reply.error();
+    assert!(error["message"].as_str().unwrap().contains("maximum of 2 sessions"), "{error}");
 
     // The live sessions keep working, and sessionless requests are not sessions.
     assert_eq!(first.ok("net_ping", json!({ "domain": "net" })).await["pong"], true);
@@ -87,7 +63,7 @@ async fn past_the_session_cap_new_sessions_are_refused_and_live_ones_work() {
     // A closed session frees its place.
     first.service.cancel().await.expect("close the first session");
     tokio::time::timeout(PATIENCE, async {
-        while post_initialize(&url, &[]).await.0 != 200 {
+        while initialize(&url, &[]).await.status != 200 {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
@@ -95,34 +71,84 @@ async fn past_the_session_cap_new_sessions_are_refused_and_live_ones_work() {
     .expect("the closed session's place was not freed");
 }
 
+/// The cap counts every session rmcp opens, whatever the request's headers say: an
+/// `initialize` naming the sessionless revision (`MCP-Protocol-Version: 2026-07-28`) still
+/// opens a session, so past the cap it is refused like any other. Initializes racing for
+/// the last places get exactly those places.
+#[tokio::test]
+async fn no_header_opens_a_session_past_the_cap() {
+    let url = serve(Server::from_registry("net").max_sessions(3)).await;
+    let first = RawSession::open(&url).await;
+
+    let sessionless_header = [("MCP-Protocol-Version", SESSIONLESS_VERSION)];
+    let attempts = (0..20).map(|i| {
+        let url = url.clone();
+        async move {
+            match i % 2 {
+                0 => RawSession::try_open(&url, SESSIONLESS_VERSION, &sessionless_header).await,
+                _ => RawSession::try_open(&url, SESSION_VERSION, &[]).await,
+            }
+        }
+    });
+    let (opened, refused): (Vec<_>, Vec<_>) =
+        futures::future::join_all(attempts).await.into_iter().partition(Result::is_ok);
+    assert_eq!(opened.len(), 2, "{} sessions live under a cap of 3", opened.len() + 1);
+    for refusal in refused {
+        let reply = refusal.err().unwrap();
+        assert_eq!(reply.status, 503, "{:?}", reply.message);
+        assert_eq!(reply.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+        let message = reply.error()["message"].as_str().unwrap().to_string();
+        assert!(message.contains("maximum of 3 sessions"), "{message}");
+    }
+
+    // Full: neither kind of initialize gets in, in sequence either.
+    for _ in 0..3 {
+        let refused = RawSession::try_open(&url, SESSIONLESS_VERSION, &sessionless_header).await;
+        assert_eq!(refused.err().expect("a session past the cap").status, 503);
+        let refused = RawSession::try_open(&url, SESSION_VERSION, &[]).await;
+        assert_eq!(refused.err().expect("a session past the cap").status, 503);
+    }
+
+    // Every live session works.
+    let opened: Vec<RawSession> = opened.into_iter().map(Result::unwrap).collect();
+    for session in opened.iter().chain([&first]) {
+        assert_eq!(session.call("net_ping", json!({ "domain": "net" })).await.0["pong"], true);
+    }
+
+    // A closed session frees its place at once.
+    assert_eq!(first.close().await, 202);
+    let again = RawSession::try_open(&url, SESSIONLESS_VERSION, &sessionless_header).await;
+    let again = again.unwrap_or_else(|reply| panic!("the closed session's place was not freed: {}", reply.status));
+    assert_eq!(again.call("net_ping", json!({ "domain": "net" })).await.0["pong"], true);
+    assert_eq!(RawSession::try_open(&url, SESSION_VERSION, &[]).await.err().expect("past the cap").status, 503);
+}
+
+/// A session is closed once idle for the timeout: its GET stream ends (at the earliest a
+/// timeout after the GET, the session's last activity), then the session is unknown (404).
 #[tokio::test]
 async fn an_idle_session_is_closed() {
-    let url = serve(Server::from_registry("net").session_idle_timeout(Duration::from_millis(500))).await;
+    let idle = Duration::from_millis(150);
+    let url = serve(Server::from_registry("net").session_idle_timeout(idle)).await;
     let session = RawSession::open(&url).await;
     assert_eq!(session.call("net_ping", json!({ "domain": "net" })).await.0["pong"], true);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let reply = session.request("tools/list", json!({})).await;
-    assert_eq!(reply.status, 404, "an idle session still answers: {:?}", reply.message);
+    let waiting = std::time::Instant::now();
+    session.wait_until_closed().await;
+    assert!(waiting.elapsed() >= idle, "closed after {:?}, before the idle timeout", waiting.elapsed());
+    // The server forgets the session right after its worker ends.
+    tokio::time::timeout(PATIENCE, async {
+        while session.request("tools/list", json!({})).await.status != 404 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("an idle session still answers");
 }
 
 /// POSTs `initialize` from the loopback address `from`; returns the status, the headers
 /// and the body.
 async fn initialize_from(url: &str, from: [u8; 4]) -> (u16, reqwest::header::HeaderMap, String) {
-    let client = reqwest::Client::builder()
-        .local_address(std::net::IpAddr::from(from))
-        .timeout(PATIENCE)
-        .build()
-        .expect("client");
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(initialize().to_string())
-        .send()
-        .await
-        .expect("POST initialize");
-    let (status, headers) = (response.status().as_u16(), response.headers().clone());
-    (status, headers, response.text().await.unwrap_or_default())
+    let reply = raw::initialize_from(url, std::net::IpAddr::from(from)).await;
+    (reply.status.as_u16(), reply.headers, reply.body)
 }
 
 /// Past the per-client limit a client gets 429 with `Retry-After` and a JSON-RPC error

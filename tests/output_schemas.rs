@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::sessionless::SessionlessClient;
+use common::raw::SessionlessClient;
 use common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
 

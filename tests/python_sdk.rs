@@ -20,7 +20,7 @@ use tokio::sync::OnceCell;
 
 /// Creating the venv downloads the SDK and its dependencies from PyPI.
 const VENV_PATIENCE: Duration = Duration::from_secs(180);
-/// One script run; the travel flow sleeps 2.5 s to outlive a handle's TTL.
+/// One script run (the travel flow waits 0.2 s to outlive a handle's 100 ms TTL).
 const SCRIPT_PATIENCE: Duration = Duration::from_secs(60);
 
 /// The handle-signing key of the servers under test.
@@ -141,7 +141,7 @@ async fn invoice(mode: &[&str]) {
 /// The travel intent lock with signed flow handles: refused drift, refused forged, foreign
 /// and expired handles, and a `tools/list` that never changes.
 async fn travel(mode: &[&str]) {
-    let short_ttl: Vec<&str> = mode.iter().copied().chain(["--handle-ttl", "1"]).collect();
+    let short_ttl: Vec<&str> = mode.iter().copied().chain(["--handle-ttl", "100ms"]).collect();
     let (server, other_key, short_lived) = tokio::join!(
         serve("travel", HANDLE_KEY, mode),
         serve("travel", OTHER_HANDLE_KEY, mode),

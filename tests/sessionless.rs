@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::sessionless::{RawSession, SessionlessClient};
+use common::raw::{RawSession, SessionlessClient};
 use common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
 
@@ -148,10 +148,10 @@ async fn handles_the_server_did_not_issue_are_refused() {
 
 #[tokio::test]
 async fn an_expired_handle_does_not_restart_its_flow() {
-    let (_server, url) = spawn_http_example("travel", &["--stateless", "--handle-ttl", "1"], &[KEY]).await;
+    let (_server, url) = spawn_http_example("travel", &["--stateless", "--handle-ttl", "100ms"], &[KEY]).await;
     let client = TestClient::sessionless(&url).await;
     let flow = client.ok("switch_domain", switch_to_bus(None)).await["flow"].as_str().unwrap().to_string();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     for tool in ["bus_search", "switch_domain"] {
         let args = if tool == "bus_search" { bus_search(Some(&flow)) } else { switch_to_bus(Some(&flow)) };
         let refused = client.refused(tool, args).await;
@@ -198,16 +198,19 @@ async fn a_session_id_header_does_not_reach_that_sessions_flow() {
 
 /// Each use of a handle past half its life refreshes its flow: a conversation in use does
 /// not expire, while the handles it left behind do.
+///
+/// A TTL of 380 ms: each 200 ms wait is past half of it (190 ms), two are past all of it,
+/// and each request may take up to 180 ms before the handle it uses expires.
 #[tokio::test]
 async fn a_handle_in_use_is_refreshed() {
-    let (_server, url) = spawn_http_example("travel", &["--stateless", "--handle-ttl", "2"], &[KEY]).await;
+    let (_server, url) = spawn_http_example("travel", &["--stateless", "--handle-ttl", "380ms"], &[KEY]).await;
     let client = TestClient::sessionless(&url).await;
     let first = client.ok("switch_domain", switch_to_bus(None)).await["flow"].as_str().unwrap().to_string();
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let searched = client.ok("bus_search", bus_search(Some(&first))).await;
     let second = searched["flow"].as_str().unwrap().to_string();
     assert_ne!(first, second, "a handle past half its life is re-issued with a later expiry");
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     // Past the first handle's expiry, within the refreshed one's.
     assert_eq!(client.refused("bus_search", bus_search(Some(&first))).await["code"], "HANDLE_EXPIRED");
     assert_eq!(client.ok("bus_search", bus_search(Some(&second))).await["state"], "quoted");

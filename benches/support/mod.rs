@@ -1,4 +1,4 @@
-//! What both benchmarks serve: the `light` tools as toolgate actions, and the same echo
+//! What the benchmarks serve: the `light` tools as toolgate actions, and the same echo
 //! tool as a hand-written rmcp `ServerHandler` (the floor toolgate is compared with).
 
 use rmcp::model::{

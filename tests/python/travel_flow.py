@@ -5,7 +5,7 @@
 Flow state lives in a signed handle the client passes back as the `flow` argument; the
 server refuses drift between domains and any handle it did not sign, or signed too long
 ago. OTHER_KEY_URL serves the same example under another `TOOLGATE_HANDLE_KEY`;
-SHORT_TTL_URL serves it with `--handle-ttl 1`; either may be `-` to skip its checks.
+SHORT_TTL_URL serves it with `--handle-ttl 100ms`; either may be `-` to skip its checks.
 `tools/list` never changes.
 """
 
@@ -97,7 +97,7 @@ async def flow(url: str, other_key_url: str = "-", short_ttl_url: str = "-") -> 
         if short_ttl_url != "-":
             async with Client(short_ttl_url) as short:
                 stale = await switch_to_bus(short)
-                await asyncio.sleep(2.5)
+                await asyncio.sleep(0.2)  # the server's --handle-ttl is 100ms
                 expired = await refused(short, "bus_search", {**BUS_SEARCH, "flow": stale}, "HANDLE_EXPIRED")
                 check("flow" not in expired, f"HANDLE_EXPIRED must not start a new flow, got {show(expired)}")
             passed("a handle past its TTL -> HANDLE_EXPIRED, no new flow")

@@ -7,11 +7,14 @@
 //! plus one thing: a `tools/call`'s response stream gets a [`CallSink`], handed to the
 //! call itself in its request's extensions (rmcp passes them to the handler's context), and
 //! what the call sends into it goes out ahead of the response. Nothing is looked up by a
-//! header or kept in a shared table: a call finds its own sink, or none.
+//! header or kept in a shared table: a call finds its own sink, or none. It is also where
+//! the session cap is enforced ([`SessionCap`]), because only here is every session rmcp
+//! opens seen.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use super::http::{SessionCap, SessionsError};
 use futures_util::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
@@ -23,9 +26,11 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 #[derive(Debug, Clone)]
 pub(crate) struct CallSink(pub(crate) UnboundedSender<ServerJsonRpcMessage>);
 
-/// rmcp's `LocalSessionManager`, with each call's messages on its own stream.
+/// rmcp's `LocalSessionManager`, with each call's messages on its own stream and at most
+/// the cap of sessions.
 pub(crate) struct CallStreamSessions {
-    pub(crate) inner: std::sync::Arc<LocalSessionManager>,
+    pub(crate) inner: LocalSessionManager,
+    pub(crate) cap: SessionCap,
 }
 
 type BoxedSse = Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>;
@@ -50,11 +55,11 @@ impl<S: Stream<Item = ServerSseMessage> + Unpin> Stream for CallStream<S> {
 }
 
 impl SessionManager for CallStreamSessions {
-    type Error = <LocalSessionManager as SessionManager>::Error;
+    type Error = SessionsError;
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.inner.create_session().await
+        self.cap.create(&self.inner, self.inner.create_session()).await
     }
 
     async fn initialize_session(
@@ -62,15 +67,15 @@ impl SessionManager for CallStreamSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.inner.initialize_session(id, message).await
+        Ok(self.inner.initialize_session(id, message).await?)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.inner.has_session(id).await
+        Ok(self.inner.has_session(id).await?)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.inner.close_session(id).await
+        Ok(self.inner.close_session(id).await?)
     }
 
     async fn create_stream(
@@ -102,14 +107,14 @@ impl SessionManager for CallStreamSessions {
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
-        self.inner.accept_message(id, message).await
+        Ok(self.inner.accept_message(id, message).await?)
     }
 
     async fn create_standalone_stream(
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.create_standalone_stream(id).await
+        Ok(self.inner.create_standalone_stream(id).await?)
     }
 
     async fn resume(
@@ -117,10 +122,14 @@ impl SessionManager for CallStreamSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.resume(id, last_event_id).await
+        Ok(self.inner.resume(id, last_event_id).await?)
     }
 
     async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.inner.restore_session(id).await
+        // A session already here is not one more.
+        if self.inner.has_session(&id).await? {
+            return Ok(self.inner.restore_session(id).await?);
+        }
+        self.cap.create(&self.inner, self.inner.restore_session(id)).await
     }
 }

@@ -11,7 +11,7 @@ const USAGE: &str = "usage: <server> [--http ADDR [HTTP OPTIONS]] [--handle-ttl 
 
   (no flag)             serve MCP over stdio
   --http ADDR           serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080; port 0 picks one)
-  --handle-ttl SECONDS  how long a state handle lives after its last use (default 3600)
+  --handle-ttl SECONDS  how long a state handle lives after its last use (default 3600; `250ms` too)
 
 HTTP options:
   --stateless                  no sessions (MCP 2026-07-28); conversations travel in state handles
@@ -19,7 +19,7 @@ HTTP options:
   --allowed-origin ORIGIN      a browser Origin to accept, e.g. https://app.example.com:443 (repeatable;
                                default: loopback pages); other Origins get 403
   --max-sessions N             live sessions at most (default 1000); past them, 503
-  --session-idle-timeout SECS  close a session idle this long (default 300)
+  --session-idle-timeout SECS  close a session idle this long (default 300; `250ms` too)
   --client-rate-limit N/UNIT   requests one client (peer IP) may send per second, minute or hour,
                                e.g. 600/minute (default: no limit); past it, 429 with Retry-After
 
@@ -79,6 +79,19 @@ struct Command {
     client_rate_limit: Option<RateLimit>,
 }
 
+/// A duration above zero for `flag`: whole seconds (`30`, `30s`) or milliseconds (`250ms`),
+/// so a test can run a server whose handles or sessions expire within a blink.
+fn duration(flag: &str, value: Option<String>) -> Result<Duration, ServeError> {
+    let value = value.ok_or_else(|| ServeError::Usage(format!("`{flag}` needs a duration, e.g. `30` (seconds)")))?;
+    let (number, from): (&str, fn(u64) -> Duration) = match value.strip_suffix("ms") {
+        Some(ms) => (ms, Duration::from_millis),
+        None => (value.strip_suffix('s').unwrap_or(&value), Duration::from_secs),
+    };
+    number.parse::<u64>().ok().filter(|&n| n > 0).map(from).ok_or_else(|| {
+        ServeError::Usage(format!("`{flag} {value}`: not a duration above 0 (seconds, or e.g. `250ms`)"))
+    })
+}
+
 /// A whole number above zero, for `flag`.
 fn positive(flag: &str, value: Option<String>) -> Result<u64, ServeError> {
     let value = value.ok_or_else(|| ServeError::Usage(format!("`{flag}` needs a number")))?;
@@ -102,7 +115,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
             }
             "--stateless" if !command.stateless => command.stateless = true,
             "--handle-ttl" if command.handle_ttl.is_none() => {
-                command.handle_ttl = Some(Duration::from_secs(positive(&arg, args.next())?));
+                command.handle_ttl = Some(duration(&arg, args.next())?);
             }
             "--allowed-host" | "--allowed-origin" => {
                 let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a value")))?;
@@ -115,7 +128,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
                 command.max_sessions = Some(usize::try_from(max).unwrap_or(usize::MAX));
             }
             "--session-idle-timeout" if command.session_idle_timeout.is_none() => {
-                command.session_idle_timeout = Some(Duration::from_secs(positive(&arg, args.next())?));
+                command.session_idle_timeout = Some(duration(&arg, args.next())?);
             }
             "--client-rate-limit" if command.client_rate_limit.is_none() => {
                 let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a value, e.g. `600/minute`")))?;
@@ -226,6 +239,10 @@ mod tests {
         let http = parse(args(&["--http", "127.0.0.1:0", "--stateless", "--handle-ttl", "5"])).unwrap();
         assert!(matches!(http.mode, Mode::Http(a) if a.port() == 0));
         assert_eq!((http.stateless, http.handle_ttl), (true, Some(Duration::from_secs(5))));
+        for (written, meant) in [("7s", Duration::from_secs(7)), ("250ms", Duration::from_millis(250))] {
+            let idle = parse(args(&["--http", "127.0.0.1:0", "--session-idle-timeout", written])).unwrap();
+            assert_eq!(idle.session_idle_timeout, Some(meant));
+        }
         assert_eq!(parse(args(&["--help"])).unwrap().mode, Mode::Help);
         let limited = parse(args(&["--http", "127.0.0.1:0", "--client-rate-limit", "600/minute"])).unwrap();
         assert_eq!(
@@ -243,7 +260,9 @@ mod tests {
             (&["--http", "127.0.0.1:1", "x"][..], "unexpected argument `x`"),
             (&["--stateless"][..], "`--stateless` needs `--http ADDR`"),
             (&["--http", "127.0.0.1:1", "--http", "127.0.0.1:2"][..], "`--http` is given twice"),
-            (&["--handle-ttl", "0"][..], "not a whole number above 0"),
+            (&["--handle-ttl", "0"][..], "not a duration above 0"),
+            (&["--handle-ttl", "0ms"][..], "not a duration above 0"),
+            (&["--handle-ttl", "5m"][..], "`--handle-ttl 5m`: not a duration"),
             (&["--max-sessions", "10"][..], "`--max-sessions` needs `--http ADDR`"),
             (&["--http", "127.0.0.1:1", "--max-sessions", "x"][..], "`--max-sessions x`: not a whole number"),
             (&["--client-rate-limit", "5/second"][..], "`--client-rate-limit` needs `--http ADDR`"),

@@ -2,6 +2,7 @@
 //! how many sessions may live at once and for how long idle, how large a request may be,
 //! and how many requests one client may send — with safe defaults for a server on loopback.
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::StreamableHttpServerConfig;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
 use serde_json::json;
 
 use crate::action::RateLimit;
@@ -85,43 +86,89 @@ impl HttpOptions {
     }
 }
 
-/// What the session cap needs: the live sessions, and the cap.
-#[derive(Clone)]
+/// The cap on live sessions. It is enforced where sessions are created, in toolgate's
+/// session manager ([`super::call_stream::CallStreamSessions`]), and counts every session
+/// rmcp holds: whether a request opens one is rmcp's decision (an `initialize` naming the
+/// sessionless 2026-07-28 revision still opens one), so no header a request carries can
+/// get around it. [`answer_session_refusals`] gives a refusal its HTTP answer.
+#[derive(Debug)]
 pub(crate) struct SessionCap {
-    pub(crate) sessions: Arc<LocalSessionManager>,
-    pub(crate) max: usize,
+    max: usize,
+    /// Held from counting the live sessions until the new one is among them: two
+    /// `initialize`s racing for the last place cannot both get it.
+    creating: tokio::sync::Mutex<()>,
 }
 
-/// Refuses a request that would open a session past the cap with 503 and `Retry-After`,
-/// before rmcp creates it; requests of live sessions and sessionless (2026-07-28) requests
-/// pass. Two `initialize`s racing for the last place may both get it: the cap bounds
-/// memory, it is not a quota.
-pub(crate) async fn cap_sessions(State(cap): State<SessionCap>, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    let opens_session = request.method() == http::Method::POST
-        && !headers.contains_key("mcp-session-id")
-        && headers
-            .get("mcp-protocol-version")
-            .and_then(|v| v.to_str().ok())
-            .is_none_or(|version| version < "2026-07-28");
-    if opens_session && cap.sessions.sessions.read().await.len() >= cap.max {
-        tracing::warn!(max_sessions = cap.max, "refused a new session: the server holds its maximum");
-        let body = json!({
-            "jsonrpc": "2.0",
-            "id": null,
-            "error": {
-                "code": -32000,
-                "message": format!("this server holds its maximum of {} sessions; retry later, or close an idle session", cap.max),
-            },
-        });
-        return (
-            http::StatusCode::SERVICE_UNAVAILABLE,
-            [(http::header::RETRY_AFTER, "5"), (http::header::CONTENT_TYPE, "application/json")],
-            Body::from(body.to_string()),
-        )
-            .into_response();
+/// Why toolgate's session manager did not do what rmcp asked.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SessionsError {
+    /// Creating a session would pass the cap.
+    #[error("this server holds its maximum of {0} sessions")]
+    Full(usize),
+    /// rmcp's own session manager failed.
+    #[error(transparent)]
+    Local(#[from] LocalSessionManagerError),
+}
+
+tokio::task_local! {
+    /// Set while [`answer_session_refusals`] answers a request: whether the session
+    /// manager refused to create a session for it. rmcp answers any error of
+    /// `create_session` with a bare 500; the middleware turns this one into a 503. rmcp
+    /// calls `create_session` inside the request's own future (no spawned task), so the
+    /// manager sees the scope the middleware opened.
+    static SESSION_REFUSED: Cell<bool>;
+}
+
+impl SessionCap {
+    pub(crate) fn new(max: usize) -> Self {
+        Self { max, creating: tokio::sync::Mutex::new(()) }
     }
-    next.run(request).await
+
+    /// Runs `create` if fewer than the cap of `sessions` live; otherwise creates nothing and
+    /// refuses (the handler rmcp built for the session is dropped unused). Also for a
+    /// session restored from a store: it is one more live session.
+    pub(crate) async fn create<T>(
+        &self,
+        sessions: &LocalSessionManager,
+        create: impl Future<Output = Result<T, LocalSessionManagerError>>,
+    ) -> Result<T, SessionsError> {
+        let _creating = self.creating.lock().await;
+        if sessions.sessions.read().await.len() >= self.max {
+            tracing::warn!(max_sessions = self.max, "refused a new session: the server holds its maximum");
+            // Outside the middleware (no scope) the refusal stands; only its status differs.
+            let _ = SESSION_REFUSED.try_with(|refused| refused.set(true));
+            return Err(SessionsError::Full(self.max));
+        }
+        Ok(create.await?)
+    }
+}
+
+/// Answers a request the session manager refused a session past the cap with 503 and
+/// `Retry-After` (rmcp would answer 500). Every other request passes untouched.
+pub(crate) async fn answer_session_refusals(State(max): State<usize>, request: Request, next: Next) -> Response {
+    let (response, refused) = SESSION_REFUSED
+        .scope(Cell::new(false), async move {
+            let response = next.run(request).await;
+            (response, SESSION_REFUSED.with(Cell::get))
+        })
+        .await;
+    if !refused {
+        return response;
+    }
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": format!("this server holds its maximum of {max} sessions; retry later, or close an idle session"),
+        },
+    });
+    (
+        http::StatusCode::SERVICE_UNAVAILABLE,
+        [(http::header::RETRY_AFTER, "5"), (http::header::CONTENT_TYPE, "application/json")],
+        Body::from(body.to_string()),
+    )
+        .into_response()
 }
 
 /// Answers a client past the server-wide per-client limit with 429 and `Retry-After`,

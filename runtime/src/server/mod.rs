@@ -284,6 +284,7 @@ impl ServerBuilder {
 
     /// How many Streamable HTTP sessions may live at once (default 1,000); a request that
     /// would open another gets 503 with `Retry-After`, while live sessions keep working.
+    /// Every session counts, whatever the request that opened it said in its headers.
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.http.max_sessions = max;
         self

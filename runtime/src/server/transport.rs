@@ -9,7 +9,7 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use tokio::net::TcpListener;
 
 use super::call_stream::CallStreamSessions;
-use super::http::{SessionCap, cap_sessions, limit_clients};
+use super::http::{SessionCap, answer_session_refusals, limit_clients};
 use super::{ServeError, Server};
 use crate::gate::Limiter;
 
@@ -43,11 +43,13 @@ impl Server {
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
             axum::Router::new().fallback_service(service)
         } else {
-            let sessions = Arc::new(options.session_manager());
-            let manager = Arc::new(CallStreamSessions { inner: sessions.clone() });
+            let manager = Arc::new(CallStreamSessions {
+                inner: options.session_manager(),
+                cap: SessionCap::new(options.max_sessions),
+            });
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
-            let cap = SessionCap { sessions, max: options.max_sessions };
-            axum::Router::new().fallback_service(service).layer(axum::middleware::from_fn_with_state(cap, cap_sessions))
+            let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);
+            axum::Router::new().fallback_service(service).layer(refusals)
         };
         match options.client_rate_limit {
             // The outermost layer: a client over its limit costs nothing else.

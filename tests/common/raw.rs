@@ -1,6 +1,7 @@
 //! A raw-HTTP MCP client, for what rmcp's client does not let a test control: the sessionless
 //! 2026-07-28 revision request by request (extra headers, the reply's status and content
-//! type), and a bare 2025-11-25 session whose `Mcp-Session-Id` the test can read.
+//! type), a bare session whose `Mcp-Session-Id` the test can read, and a lone `initialize`
+//! whose refusal (403, 429, 503) the test can inspect.
 //!
 //! A 2026-07-28 request is self-contained. rmcp 3.11 routes a POST to its stateless path, even
 //! on a server that keeps sessions for older revisions, when `params._meta` holds both
@@ -17,6 +18,7 @@
 //! plain `application/json` (rmcp's `json_response`); rmcp's default would be a one-event
 //! `text/event-stream`. Errors that map to an HTTP status (400, 404) are plain JSON too.
 
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use reqwest::StatusCode;
@@ -43,6 +45,10 @@ pub struct Reply {
     pub content_type: String,
     /// The `Mcp-Session-Id` response header, if any.
     pub session_id: Option<String>,
+    /// Every response header (`Retry-After`, …).
+    pub headers: HeaderMap,
+    /// The body as it came, unless it was an event stream (then empty).
+    pub body: String,
     /// `Ok(result)` or `Err(error)` (the JSON-RPC error object, with `code` and `message`).
     /// A body that is no JSON-RPC reply (rmcp answers some HTTP errors, such as an unknown
     /// session's 404, in plain text) comes as `Err(Value::String(body))`.
@@ -103,7 +109,35 @@ struct Endpoint {
 
 impl Endpoint {
     fn new(url: &str) -> Self {
-        Self { http: reqwest::Client::new(), url: url.to_string(), next_id: AtomicU64::new(1) }
+        Self::with_client(url, reqwest::Client::new())
+    }
+
+    /// An endpoint whose requests leave from the local address `from` (a loopback address
+    /// other than 127.0.0.1 is another client to the server).
+    fn from_address(url: &str, from: IpAddr) -> Self {
+        let http = reqwest::Client::builder().local_address(from).build().expect("an HTTP client");
+        Self::with_client(url, http)
+    }
+
+    fn with_client(url: &str, http: reqwest::Client) -> Self {
+        Self { http, url: url.to_string(), next_id: AtomicU64::new(1) }
+    }
+
+    /// POSTs `initialize` asking for `protocol_version`, with `extra_headers`; the reply as
+    /// it came.
+    async fn initialize(&self, protocol_version: &str, extra_headers: &[(&str, &str)]) -> Reply {
+        let id = self.next_id();
+        let initialize = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": protocol_version,
+                "capabilities": {},
+                "clientInfo": { "name": "toolgate-tests", "version": "0.0.0" },
+            },
+        });
+        self.request(id, header_map(extra_headers), &initialize).await
     }
 
     fn next_id(&self) -> u64 {
@@ -149,17 +183,19 @@ async fn read_reply(mut response: reqwest::Response, id: u64) -> Reply {
         .map(|value| value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
         .unwrap_or_default();
     let session_id = header("mcp-session-id");
-    let (message, before) = if content_type == "text/event-stream" {
-        read_sse_reply(&mut response, id).await
+    let headers = response.headers().clone();
+    let (message, before, body) = if content_type == "text/event-stream" {
+        let (message, before) = read_sse_reply(&mut response, id).await;
+        (message, before, String::new())
     } else {
         let body = response.text().await.expect("read the reply body");
         let message = match serde_json::from_str::<Value>(&body) {
             Ok(message) if is_reply(&message) => split_reply(message),
-            _ => Err(Value::String(body)),
+            _ => Err(Value::String(body.clone())),
         };
-        (message, Vec::new())
+        (message, Vec::new(), body)
     };
-    Reply { status, content_type, session_id, message, before }
+    Reply { status, content_type, session_id, headers, body, message, before }
 }
 
 /// Whether `message` is a JSON-RPC response or error (not a request or notification).
@@ -326,13 +362,29 @@ impl SessionlessClient {
     }
 }
 
-/// A 2025-11-25 session opened by hand (`initialize`, then `notifications/initialized`), so a
-/// test can read its `Mcp-Session-Id` and talk on it. Requests carry `Mcp-Session-Id` and
-/// `MCP-Protocol-Version: 2025-11-25`, and no per-request `_meta` or `Mcp-Method` headers
-/// (that revision has none). The session lives until [`Self::close`] or the server's end.
+/// POSTs `initialize` (MCP 2025-11-25) to `url` with `extra_headers` and returns the reply
+/// as it came, for a test of what the server answers before any session exists (403, 503,
+/// 429). A reply with an `Mcp-Session-Id` opened a session, which stays open.
+pub async fn initialize(url: &str, extra_headers: &[(&str, &str)]) -> Reply {
+    Endpoint::new(url).initialize(SESSION_VERSION, extra_headers).await
+}
+
+/// [`initialize`] from the local address `from`: to the server, another client than
+/// 127.0.0.1 when it is another loopback address (127.0.0.2, …).
+pub async fn initialize_from(url: &str, from: IpAddr) -> Reply {
+    Endpoint::from_address(url, from).initialize(SESSION_VERSION, &[]).await
+}
+
+/// A session opened by hand (`initialize`, then `notifications/initialized`), so a test can
+/// read its `Mcp-Session-Id` and talk on it. Requests carry `Mcp-Session-Id` and
+/// `MCP-Protocol-Version` (the negotiated revision, 2025-11-25 unless the test asks for
+/// another), and no per-request `_meta` or `Mcp-Method` headers (that revision has none).
+/// The session lives until [`Self::close`] or the server's end.
 pub struct RawSession {
     endpoint: Endpoint,
     session_id: String,
+    /// The protocol version the server negotiated.
+    version: String,
     /// The `initialize` result.
     pub initialize_result: Value,
 }
@@ -340,28 +392,29 @@ pub struct RawSession {
 impl RawSession {
     /// Initializes a session at `url` (`http://127.0.0.1:PORT/mcp`).
     pub async fn open(url: &str) -> Self {
+        let session = Self::try_open(url, SESSION_VERSION, &[])
+            .await
+            .unwrap_or_else(|reply| panic!("initialize refused: HTTP {} with {:?}", reply.status, reply.message));
+        let negotiated = &session.initialize_result["protocolVersion"];
+        assert_eq!(negotiated, SESSION_VERSION, "negotiated another version");
+        session
+    }
+
+    /// Sends `initialize` asking for `protocol_version`, with `extra_headers`; a reply
+    /// without a session (a refusal) is returned as it came. Later requests carry the
+    /// version the server negotiated.
+    pub async fn try_open(url: &str, protocol_version: &str, extra_headers: &[(&str, &str)]) -> Result<Self, Reply> {
         let endpoint = Endpoint::new(url);
-        let id = endpoint.next_id();
-        let initialize = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": SESSION_VERSION,
-                "capabilities": {},
-                "clientInfo": { "name": "toolgate-tests", "version": "0.0.0" },
-            },
-        });
-        let reply = endpoint.request(id, HeaderMap::new(), &initialize).await;
-        let session_id = reply.session_id.clone().expect("initialize answered without Mcp-Session-Id");
+        let reply = endpoint.initialize(protocol_version, extra_headers).await;
+        let Some(session_id) = reply.session_id.clone() else { return Err(reply) };
         let initialize_result = reply.result();
-        assert_eq!(initialize_result["protocolVersion"], SESSION_VERSION, "negotiated another version");
-        let session = Self { endpoint, session_id, initialize_result };
+        let version = initialize_result["protocolVersion"].as_str().expect("a negotiated version").to_string();
+        let session = Self { endpoint, session_id, version, initialize_result };
 
         let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         let response = session.endpoint.post(session.headers(), &initialized).await;
         assert_eq!(response.status(), StatusCode::ACCEPTED, "notifications/initialized was not accepted");
-        session
+        Ok(session)
     }
 
     /// The session's id, the `Mcp-Session-Id` the server assigned.
@@ -375,7 +428,7 @@ impl RawSession {
     }
 
     fn headers(&self) -> HeaderMap {
-        header_map(&[("Mcp-Session-Id", &self.session_id), ("MCP-Protocol-Version", SESSION_VERSION)])
+        header_map(&[("Mcp-Session-Id", &self.session_id), ("MCP-Protocol-Version", &self.version)])
     }
 
     /// Sends a request on the session and reads its reply; `params` is sent as given.
@@ -396,6 +449,19 @@ impl RawSession {
         let result = self.request("tools/list", json!({})).await.result();
         let tools = result["tools"].as_array().expect("tools/list without tools");
         tools.iter().map(|tool| tool["name"].as_str().expect("tool name").to_string()).collect()
+    }
+
+    /// Opens the session's standalone GET stream and waits until the server ends it: the
+    /// session closed. Nothing is sent meanwhile, so nothing counts as the session's activity
+    /// after the GET itself.
+    pub async fn wait_until_closed(&self) {
+        let get =
+            self.endpoint.http.get(&self.endpoint.url).headers(self.headers()).header(ACCEPT, "text/event-stream");
+        let mut response =
+            tokio::time::timeout(PATIENCE, get.send()).await.expect("the server did not answer").expect("GET");
+        assert_eq!(response.status(), StatusCode::OK, "the session's GET stream did not open");
+        let ended = async { while let Ok(Some(_)) = response.chunk().await {} };
+        tokio::time::timeout(PATIENCE, ended).await.expect("the server kept the session open");
     }
 
     /// Ends the session with `DELETE`; returns the HTTP status.

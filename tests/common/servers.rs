@@ -1,0 +1,106 @@
+//! Servers for the tests to talk to — example binaries spawned with `--http`, a toolgate
+//! server or any axum router served in this process — and commands run with a bound on
+//! their time.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use super::PATIENCE;
+
+/// The path of a built example binary. A plain `cargo test` builds the examples first;
+/// `cargo test --test NAME` does not, so run `cargo build --examples` before it or the
+/// test talks to a stale binary.
+pub fn example_binary(name: &str) -> PathBuf {
+    let path = target_dir().join("examples").join(name);
+    assert!(path.exists(), "{} is not built; run the tests with `cargo test`", path.display());
+    path
+}
+
+/// Spawns the example `name` with `--http 127.0.0.1:0`, then `extra_args`, with the `env`
+/// variables set, and waits until it serves. Returns the child (killed when dropped) and its
+/// endpoint, `http://127.0.0.1:PORT/mcp`.
+pub async fn spawn_http_example(name: &str, extra_args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+    let mut child = Command::new(example_binary(name))
+        .args(["--http", "127.0.0.1:0"])
+        .args(extra_args)
+        .envs(env.iter().copied())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn example");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(PATIENCE, async {
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            // `… at http://ADDR/mcp`, perhaps followed by ` (sessionless)`.
+            if let Some(url) =
+                line.split("serving Streamable HTTP at ").nth(1).and_then(|r| r.split_whitespace().next())
+            {
+                return url.to_string();
+            }
+        }
+        panic!("the example exited without serving");
+    })
+    .await
+    .expect("the example did not start serving");
+    // Keep draining stderr so the child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+/// The directory holding `deps/` and `examples/` (e.g. `target/debug`), derived from the
+/// test binary's path (`target/debug/deps/NAME-HASH`).
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent().and_then(std::path::Path::parent).expect("target dir").to_path_buf()
+}
+
+/// Runs `command` to completion within `patience`; a failure (not started, timed out,
+/// non-zero exit) is described with the command's output.
+pub async fn run_command(
+    command: &mut Command,
+    patience: Duration,
+    what: &str,
+) -> Result<std::process::Output, String> {
+    command.stdin(Stdio::null()).kill_on_drop(true);
+    let output = tokio::time::timeout(patience, command.output())
+        .await
+        .map_err(|_| format!("{what}: still running after {patience:?}"))?
+        .map_err(|error| format!("{what}: could not start: {error}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(output)
+}
+
+/// Serves `server` over Streamable HTTP on a free loopback port, in this process.
+pub async fn serve_in_process(server: toolgate::Server) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { server.serve_http(listener).await.expect("serve") });
+    url
+}
+
+/// Serves `service` at `/mcp` on a free loopback port with TCP_NODELAY (as
+/// [`toolgate::Server::serve_http`] does), in this process; for servers that are not
+/// toolgate's, such as the benchmarks' plain rmcp baseline.
+pub async fn serve_router(service: axum::Router) -> String {
+    use axum::serve::ListenerExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let router = axum::Router::new().nest_service("/mcp", service);
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
+    url
+}
