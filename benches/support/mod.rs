@@ -1,6 +1,8 @@
 //! What the benchmarks serve: the `light` tools as toolgate actions, and the same echo
 //! tool as a hand-written rmcp `ServerHandler` (the floor toolgate is compared with).
 
+#![allow(unreachable_pub)] // shared by bench binaries, which are crates of their own
+
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool,

@@ -50,6 +50,7 @@ pub(crate) fn declaration(id: &syn::LitStr, machine: Option<&toolgate_machine::M
             // Public, though nameable nowhere: an action in another module infers it.
             #[doc(hidden)]
             #[allow(dead_code, unreachable_pub, missing_docs)]
+            #[derive(Debug)]
             pub struct Declaration;
             impl ::toolgate::__private::MachineDeclared<Declaration> for #ty {
                 const MACHINE: ::toolgate::__private::DeclaredMachine = #declared;

@@ -11,6 +11,7 @@
 //! The benchmarks include this module with `#[path = "../tests/common/mod.rs"]`.
 
 #![allow(dead_code)] // each test binary uses a different part
+#![allow(unreachable_pub)] // shared by test binaries, which are crates of their own
 
 pub mod clients;
 pub mod raw;

@@ -71,6 +71,7 @@ impl std::fmt::Debug for Handler {
 }
 
 /// How a handler's input is described and read.
+#[derive(Debug)]
 pub struct InputIo<I> {
     /// The input's schema.
     pub schema: fn() -> Schema,
@@ -86,6 +87,7 @@ impl InputIo<()> {
 }
 
 /// How a handler's output is described and written.
+#[derive(Debug)]
 pub struct OutputIo<O> {
     /// The output's schema.
     pub schema: fn() -> Schema,

@@ -34,8 +34,10 @@ pub struct Connection {
 
 struct ConnectionState {
     shared: Arc<Shared>,
-    /// Random, so no client can name it and replicas sharing a store never collide.
-    id: String,
+    /// Random, so no client can name it and replicas sharing a store never collide; made
+    /// when first needed (a sessionless request, served by a handler of its own, never
+    /// needs one).
+    id: std::sync::OnceLock<String>,
     /// Whether the server keeps this connection (stdio, or a session it initialized).
     kept: AtomicBool,
     focus: SessionFocus,
@@ -51,7 +53,7 @@ impl Drop for ConnectionState {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let (store, key) = (self.shared.store.clone(), StoreKey::connection(&self.id));
+        let (store, key) = (self.shared.store.clone(), StoreKey::connection(self.id()));
         runtime.spawn(async move {
             if let Err(error) = store.remove(&key).await {
                 tracing::warn!(%key, %error, "cannot remove a finished connection's flow");
@@ -60,9 +62,15 @@ impl Drop for ConnectionState {
     }
 }
 
+impl ConnectionState {
+    fn id(&self) -> &str {
+        self.id.get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
+    }
+}
+
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection").field("id", &self.state.id).finish_non_exhaustive()
+        f.debug_struct("Connection").field("id", &self.state.id.get()).finish_non_exhaustive()
     }
 }
 
@@ -72,7 +80,7 @@ impl Connection {
     pub(super) fn new(shared: Arc<Shared>, kept: bool) -> Self {
         let state = ConnectionState {
             shared: shared.clone(),
-            id: uuid::Uuid::new_v4().simple().to_string(),
+            id: std::sync::OnceLock::new(),
             kept: AtomicBool::new(kept),
             focus: SessionFocus::default(),
             log_threshold: LogThreshold::default(),
@@ -82,7 +90,7 @@ impl Connection {
 
     fn origin(&self) -> Origin {
         if self.state.kept.load(Ordering::Acquire) {
-            Origin::Connection(StoreKey::connection(&self.state.id))
+            Origin::Connection(StoreKey::connection(self.state.id()))
         } else {
             Origin::Sessionless
         }

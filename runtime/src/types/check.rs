@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::{Date, DateTime, Duration, Money, TimeZone};
 
 /// The keyword that names a toolgate type in a schema the server checks with.
-pub const MARKER: &str = "x-toolgate";
+pub(crate) const MARKER: &str = "x-toolgate";
 
 /// One type's check, from its marker and the schema around it.
 #[derive(Debug, Clone)]
