@@ -347,27 +347,57 @@ pub(crate) struct Committed {
 }
 
 impl Admitted<'_> {
+    /// Whether the call's success writes anything: a transition, or its flow.
+    pub(crate) fn writes(&self) -> bool {
+        self.target().is_some() || self.writes_flow()
+    }
+
+    /// What a successful call that writes nothing "commits": nothing; its leases (it has
+    /// none) and allowance are released.
+    pub(crate) fn unchanged(self) -> Committed {
+        Committed { flow_before: self.flow_before, flow_after: None, to: None }
+    }
+
+    /// The state the call's transition moves its machine to, if it fires one.
+    fn target(&self) -> Option<String> {
+        let machine = self.tool.machine.as_deref();
+        self.tool
+            .transition()
+            .zip(machine)
+            .zip(self.from.as_deref())
+            .map(|((event, machine), from)| machine.target(from, event).unwrap_or(from).to_string())
+    }
+
+    fn switch_changes(&self) -> bool {
+        let switches = self.switch.as_ref().map(|s| s.domain.as_str());
+        switches.is_some_and(|d| self.flow_before.active_domain.as_deref() != Some(d))
+    }
+
+    /// Whether the commit writes the flow: a conversation machine's transition, a domain
+    /// selected or switched to (a new flow's first), or a refreshed expiry.
+    fn writes_flow(&self) -> bool {
+        let flow_transition =
+            self.tool.transition().is_some() && self.tool.machine.is_some() && self.instance.is_none();
+        let new_flow = self.flow.as_ref().is_some_and(|f| f.is_new);
+        self.flow.is_some()
+            && (flow_transition
+                || self.selects.is_some()
+                || self.refresh
+                || self.switch_changes()
+                || (self.switch.is_some() && new_flow))
+    }
+
     /// Step 10: commits what the successful call changes — its transition, the domain it
     /// selects or switches to, its flow's refreshed expiry — then releases the leases. The
     /// flow is committed first, then the instance: should the second commit fail, the
     /// first (a domain selection, an expiry) is harmless on its own.
     pub(crate) async fn commit(self) -> Result<Committed, ToolError> {
         let machine = self.tool.machine.as_deref();
-        let to = self
-            .tool
-            .transition()
-            .zip(machine)
-            .zip(self.from.as_deref())
-            .map(|((event, machine), from)| machine.target(from, event).unwrap_or(from).to_string());
+        let to = self.target();
         let flow_transition = to.as_ref().filter(|_| self.instance.is_none());
         let switches = self.switch.as_ref().map(|s| s.domain.as_str());
-        let switch_changes = switches.is_some_and(|d| self.flow_before.active_domain.as_deref() != Some(d));
-        let new_flow = self.flow.as_ref().is_some_and(|f| f.is_new);
-        let writes = flow_transition.is_some()
-            || self.selects.is_some()
-            || self.refresh
-            || switch_changes
-            || (switches.is_some() && new_flow);
+        let switch_changes = self.switch_changes();
+        let writes = self.writes_flow();
         let flow_after = match &self.flow {
             Some(flow) if writes => {
                 let mut next = self.flow_before.next();

@@ -6,7 +6,10 @@
 //! A call that does not finish — its handler failed, timed out, panicked or was
 //! cancelled — commits nothing.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -126,7 +129,10 @@ impl Shared {
         let handle_id = admitted.flow.as_ref().and_then(|f| f.handle_id.clone());
         let focused = admitted.instance.as_ref().map(|i| (i.machine.id().to_string(), i.id.clone()));
         let switch = admitted.switch.as_ref().map(|s| s.domain.clone());
-        let Committed { flow_before, flow_after, to } = admitted.commit().await?;
+        // A call that writes nothing (a read) commits synchronously: the commit's future,
+        // which holds the store's, is built (boxed) only for a call that writes.
+        let Committed { flow_before, flow_after, to } =
+            if admitted.writes() { Box::pin(admitted.commit()).await? } else { admitted.unchanged() };
         let flow_now = flow_after.as_ref().unwrap_or(&flow_before);
         let handle = handle_id
             .zip(flow_now.expires_at_ms.filter(|_| flow_now.version > 0))
@@ -188,15 +194,39 @@ impl Shared {
     ) -> Result<Value, ToolError> {
         let deadline = registration.timeout_ms.map_or(self.limits.handler_timeout, Duration::from_millis);
         let cancellation = ctx.client.cancellation().clone();
-        let running = AssertUnwindSafe(async move { (registration.handler.call)(arguments, ctx).await }).catch_unwind();
-        // The handler first: one that finishes at its first poll needs neither the
-        // deadline's timer nor a place among the cancellation's waiters.
-        let finished = tokio::select! {
-            biased;
-            finished = crate::wait::within(deadline, running) => finished.ok_or(()),
-            () = cancellation.cancelled() => {
-                tracing::info!(tool = registration.name, "call cancelled by the client; nothing committed");
-                return Err(ToolError::cancelled());
+        // Creating the handler's future runs none of its code (the generated call function
+        // boxes an `async` block), but stays behind the panic guard all the same.
+        let called = std::panic::catch_unwind(AssertUnwindSafe(|| (registration.handler.call)(arguments, ctx)));
+        let finished = match called {
+            Err(panic) => Ok(Err(panic)),
+            Ok(called) => {
+                let mut running = AssertUnwindSafe(called).catch_unwind();
+                // Most handlers finish at their first poll: they need neither the deadline's
+                // timer nor a place among the cancellation's waiters, and the future that
+                // would hold both is built (boxed, off this call's own future) only for
+                // one that does not.
+                match std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut running).poll(cx))).await {
+                    Poll::Ready(finished) => Ok(finished),
+                    Poll::Pending => {
+                        let waited = Box::pin(async move {
+                            tokio::select! {
+                                biased;
+                                finished = tokio::time::timeout(deadline, running) => Some(finished.map_err(|_| ())),
+                                () = cancellation.cancelled() => None,
+                            }
+                        });
+                        match waited.await {
+                            Some(finished) => finished,
+                            None => {
+                                tracing::info!(
+                                    tool = registration.name,
+                                    "call cancelled by the client; nothing committed"
+                                );
+                                return Err(ToolError::cancelled());
+                            }
+                        }
+                    }
+                }
             }
         };
         match finished {
