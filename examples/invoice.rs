@@ -42,6 +42,9 @@ struct InvoiceRef {
     id: String,
 }
 
+/// The demo's invoices: `INV-1` to `INV-999999`.
+const LAST_INVOICE: u64 = 999_999;
+
 /// The one spelling of an invoice id.
 const INVOICE_ID: &str = r"^INV-[1-9][0-9]{0,17}$";
 
@@ -68,7 +71,7 @@ struct Amendment {
 
 /// The application's invoices — what a database pool would be in a real server, given to
 /// the server once with `.state(…)` and received by handlers as `State<Invoices>`. The demo
-/// has every `INV-<digits>` invoice; amounts derive from the number so results are
+/// has invoices `INV-1` to `INV-999999`; amounts derive from the number so results are
 /// deterministic, and payments are recorded.
 #[derive(Clone, Default)]
 struct Invoices {
@@ -81,7 +84,10 @@ impl Invoices {
         let number: u64 = id
             .strip_prefix("INV-")
             .and_then(|digits| digits.parse().ok())
-            .ok_or_else(|| ToolError::not_found(format!("no invoice `{id}`; invoice ids look like `INV-1042`")))?;
+            .filter(|&number| number <= LAST_INVOICE)
+            .ok_or_else(|| {
+                ToolError::not_found(format!("no invoice `{id}`: the last invoice is INV-{LAST_INVOICE}"))
+            })?;
         let amended = self.amended.lock().unwrap_or_else(|p| p.into_inner()).get(id).copied();
         let amount = match amended {
             Some(amount) => amount,

@@ -267,7 +267,7 @@ async fn unknown_fields_are_refused_unless_the_action_allows_them() {
 }
 
 #[tokio::test]
-async fn a_declared_rate_limit_refuses_then_admits_after_the_wait() {
+async fn a_declared_rate_limit_refuses_and_says_when_to_come_back() {
     let client = full_server().await;
     let ledger = |id: &str| json!({ "domain": "ledger", "id": id });
     let tools = client.service.peer().list_all_tools().await.unwrap();
@@ -284,10 +284,9 @@ async fn a_declared_rate_limit_refuses_then_admits_after_the_wait() {
     );
     let wait = limited["retry_after_ms"].as_u64().unwrap();
     assert!(wait > 0 && wait <= 1000, "{limited}");
-    // Per ledger: another one is not held up.
+    // Per ledger: another one is not held up. (That the wait is exact, and the call
+    // admitted after it, the limiter's own tests show in paused time.)
     client.ok("ledger_inspect", ledger("L-8")).await;
-    tokio::time::sleep(Duration::from_millis(wait + 20)).await;
-    client.ok("ledger_inspect", ledger("L-7")).await;
 }
 
 /// Over stateful HTTP, what a call causes rides that call's own response stream, ahead of

@@ -452,3 +452,36 @@ fn object(value: Value) -> JsonObject {
         _ => JsonObject::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fsm::{MachineSpec, StateSpec, Transition};
+
+    fn state(name: &str, on: &[(&str, &str)]) -> StateSpec {
+        StateSpec {
+            name: name.into(),
+            is_final: on.is_empty(),
+            on: on.iter().map(|(e, t)| Transition { event: e.to_string(), target: t.to_string() }).collect(),
+        }
+    }
+
+    #[test]
+    fn a_precondition_names_each_target_state_once() {
+        let machine = Machine::new(MachineSpec {
+            id: "order".into(),
+            initial: Some("new".into()),
+            key: None,
+            states: vec![
+                state("new", &[("PAY", "paid"), ("HOLD", "held")]),
+                state("held", &[("PAY", "review"), ("RELEASE", "late")]),
+                state("late", &[("PAY", "paid")]),
+                state("review", &[("ACCEPT", "paid")]),
+                state("paid", &[]),
+            ],
+        })
+        .expect("a valid machine");
+        let text = precondition(&machine, &["new", "held", "late"], Some("PAY"));
+        assert!(text.contains("moves it to `paid` or `review`."), "{text}");
+    }
+}
