@@ -42,8 +42,8 @@ struct InvoiceRef {
     id: String,
 }
 
-/// The demo's invoices: `INV-1` to `INV-999999`.
-const LAST_INVOICE: u64 = 999_999;
+/// The demo's invoices: `INV-1` to `INV-999999999999`.
+const LAST_INVOICE: u64 = 999_999_999_999;
 
 /// The one spelling of an invoice id.
 const INVOICE_ID: &str = r"^INV-[1-9][0-9]{0,17}$";
@@ -71,7 +71,7 @@ struct Amendment {
 
 /// The application's invoices — what a database pool would be in a real server, given to
 /// the server once with `.state(…)` and received by handlers as `State<Invoices>`. The demo
-/// has invoices `INV-1` to `INV-999999`; amounts derive from the number so results are
+/// has invoices `INV-1` to `INV-999999999999`; amounts derive from the number so results are
 /// deterministic, and payments are recorded.
 #[derive(Clone, Default)]
 struct Invoices {

@@ -97,7 +97,7 @@ async fn invoice_results_match_their_schemas() {
     no_nonstandard_format(&client);
     let inv = |id: &str| json!({ "domain": "invoice", "id": id });
     assert!(checked_call(&client, "invoice_discharge", inv("INV-2")).await.1, "FORBIDDEN");
-    assert!(checked_call(&client, "invoice_view", inv("INV-1000000")).await.1, "NOT_FOUND");
+    assert!(checked_call(&client, "invoice_view", inv("INV-1000000000000")).await.1, "NOT_FOUND");
     assert!(checked_call(&client, "invoice_view", json!({ "domain": "invoice" })).await.1, "INVALID_ARGUMENT");
     assert!(!checked_call(&client, "invoice_submit", inv("INV-1")).await.1);
     assert!(!checked_call(&client, "invoice_view", inv("INV-1")).await.1);

@@ -55,7 +55,7 @@ if (example === "invoice") {
   const inv = (id) => ({ domain: "invoice", id });
   const forbidden = await refused("invoice_discharge", inv("INV-2"), "FORBIDDEN", ["instance", "current_state", "allowed_tools"]);
   if (forbidden.instance !== "INV-2") fail(`FORBIDDEN names ${forbidden.instance}`);
-  await refused("invoice_view", inv("INV-1000000"), "NOT_FOUND", ["message"]);
+  await refused("invoice_view", inv("INV-1000000000000"), "NOT_FOUND", ["message"]);
   const invalid = await refused("invoice_view", { domain: "invoice" }, "INVALID_ARGUMENT", ["errors"]);
   if (invalid.errors[0].field !== "/id") fail(`INVALID_ARGUMENT names ${invalid.errors[0].field}`);
   // Money: a float is refused before the handler; the handler's own refusal carries its advice.
