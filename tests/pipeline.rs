@@ -305,3 +305,32 @@ async fn a_global_tool_echoes_the_active_domain_on_success_and_on_refusal() {
     let refused = client.refused("switch_domain", json!({ "domain": "nowhere", "reason": "x" })).await;
     assert_eq!((refused["code"].as_str(), refused["domain"].as_str()), (Some("INVALID_ARGUMENT"), Some("parcel")));
 }
+
+/// A server's canonical spelling names the instance, and its refusal is the key field's.
+#[tokio::test]
+async fn a_canonical_key_names_the_instance() {
+    let server = Server::from_registry("pipeline")
+        .canonical_key("parcel", |id| match id {
+            "P-42" => Err("is a retired parcel number".into()),
+            "P-43" => Ok("P-44".into()),
+            other => Ok(other.to_string()),
+        })
+        .build()
+        .expect("the fixture is valid");
+    let client = TestClient::http(&serve_in_process(server).await).await;
+    client.ok("switch_domain", switch_to("parcel")).await;
+    let refused = client.refused("parcel_view", json!({ "domain": "parcel", "id": "P-42" })).await;
+    assert_eq!(
+        (refused["errors"][0]["field"].as_str(), refused["errors"][0]["problem"].as_str()),
+        (Some("/id"), Some("is a retired parcel number")),
+        "{refused}"
+    );
+    // P-43 is spelled P-44: shipping one ships the other, and the handler sees P-44.
+    let shipped = client.ok("parcel_ship", ship_args("P-43", "quick")).await;
+    assert!(shipped["outcome"].as_str().unwrap().starts_with("P-44 "), "{shipped}");
+    let again = client.refused("parcel_ship", ship_args("P-44", "quick")).await;
+    assert_eq!(again["code"], "FORBIDDEN", "{again}");
+
+    let unkeyed = Server::from_registry("pipeline").canonical_key("nothing", |id| Ok(id.to_string())).build();
+    assert!(unkeyed.unwrap_err().to_string().contains("machine `nothing`, which has no key"));
+}

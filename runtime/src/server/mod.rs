@@ -194,18 +194,17 @@ impl ServerBuilder {
     /// ```
     /// # use toolgate_runtime::Server;
     /// let builder = Server::from_registry("invoices").canonical_key("invoice", |id| {
-    ///     let digits = id.trim().to_ascii_uppercase();
-    ///     let digits = digits.strip_prefix("INV-").ok_or("must start with `INV-`")?;
-    ///     let number: u64 = digits.parse().map_err(|_| "must be `INV-` and a number")?;
+    ///     let id = id.trim().to_ascii_uppercase();
+    ///     let digits = id.strip_prefix("INV-").ok_or("must start with `INV-`")?;
+    ///     let number: u64 = digits.parse().map_err(|_| format!("`{digits}` is not a number"))?;
     ///     Ok(format!("INV-{number}"))
     /// });
     /// ```
-    pub fn canonical_key<F, E>(mut self, machine: impl Into<String>, spelling: F) -> Self
+    pub fn canonical_key<F>(mut self, machine: impl Into<String>, spelling: F) -> Self
     where
-        F: Fn(&str) -> Result<String, E> + Send + Sync + 'static,
-        E: Into<String>,
+        F: Fn(&str) -> Result<String, std::borrow::Cow<'static, str>> + Send + Sync + 'static,
     {
-        let spelling = move |key: &str| spelling(key).map_err(Into::into);
+        let spelling = move |key: &str| spelling(key).map_err(std::borrow::Cow::into_owned);
         self.options.canonical_keys.0.insert(machine.into(), Arc::new(spelling));
         self
     }
