@@ -91,8 +91,6 @@ struct Candidate<'a> {
     flow: Option<FlowRef>,
     /// The flow as committed when last read.
     flow_before: Snapshot,
-    /// The domain the call declared, if it declared a string.
-    declared: Option<String>,
     /// The domain this call selects (lock on first use).
     selects: Option<String>,
     instance: Option<Instance<'a>>,
@@ -115,7 +113,6 @@ pub(crate) async fn admit<'a>(
         arguments,
         flow: None,
         flow_before: Snapshot::default(),
-        declared: None,
         selects: None,
         instance: None,
         instance_before: None,
@@ -166,11 +163,10 @@ impl<'a> Candidate<'a> {
     /// the argument check's to report, with every other bad field.
     fn check_domain(&mut self) -> Result<(), ToolError> {
         let Some(domain) = self.tool.domain else { return Ok(()) };
-        self.declared = match self.arguments.get(field::DOMAIN_FIELD) {
-            Some(Value::String(declared)) => Some(declared.clone()),
-            _ => None,
+        let declared = match self.arguments.get(field::DOMAIN_FIELD) {
+            Some(Value::String(declared)) => declared.as_str(),
+            _ => domain,
         };
-        let declared = self.declared.as_deref().unwrap_or(domain);
         self.selects = self.judge.registry.lock().check_call(self.tool.name, domain, declared, &self.flow_before)?;
         Ok(())
     }
@@ -188,18 +184,14 @@ impl<'a> Candidate<'a> {
 
     /// Step 5: the state gate, on the instance's state laid over the flow.
     fn check_state(&self) -> Result<(), ToolError> {
-        self.gate_on(&self.flow_before, self.instance_before.as_ref())
-    }
-
-    fn gate_on(&self, flow: &Snapshot, instance: Option<&Snapshot>) -> Result<(), ToolError> {
         if self.tool.bind_states().is_empty() {
             return Ok(());
         }
-        let instance_state = self.instance.as_ref().zip(instance).map(|(i, snapshot)| {
+        let instance_state = self.instance.as_ref().zip(self.instance_before.as_ref()).map(|(i, snapshot)| {
             let machine = i.machine;
             (machine.id(), snapshot.state_of(machine.id(), machine.initial()))
         });
-        let view = view(flow, instance_state);
+        let view = view(&self.flow_before, instance_state);
         Gate::new(self.judge.registry, &view).admit(self.tool, self.instance.as_ref().map(|i| i.id.as_str()))
     }
 
