@@ -31,9 +31,11 @@ impl Server {
     /// 5 minutes and refuses bodies over 4 MiB, unless the builder says otherwise
     /// (`allowed_hosts`, `allowed_origins`, `max_sessions`, `session_idle_timeout`,
     /// `max_request_body_bytes`). With `client_rate_limit`, a client past it gets 429 with
-    /// `Retry-After`; clients are told apart by peer address, so serve the router with
+    /// `Retry-After`. Clients are told apart by peer address — for that limit and for
+    /// declared rate limits counted `per client` — so serve the router with
     /// `into_make_service_with_connect_info::<SocketAddr>()` (as [`Server::serve_http`]
-    /// does), or every request counts as one client.
+    /// does); otherwise a session counts as one client, and every sessionless request as
+    /// the same one.
     pub fn http_service(&self) -> axum::Router {
         let options = &self.shared.http;
         let server = self.clone();
