@@ -189,7 +189,10 @@ impl ServerHandler for Connection {
         let caller = self.caller(&context);
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream);
         let source = CallSource { origin: &origin, caller: &caller, session };
-        let reply = self.shared.call(tool, source, client.clone(), arguments).await;
+        // Boxed: rmcp moves this handler's future into a task of its own, so the call's
+        // future — the pipeline, the handler, the commit — is allocated once here instead
+        // of being copied whole at every move (callgrind: `tokio::task::spawn`).
+        let reply = Box::pin(self.shared.call(tool, source, client.clone(), arguments)).await;
         if reply.listing_changed {
             // Only this session: other sessions' lists did not change. On the call's own
             // stream where there is one, ahead of the result that caused it.
