@@ -6,14 +6,21 @@
 //! finds the future pending.
 
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::task::Poll;
 use std::time::Duration;
+
+/// Polls `future` once, in the calling task: `Pending` leaves it registered to wake the
+/// task, to be awaited on with whatever bounds it then needs.
+pub(crate) async fn poll_once<F: Future + ?Sized>(future: Pin<&mut F>) -> Poll<F::Output> {
+    let mut future = future;
+    std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await
+}
 
 /// Awaits `future` for at most `limit`; `None` when the limit passed first.
 pub(crate) async fn within<F: Future>(limit: Duration, future: F) -> Option<F::Output> {
     let mut future = pin!(future);
-    if let Poll::Ready(output) = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await {
+    if let Poll::Ready(output) = poll_once(future.as_mut()).await {
         return Some(output);
     }
     tokio::time::timeout(limit, future).await.ok()

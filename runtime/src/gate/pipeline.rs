@@ -230,9 +230,11 @@ impl<'a> Candidate<'a> {
         limiter.admit(key).map(Some)
     }
 
-    /// Whether the call writes its flow: a conversation machine's transition, a domain it
-    /// selects, `switch_domain`, or a handle flow's expiry to refresh.
-    fn writes_flow(&self) -> bool {
+    /// Whether the call may write its flow — a conversation machine's transition, a domain
+    /// it selects, `switch_domain` (even to the active domain: decided under the lease),
+    /// or a handle flow's expiry to refresh — and so must hold its lease.
+    /// ([`Admitted::writes`] decides, on what the lease guards, what the commit writes.)
+    fn may_write_flow(&self) -> bool {
         let transition = self.tool.transition().is_some() && self.tool.machine.is_some();
         self.switch.is_some()
             || (transition && self.instance.is_none())
@@ -246,7 +248,7 @@ impl<'a> Candidate<'a> {
     async fn take_leases(&mut self) -> Result<Leases, ToolError> {
         let records = self.judge.records;
         let mut leases = Leases::default();
-        if let (true, Some(flow)) = (self.writes_flow(), &self.flow) {
+        if let (true, Some(flow)) = (self.may_write_flow(), &self.flow) {
             leases.flow = Some(records.lease(&flow.key, "flow").await?);
             self.flow_before = records.load_flow(Some(flow)).await?;
         }

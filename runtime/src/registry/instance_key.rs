@@ -53,12 +53,6 @@ impl fmt::Debug for InstanceKey {
     }
 }
 
-impl PartialEq for InstanceKey {
-    fn eq(&self, other: &Self) -> bool {
-        (&self.field, self.integer) == (&other.field, other.integer)
-    }
-}
-
 /// Schema keywords that constrain a key beyond its type.
 const CONSTRAINTS: [&str; 8] = ["pattern", "format", "enum", "const", "minLength", "maxLength", "minimum", "maximum"];
 

@@ -6,7 +6,6 @@
 //! A call that does not finish — its handler failed, timed out, panicked or was
 //! cancelled — commits nothing.
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::Poll;
@@ -205,7 +204,7 @@ impl Shared {
                 // timer nor a place among the cancellation's waiters, and the future that
                 // would hold both is built (boxed, off this call's own future) only for
                 // one that does not.
-                match std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut running).poll(cx))).await {
+                match crate::wait::poll_once(Pin::new(&mut running)).await {
                     Poll::Ready(finished) => Ok(finished),
                     Poll::Pending => {
                         let waited = Box::pin(async move {

@@ -49,11 +49,10 @@ struct ConnectionState {
 /// by this connection only.
 impl Drop for ConnectionState {
     fn drop(&mut self) {
-        if !*self.kept.get_mut() {
-            return;
-        }
+        // A connection that never named its flow stored none.
+        let (true, Some(id)) = (*self.kept.get_mut(), self.id.get()) else { return };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let (store, key) = (self.shared.store.clone(), StoreKey::connection(self.id()));
+        let (store, key) = (self.shared.store.clone(), StoreKey::connection(id));
         runtime.spawn(async move {
             if let Err(error) = store.remove(&key).await {
                 tracing::warn!(%key, %error, "cannot remove a finished connection's flow");
