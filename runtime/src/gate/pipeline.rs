@@ -35,26 +35,28 @@ use crate::fsm::Machine;
 use crate::registry::{Registry, ToolEntry, ToolKind};
 use crate::store::{FlowLease, Snapshot, StoreKey};
 
-/// Who is calling, as far as a rate limit counts: the key of [`RatePer::Client`].
+/// Who is calling, as far as a rate limit counts: the key of [`RatePer::Client`]. Its
+/// text is made only when a limit counts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Caller(String);
-
-impl Caller {
+pub(crate) enum Caller {
     /// A client known by its network address, as the socket reports it.
-    pub(crate) fn address(ip: std::net::IpAddr) -> Self {
-        Self(format!("address:{ip}"))
-    }
-
+    Address(std::net::IpAddr),
     /// A client known by the one connection it holds (stdio, or an HTTP server mounted
     /// without connection info).
-    pub(crate) fn connection(key: &StoreKey) -> Self {
-        Self(key.to_string())
-    }
-
+    Connection(StoreKey),
     /// A sessionless request whose address the server was not told: all such requests
     /// share one allowance, which is why `Server::serve_http` always records addresses.
-    pub(crate) fn unidentified() -> Self {
-        Self("unidentified".into())
+    Unidentified,
+}
+
+impl Caller {
+    /// The key its allowance is counted under.
+    fn key(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Self::Address(ip) => format!("address:{ip}").into(),
+            Self::Connection(key) => key.to_string().into(),
+            Self::Unidentified => "unidentified".into(),
+        }
     }
 }
 
@@ -223,11 +225,11 @@ impl<'a> Candidate<'a> {
     fn spend_allowance(&self, caller: &Caller) -> Result<Option<Spent<'a>>, ToolError> {
         let Some(limiter) = self.judge.limiter else { return Ok(None) };
         let key = match limiter.limit().per {
-            RatePer::Client => caller.0.as_str(),
-            RatePer::Instance => self.instance.as_ref().map_or("tool", |i| i.key.as_str()),
-            RatePer::Tool => "tool",
+            RatePer::Client => caller.key(),
+            RatePer::Instance => self.instance.as_ref().map_or("tool", |i| i.key.as_str()).into(),
+            RatePer::Tool => "tool".into(),
         };
-        limiter.admit(key).map(Some)
+        limiter.admit(&key).map(Some)
     }
 
     /// Whether the call may write its flow — a conversation machine's transition, a domain

@@ -104,9 +104,9 @@ impl Connection {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>());
         match (address, self.origin()) {
-            (Some(axum::extract::ConnectInfo(address)), _) => Caller::address(address.ip()),
-            (None, Origin::Connection(key)) => Caller::connection(&key),
-            (None, Origin::Sessionless) => Caller::unidentified(),
+            (Some(axum::extract::ConnectInfo(address)), _) => Caller::Address(address.ip()),
+            (None, Origin::Connection(key)) => Caller::Connection(key),
+            (None, Origin::Sessionless) => Caller::Unidentified,
         }
     }
 

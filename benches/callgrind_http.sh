@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Instructions per `tools/call invoice_view` over sessionless Streamable HTTP (2026-07-28, JSON
+# replies), counted by callgrind inside a running server: WARM requests first, then counters
+# zeroed, N requests, a dump. Deterministic, unlike wall-clock load; run it on toolgate's
+# invoice example and on the plain rmcp baseline of ../shared/perf and compare.
+#
+#   benches/callgrind_http.sh <port> <server command...>
+#   e.g. benches/callgrind_http.sh 9311 target/release/examples/invoice --http 127.0.0.1:9311 --stateless
+#        benches/callgrind_http.sh 9312 $TMPDIR/toolgate-perf/rust-target/release/rmcp_srv_cached 9312 stateless json
+# Prints instructions per request; the profile is left in $OUT (default /tmp/callgrind-http.out.1).
+set -euo pipefail
+port=$1; shift
+N=${N:-1000} WARM=${WARM:-200} OUT=${OUT:-/tmp/callgrind-http.out}
+valgrind --tool=callgrind --callgrind-out-file="$OUT" "$@" >"$OUT.log" 2>&1 &
+vp=$!
+trap 'kill $vp 2>/dev/null || true' EXIT
+for _ in $(seq 120); do curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break; sleep 0.5; done
+calls() {
+  python3 - "$port" "$1" <<'PY'
+import http.client, sys
+port, n = int(sys.argv[1]), int(sys.argv[2])
+c = http.client.HTTPConnection("127.0.0.1", port)
+body = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"invoice_view",'
+        '"arguments":{"id":"INV-1","domain":"invoice"},"_meta":{"io.modelcontextprotocol/protocolVersion":'
+        '"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+           "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "invoice_view"}
+for i in range(n):
+    c.request("POST", "/mcp", body % i, headers)
+    r = c.getresponse(); d = r.read()
+    assert r.status == 200 and b'"isError":false' in d, d
+PY
+}
+calls "$WARM"
+callgrind_control -z "$vp" >/dev/null
+calls "$N"
+callgrind_control -d "$vp" >/dev/null
+sleep 1
+total=$(callgrind_annotate "$OUT.1" 2>/dev/null | grep -m1 'PROGRAM TOTALS' | awk '{gsub(",","",$1); print $1}')
+echo "instructions per request: $((total / N))"
