@@ -219,6 +219,13 @@ pub use toolgate_runtime::{
 pub use toolgate_runtime::{AtModuleLevel, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine};
 pub use toolgate_runtime::{fsm, store, types};
 
+/// Who is calling: the [`Principal`] a handler can take as a parameter, the
+/// [`Authenticator`] that resolves it from a request's bearer token, and [`StaticTokens`].
+pub mod auth {
+    pub use toolgate_runtime::{AuthError, AuthFuture, Authenticator, Principal, StaticTokens};
+}
+pub use auth::{Authenticator, Principal, StaticTokens};
+
 /// Flows (conversations): how a handler tells them apart, and the state handle that
 /// names one across sessionless requests.
 pub mod flow {
@@ -248,7 +255,8 @@ pub mod server {
 pub mod prelude {
     pub use crate::server::ServeError;
     pub use crate::{
-        Ctx, DomainPolicy, Failure, FieldError, LogLevel, Machine, Progress, Server, State, ToolError, action, machine,
+        Ctx, DomainPolicy, Failure, FieldError, LogLevel, Machine, Principal, Progress, Server, State, ToolError,
+        action, machine,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

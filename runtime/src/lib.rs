@@ -6,6 +6,7 @@
 
 mod action;
 mod arguments;
+mod auth;
 mod domain;
 mod error;
 pub mod flow;
@@ -19,6 +20,7 @@ pub mod types;
 mod wait;
 
 pub use action::{ActionInput, ActionOutput, Ctx, FromCtx, LogLevel, Progress, SourceLocation, State};
+pub use auth::{AuthError, AuthFuture, Authenticator, Principal, StaticTokens};
 // Named by the diagnostics of generated code: exported here (hidden) so that rustc names
 // them by their own names, not by a path through `__private`.
 #[doc(hidden)]

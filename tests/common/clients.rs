@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam, ProgressToken, ProtocolVersion};
 use rmcp::service::{NotificationContext, RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServerHandler, ServiceExt};
 use serde_json::Value;
@@ -31,7 +32,21 @@ pub async fn connect_http<H: ClientHandler>(
     url: &str,
     lifecycle: Lifecycle,
 ) -> RunningService<RoleClient, H> {
-    let transport = StreamableHttpClientTransport::from_uri(url.to_string());
+    connect_http_as(handler, url, lifecycle, None).await
+}
+
+/// [`connect_http`], presenting `token` (if any) as `Authorization: Bearer` on every request.
+pub async fn connect_http_as<H: ClientHandler>(
+    handler: H,
+    url: &str,
+    lifecycle: Lifecycle,
+    token: Option<&str>,
+) -> RunningService<RoleClient, H> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
     match lifecycle {
         Lifecycle::Session => handler.serve(transport).await.expect("initialize over HTTP"),
         Lifecycle::Sessionless => {
@@ -136,6 +151,14 @@ impl TestClient {
     pub async fn http(url: &str) -> Self {
         let (observer, list_changed) = observer();
         let service = connect_http(observer, url, Lifecycle::Session).await;
+        Self { service, url: Some(url.to_string()), list_changed, _server: None }
+    }
+
+    /// Connects to a Streamable HTTP endpoint as [`TestClient::http`] or
+    /// [`TestClient::sessionless`] do, presenting `token` as `Authorization: Bearer`.
+    pub async fn http_as(url: &str, lifecycle: Lifecycle, token: Option<&str>) -> Self {
+        let (observer, list_changed) = observer();
+        let service = connect_http_as(observer, url, lifecycle, token).await;
         Self { service, url: Some(url.to_string()), list_changed, _server: None }
     }
 

@@ -17,6 +17,8 @@ const KEYS: &[&str] = &[
     "timeout",
     "rate_limit",
     "allow_unknown_fields",
+    "transactional",
+    "scope",
     "startup_checked",
 ];
 
@@ -61,6 +63,8 @@ pub(crate) struct ActionAttrs {
     pub(crate) timeout: Attr<LitStr>,
     pub(crate) allow_unknown_fields: Attr<Span>,
     pub(crate) rate_limit: Attr<LitStr>,
+    pub(crate) transactional: Attr<Span>,
+    pub(crate) scope: Attr<Vec<LitStr>>,
     /// Keys that were written but failed to parse (already reported).
     pub(crate) failed: Vec<String>,
 }
@@ -101,15 +105,10 @@ impl ActionAttrs {
             "timeout" => self.timeout.set(meta, meta.value()?.parse()?),
             "allow_unknown_fields" => self.allow_unknown_fields.set(meta, flag(meta)?),
             "rate_limit" => self.rate_limit.set(meta, meta.value()?.parse()?),
+            "transactional" => self.transactional.set(meta, flag(meta)?),
+            "scope" => self.scope.set(meta, one_or_list(meta)?),
             "bind_state" => {
-                let value = meta.value()?;
-                let states = if value.peek(syn::token::Bracket) {
-                    let list;
-                    bracketed!(list in value);
-                    Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?.into_iter().collect()
-                } else {
-                    vec![value.parse()?]
-                };
+                let states = one_or_list(meta)?;
                 self.bind_state_span = meta.path.get_ident().map(|i| i.span());
                 self.bind_state.set(meta, states)
             }
@@ -127,6 +126,18 @@ impl ActionAttrs {
 /// The key as written (`domain`, or a path such as `toolgate::name`).
 fn key_name(meta: &ParseNestedMeta) -> String {
     quote::ToTokens::to_token_stream(&meta.path).to_string().replace(' ', "")
+}
+
+/// `key = "a"` or `key = ["a", "b"]`.
+fn one_or_list(meta: &ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
+    let value = meta.value()?;
+    if value.peek(syn::token::Bracket) {
+        let list;
+        bracketed!(list in value);
+        Ok(Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?.into_iter().collect())
+    } else {
+        Ok(vec![value.parse()?])
+    }
 }
 
 /// A key that takes no value (`global`, `startup_checked`); returns its span.

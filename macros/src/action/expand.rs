@@ -101,6 +101,11 @@ fn registration(action: &Action) -> TokenStream {
     let states = action.params.extracted.iter().map(|ty| {
         quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::STATE }
     });
+    let needs_principal = action.params.extracted.iter().map(|ty| {
+        quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::NEEDS_PRINCIPAL }
+    });
+    let transactional = action.transactional;
+    let scopes = &action.scopes;
     quote_spanned! {span=>
         ::toolgate::__private::inventory::submit! {
             ::toolgate::__private::ActionRegistration {
@@ -115,6 +120,9 @@ fn registration(action: &Action) -> TokenStream {
                 timeout_ms: #timeout_ms,
                 allow_unknown_fields: #allow_unknown_fields,
                 rate_limit: #rate_limit,
+                transactional: #transactional,
+                scopes: &[#(#scopes),*],
+                needs_principal: false #(|| #needs_principal)*,
                 states: &[#(#states),*],
                 handler: #handler,
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },

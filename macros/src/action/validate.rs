@@ -1,5 +1,6 @@
 //! The rules an `#[action]` must follow, one function each; all problems are collected.
 
+use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{FnArg, LitStr};
 use toolgate_machine::grammar::{Rate, parse_duration_ms};
@@ -32,6 +33,10 @@ pub(crate) struct Action<'a> {
     pub(crate) allow_unknown_fields: bool,
     /// `rate_limit = "30/minute per client"`.
     pub(crate) rate_limit: Option<Rate>,
+    /// `transactional`.
+    pub(crate) transactional: bool,
+    /// `scope = …`: every scope the tool requires.
+    pub(crate) scopes: Vec<String>,
 }
 
 pub(crate) fn validate<'a>(
@@ -57,6 +62,7 @@ pub(crate) fn validate<'a>(
     if attrs.rate_limit.get().is_some() && rate_limit.is_none() {
         return None;
     }
+    let scopes = check_scopes(attrs, errors);
     let (domain, name, description, params) = (domain?, name?, description?, params?);
     Some(Action {
         handler,
@@ -75,7 +81,37 @@ pub(crate) fn validate<'a>(
         timeout_ms,
         allow_unknown_fields: attrs.allow_unknown_fields.get().is_some(),
         rate_limit,
+        transactional: attrs.transactional.get().is_some(),
+        scopes,
     })
+}
+
+/// `scope = "payments:capture"` or a list: each an OAuth scope token (RFC 6749 §3.3:
+/// printable ASCII without spaces, quotes or backslashes), none twice, at least one.
+fn check_scopes(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>) -> Vec<String> {
+    let Some(scopes) = attrs.scope.get() else { return Vec::new() };
+    if scopes.is_empty() {
+        errors.push(syn::Error::new(
+            Span::call_site(),
+            "`scope = []` requires nothing: name at least one scope, or remove the key",
+        ));
+    }
+    let mut seen = Vec::new();
+    for scope in scopes {
+        let value = scope.value();
+        let valid = !value.is_empty() && value.bytes().all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\');
+        if !valid {
+            errors.push(syn::Error::new(
+                scope.span(),
+                format!("`{value}` is not a scope: a scope is printable ASCII without spaces, quotes or backslashes (`payments:capture`)"),
+            ));
+        } else if seen.contains(&value) {
+            errors.push(syn::Error::new(scope.span(), format!("scope `{value}` is listed twice")));
+        } else {
+            seen.push(value);
+        }
+    }
+    seen
 }
 
 /// `rate_limit = "30/minute per client"`: the grammar the runtime shares.
@@ -130,10 +166,23 @@ fn last_segment(ty: &syn::Type) -> Option<&syn::Ident> {
     }
 }
 
-/// Whether a parameter's type is written `Ctx` or `State<…>` (with any path before it):
-/// the one place the macro reads a type's name, to tell the input from the rest.
+/// Whether a parameter's type is written `Ctx`, `State<…>`, `Principal` or
+/// `Option<Principal>` (with any path before it): the one place the macro reads a type's
+/// name, to tell the input from the rest.
 fn is_filled_in(ty: &syn::Type) -> bool {
-    last_segment(ty).is_some_and(|ident| ident == "Ctx" || ident == "State")
+    last_segment(ty).is_some_and(|ident| ident == "Ctx" || ident == "State" || ident == "Principal")
+        || option_of(ty).is_some_and(|inner| last_segment(inner).is_some_and(|ident| ident == "Principal"))
+}
+
+/// `T` of a type written `Option<T>`.
+fn option_of(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else { return None };
+    let segment = path.path.segments.last().filter(|s| s.ident == "Option")?;
+    let syn::PathArguments::AngleBracketed(arguments) = &segment.arguments else { return None };
+    match arguments.args.first() {
+        Some(syn::GenericArgument::Type(inner)) if arguments.args.len() == 1 => Some(inner),
+        _ => None,
+    }
 }
 
 /// Handlers return `Result<O, ToolError>`; returns `O` and the whole return type.

@@ -4,6 +4,7 @@ use rmcp::RoleServer;
 use rmcp::service::Peer;
 
 use super::{CallClient, LogLevel, States};
+use crate::auth::Principal;
 use crate::flow::FlowId;
 use crate::store::StoreKey;
 
@@ -16,6 +17,7 @@ pub struct Ctx {
     pub(crate) instance: Option<String>,
     pub(crate) machine_state: Option<String>,
     pub(crate) states: States,
+    pub(crate) principal: Option<Principal>,
     pub(crate) client: CallClient,
 }
 
@@ -23,6 +25,11 @@ impl Ctx {
     /// The tool being called (`invoice_discharge`).
     pub fn tool(&self) -> &str {
         self.tool
+    }
+
+    /// Who is calling, when the request authenticated (see [`Principal`]).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_ref()
     }
 
     /// The tool's intent domain (`None` for a global tool).

@@ -4,6 +4,7 @@
 //! handler.
 
 use super::{Ctx, State, StateRequirement};
+use crate::auth::Principal;
 use crate::error::ToolError;
 
 /// A handler parameter that the call fills in: [`Ctx`] (the call's context) and
@@ -13,14 +14,19 @@ use crate::error::ToolError;
 /// `FromCtx` parameters in any order. A type of your own can implement it to reach
 /// something every call can compute from its [`Ctx`].
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a parameter an `#[action]` handler can be given: after the input, parameters are `Ctx` or `State<T>`",
-    label = "neither `Ctx` nor `State<…>`",
-    note = "a handler has at most one input, its first parameter (a struct deriving `Deserialize` and `JsonSchema`); then `State<T>` and `Ctx` parameters, in any order"
+    message = "`{Self}` is not a parameter an `#[action]` handler can be given: after the input, parameters are `Ctx`, `State<T>`, `Principal` or `Option<Principal>`",
+    label = "not `Ctx`, `State<…>` or `Principal`",
+    note = "a handler has at most one input, its first parameter (a struct deriving `Deserialize` and `JsonSchema`); then `State<T>`, `Ctx` and `Principal` parameters, in any order"
 )]
 pub trait FromCtx: Sized {
     /// The application state this parameter needs from the server, checked at start-up.
     #[doc(hidden)]
     const STATE: Option<StateRequirement> = None;
+
+    /// Whether this parameter needs an authenticated principal: a call without one is then
+    /// refused (`UNAUTHENTICATED`) before the handler runs.
+    #[doc(hidden)]
+    const NEEDS_PRINCIPAL: bool = false;
 
     /// The parameter's value for the call `ctx` serves.
     fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError>;
@@ -40,5 +46,23 @@ impl<T: Clone + Send + Sync + 'static> FromCtx for State<T> {
         ctx.states.get::<T>().map(State).ok_or_else(|| {
             ToolError::internal(format_args!("no application state of type `{}`", std::any::type_name::<T>()))
         })
+    }
+}
+
+/// The authenticated caller. A tool whose handler takes it is refused without one
+/// (`UNAUTHENTICATED`), before the handler runs.
+impl FromCtx for Principal {
+    const NEEDS_PRINCIPAL: bool = true;
+
+    fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError> {
+        ctx.principal.clone().ok_or_else(|| ToolError::unauthenticated(ctx.tool))
+    }
+}
+
+/// The caller, when it authenticated: for a tool that serves anyone but may do more for a
+/// known principal.
+impl FromCtx for Option<Principal> {
+    fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError> {
+        Ok(ctx.principal.clone())
     }
 }

@@ -67,6 +67,15 @@ pub struct ActionRegistration {
     pub timeout_ms: Option<u64>,
     /// `rate_limit = "30/minute per client"`.
     pub rate_limit: Option<RateLimit>,
+    /// `transactional`: the tool moves money or data, and refuses any call without an
+    /// authenticated principal (`UNAUTHENTICATED`), whatever the arguments say.
+    pub transactional: bool,
+    /// `scope = "payments:capture"` (or a list): every scope a principal needs to see and
+    /// call the tool.
+    pub scopes: &'static [&'static str],
+    /// Whether a handler parameter needs a principal (`Principal`): the call is refused
+    /// without one before the handler runs.
+    pub needs_principal: bool,
     /// `allow_unknown_fields`: arguments the input type does not have are ignored rather
     /// than refused.
     pub allow_unknown_fields: bool,

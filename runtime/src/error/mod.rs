@@ -20,7 +20,10 @@ use serde_json::{Map, Value};
 pub use failure::{Failure, Retry};
 pub use field::FieldError;
 pub(crate) use refusal::{DomainMismatch, DomainNotSelected, Forbidden};
-use refusal::{FlowBusy, HandleRefusal, Internal, InvalidArgument, RateLimited, StoreUnavailable, Timeout};
+use refusal::{
+    FlowBusy, HandleRefusal, InsufficientScope, Internal, InvalidArgument, RateLimited, StoreUnavailable, Timeout,
+    Unauthenticated,
+};
 
 /// Declares the codes toolgate produces, once: the [`Code`] enum, its spelling, and
 /// [`ToolError::RESERVED_CODES`] all come from this table.
@@ -60,6 +63,10 @@ codes! {
     InvalidArgument = "INVALID_ARGUMENT",
     /// The thing the call refers to does not exist.
     NotFound = "NOT_FOUND",
+    /// The tool needs an authenticated principal and the call has none.
+    Unauthenticated = "UNAUTHENTICATED",
+    /// The principal lacks a scope the tool requires.
+    InsufficientScope = "INSUFFICIENT_SCOPE",
     /// A forged, foreign or gone flow handle.
     InvalidHandle = "INVALID_HANDLE",
     /// An expired flow handle.
@@ -104,6 +111,10 @@ enum Repr {
     InvalidArgument(InvalidArgument),
     #[error("{0}")]
     NotFound(String),
+    #[error("{0}")]
+    Unauthenticated(Unauthenticated),
+    #[error("{0}")]
+    InsufficientScope(InsufficientScope),
     #[error("{0}")]
     InvalidHandle(HandleRefusal),
     #[error("{0}")]
@@ -229,6 +240,23 @@ impl ToolError {
         Self::new(Repr::FlowBusy(FlowBusy { what, retry_after_ms }))
     }
 
+    /// `UNAUTHENTICATED`: `tool` needs a principal and the call has none.
+    pub(crate) fn unauthenticated(tool: &str) -> Self {
+        Self::new(Repr::Unauthenticated(Unauthenticated {
+            tool: tool.to_string(),
+            hint: "authenticate: send the request with `Authorization: Bearer <token>` for a principal allowed to call this tool; nothing in the arguments can stand for it",
+        }))
+    }
+
+    /// `INSUFFICIENT_SCOPE`: the principal lacks `scope`, which `tool` requires.
+    pub(crate) fn insufficient_scope(tool: &str, scope: &str) -> Self {
+        Self::new(Repr::InsufficientScope(InsufficientScope {
+            tool: tool.to_string(),
+            required_scope: scope.to_string(),
+            hint: "this caller cannot use this tool; ask the user to act with credentials that carry the scope, or use another tool",
+        }))
+    }
+
     /// `RATE_LIMITED`: `limit` as declared (`30/minute`).
     pub(crate) fn rate_limited(limit: impl Into<String>, retry_after_ms: u64) -> Self {
         Self::new(Repr::RateLimited(RateLimited { limit: limit.into(), retry_after_ms }))
@@ -279,6 +307,8 @@ impl ToolError {
             Repr::HandleExpired(_) => Code::HandleExpired,
             Repr::FlowBusy(_) => Code::FlowBusy,
             Repr::RateLimited(_) => Code::RateLimited,
+            Repr::Unauthenticated(_) => Code::Unauthenticated,
+            Repr::InsufficientScope(_) => Code::InsufficientScope,
             Repr::Timeout(_) => Code::Timeout,
             Repr::Cancelled => Code::Cancelled,
             Repr::StoreUnavailable(_) => Code::StoreUnavailable,
@@ -317,6 +347,8 @@ impl ToolError {
             Repr::InvalidHandle(refusal) | Repr::HandleExpired(refusal) => to_value(refusal),
             Repr::FlowBusy(refusal) => to_value(refusal),
             Repr::RateLimited(refusal) => to_value(refusal),
+            Repr::Unauthenticated(refusal) => to_value(refusal),
+            Repr::InsufficientScope(refusal) => to_value(refusal),
             Repr::Timeout(refusal) => to_value(refusal),
             Repr::StoreUnavailable(refusal) => to_value(refusal),
             Repr::Internal(internal) => to_value(internal),

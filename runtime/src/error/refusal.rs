@@ -159,3 +159,25 @@ pub(super) struct Internal {
     /// Where the server's log has the detail.
     pub(super) correlation_id: String,
 }
+
+/// `UNAUTHENTICATED`: the tool needs an authenticated principal and the call has none.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("`{tool}` needs an authenticated caller, and this request carries no accepted credentials")]
+pub(super) struct Unauthenticated {
+    /// The refused tool.
+    pub(super) tool: String,
+    /// What to do.
+    pub(super) hint: &'static str,
+}
+
+/// `INSUFFICIENT_SCOPE`: the principal lacks a scope the tool requires.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("`{tool}` requires the scope `{required_scope}`, which this caller was not granted")]
+pub(super) struct InsufficientScope {
+    /// The refused tool.
+    pub(super) tool: String,
+    /// The first scope the tool requires that the principal lacks.
+    pub(super) required_scope: String,
+    /// What to do.
+    pub(super) hint: &'static str,
+}

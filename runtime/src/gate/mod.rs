@@ -12,7 +12,7 @@ mod pipeline;
 mod rate_limit;
 mod records;
 
-pub(crate) use pipeline::{Admitted, Caller, Committed, Judge, Refused, admit};
+pub(crate) use pipeline::{Admitted, Caller, Committed, Judge, Peer, Refused, admit};
 pub(crate) use rate_limit::{Limiter, OverLimit, Spent};
 pub(crate) use records::Records;
 use rmcp::model::Tool;

@@ -4,21 +4,23 @@
 //! fill in for a tool it must not call:
 //!
 //! 1. the tool exists (the caller looked it up: it holds a [`ToolEntry`]);
-//! 2. [`Candidate::identify_flow`] — the state handle, if one is given;
-//! 3. [`Candidate::check_domain`] — the declared `domain` and the intent lock;
-//! 4. [`Candidate::name_instance`] — the keyed instance: only its key field is read;
-//! 5. [`Candidate::check_state`] — the state gate;
-//! 6. [`Candidate::check_arguments`] — every argument against the tool's schema;
-//! 7. [`Candidate::spend_allowance`] — the declared rate limit;
-//! 8. [`Candidate::take_leases`] — the leases of what the call will write; steps 3 and 5
+//! 2. [`Candidate::check_principal`] — an authenticated principal where the tool needs
+//!    one, with every scope it requires;
+//! 3. [`Candidate::identify_flow`] — the state handle, if one is given;
+//! 4. [`Candidate::check_domain`] — the declared `domain` and the intent lock;
+//! 5. [`Candidate::name_instance`] — the keyed instance: only its key field is read;
+//! 6. [`Candidate::check_state`] — the state gate;
+//! 7. [`Candidate::check_arguments`] — every argument against the tool's schema;
+//! 8. [`Candidate::spend_allowance`] — the declared rate limit;
+//! 9. [`Candidate::take_leases`] — the leases of what the call will write; steps 4 and 6
 //!    are judged again on what is committed now, and a refusal here gives the allowance
 //!    back;
 //!
-//! then the caller runs the handler (9) and [`Admitted::commit`]s (10). Adding a check is
+//! then the caller runs the handler (10) and [`Admitted::commit`]s (11). Adding a check is
 //! adding one step function and one line in [`admit`].
 //!
-//! Steps 3–5 first judge what is committed *without* a lease, so a call refused for its
-//! domain or state never waits behind another call's lease; step 8 makes the decision
+//! Steps 4–6 first judge what is committed *without* a lease, so a call refused for its
+//! domain or state never waits behind another call's lease; step 9 makes the decision
 //! authoritative for calls that write: a call that writes a record holds that record's
 //! lease from before it reads the record the last time until after it commits, so of two
 //! such calls the second reads the first's committed state and is gated on it.
@@ -27,6 +29,7 @@ use serde_json::{Map, Value};
 
 use super::{Gate, Limiter, Records, Spent, view};
 use crate::action::RatePer;
+use crate::auth::Principal;
 use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
 use crate::error::ToolError;
@@ -35,10 +38,18 @@ use crate::fsm::Machine;
 use crate::registry::{Registry, ToolEntry, ToolKind};
 use crate::store::{FlowLease, Snapshot, StoreKey};
 
-/// Who is calling, as far as a rate limit counts: the key of [`RatePer::Client`]. Its
+/// Who is calling: the principal, when the request authenticated, and where from. A rate
+/// limit counted `per client` counts the principal when there is one, else the peer. Its
 /// text is made only when a limit counts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Caller {
+pub(crate) struct Caller {
+    pub(crate) principal: Option<Principal>,
+    pub(crate) peer: Peer,
+}
+
+/// Where a call comes from, as the transport reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Peer {
     /// A client known by its network address, as the socket reports it.
     Address(std::net::IpAddr),
     /// A client known by the one connection it holds (stdio, or an HTTP server mounted
@@ -52,10 +63,14 @@ pub(crate) enum Caller {
 impl Caller {
     /// The key its allowance is counted under.
     fn key(&self) -> std::borrow::Cow<'_, str> {
-        match self {
-            Self::Address(ip) => format!("address:{ip}").into(),
-            Self::Connection(key) => key.to_string().into(),
-            Self::Unidentified => "unidentified".into(),
+        if let Some(principal) = &self.principal {
+            // Quoted: no subject or tenant can spell another's key.
+            return format!("principal:{:?}:{:?}", principal.tenant(), principal.subject()).into();
+        }
+        match &self.peer {
+            Peer::Address(ip) => format!("address:{ip}").into(),
+            Peer::Connection(key) => key.to_string().into(),
+            Peer::Unidentified => "unidentified".into(),
         }
     }
 }
@@ -122,6 +137,7 @@ pub(crate) async fn admit<'a>(
     };
     // Each step refuses before any later one runs.
     let steps = async {
+        call.check_principal(caller.principal.as_ref())?;
         call.identify_flow(origin).await?;
         call.check_domain()?;
         call.name_instance().await?;
@@ -148,7 +164,21 @@ pub(crate) async fn admit<'a>(
 }
 
 impl<'a> Candidate<'a> {
-    /// Step 2: the flow the call runs in — its handle (verified, and naming a flow that
+    /// Step 2: who is calling — a principal where the tool needs one (`transactional`, a
+    /// `Principal` parameter, a scope), holding every scope the tool requires. Nothing in
+    /// the arguments counts.
+    fn check_principal(&self, principal: Option<&Principal>) -> Result<(), ToolError> {
+        if !self.tool.needs_principal() {
+            return Ok(());
+        }
+        let Some(principal) = principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
+        match principal.missing_scope(self.tool.scopes()) {
+            Some(scope) => Err(ToolError::insufficient_scope(self.tool.name, scope)),
+            None => Ok(()),
+        }
+    }
+
+    /// Step 3: the flow the call runs in — its handle (verified, and naming a flow that
     /// still exists), else its connection, else a new one.
     async fn identify_flow(&mut self, origin: &Origin) -> Result<(), ToolError> {
         if !self.tool.needs_flow {
@@ -160,7 +190,7 @@ impl<'a> Candidate<'a> {
         Ok(())
     }
 
-    /// Step 3: the declared `domain` and the intent lock. A call that declares no domain
+    /// Step 4: the declared `domain` and the intent lock. A call that declares no domain
     /// (or not a string) is judged by its tool's domain here; the missing field itself is
     /// the argument check's to report, with every other bad field.
     fn check_domain(&mut self) -> Result<(), ToolError> {
@@ -173,7 +203,7 @@ impl<'a> Candidate<'a> {
         Ok(())
     }
 
-    /// Step 4: the instance a keyed tool names — its key field alone is read, checked
+    /// Step 5: the instance a keyed tool names — its key field alone is read, checked
     /// and canonicalized — and its committed state.
     async fn name_instance(&mut self) -> Result<(), ToolError> {
         let (Some(key), Some(machine)) = (&self.tool.instance, self.tool.machine.as_deref()) else { return Ok(()) };
@@ -184,7 +214,7 @@ impl<'a> Candidate<'a> {
         Ok(())
     }
 
-    /// Step 5: the state gate, on the instance's state laid over the flow.
+    /// Step 6: the state gate, on the instance's state laid over the flow.
     fn check_state(&self) -> Result<(), ToolError> {
         if self.tool.bind_states().is_empty() {
             return Ok(());
@@ -197,7 +227,7 @@ impl<'a> Candidate<'a> {
         Gate::new(self.judge.registry, &view).admit(self.tool, self.instance.as_ref().map(|i| i.id.as_str()))
     }
 
-    /// Step 6: every argument against the tool's schema, every bad field at once. The
+    /// Step 7: every argument against the tool's schema, every bad field at once. The
     /// fields toolgate owns (`domain`, the handle) are then taken out: the handler's type
     /// does not have them.
     fn check_arguments(&mut self) -> Result<(), ToolError> {
@@ -220,7 +250,7 @@ impl<'a> Candidate<'a> {
         Ok(())
     }
 
-    /// Step 7: the declared rate limit, counted per client, instance or tool — never per
+    /// Step 8: the declared rate limit, counted per client, instance or tool — never per
     /// flow, which a client can mint at will.
     fn spend_allowance(&self, caller: &Caller) -> Result<Option<Spent<'a>>, ToolError> {
         let Some(limiter) = self.judge.limiter else { return Ok(None) };
@@ -244,8 +274,8 @@ impl<'a> Candidate<'a> {
             || self.judge.records.needs_refresh(self.flow.as_ref(), &self.flow_before)
     }
 
-    /// Step 8: the leases of the records the call writes — the flow's before the
-    /// instance's, always in that order — then steps 3 and 5 again, on what is committed
+    /// Step 9: the leases of the records the call writes — the flow's before the
+    /// instance's, always in that order — then steps 4 and 6 again, on what is committed
     /// now that nobody else can change it.
     async fn take_leases(&mut self) -> Result<Leases, ToolError> {
         let records = self.judge.records;
@@ -383,7 +413,7 @@ impl Admitted<'_> {
                 || (self.switch.is_some() && new_flow))
     }
 
-    /// Step 10: commits what the successful call changes — its transition, the domain it
+    /// Step 11: commits what the successful call changes — its transition, the domain it
     /// selects or switches to, its flow's refreshed expiry — then releases the leases. The
     /// flow is committed first, then the instance: should the second commit fail, the
     /// first (a domain selection, an expiry) is harmless on its own.

@@ -280,6 +280,11 @@ impl Registry {
         self.tools.iter().map(|t| t.tool.clone()).collect()
     }
 
+    /// Whether some tool requires a scope, so that what a client lists depends on who it is.
+    pub(crate) fn has_scopes(&self) -> bool {
+        self.tools.iter().any(|t| !t.scopes().is_empty())
+    }
+
     /// The intent lock this registry's tools are served under.
     pub(crate) fn lock(&self) -> &IntentLock {
         &self.lock

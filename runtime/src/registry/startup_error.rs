@@ -126,6 +126,11 @@ pub enum StartupProblem {
         /// What is wrong with it.
         problem: String,
     },
+    /// The authentication settings contradict each other.
+    Authentication {
+        /// What is wrong.
+        problem: String,
+    },
     /// A schema is not what MCP requires (`inputSchema`/`outputSchema` must be objects).
     Schema {
         /// The tool.
@@ -181,6 +186,7 @@ impl fmt::Display for StartupProblem {
             Self::NoTools => f.write_str(
                 "no `#[action]` is linked into this binary, so there is no tool to serve. If the actions live in a library crate, mention it once in the binary (`use my_actions as _;`): the linker drops a library nothing refers to, and its actions with it",
             ),
+            Self::Authentication { problem } => f.write_str(problem),
             Self::HandleKey { problem } => {
                 write!(f, "{problem} (set it with ServerBuilder::handle_key or TOOLGATE_HANDLE_KEY)")
             }

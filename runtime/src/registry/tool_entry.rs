@@ -11,6 +11,7 @@ use super::StartupProblem;
 use super::instance_key::{CanonicalKeys, InstanceKey};
 use crate::action::{ActionRegistration, RatePer};
 use crate::arguments::ArgumentCheck;
+use crate::auth::Principal;
 use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::flow::field as flow_field;
 use crate::fsm::{BindingError, Machine};
@@ -76,6 +77,31 @@ impl ToolEntry {
     }
 
     /// The event a successful call fires.
+    /// Every scope a principal needs to see and call the tool.
+    pub(crate) fn scopes(&self) -> &'static [&'static str] {
+        match self.kind {
+            ToolKind::Action(registration) => registration.scopes,
+            ToolKind::SwitchDomain => &[],
+        }
+    }
+
+    /// Whether a call needs an authenticated principal: the tool is `transactional`,
+    /// requires a scope, or its handler takes a `Principal`.
+    pub(crate) fn needs_principal(&self) -> bool {
+        match self.kind {
+            ToolKind::Action(r) => r.transactional || r.needs_principal || !r.scopes.is_empty(),
+            ToolKind::SwitchDomain => false,
+        }
+    }
+
+    /// Whether `principal` may see the tool: it holds every scope the tool requires. (A
+    /// `transactional` tool without scopes is listed to everyone, and refuses a caller
+    /// that did not authenticate.)
+    pub(crate) fn visible_to(&self, principal: Option<&Principal>) -> bool {
+        let scopes = self.scopes();
+        scopes.is_empty() || principal.is_some_and(|p| p.missing_scope(scopes).is_none())
+    }
+
     pub(crate) fn transition(&self) -> Option<&'static str> {
         match self.kind {
             ToolKind::Action(registration) => registration.transition,

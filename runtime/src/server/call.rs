@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use super::Shared;
 use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
 use crate::action::{ActionRegistration, CallClient, Ctx};
+use crate::auth::Principal;
 use crate::domain::field;
 use crate::error::ToolError;
 use crate::flow::Origin;
@@ -64,11 +65,9 @@ impl Shared {
         let outcome = match gate::admit(&judge, tool, source.origin, source.caller, arguments).await {
             Ok(admitted) => {
                 let active = tool.domain.is_none().then(|| self.active_domain(&admitted.flow_before));
-                self.run_admitted(admitted, source.session, client).await.map_err(|error| Refused {
-                    error,
-                    new_flow: false,
-                    active_domain: active.flatten(),
-                })
+                self.run_admitted(admitted, source.session, source.caller.principal.as_ref(), client)
+                    .await
+                    .map_err(|error| Refused { error, new_flow: false, active_domain: active.flatten() })
             }
             Err(refused) => Err(refused),
         };
@@ -100,11 +99,12 @@ impl Shared {
         self.registry.lock().active(flow).map(str::to_string)
     }
 
-    /// Steps 9 and 10: the handler (for an action), then the commit.
+    /// Steps 10 and 11: the handler (for an action), then the commit.
     async fn run_admitted(
         &self,
         mut admitted: Admitted<'_>,
         session: Option<(&SessionFocus, Ticket)>,
+        principal: Option<&Principal>,
         client: CallClient,
     ) -> Result<Done, ToolError> {
         let tool = admitted.tool;
@@ -117,6 +117,7 @@ impl Shared {
                     instance: admitted.instance.as_ref().map(|i| i.id.clone()),
                     machine_state: admitted.from.clone(),
                     states: self.states.clone(),
+                    principal: principal.cloned(),
                     client,
                 };
                 let arguments = std::mem::take(&mut admitted.arguments);

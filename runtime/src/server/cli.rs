@@ -22,8 +22,16 @@ HTTP options:
   --session-idle-timeout SECS  close a session idle this long (default 300; `250ms` too)
   --client-rate-limit N/UNIT   requests one client (peer IP) may send per second, minute or hour,
                                e.g. 600/minute (default: no limit); past it, 429 with Retry-After
+  --token PRINCIPAL=SECRET     a bearer token standing for PRINCIPAL with every scope the tools declare
+                               (repeatable; development and service accounts)
+  --require-auth               answer requests without a bearer token with 401 (default: served
+                               anonymously; tools that need a principal refuse them)
 
-  TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica";
+  TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica
+  TOOLGATE_TOKENS       more tokens, as `--token` gives them: `clerk=s3cret,auditor=t0ken`";
+
+/// More `--token`s, from the environment: `clerk=s3cret,auditor=t0ken`.
+const TOKENS_ENV: &str = "TOOLGATE_TOKENS";
 
 /// Why a server stopped with an error.
 #[derive(thiserror::Error)]
@@ -77,6 +85,20 @@ struct Command {
     max_sessions: Option<usize>,
     session_idle_timeout: Option<Duration>,
     client_rate_limit: Option<RateLimit>,
+    /// `--token PRINCIPAL=SECRET`s.
+    tokens: Vec<(String, String)>,
+    require_auth: bool,
+}
+
+/// `PRINCIPAL=SECRET`, for `source` (a flag, or `TOOLGATE_TOKENS`). The secret never
+/// appears in a message.
+fn token(source: &str, value: &str) -> Result<(String, String), ServeError> {
+    match value.split_once('=') {
+        Some((principal, secret)) if !principal.trim().is_empty() && !secret.is_empty() => {
+            Ok((principal.trim().to_string(), secret.to_string()))
+        }
+        _ => Err(ServeError::Usage(format!("{source}: a token is `PRINCIPAL=SECRET`, both non-empty"))),
+    }
 }
 
 /// A duration above zero for `flag`: whole seconds (`30`, `30s`) or milliseconds (`250ms`),
@@ -140,7 +162,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
                 }
                 command.client_rate_limit = Some(rate);
             }
+            "--token" => {
+                let value = args.next().ok_or_else(|| usage("`--token` needs `PRINCIPAL=SECRET`".into()))?;
+                command.tokens.push(token("`--token`", &value)?);
+            }
+            "--require-auth" if !command.require_auth => command.require_auth = true,
             "--http"
+            | "--require-auth"
             | "--stateless"
             | "--handle-ttl"
             | "--max-sessions"
@@ -159,6 +187,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
         ("--max-sessions", command.max_sessions.is_some()),
         ("--session-idle-timeout", command.session_idle_timeout.is_some()),
         ("--client-rate-limit", command.client_rate_limit.is_some()),
+        ("--token", !command.tokens.is_empty()),
+        ("--require-auth", command.require_auth),
     ];
     if let (Some((flag, _)), false) =
         (http_only.iter().find(|(_, given)| *given), matches!(command.mode, Mode::Http(_)))
@@ -196,6 +226,19 @@ impl ServerBuilder {
         }
         if let Some(limit) = command.client_rate_limit {
             self = self.client_rate_limit(limit.calls, Duration::from_millis(limit.per_ms));
+        }
+        let mut tokens = command.tokens;
+        if let Some(list) = std::env::var_os(TOKENS_ENV) {
+            let list = list.into_string().map_err(|_| ServeError::Usage(format!("{TOKENS_ENV} is not UTF-8")))?;
+            for entry in list.split(',').filter(|e| !e.trim().is_empty()) {
+                tokens.push(token(TOKENS_ENV, entry.trim())?);
+            }
+        }
+        for (principal, secret) in tokens {
+            self = self.token_with_every_scope(principal, secret);
+        }
+        if command.require_auth {
+            self = self.require_authentication();
         }
         if command.mode == Mode::Help {
             println!("{USAGE}");

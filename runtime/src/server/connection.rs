@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeRequestParams, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, ServerNotification, Tool,
-    ToolListChangedNotification,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, ServerNotification,
+    Tool, ToolListChangedNotification,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
@@ -18,8 +18,9 @@ use super::call::CallSource;
 use super::call_stream::CallSink;
 use super::focus::{SessionFocus, focus_states};
 use crate::action::{CallClient, LogThreshold};
+use crate::auth::Principal;
 use crate::flow::Origin;
-use crate::gate::{self, Caller, Gate};
+use crate::gate::{self, Caller, Gate, Peer};
 use crate::store::StoreKey;
 
 /// Serves one client connection. A connection the server keeps (stdio, or a stateful
@@ -95,19 +96,36 @@ impl Connection {
         }
     }
 
-    /// Who is calling, for rate limits counted per client: the peer's address as the
-    /// socket reports it (HTTP served with connection info), else the connection the
-    /// server keeps (stdio), else one shared "unidentified" client.
+    /// Who is calling: the principal the request authenticated as (HTTP: resolved by the
+    /// server's authenticator before rmcp saw the request; stdio: as configured), and the
+    /// peer — its address as the socket reports it (HTTP served with connection info),
+    /// else the connection the server keeps (stdio), else one shared "unidentified" peer.
     fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
-        let address = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>());
-        match (address, self.origin()) {
-            (Some(axum::extract::ConnectInfo(address)), _) => Caller::Address(address.ip()),
-            (None, Origin::Connection(key)) => Caller::Connection(key),
-            (None, Origin::Sessionless) => Caller::Unidentified,
+        let parts = context.extensions.get::<http::request::Parts>();
+        let address =
+            parts.and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>());
+        let peer = match (address, self.origin()) {
+            (Some(axum::extract::ConnectInfo(address)), _) => Peer::Address(address.ip()),
+            (None, Origin::Connection(key)) => Peer::Connection(key),
+            (None, Origin::Sessionless) => Peer::Unidentified,
+        };
+        Caller { principal: self.principal(context), peer }
+    }
+
+    /// The principal of the request `context` serves. An HTTP request is only ever who its
+    /// own credentials say; the configured stdio principal is for connections without HTTP.
+    fn principal(&self, context: &RequestContext<RoleServer>) -> Option<Principal> {
+        match context.extensions.get::<http::request::Parts>() {
+            Some(parts) => parts.extensions.get::<Principal>().cloned(),
+            None => self.shared.auth.stdio_principal.clone(),
         }
+    }
+
+    /// Keeps of `tools` those `principal` may see (every scope they require).
+    fn visible_to(&self, mut tools: Vec<Tool>, principal: Option<&Principal>) -> Vec<Tool> {
+        let registry = &self.shared.registry;
+        tools.retain(|tool| registry.tool(&tool.name).is_none_or(|entry| entry.visible_to(principal)));
+        tools
     }
 
     /// What a kept connection lists: its flow, with the current state of each instance it
@@ -158,14 +176,21 @@ impl ServerHandler for Connection {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let tools = match self.origin() {
             Origin::Connection(flow) => self.listing(&flow).await?,
-            // The same for everyone: every tool, each saying when it is callable.
+            // The same for every caller with the same authorization: every tool it may
+            // see, each saying when it is callable.
             Origin::Sessionless => self.shared.registry.definitions(),
         };
-        Ok(ListToolsResult::with_all_items(tools))
+        let mut result = ListToolsResult::with_all_items(self.visible_to(tools, self.principal(&context).as_ref()));
+        if self.shared.registry.has_scopes() {
+            // The list varies by the authorization the request presents (and by nothing
+            // else): no one else may be served it from a cache.
+            result.cache_scope = Some(CacheScope::Private);
+        }
+        Ok(result)
     }
 
     async fn call_tool(

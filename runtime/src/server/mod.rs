@@ -22,6 +22,7 @@ pub use http::{DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SES
 use std::collections::HashMap;
 
 use crate::action::States;
+use crate::auth::{Authenticator, Principal, StaticTokens};
 use crate::domain::DomainPolicy;
 use crate::flow::handle::HANDLE_KEY_ENV;
 use crate::flow::{DEFAULT_HANDLE_TTL, Flows, HandleSigner, WeakKey};
@@ -53,6 +54,22 @@ pub(crate) struct Shared {
     pub(crate) states: States,
     /// The declared rate limits, by tool.
     pub(crate) limiters: HashMap<&'static str, Limiter>,
+    /// How callers authenticate.
+    pub(crate) auth: AuthOptions,
+}
+
+/// How a server learns who is calling.
+#[derive(Default)]
+pub(crate) struct AuthOptions {
+    /// Resolves the bearer tokens of HTTP requests.
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    /// Whether an HTTP request without credentials is refused with 401.
+    pub(crate) required: bool,
+    /// Who a stdio (or other kept, non-HTTP) connection is.
+    pub(crate) stdio_principal: Option<Principal>,
+    /// Bearer tokens standing for a principal with every scope the tools declare:
+    /// `(principal, secret)`, resolved once the registry is known.
+    pub(crate) every_scope_tokens: Vec<(String, String)>,
 }
 
 /// How long calls wait, and may run.
@@ -95,6 +112,7 @@ impl Server {
             sessionless: false,
             http: HttpOptions::default(),
             states: States::default(),
+            auth: AuthOptions::default(),
         }
     }
 
@@ -131,6 +149,7 @@ pub struct ServerBuilder {
     sessionless: bool,
     http: HttpOptions,
     states: States,
+    auth: AuthOptions,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -319,6 +338,46 @@ impl ServerBuilder {
         self
     }
 
+    /// Resolves the `Authorization: Bearer …` token of every Streamable HTTP request to a
+    /// [`Principal`] (a request whose token it refuses gets 401 with `WWW-Authenticate`).
+    /// Tools that are `transactional`, require a `scope` or take a `Principal` refuse
+    /// callers without one; tools requiring a scope are listed only to principals holding
+    /// it.
+    ///
+    /// ```
+    /// # use toolgate_runtime::{Principal, Server, StaticTokens};
+    /// let tokens = StaticTokens::new().token("s3cret", Principal::new("clerk").with_scopes(["payments:capture"]));
+    /// let builder = Server::from_registry("payments").authenticator(tokens).require_authentication();
+    /// ```
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
+        self.auth.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Refuses every Streamable HTTP request without credentials with 401 and a
+    /// `WWW-Authenticate: Bearer` challenge, as the MCP authorization specification asks,
+    /// instead of serving it anonymously. Needs an [`authenticator`](Self::authenticator).
+    pub fn require_authentication(mut self) -> Self {
+        self.auth.required = true;
+        self
+    }
+
+    /// Who a stdio connection (or one from [`Server::connection`]) is: stdio carries no
+    /// credentials, so the deployment says.
+    pub fn stdio_principal(mut self, principal: Principal) -> Self {
+        self.auth.stdio_principal = Some(principal);
+        self
+    }
+
+    /// A bearer token standing for the principal `subject`, in no tenant, with every scope
+    /// the server's tools declare: for development and tests (`--token clerk=s3cret` on
+    /// the command line). Combined with an [`authenticator`](Self::authenticator), these
+    /// tokens are tried first.
+    pub fn token_with_every_scope(mut self, subject: impl Into<String>, secret: impl Into<String>) -> Self {
+        self.auth.every_scope_tokens.push((subject.into(), secret.into()));
+        self
+    }
+
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
         let handle_argument = self.options.handle_argument.clone();
@@ -334,6 +393,27 @@ impl ServerBuilder {
                 return Err(StartupError { problems });
             }
         };
+        let mut auth = self.auth;
+        if !auth.every_scope_tokens.is_empty() {
+            let scopes: std::collections::BTreeSet<&str> =
+                registry.tools().iter().flat_map(|t| t.scopes().iter().copied()).collect();
+            let tokens = auth.every_scope_tokens.drain(..).fold(StaticTokens::new(), |tokens, (subject, secret)| {
+                tokens.token(secret, Principal::new(subject).with_scopes(scopes.iter().copied()))
+            });
+            auth.authenticator = Some(match auth.authenticator.take() {
+                Some(configured) => Arc::new(crate::auth::FirstOf(Arc::new(tokens), configured)),
+                None => Arc::new(tokens),
+            });
+        }
+        if auth.required && auth.authenticator.is_none() {
+            return Err(StartupError {
+                problems: vec![StartupProblem::Authentication {
+                    problem:
+                        "authentication is required but no authenticator is configured: every request would be refused"
+                            .into(),
+                }],
+            });
+        }
         let limiters = registry
             .tools()
             .iter()
@@ -354,6 +434,7 @@ impl ServerBuilder {
                 http: self.http,
                 states: self.states,
                 limiters,
+                auth,
             }),
         })
     }

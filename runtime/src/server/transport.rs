@@ -1,6 +1,7 @@
 //! Transports: stdio, and Streamable HTTP — stateful (sessions, which also serve
 //! sessionless 2026-07-28 requests) or sessionless.
 
+use crate::auth::http::{HttpAuth, authenticate};
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
@@ -52,6 +53,16 @@ impl Server {
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);
             axum::Router::new().fallback_service(service).layer(refusals)
+        };
+        // Who is calling, resolved before rmcp sees the request.
+        let auth = &self.shared.auth;
+        let router = match &auth.authenticator {
+            Some(authenticator) => {
+                let auth =
+                    HttpAuth { authenticator: authenticator.clone(), required: auth.required, resource_metadata: None };
+                router.layer(axum::middleware::from_fn_with_state(Arc::new(auth), authenticate))
+            }
+            None => router,
         };
         match options.client_rate_limit {
             // The outermost layer: a client over its limit costs nothing else.

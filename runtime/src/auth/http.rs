@@ -1,0 +1,129 @@
+//! Authentication of Streamable HTTP requests: `Authorization: Bearer …` resolved once per
+//! request, before rmcp sees it, and the answers the MCP authorization specification asks
+//! for when it fails (401 with `WWW-Authenticate`).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::{AuthError, Authenticator};
+
+/// How a server authenticates HTTP requests.
+#[derive(Clone)]
+pub(crate) struct HttpAuth {
+    pub(crate) authenticator: Arc<dyn Authenticator>,
+    /// Whether a request without credentials is refused (401) rather than served
+    /// anonymously (tools that need a principal then refuse the call themselves).
+    pub(crate) required: bool,
+    /// The URL of the server's OAuth protected resource metadata (RFC 9728), named in
+    /// every `WWW-Authenticate` challenge.
+    pub(crate) resource_metadata: Option<String>,
+}
+
+impl std::fmt::Debug for HttpAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpAuth")
+            .field("required", &self.required)
+            .field("resource_metadata", &self.resource_metadata)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a request's credentials were not accepted, as HTTP answers it.
+enum Challenge {
+    /// No credentials, where the server requires them.
+    Missing,
+    /// An `Authorization` header that is not `Bearer <token>`.
+    Malformed,
+    /// A bearer token the authenticator refused.
+    Invalid(String),
+}
+
+/// Resolves the request's principal and puts it in the request's extensions, where the
+/// call path finds it (rmcp hands the request's parts to every handler); answers 401 when
+/// the credentials are refused, or missing where they are required.
+pub(crate) async fn authenticate(State(auth): State<Arc<HttpAuth>>, mut request: Request, next: Next) -> Response {
+    let header = request.headers().get(http::header::AUTHORIZATION);
+    let token = match header.map(|value| bearer_token(value.as_bytes())) {
+        None if auth.required => return unauthorized(&auth, Challenge::Missing),
+        None => return next.run(request).await,
+        Some(None) => return unauthorized(&auth, Challenge::Malformed),
+        Some(Some(token)) => token.to_string(),
+    };
+    match auth.authenticator.authenticate(&token).await {
+        Ok(principal) => {
+            request.extensions_mut().insert(principal);
+            next.run(request).await
+        }
+        Err(AuthError::InvalidToken(reason)) => {
+            tracing::debug!(%reason, "refused a request: its bearer token is not accepted");
+            unauthorized(&auth, Challenge::Invalid(reason))
+        }
+        Err(AuthError::Unavailable(reason)) => {
+            tracing::warn!(%reason, "cannot authenticate a request now");
+            let body = rpc_error("authentication is unavailable; retry later");
+            (http::StatusCode::SERVICE_UNAVAILABLE, [(http::header::RETRY_AFTER, "5")], body).into_response()
+        }
+    }
+}
+
+/// The token of `Bearer <token>` (the scheme in any case, RFC 7235), or `None` for any
+/// other form.
+fn bearer_token(value: &[u8]) -> Option<&str> {
+    let value = std::str::from_utf8(value).ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() && !token.contains(' ')).then_some(token)
+}
+
+/// 401 with the challenge the MCP authorization specification asks for: `Bearer`, the
+/// protected resource metadata's URL where there is one, and the error (RFC 6750 §3).
+fn unauthorized(auth: &HttpAuth, challenge: Challenge) -> Response {
+    let mut parameters = Vec::new();
+    if let Some(url) = &auth.resource_metadata {
+        parameters.push(format!("resource_metadata=\"{url}\""));
+    }
+    let message = match &challenge {
+        Challenge::Missing => "this server requires authentication: send `Authorization: Bearer <token>`".to_string(),
+        Challenge::Malformed => {
+            parameters.push("error=\"invalid_request\"".into());
+            "the Authorization header must be `Bearer <token>`".to_string()
+        }
+        Challenge::Invalid(reason) => {
+            parameters.push("error=\"invalid_token\"".into());
+            parameters.push(format!("error_description=\"{}\"", reason.replace(['"', '\\'], "'")));
+            format!("the bearer token is not accepted: {reason}")
+        }
+    };
+    let challenge =
+        if parameters.is_empty() { "Bearer".to_string() } else { format!("Bearer {}", parameters.join(", ")) };
+    let mut response = (http::StatusCode::UNAUTHORIZED, rpc_error(&message)).into_response();
+    if let Ok(value) = http::HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+fn rpc_error(message: &str) -> ([(http::HeaderName, &'static str); 1], Body) {
+    let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32001, "message": message } });
+    ([(http::header::CONTENT_TYPE, "application/json")], Body::from(body.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_only_the_bearer_scheme() {
+        assert_eq!(bearer_token(b"Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token(b"bearer abc"), Some("abc"));
+        assert_eq!(bearer_token(b"Basic abc"), None);
+        assert_eq!(bearer_token(b"Bearer "), None);
+        assert_eq!(bearer_token(b"Bearer a b"), None);
+        assert_eq!(bearer_token(b"Bearer"), None);
+    }
+}

@@ -1,0 +1,12 @@
+//! Who is calling: the [`Principal`] an [`Authenticator`] resolves from the credentials a
+//! request presents, and how a Streamable HTTP server asks for them. The call pipeline's
+//! second step (see `ARCHITECTURE.md`, "The call pipeline") refuses a tool that needs a
+//! principal, or a scope, it does not have.
+
+mod authenticator;
+pub(crate) mod http;
+mod principal;
+
+pub(crate) use authenticator::FirstOf;
+pub use authenticator::{AuthError, AuthFuture, Authenticator, StaticTokens};
+pub use principal::Principal;

@@ -1,0 +1,200 @@
+//! Who is calling: bearer tokens resolved to principals before rmcp sees a request, the
+//! pipeline's principal step (`UNAUTHENTICATED`, `INSUFFICIENT_SCOPE`) ahead of every
+//! later one, tool lists that hide what a principal's scopes do not reach, and 401s with
+//! `WWW-Authenticate` — through rmcp's client and raw HTTP.
+
+mod common;
+
+use common::clients::Lifecycle;
+use common::raw::SessionlessClient;
+use common::{TestClient, serve_in_process};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+use toolgate::StaticTokens;
+use toolgate::prelude::*;
+
+#[derive(Deserialize, JsonSchema)]
+struct Entry {
+    /// The amount, in cents.
+    cents: u32,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Posted {
+    cents: u32,
+    by: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Who {
+    subject: Option<String>,
+    tenant: Option<String>,
+}
+
+/// View the ledger's balance. Does not post or close anything.
+#[action(domain = "ledger")]
+async fn ledger_view() -> Result<Who, ToolError> {
+    Ok(Who { subject: None, tenant: None })
+}
+
+/// Post an entry to the ledger. Does not close the ledger.
+#[action(domain = "ledger", transactional)]
+async fn ledger_post(entry: Entry, principal: Principal) -> Result<Posted, ToolError> {
+    Ok(Posted { cents: entry.cents, by: principal.subject().to_string() })
+}
+
+/// Close the ledger for the month. Does not post entries.
+#[action(domain = "ledger", scope = "ledger:close")]
+async fn ledger_close() -> Result<Who, ToolError> {
+    Ok(Who { subject: None, tenant: None })
+}
+
+/// Say who is calling, if anyone authenticated. Does not change the ledger.
+#[action(domain = "ledger")]
+async fn ledger_whoami(principal: Option<Principal>) -> Result<Who, ToolError> {
+    Ok(Who {
+        subject: principal.as_ref().map(|p| p.subject().to_string()),
+        tenant: principal.as_ref().and_then(|p| p.tenant().map(str::to_string)),
+    })
+}
+
+const ALICE: &str = "alice-token-0123456789";
+const BOB: &str = "bob-token-0123456789";
+
+fn tokens() -> StaticTokens {
+    StaticTokens::new()
+        .token(ALICE, Principal::new("alice").with_tenant("acme").with_scopes(["ledger:close"]))
+        .token(BOB, Principal::new("bob").with_tenant("acme"))
+}
+
+async fn server(required: bool) -> String {
+    let mut builder = Server::from_registry("ledger").authenticator(tokens());
+    if required {
+        builder = builder.require_authentication();
+    }
+    serve_in_process(builder.build().expect("server")).await
+}
+
+fn names(mut names: Vec<String>) -> Vec<String> {
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn an_anonymous_caller_is_refused_what_needs_a_principal_before_anything_else() {
+    let url = server(false).await;
+    for lifecycle in [Lifecycle::Session, Lifecycle::Sessionless] {
+        let client = TestClient::http_as(&url, lifecycle, None).await;
+        assert_eq!(
+            names(client.tool_names().await),
+            ["ledger_post", "ledger_view", "ledger_whoami"],
+            "a scoped tool is not listed to a caller without the scope ({lifecycle:?})"
+        );
+        client.ok("ledger_view", json!({ "domain": "ledger" })).await;
+        let anonymous = client.ok("ledger_whoami", json!({ "domain": "ledger" })).await;
+        assert_eq!(anonymous["subject"], Value::Null);
+
+        let refused = client.refused("ledger_post", json!({ "domain": "ledger", "cents": 100 })).await;
+        assert_eq!(refused["code"], "UNAUTHENTICATED", "{refused}");
+        assert_eq!(refused["tool"], "ledger_post");
+        assert!(refused["hint"].as_str().unwrap().contains("Authorization: Bearer"), "{refused}");
+        // What the model writes counts for nothing, and the principal step speaks before
+        // the argument check (these fields are unknown to the tool).
+        for claim in [json!({ "confirmed": true }), json!({ "authorized_by": "user" }), json!({ "principal": "alice" })]
+        {
+            let mut arguments = json!({ "domain": "ledger", "cents": 100 });
+            arguments.as_object_mut().unwrap().extend(claim.as_object().unwrap().clone());
+            let refused = client.refused("ledger_post", arguments).await;
+            assert_eq!(refused["code"], "UNAUTHENTICATED", "{refused}");
+        }
+        let refused = client.refused("ledger_close", json!({ "domain": "ledger" })).await;
+        assert_eq!(refused["code"], "UNAUTHENTICATED", "{refused}");
+    }
+}
+
+#[tokio::test]
+async fn a_principal_sees_and_calls_only_what_its_scopes_reach() {
+    let url = server(false).await;
+    for lifecycle in [Lifecycle::Session, Lifecycle::Sessionless] {
+        let bob = TestClient::http_as(&url, lifecycle, Some(BOB)).await;
+        assert_eq!(names(bob.tool_names().await), ["ledger_post", "ledger_view", "ledger_whoami"]);
+        let refused = bob.refused("ledger_close", json!({ "domain": "ledger" })).await;
+        assert_eq!(refused["code"], "INSUFFICIENT_SCOPE", "{refused}");
+        assert_eq!(refused["required_scope"], "ledger:close");
+        // Scope before arguments: an unknown field does not get ahead of it.
+        let refused = bob.refused("ledger_close", json!({ "domain": "ledger", "force": true })).await;
+        assert_eq!(refused["code"], "INSUFFICIENT_SCOPE", "{refused}");
+        let posted = bob.ok("ledger_post", json!({ "domain": "ledger", "cents": 250 })).await;
+        assert_eq!((posted["by"].as_str(), posted["cents"].as_u64()), (Some("bob"), Some(250)));
+        let who = bob.ok("ledger_whoami", json!({ "domain": "ledger" })).await;
+        assert_eq!((who["subject"].as_str(), who["tenant"].as_str()), (Some("bob"), Some("acme")));
+
+        let alice = TestClient::http_as(&url, lifecycle, Some(ALICE)).await;
+        assert_eq!(names(alice.tool_names().await), ["ledger_close", "ledger_post", "ledger_view", "ledger_whoami"]);
+        alice.ok("ledger_close", json!({ "domain": "ledger" })).await;
+    }
+}
+
+#[tokio::test]
+async fn a_list_that_depends_on_the_caller_is_private_to_it() {
+    let url = server(false).await;
+    let raw = SessionlessClient::new(&url);
+    let anonymous = raw.request("tools/list", json!({}), &[]).await.result();
+    assert_eq!(anonymous["cacheScope"], "private", "{anonymous}");
+    let bearer = format!("Bearer {ALICE}");
+    let alice = raw.request("tools/list", json!({}), &[("Authorization", &bearer)]).await.result();
+    assert_eq!(alice["cacheScope"], "private");
+    assert_eq!(alice["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(anonymous["tools"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_refused_token_gets_401_with_a_bearer_challenge_and_is_never_echoed() {
+    let url = server(false).await;
+    let raw = SessionlessClient::new(&url);
+    let forged = "forged-token-that-must-not-echo";
+    for header in [format!("Bearer {forged}"), format!("Basic {forged}"), "Bearer".to_string()] {
+        let reply = raw.request("tools/list", json!({}), &[("Authorization", &header)]).await;
+        assert_eq!(reply.status, 401, "{header}: {}", reply.body);
+        let challenge = reply.headers["www-authenticate"].to_str().unwrap().to_string();
+        assert!(challenge.starts_with("Bearer"), "{challenge}");
+        assert!(challenge.contains("error=\"invalid_"), "{challenge}");
+        assert!(!challenge.contains(forged) && !reply.body.contains(forged), "{challenge} {}", reply.body);
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_requires_authentication_answers_401_without_credentials() {
+    let url = server(true).await;
+    let raw = SessionlessClient::new(&url);
+    let reply = raw.request("tools/list", json!({}), &[]).await;
+    assert_eq!(reply.status, 401, "{}", reply.body);
+    assert_eq!(reply.headers["www-authenticate"], "Bearer");
+    // With a token, everything works as before.
+    let bob = TestClient::http_as(&url, Lifecycle::Session, Some(BOB)).await;
+    bob.ok("ledger_post", json!({ "domain": "ledger", "cents": 1 })).await;
+}
+
+#[tokio::test]
+async fn a_stdio_connection_is_the_principal_the_deployment_names_and_http_never_is() {
+    let configured = Principal::new("batch-job").with_tenant("acme");
+    let server = Server::from_registry("ledger").stdio_principal(configured).build().expect("server");
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let connection = server.connection();
+    tokio::spawn(async move {
+        let running = connection.serve(tokio::io::split(server_io)).await.expect("server");
+        let _ = running.waiting().await;
+    });
+    let client = ().serve(tokio::io::split(client_io)).await.expect("client");
+    let call = CallToolRequestParams::new("ledger_whoami")
+        .with_arguments(json!({ "domain": "ledger" }).as_object().unwrap().clone());
+    let result = client.call_tool(call).await.expect("call");
+    assert_eq!(result.structured_content.unwrap()["subject"], "batch-job");
+
+    // Over HTTP, the stdio principal stands for nobody.
+    let url = serve_in_process(server).await;
+    let anonymous = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+    let who = anonymous.ok("ledger_whoami", json!({ "domain": "ledger" })).await;
+    assert_eq!(who["subject"], Value::Null);
+}
