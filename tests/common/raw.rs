@@ -433,9 +433,16 @@ impl RawSession {
 
     /// Sends a request on the session and reads its reply; `params` is sent as given.
     pub async fn request(&self, method: &str, params: Value) -> Reply {
+        self.request_with_headers(method, params, &[]).await
+    }
+
+    /// [`Self::request`] with `extra_headers` too (an `Authorization`, say).
+    pub async fn request_with_headers(&self, method: &str, params: Value, extra_headers: &[(&str, &str)]) -> Reply {
         let id = self.endpoint.next_id();
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        self.endpoint.request(id, self.headers(), &body).await
+        let mut headers = self.headers();
+        headers.extend(header_map(extra_headers));
+        self.endpoint.request(id, headers, &body).await
     }
 
     /// Calls a tool on the session; returns its `structuredContent` and whether it is an

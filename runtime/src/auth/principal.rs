@@ -79,6 +79,19 @@ impl Principal {
         &self.0.claims
     }
 
+    /// Who it is, as one unambiguous string: tenant and subject, quoted.
+    pub(crate) fn key(&self) -> String {
+        format!("{:?}:{:?}", self.tenant(), self.subject())
+    }
+
+    /// A digest of [`Principal::key`] that names the principal without revealing it (what a
+    /// state handle carries): 128 bits of SHA-256, hex.
+    pub(crate) fn digest(&self) -> String {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(self.key().as_bytes());
+        digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// The first of `required` it was not granted.
     pub(crate) fn missing_scope<'s>(&self, required: &[&'s str]) -> Option<&'s str> {
         required.iter().copied().find(|scope| !self.has_scope(scope))

@@ -6,6 +6,7 @@
 //! HMAC-SHA256 over `tg1.<payload>` with the server's key. The model can copy a handle but
 //! not forge, alter or extend one, and a flow id is only ever minted by the server.
 
+use crate::auth::Principal;
 use std::time::Duration;
 
 use base64::Engine;
@@ -31,7 +32,7 @@ struct Claims {
     /// Expiry, milliseconds since the Unix epoch.
     #[serde(rename = "e")]
     expires_at_ms: u64,
-    /// The principal the flow belongs to, once there are principals.
+    /// The principal the flow belongs to (its [`Principal::digest`]), if one started it.
     #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
     principal: Option<String>,
 }
@@ -104,17 +105,26 @@ impl HandleSigner {
         now_ms.saturating_add(self.ttl.as_millis() as u64)
     }
 
-    /// A handle for `flow_id` that expires at `expires_at_ms` (its flow's expiry).
-    pub(crate) fn mint(&self, flow_id: &str, expires_at_ms: u64) -> String {
-        let claims = Claims { flow: flow_id.to_string(), expires_at_ms, principal: None };
+    /// A handle for `flow_id` that expires at `expires_at_ms` (its flow's expiry), bound to
+    /// `principal`: only that principal (or, without one, only unauthenticated callers)
+    /// can present it.
+    pub(crate) fn mint(&self, flow_id: &str, expires_at_ms: u64, principal: Option<&Principal>) -> String {
+        let claims = Claims { flow: flow_id.to_string(), expires_at_ms, principal: principal.map(Principal::digest) };
         let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).expect("claims serialize"));
         let signed = format!("{PREFIX}.{payload}");
         let tag = URL_SAFE_NO_PAD.encode(self.tag(&signed));
         format!("{signed}.{tag}")
     }
 
-    /// Checks the tag first (in constant time), then the expiry.
-    pub(crate) fn verify(&self, handle: &str, now_ms: u64) -> Result<Verified, HandleError> {
+    /// Checks the tag first (in constant time), then that `principal` is the one the handle
+    /// was minted for (another principal's handle is as invalid as a forged one), then the
+    /// expiry.
+    pub(crate) fn verify(
+        &self,
+        handle: &str,
+        now_ms: u64,
+        principal: Option<&Principal>,
+    ) -> Result<Verified, HandleError> {
         let (signed, tag) = handle.rsplit_once('.').ok_or(HandleError::Invalid)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| HandleError::Invalid)?;
         let mut mac = self.mac.clone();
@@ -124,6 +134,9 @@ impl HandleSigner {
         let payload = signed.strip_prefix(PREFIX).and_then(|p| p.strip_prefix('.')).ok_or(HandleError::Invalid)?;
         let bytes = URL_SAFE_NO_PAD.decode(payload).map_err(|_| HandleError::Invalid)?;
         let claims: Claims = serde_json::from_slice(&bytes).map_err(|_| HandleError::Invalid)?;
+        if claims.principal != principal.map(Principal::digest) {
+            return Err(HandleError::Invalid);
+        }
         if claims.expires_at_ms <= now_ms {
             return Err(HandleError::Expired);
         }
@@ -141,6 +154,20 @@ impl HandleSigner {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_handle_serves_only_the_principal_it_was_minted_for() {
+        let (alice, bob) = (Principal::new("alice").with_tenant("a"), Principal::new("bob").with_tenant("a"));
+        let handle = signer(1).mint("abc", NOW + 60_000, Some(&alice));
+        assert_eq!(signer(1).verify(&handle, NOW, Some(&alice)), Ok(Verified { flow_id: "abc".into() }));
+        assert_eq!(signer(1).verify(&handle, NOW, Some(&bob)), Err(HandleError::Invalid));
+        assert_eq!(signer(1).verify(&handle, NOW, None), Err(HandleError::Invalid));
+        let anonymous = signer(1).mint("abc", NOW + 60_000, None);
+        assert_eq!(signer(1).verify(&anonymous, NOW, Some(&alice)), Err(HandleError::Invalid));
+        // The same subject in another tenant is another principal.
+        let other_tenant = Principal::new("alice").with_tenant("b");
+        assert_eq!(signer(1).verify(&handle, NOW, Some(&other_tenant)), Err(HandleError::Invalid));
+    }
+
     const NOW: u64 = 1_800_000_000_000;
 
     fn signer(key: u8) -> HandleSigner {
@@ -151,28 +178,28 @@ mod tests {
     fn a_minted_handle_verifies_until_it_expires() {
         let expires = signer(1).expiry_from(NOW);
         assert_eq!(expires, NOW + 60_000);
-        let handle = signer(1).mint("abc", expires);
-        assert_eq!(signer(1).verify(&handle, NOW + 59_999), Ok(Verified { flow_id: "abc".into() }));
-        assert_eq!(signer(1).verify(&handle, NOW + 60_000), Err(HandleError::Expired));
+        let handle = signer(1).mint("abc", expires, None);
+        assert_eq!(signer(1).verify(&handle, NOW + 59_999, None), Ok(Verified { flow_id: "abc".into() }));
+        assert_eq!(signer(1).verify(&handle, NOW + 60_000, None), Err(HandleError::Expired));
     }
 
     #[test]
     fn forged_altered_and_foreign_handles_are_invalid() {
-        let handle = signer(1).mint("abc", NOW + 60_000);
-        assert_eq!(signer(2).verify(&handle, NOW), Err(HandleError::Invalid), "another key's handle");
+        let handle = signer(1).mint("abc", NOW + 60_000, None);
+        assert_eq!(signer(2).verify(&handle, NOW, None), Err(HandleError::Invalid), "another key's handle");
         for at in [4, handle.len() / 2, handle.len() - 2] {
             let mut bytes = handle.clone().into_bytes();
             bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
             let altered = String::from_utf8(bytes).unwrap();
-            assert_eq!(signer(1).verify(&altered, NOW), Err(HandleError::Invalid), "altered at {at}");
+            assert_eq!(signer(1).verify(&altered, NOW, None), Err(HandleError::Invalid), "altered at {at}");
         }
         // A longer expiry with the old tag: the payload is signed.
         let claims = Claims { flow: "abc".into(), expires_at_ms: u64::MAX, principal: None };
         let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap());
         let tag = handle.rsplit_once('.').unwrap().1;
-        assert_eq!(signer(1).verify(&format!("tg1.{payload}.{tag}"), NOW), Err(HandleError::Invalid));
+        assert_eq!(signer(1).verify(&format!("tg1.{payload}.{tag}"), NOW, None), Err(HandleError::Invalid));
         for junk in ["", "abc", "tg1..", "tg1.x.y", "....", "tg1.ééé.ééé"] {
-            assert_eq!(signer(1).verify(junk, NOW), Err(HandleError::Invalid), "{junk:?}");
+            assert_eq!(signer(1).verify(junk, NOW, None), Err(HandleError::Invalid), "{junk:?}");
         }
     }
 

@@ -17,6 +17,7 @@ pub(crate) mod field;
 pub mod handle;
 mod id;
 
+use crate::auth::Principal;
 use std::time::Duration;
 
 pub use handle::{HandleSigner, WeakKey};
@@ -92,19 +93,25 @@ impl Flows {
     }
 
     /// The handle to return for flow `flow_id`, expiring with it.
-    pub(crate) fn handle(&self, flow_id: &str, expires_at_ms: u64) -> String {
-        self.signer.mint(flow_id, expires_at_ms)
+    pub(crate) fn handle(&self, flow_id: &str, expires_at_ms: u64, principal: Option<&Principal>) -> String {
+        self.signer.mint(flow_id, expires_at_ms, principal)
     }
 
     /// The flow a call runs in: the handle in its arguments, else its connection, else a
     /// new flow. (The handle stays in the arguments until they are checked.)
-    pub(crate) fn identify(&self, origin: &Origin, arguments: &Map<String, Value>) -> Result<FlowRef, ToolError> {
+    /// A handle serves only the principal it was minted for.
+    pub(crate) fn identify(
+        &self,
+        origin: &Origin,
+        arguments: &Map<String, Value>,
+        principal: Option<&Principal>,
+    ) -> Result<FlowRef, ToolError> {
         let argument = self.argument.as_str();
         match (field::read(arguments, argument)?, origin) {
-            (Some(handle), _) => match self.signer.verify(handle, now_ms()) {
+            (Some(handle), _) => match self.signer.verify(handle, now_ms(), principal) {
                 Ok(verified) => Ok(FlowRef::handle(verified.flow_id, false)),
                 Err(HandleError::Invalid) => Err(ToolError::invalid_handle(
-                    format!("`{argument}` is not a state handle this server issued"),
+                    format!("`{argument}` is not a state handle this server issued to this caller"),
                     self.restart_hint(),
                 )),
                 Err(HandleError::Expired) => {

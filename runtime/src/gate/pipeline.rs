@@ -65,7 +65,7 @@ impl Caller {
     fn key(&self) -> std::borrow::Cow<'_, str> {
         if let Some(principal) = &self.principal {
             // Quoted: no subject or tenant can spell another's key.
-            return format!("principal:{:?}:{:?}", principal.tenant(), principal.subject()).into();
+            return format!("principal:{}", principal.key()).into();
         }
         match &self.peer {
             Peer::Address(ip) => format!("address:{ip}").into(),
@@ -138,7 +138,7 @@ pub(crate) async fn admit<'a>(
     // Each step refuses before any later one runs.
     let steps = async {
         call.check_principal(caller.principal.as_ref())?;
-        call.identify_flow(origin).await?;
+        call.identify_flow(origin, caller.principal.as_ref()).await?;
         call.check_domain()?;
         call.name_instance().await?;
         call.check_state()?;
@@ -180,11 +180,11 @@ impl<'a> Candidate<'a> {
 
     /// Step 3: the flow the call runs in — its handle (verified, and naming a flow that
     /// still exists), else its connection, else a new one.
-    async fn identify_flow(&mut self, origin: &Origin) -> Result<(), ToolError> {
+    async fn identify_flow(&mut self, origin: &Origin, principal: Option<&Principal>) -> Result<(), ToolError> {
         if !self.tool.needs_flow {
             return Ok(());
         }
-        let flow = self.judge.records.flows.identify(origin, &self.arguments)?;
+        let flow = self.judge.records.flows.identify(origin, &self.arguments, principal)?;
         self.flow_before = self.judge.records.load_flow(Some(&flow)).await?;
         self.flow = Some(flow);
         Ok(())

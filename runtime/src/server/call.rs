@@ -136,7 +136,7 @@ impl Shared {
         let flow_now = flow_after.as_ref().unwrap_or(&flow_before);
         let handle = handle_id
             .zip(flow_now.expires_at_ms.filter(|_| flow_now.version > 0))
-            .map(|(id, expires)| self.flows.handle(&id, expires));
+            .map(|(id, expires)| self.flows.handle(&id, expires, principal));
 
         // Where the session's focus moves, and whether what it lists changed.
         let state = to.or(from);

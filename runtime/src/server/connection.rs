@@ -44,6 +44,9 @@ struct ConnectionState {
     focus: SessionFocus,
     /// The lowest log level the client asked for.
     log_threshold: LogThreshold,
+    /// Who opened the session (its principal's digest, `None` for an anonymous one): set
+    /// by `initialize`; every later request must be the same principal.
+    owner: std::sync::OnceLock<Option<String>>,
 }
 
 /// A kept connection's flow is its own: removed from the store when the connection ends,
@@ -84,6 +87,7 @@ impl Connection {
             kept: AtomicBool::new(kept),
             focus: SessionFocus::default(),
             log_threshold: LogThreshold::default(),
+            owner: std::sync::OnceLock::new(),
         };
         Self { shared, state: Arc::new(state) }
     }
@@ -118,6 +122,21 @@ impl Connection {
         match context.extensions.get::<http::request::Parts>() {
             Some(parts) => parts.extensions.get::<Principal>().cloned(),
             None => self.shared.auth.stdio_principal.clone(),
+        }
+    }
+
+    /// Refuses a request on a session another principal opened: a session id is not a
+    /// credential, and whoever learns one must not act as its owner.
+    fn check_owner(&self, principal: Option<&Principal>) -> Result<(), ErrorData> {
+        match self.state.owner.get() {
+            Some(owner) if *owner != principal.map(Principal::digest) => {
+                tracing::warn!("refused a request on a session another principal opened");
+                Err(ErrorData::invalid_request(
+                    "this session belongs to another principal: open a session of your own",
+                    Some(json!({ "code": "SESSION_OWNED_BY_ANOTHER_PRINCIPAL" })),
+                ))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -169,6 +188,7 @@ impl ServerHandler for Connection {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         self.state.kept.store(true, Ordering::Release);
+        let _ = self.state.owner.set(self.principal(&context).as_ref().map(Principal::digest));
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -178,13 +198,15 @@ impl ServerHandler for Connection {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let principal = self.principal(&context);
+        self.check_owner(principal.as_ref())?;
         let tools = match self.origin() {
             Origin::Connection(flow) => self.listing(&flow).await?,
             // The same for every caller with the same authorization: every tool it may
             // see, each saying when it is callable.
             Origin::Sessionless => self.shared.registry.definitions(),
         };
-        let mut result = ListToolsResult::with_all_items(self.visible_to(tools, self.principal(&context).as_ref()));
+        let mut result = ListToolsResult::with_all_items(self.visible_to(tools, principal.as_ref()));
         if self.shared.registry.has_scopes() {
             // The list varies by the authorization the request presents (and by nothing
             // else): no one else may be served it from a cache.
@@ -211,6 +233,7 @@ impl ServerHandler for Connection {
         // The call's own response stream, where the transport gave it one (stateful HTTP).
         let stream = context.extensions.get::<CallSink>().map(|sink| sink.0.clone());
         let caller = self.caller(&context);
+        self.check_owner(caller.principal.as_ref())?;
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream);
         let source = CallSource { origin: &origin, caller: &caller, session };
         // Boxed: rmcp moves this handler's future into a task of its own, so the call's
