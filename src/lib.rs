@@ -229,7 +229,7 @@ pub use auth::{Authenticator, Principal, StaticTokens};
 /// Flows (conversations): how a handler tells them apart, and the state handle that
 /// names one across sessionless requests.
 pub mod flow {
-    pub use toolgate_runtime::flow::handle::{HANDLE_KEY_ENV, MIN_KEY_BYTES};
+    pub use toolgate_runtime::flow::handle::{HANDLE_KEY_ENV, HANDLE_KEYS_ENV, MIN_KEY_BYTES};
     pub use toolgate_runtime::flow::{DEFAULT_HANDLE_ARGUMENT, DEFAULT_HANDLE_TTL, FlowId, WeakKey};
 }
 

@@ -249,3 +249,29 @@ async fn a_session_serves_only_the_principal_that_opened_it() {
         }
     }
 }
+
+#[tokio::test]
+async fn rotated_handle_keys_accept_the_previous_key_until_it_is_dropped() {
+    // Three deployments of one server sharing one store, as replicas or restarts would:
+    // before the rotation, during it (new key first, old kept), after the old key is dropped.
+    let store = toolgate::store::MemoryStore::new();
+    let (old, new) = (vec![1u8; 32], vec![2u8; 32]);
+    let deploy = |keys: Vec<Vec<u8>>| {
+        let server = Server::from_registry("ledger").store(store.clone()).handle_keys(keys).build().expect("server");
+        serve_in_process(server)
+    };
+    let before = TestClient::http_as(&deploy(vec![old.clone()]).await, Lifecycle::Sessionless, None).await;
+    let start = || before.ok("ledger_review_start", json!({ "domain": "ledger" }));
+    let (first, second) = (start().await, start().await);
+    let old_handles = [first["flow"].as_str().unwrap().to_string(), second["flow"].as_str().unwrap().to_string()];
+
+    let during = TestClient::http_as(&deploy(vec![new.clone(), old]).await, Lifecycle::Sessionless, None).await;
+    during.ok("ledger_review_finish", json!({ "domain": "ledger", "flow": old_handles[0] })).await;
+    let third = during.ok("ledger_review_start", json!({ "domain": "ledger" })).await;
+    let new_handle = third["flow"].as_str().expect("a handle signed with the new key").to_string();
+
+    let after = TestClient::http_as(&deploy(vec![new]).await, Lifecycle::Sessionless, None).await;
+    let refused = after.refused("ledger_review_finish", json!({ "domain": "ledger", "flow": old_handles[1] })).await;
+    assert_eq!(refused["code"], "INVALID_HANDLE", "a handle signed with a dropped key: {refused}");
+    after.ok("ledger_review_finish", json!({ "domain": "ledger", "flow": new_handle })).await;
+}

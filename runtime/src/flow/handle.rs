@@ -18,6 +18,10 @@ use sha2::Sha256;
 /// The environment variable a server reads its handle key from when none is configured.
 pub const HANDLE_KEY_ENV: &str = "TOOLGATE_HANDLE_KEY";
 
+/// The environment variable a server reads its handle keys from, comma-separated, for key
+/// rotation: the first signs, every one verifies. It wins over [`HANDLE_KEY_ENV`].
+pub const HANDLE_KEYS_ENV: &str = "TOOLGATE_HANDLE_KEYS";
+
 /// The shortest key accepted, in bytes (HMAC-SHA256's output size).
 pub const MIN_KEY_BYTES: usize = 32;
 
@@ -52,10 +56,12 @@ pub(crate) struct Verified {
     pub(crate) flow_id: String,
 }
 
-/// Mints and verifies handles with one key.
+/// Mints handles with one key and verifies them with that key and any older ones still
+/// accepted (key rotation).
 #[derive(Clone)]
 pub struct HandleSigner {
-    mac: Hmac<Sha256>,
+    /// The first signs; all verify.
+    macs: Vec<Hmac<Sha256>>,
     ttl: Duration,
 }
 
@@ -74,11 +80,28 @@ impl HandleSigner {
     /// A signer with `key` (at least [`MIN_KEY_BYTES`] bytes) whose handles live `ttl`
     /// after their last use.
     pub fn new(key: &[u8], ttl: Duration) -> Result<Self, WeakKey> {
-        if key.len() < MIN_KEY_BYTES {
-            return Err(WeakKey(key.len()));
+        Self::with_keys([key], ttl)
+    }
+
+    /// A signer that signs with the first of `keys` and accepts handles signed with any of
+    /// them: to rotate, put the new key first and keep the old one for one handle TTL,
+    /// after which no handle it signed is alive. Every key needs [`MIN_KEY_BYTES`] bytes;
+    /// an empty list is a weak key.
+    pub fn with_keys<K: AsRef<[u8]>>(keys: impl IntoIterator<Item = K>, ttl: Duration) -> Result<Self, WeakKey> {
+        let macs = keys
+            .into_iter()
+            .map(|key| {
+                let key = key.as_ref();
+                if key.len() < MIN_KEY_BYTES {
+                    return Err(WeakKey(key.len()));
+                }
+                Hmac::<Sha256>::new_from_slice(key).map_err(|_| WeakKey(key.len()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if macs.is_empty() {
+            return Err(WeakKey(0));
         }
-        let mac = Hmac::<Sha256>::new_from_slice(key).map_err(|_| WeakKey(key.len()))?;
-        Ok(Self { mac, ttl })
+        Ok(Self { macs, ttl })
     }
 
     /// A signer with a random key of this process: its handles mean nothing to another
@@ -127,9 +150,16 @@ impl HandleSigner {
     ) -> Result<Verified, HandleError> {
         let (signed, tag) = handle.rsplit_once('.').ok_or(HandleError::Invalid)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| HandleError::Invalid)?;
-        let mut mac = self.mac.clone();
-        mac.update(signed.as_bytes());
-        mac.verify_slice(&tag).map_err(|_| HandleError::Invalid)?;
+        // Every key is tried (each comparison in constant time): how long this takes
+        // says nothing about which key, if any, matched.
+        let matched = self.macs.iter().fold(false, |matched, mac| {
+            let mut mac = mac.clone();
+            mac.update(signed.as_bytes());
+            mac.verify_slice(&tag).is_ok() | matched
+        });
+        if !matched {
+            return Err(HandleError::Invalid);
+        }
         // Signed by us: what follows can only fail if our own format changed.
         let payload = signed.strip_prefix(PREFIX).and_then(|p| p.strip_prefix('.')).ok_or(HandleError::Invalid)?;
         let bytes = URL_SAFE_NO_PAD.decode(payload).map_err(|_| HandleError::Invalid)?;
@@ -144,7 +174,7 @@ impl HandleSigner {
     }
 
     fn tag(&self, signed: &str) -> Vec<u8> {
-        let mut mac = self.mac.clone();
+        let mut mac = self.macs[0].clone();
         mac.update(signed.as_bytes());
         mac.finalize().into_bytes().to_vec()
     }
@@ -153,6 +183,22 @@ impl HandleSigner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rotated_keys_verify_until_they_are_dropped() {
+        let ttl = Duration::from_secs(60);
+        let old = HandleSigner::new(&[1; 32], ttl).unwrap();
+        let rotated = HandleSigner::with_keys([[2; 32], [1; 32]], ttl).unwrap();
+        let dropped = HandleSigner::with_keys([[2; 32]], ttl).unwrap();
+        let before = old.mint("abc", NOW + 60_000, None);
+        assert_eq!(rotated.verify(&before, NOW, None), Ok(Verified { flow_id: "abc".into() }), "the previous key");
+        assert_eq!(dropped.verify(&before, NOW, None), Err(HandleError::Invalid), "a dropped key");
+        let after = rotated.mint("abc", NOW + 60_000, None);
+        assert_eq!(dropped.verify(&after, NOW, None), Ok(Verified { flow_id: "abc".into() }), "the first key signs");
+        assert_eq!(old.verify(&after, NOW, None), Err(HandleError::Invalid));
+        assert!(HandleSigner::with_keys(Vec::<Vec<u8>>::new(), ttl).is_err());
+        assert!(HandleSigner::with_keys([vec![2; 32], vec![1; 31]], ttl).is_err(), "every key is long enough");
+    }
 
     #[test]
     fn a_handle_serves_only_the_principal_it_was_minted_for() {

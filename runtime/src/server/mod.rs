@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use crate::action::States;
 use crate::auth::{Authenticator, Principal, StaticTokens};
 use crate::domain::DomainPolicy;
-use crate::flow::handle::HANDLE_KEY_ENV;
+use crate::flow::handle::{HANDLE_KEY_ENV, HANDLE_KEYS_ENV};
 use crate::flow::{DEFAULT_HANDLE_TTL, Flows, HandleSigner, WeakKey};
 use crate::fsm::Machine;
 use crate::gate::Limiter;
@@ -106,7 +106,7 @@ impl Server {
             instructions: None,
             options: RegistryOptions::default(),
             store: None,
-            handle_key: None,
+            handle_keys: Vec::new(),
             handle_ttl: DEFAULT_HANDLE_TTL,
             limits: Limits { lease_wait: DEFAULT_LEASE_WAIT, handler_timeout: DEFAULT_HANDLER_TIMEOUT },
             sessionless: false,
@@ -143,7 +143,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     options: RegistryOptions,
     store: Option<Arc<dyn FlowStore>>,
-    handle_key: Option<Vec<u8>>,
+    handle_keys: Vec<Vec<u8>>,
     handle_ttl: Duration,
     limits: Limits,
     sessionless: bool,
@@ -238,7 +238,17 @@ impl ServerBuilder {
     /// reads `TOOLGATE_HANDLE_KEY`; without that, it makes a random key for this process
     /// only and warns: replicas, or a restart, then refuse each other's handles.
     pub fn handle_key(mut self, key: impl Into<Vec<u8>>) -> Self {
-        self.handle_key = Some(key.into());
+        self.handle_keys = vec![key.into()];
+        self
+    }
+
+    /// The keys of state handles, for rotation: the first signs, every one verifies. To
+    /// rotate, put the new key first and drop the old one after one
+    /// [`handle_ttl`](Self::handle_ttl), when no handle it signed is still alive. Without
+    /// keys the server reads `TOOLGATE_HANDLE_KEYS` (comma-separated), then
+    /// `TOOLGATE_HANDLE_KEY`.
+    pub fn handle_keys(mut self, keys: impl IntoIterator<Item = impl Into<Vec<u8>>>) -> Self {
+        self.handle_keys = keys.into_iter().map(Into::into).collect();
         self
     }
 
@@ -384,7 +394,7 @@ impl ServerBuilder {
         let registry = Registry::collect(self.options, &self.states);
         // Warn about a per-process key only where handles can be minted.
         let uses_handles = registry.as_ref().is_ok_and(Registry::uses_flows);
-        let handles = handle_signer(self.handle_key, self.handle_ttl, uses_handles);
+        let handles = handle_signer(self.handle_keys, self.handle_ttl, uses_handles);
         let (registry, handles) = match (registry, handles) {
             (Ok(registry), Ok(handles)) => (registry, handles),
             (registry, handles) => {
@@ -440,12 +450,19 @@ impl ServerBuilder {
     }
 }
 
-/// The handle signer: the configured key, else `TOOLGATE_HANDLE_KEY`, else a random key
-/// for this process alone, said loudly.
-fn handle_signer(configured: Option<Vec<u8>>, ttl: Duration, warn: bool) -> Result<HandleSigner, WeakKey> {
-    let key = configured.or_else(|| std::env::var_os(HANDLE_KEY_ENV).map(|k| k.into_encoded_bytes()));
-    match key {
-        Some(key) => HandleSigner::new(&key, ttl),
+/// The handle signer: the configured keys, else `TOOLGATE_HANDLE_KEYS`, else
+/// `TOOLGATE_HANDLE_KEY`, else a random key for this process alone, said loudly.
+fn handle_signer(configured: Vec<Vec<u8>>, ttl: Duration, warn: bool) -> Result<HandleSigner, WeakKey> {
+    let from_env = || {
+        if let Some(keys) = std::env::var_os(HANDLE_KEYS_ENV) {
+            let keys = keys.into_encoded_bytes();
+            return Some(keys.split(|&b| b == b',').map(<[u8]>::to_vec).collect());
+        }
+        std::env::var_os(HANDLE_KEY_ENV).map(|key| vec![key.into_encoded_bytes()])
+    };
+    let keys = Some(configured).filter(|keys| !keys.is_empty()).or_else(from_env);
+    match keys {
+        Some(keys) => HandleSigner::with_keys(keys, ttl),
         None => {
             if warn {
                 tracing::warn!(
