@@ -287,6 +287,7 @@ mod tests {
             id: INVOICE.id.into(),
             initial: Some("draft".into()),
             key: INVOICE.key.map(Into::into),
+            tenant_scoped: false,
             states: INVOICE
                 .states
                 .iter()

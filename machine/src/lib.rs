@@ -28,6 +28,9 @@ pub struct MachineSpec {
     /// The argument that names an instance (`"id"`): the machine then has one instance per
     /// value of it, shared by every conversation. `None`: one instance per conversation.
     pub key: Option<String>,
+    /// `scope: tenant`: an instance is named by the caller's tenant *and* the key, so one
+    /// key in two tenants is two objects. Needs a `key`.
+    pub tenant_scoped: bool,
     /// The states in declaration order.
     pub states: Vec<StateSpec>,
 }
@@ -132,6 +135,15 @@ pub enum MachineError {
         /// The key as written.
         key: String,
     },
+    /// `scope: tenant` on a machine without a `key`: a conversation's machine already
+    /// belongs to the one caller that holds the conversation.
+    #[error(
+        "machine `{machine}`: `scope: tenant` names instances by tenant and key, and this machine has no `key` (a machine without one has an instance per conversation, which is already its caller's alone)"
+    )]
+    TenantScopeWithoutKey {
+        /// The machine's id.
+        machine: String,
+    },
     /// A state cannot be reached from `initial`. toolgate treats this as an error: a tool
     /// bound to it could never be called, which is almost always a typo in a target.
     #[error("machine `{machine}`: state `{state}` is unreachable from initial state `{initial}`")]
@@ -173,6 +185,9 @@ impl MachineSpec {
         }
         if let Some(key) = self.key.as_ref().filter(|key| !is_argument_name(key)) {
             errors.push(MachineError::InvalidKey { machine: machine(), key: key.clone() });
+        }
+        if self.tenant_scoped && self.key.is_none() {
+            errors.push(MachineError::TenantScopeWithoutKey { machine: machine() });
         }
         let mut seen = HashSet::new();
         for state in &self.states {
@@ -384,6 +399,7 @@ mod tests {
             id: "invoice".into(),
             initial: Some("draft".into()),
             key: None,
+            tenant_scoped: false,
             states: vec![
                 state("draft", &[("SUBMIT", "review")]),
                 state("review", &[("APPROVE", "approved"), ("REJECT", "draft")]),
@@ -454,7 +470,13 @@ mod tests {
         let errors = m.validate();
         assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateState { state, .. } if state == "draft")));
         assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateEvent { event, .. } if event == "SUBMIT")));
-        let empty = MachineSpec { id: String::new(), initial: Some("a".into()), key: None, states: vec![] };
+        let empty = MachineSpec {
+            id: String::new(),
+            initial: Some("a".into()),
+            key: None,
+            tenant_scoped: false,
+            states: vec![],
+        };
         assert_eq!(empty.validate(), vec![MachineError::EmptyId, MachineError::NoStates { machine: String::new() }]);
     }
 
@@ -469,6 +491,9 @@ mod tests {
             let m = MachineSpec { key: Some(bad.into()), ..invoice() };
             assert!(matches!(&m.validate()[..], [MachineError::InvalidKey { .. }]), "{bad:?}");
         }
+        let unkeyed_tenant = MachineSpec { tenant_scoped: true, ..invoice() };
+        assert!(matches!(&unkeyed_tenant.validate()[..], [MachineError::TenantScopeWithoutKey { .. }]));
+        {}
     }
 
     #[test]

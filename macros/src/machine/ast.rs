@@ -42,6 +42,8 @@ pub(crate) struct MachineAst {
     pub(crate) ids: Vec<LitStr>,
     pub(crate) initial: Option<LitStr>,
     pub(crate) key: Option<LitStr>,
+    /// The span of `scope: tenant`, when present.
+    pub(crate) tenant_scoped: Option<Span>,
     pub(crate) states_key: Span,
     pub(crate) states: Vec<StateAst>,
 }
@@ -88,7 +90,8 @@ fn parse_keys(
 impl Parse for MachineAst {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let (mut id, mut initial, mut key_field, mut states, mut states_key) = (None, None, None, Vec::new(), None);
-        parse_keys(input, "machine", &["id", "key", "initial", "states"], |key, input| {
+        let mut tenant_scoped = None;
+        parse_keys(input, "machine", &["id", "key", "scope", "initial", "states"], |key, input| {
             match key.to_string().as_str() {
                 "id" if input.peek(syn::token::Bracket) => {
                     let list;
@@ -101,6 +104,16 @@ impl Parse for MachineAst {
                 }
                 "id" => id = Some(vec![input.parse()?]),
                 "key" => key_field = Some(input.parse()?),
+                "scope" => {
+                    let scope: syn::Ident = input.parse()?;
+                    if scope != "tenant" {
+                        return Err(syn::Error::new(
+                            scope.span(),
+                            "`scope` is `tenant`: instances named by the caller's tenant and the key",
+                        ));
+                    }
+                    tenant_scoped = Some(scope.span());
+                }
                 "initial" => initial = Some(input.parse()?),
                 _ => {
                     states_key = Some(key.span());
@@ -120,7 +133,7 @@ impl Parse for MachineAst {
         let missing = |what: &str| syn::Error::new(Span::call_site(), format!("machine needs {what}"));
         let ids = id.ok_or_else(|| missing("an `id: \"…\"`"))?;
         let states_key = states_key.ok_or_else(|| missing("`states: { … }`"))?;
-        Ok(Self { ids, initial, key: key_field, states_key, states })
+        Ok(Self { ids, initial, key: key_field, tenant_scoped, states_key, states })
     }
 }
 
@@ -180,6 +193,7 @@ impl MachineAst {
             id: id.to_string(),
             initial: self.initial.as_ref().map(LitStr::value),
             key: self.key.as_ref().map(LitStr::value),
+            tenant_scoped: self.tenant_scoped.is_some(),
             states: self
                 .states
                 .iter()

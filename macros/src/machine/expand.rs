@@ -57,6 +57,7 @@ fn registration(spec: &toolgate_machine::MachineSpec) -> TokenStream {
         Some(key) => quote!(::core::option::Option::Some(#key)),
         None => quote!(::core::option::Option::None),
     };
+    let tenant_scoped = spec.tenant_scoped;
     let states = spec.states.iter().map(|state| {
         let name = &state.name;
         let is_final = state.is_final;
@@ -74,6 +75,7 @@ fn registration(spec: &toolgate_machine::MachineSpec) -> TokenStream {
                 id: #id,
                 initial: #initial,
                 key: #key,
+                tenant_scoped: #tenant_scoped,
                 states: &[#(#states),*],
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }

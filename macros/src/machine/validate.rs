@@ -29,6 +29,7 @@ fn span_of(machine: &MachineAst, error: &MachineError) -> Span {
     let found = match error {
         MachineError::EmptyId => Some(machine.id().span()),
         MachineError::InvalidKey { .. } => machine.key.as_ref().map(|k| k.span()),
+        MachineError::TenantScopeWithoutKey { .. } => machine.tenant_scoped,
         MachineError::MissingInitial { .. } => None,
         MachineError::UnknownInitial { .. } => machine.initial.as_ref().map(|i| i.span()),
         MachineError::NoStates { .. } => Some(machine.states_key),

@@ -70,6 +70,18 @@ impl Machine {
         self.spec.key.as_deref()
     }
 
+    /// The same keyed machine with its instances named per tenant: what `scope: tenant`
+    /// does in `machine!`, for machines loaded at start-up.
+    pub fn scoped_per_tenant(self) -> Result<Self, Vec<MachineError>> {
+        Self::new(MachineSpec { tenant_scoped: true, ..self.spec })
+    }
+
+    /// Whether an instance is named by the caller's tenant and the key (`scope: tenant`):
+    /// one key in two tenants is two objects, and a call needs a principal.
+    pub fn is_tenant_scoped(&self) -> bool {
+        self.spec.tenant_scoped
+    }
+
     /// The initial state.
     pub fn initial(&self) -> &str {
         &self.initial

@@ -17,9 +17,21 @@ pub(crate) use rate_limit::{Limiter, OverLimit, Spent};
 pub(crate) use records::Records;
 use rmcp::model::Tool;
 
+use crate::auth::Principal;
 use crate::error::{Forbidden, ToolError};
+use crate::fsm::Machine;
 use crate::registry::{Registry, ToolEntry};
-use crate::store::Snapshot;
+use crate::store::{Snapshot, StoreKey};
+
+/// Where the instance `id` of keyed `machine` lives: for a tenant-scoped machine, in the
+/// tenant of `principal` (a principal without a tenant is in the default one).
+pub(crate) fn instance_key(machine: &Machine, id: &str, principal: Option<&Principal>) -> StoreKey {
+    if machine.is_tenant_scoped() {
+        StoreKey::tenant_instance(principal.and_then(Principal::tenant).unwrap_or_default(), machine.id(), id)
+    } else {
+        StoreKey::instance(machine.id(), id)
+    }
+}
 
 /// The view of `flow` with keyed machines' instance states laid over it.
 pub(crate) fn view<'a>(flow: &Snapshot, instances: impl IntoIterator<Item = (&'a str, &'a str)>) -> Snapshot {

@@ -140,7 +140,7 @@ pub(crate) async fn admit<'a>(
         call.check_principal(caller.principal.as_ref())?;
         call.identify_flow(origin, caller.principal.as_ref()).await?;
         call.check_domain()?;
-        call.name_instance().await?;
+        call.name_instance(caller.principal.as_ref()).await?;
         call.check_state()?;
         call.check_arguments()?;
         Ok(())
@@ -205,10 +205,12 @@ impl<'a> Candidate<'a> {
 
     /// Step 5: the instance a keyed tool names — its key field alone is read, checked
     /// and canonicalized — and its committed state.
-    async fn name_instance(&mut self) -> Result<(), ToolError> {
+    /// A tenant-scoped machine's instance is the caller's tenant's (step 2 saw to it that
+    /// there is a caller).
+    async fn name_instance(&mut self, principal: Option<&Principal>) -> Result<(), ToolError> {
         let (Some(key), Some(machine)) = (&self.tool.instance, self.tool.machine.as_deref()) else { return Ok(()) };
         let id = key.read(&mut self.arguments)?;
-        let store_key = StoreKey::instance(machine.id(), &id);
+        let store_key = super::instance_key(machine, &id, principal);
         self.instance_before = Some(self.judge.records.load(&store_key).await?);
         self.instance = Some(Instance { machine, id, key: store_key });
         Ok(())

@@ -29,6 +29,8 @@ pub struct MachineRegistration {
     pub initial: &'static str,
     /// The argument that names an instance, for a keyed machine.
     pub key: Option<&'static str>,
+    /// `scope: tenant`.
+    pub tenant_scoped: bool,
     /// The states in declaration order.
     pub states: &'static [StateRegistration],
     /// Where the `machine!` is.
@@ -55,6 +57,7 @@ impl MachineRegistration {
             id: self.id.to_string(),
             initial: Some(self.initial.to_string()),
             key: self.key.map(str::to_string),
+            tenant_scoped: self.tenant_scoped,
             states: self
                 .states
                 .iter()

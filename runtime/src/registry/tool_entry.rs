@@ -86,10 +86,16 @@ impl ToolEntry {
     }
 
     /// Whether a call needs an authenticated principal: the tool is `transactional`,
-    /// requires a scope, or its handler takes a `Principal`.
+    /// requires a scope, its handler takes a `Principal`, or it names an instance of a
+    /// tenant-scoped machine (whose tenant is the caller's).
     pub(crate) fn needs_principal(&self) -> bool {
         match self.kind {
-            ToolKind::Action(r) => r.transactional || r.needs_principal || !r.scopes.is_empty(),
+            ToolKind::Action(r) => {
+                r.transactional
+                    || r.needs_principal
+                    || !r.scopes.is_empty()
+                    || (self.instance.is_some() && self.machine.as_deref().is_some_and(Machine::is_tenant_scoped))
+            }
             ToolKind::SwitchDomain => false,
         }
     }
@@ -498,6 +504,7 @@ mod tests {
             id: "order".into(),
             initial: Some("new".into()),
             key: None,
+            tenant_scoped: false,
             states: vec![
                 state("new", &[("PAY", "paid"), ("HOLD", "held")]),
                 state("held", &[("PAY", "review"), ("RELEASE", "late")]),

@@ -149,13 +149,14 @@ impl Connection {
 
     /// What a kept connection lists: its flow, with the current state of each instance it
     /// focuses on (another client may have moved it since).
-    async fn listing(&self, flow: &StoreKey) -> Result<Vec<Tool>, ErrorData> {
+    async fn listing(&self, flow: &StoreKey, principal: Option<&Principal>) -> Result<Vec<Tool>, ErrorData> {
         let store = &self.shared.store;
         let snapshot = store.load(flow).await.map_err(store_unavailable)?;
         let mut focus = self.state.focus.current();
         for (machine, entry) in &mut focus {
             let Some(m) = self.shared.registry.machines().find(|m| m.id() == machine) else { continue };
-            let state = store.load(&StoreKey::instance(machine, &entry.instance)).await.map_err(store_unavailable)?;
+            let key = gate::instance_key(m, &entry.instance, principal);
+            let state = store.load(&key).await.map_err(store_unavailable)?;
             entry.state = state.state_of(machine, m.initial()).to_string();
             self.state.focus.refresh(machine, &entry.instance, &entry.state);
         }
@@ -201,7 +202,7 @@ impl ServerHandler for Connection {
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
         let tools = match self.origin() {
-            Origin::Connection(flow) => self.listing(&flow).await?,
+            Origin::Connection(flow) => self.listing(&flow, principal.as_ref()).await?,
             // The same for every caller with the same authorization: every tool it may
             // see, each saying when it is callable.
             Origin::Sessionless => self.shared.registry.definitions(),

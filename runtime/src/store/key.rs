@@ -26,6 +26,13 @@ impl StoreKey {
         Self(format!("instance:{}:{machine}:{key}", machine.len()))
     }
 
+    /// The instance of tenant-scoped machine `machine` for the object `key` of `tenant`:
+    /// `INV-1` of tenant A and `INV-1` of tenant B are two records. Lengths are part of the
+    /// key, so no tenant/machine/key triple can spell another's.
+    pub fn tenant_instance(tenant: &str, machine: &str, key: &str) -> Self {
+        Self(format!("tenant-instance:{}:{tenant}:{}:{machine}:{key}", tenant.len(), machine.len()))
+    }
+
     /// Whether the key names a flow a state handle names (such flows expire).
     pub(crate) fn is_handle_flow(&self) -> bool {
         self.0.starts_with("handle:")
@@ -50,5 +57,7 @@ mod tests {
     #[test]
     fn instance_keys_cannot_collide_across_machines() {
         assert_ne!(StoreKey::instance("a:b", "c"), StoreKey::instance("a", "b:c"));
+        assert_ne!(StoreKey::tenant_instance("t:1", "m", "k"), StoreKey::tenant_instance("t", "1:m", "k"));
+        assert_ne!(StoreKey::tenant_instance("t", "m", "k"), StoreKey::instance("m", "k"));
     }
 }
