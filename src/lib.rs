@@ -226,6 +226,17 @@ pub mod auth {
 }
 pub use auth::{Authenticator, Principal, StaticTokens};
 
+/// Confirmations: the one-time codes that `#[action(confirm = "otp")]` tools run with,
+/// and the channels that deliver them.
+pub mod confirm {
+    #[cfg(feature = "webhook")]
+    pub use toolgate_runtime::confirm::WebhookSender;
+    pub use toolgate_runtime::confirm::{
+        CHALLENGE_ARGUMENT, DEFAULT_CHALLENGE_TTL, DEFAULT_LOCK, DEFAULT_MAX_ATTEMPTS, OTP_ARGUMENT, OtpDelivery,
+        OtpError, OtpFuture, OtpSender, OutboxSender, TotpSecrets,
+    };
+}
+
 /// Flows (conversations): how a handler tells them apart, and the state handle that
 /// names one across sessionless requests.
 pub mod flow {

@@ -7,6 +7,7 @@
 mod action;
 mod arguments;
 mod auth;
+pub mod confirm;
 mod domain;
 mod error;
 pub mod flow;
@@ -40,6 +41,7 @@ pub mod __private {
     pub use crate::action::{
         AtModuleLevel, DeclaredMachine, DeclaredState, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine,
     };
+    pub use crate::confirm::{ConfirmAbove, ConfirmPolicy};
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;
 }

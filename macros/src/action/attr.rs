@@ -18,6 +18,9 @@ const KEYS: &[&str] = &[
     "rate_limit",
     "allow_unknown_fields",
     "transactional",
+    "confirm",
+    "confirm_above",
+    "idempotency_key",
     "scope",
     "startup_checked",
 ];
@@ -64,6 +67,9 @@ pub(crate) struct ActionAttrs {
     pub(crate) allow_unknown_fields: Attr<Span>,
     pub(crate) rate_limit: Attr<LitStr>,
     pub(crate) transactional: Attr<Span>,
+    pub(crate) confirm: Attr<LitStr>,
+    pub(crate) confirm_above: Attr<LitStr>,
+    pub(crate) idempotency_key: Attr<LitStr>,
     pub(crate) scope: Attr<Vec<LitStr>>,
     /// Keys that were written but failed to parse (already reported).
     pub(crate) failed: Vec<String>,
@@ -106,6 +112,9 @@ impl ActionAttrs {
             "allow_unknown_fields" => self.allow_unknown_fields.set(meta, flag(meta)?),
             "rate_limit" => self.rate_limit.set(meta, meta.value()?.parse()?),
             "transactional" => self.transactional.set(meta, flag(meta)?),
+            "confirm" => self.confirm.set(meta, meta.value()?.parse()?),
+            "confirm_above" => self.confirm_above.set(meta, meta.value()?.parse()?),
+            "idempotency_key" => self.idempotency_key.set(meta, meta.value()?.parse()?),
             "scope" => self.scope.set(meta, one_or_list(meta)?),
             "bind_state" => {
                 let states = one_or_list(meta)?;

@@ -105,6 +105,19 @@ fn registration(action: &Action) -> TokenStream {
         quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::NEEDS_PRINCIPAL }
     });
     let transactional = action.transactional;
+    let idempotency_key = option(action.idempotency_key.clone());
+    let confirm = match &action.confirm {
+        None => quote!(::core::option::Option::None),
+        Some(above) => {
+            let above = match above {
+                Some((field, amount, currency)) => quote!(::core::option::Option::Some(
+                    ::toolgate::__private::ConfirmAbove { field: #field, amount: #amount, currency: #currency }
+                )),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(::core::option::Option::Some(::toolgate::__private::ConfirmPolicy { above: #above }))
+        }
+    };
     let scopes = &action.scopes;
     quote_spanned! {span=>
         ::toolgate::__private::inventory::submit! {
@@ -121,6 +134,8 @@ fn registration(action: &Action) -> TokenStream {
                 allow_unknown_fields: #allow_unknown_fields,
                 rate_limit: #rate_limit,
                 transactional: #transactional,
+                confirm: #confirm,
+                idempotency_key: #idempotency_key,
                 scopes: &[#(#scopes),*],
                 needs_principal: false #(|| #needs_principal)*,
                 states: &[#(#states),*],

@@ -37,6 +37,10 @@ pub(crate) struct Action<'a> {
     pub(crate) transactional: bool,
     /// `scope = …`: every scope the tool requires.
     pub(crate) scopes: Vec<String>,
+    /// `confirm = "otp"`, with `confirm_above`'s `(field, amount, currency)` if given.
+    pub(crate) confirm: Option<Option<(String, String, String)>>,
+    /// `idempotency_key = "request_id"`.
+    pub(crate) idempotency_key: Option<String>,
 }
 
 pub(crate) fn validate<'a>(
@@ -63,6 +67,8 @@ pub(crate) fn validate<'a>(
         return None;
     }
     let scopes = check_scopes(attrs, errors);
+    let confirm = check_confirm(attrs, errors);
+    let idempotency_key = check_idempotency_key(attrs, errors);
     let (domain, name, description, params) = (domain?, name?, description?, params?);
     Some(Action {
         handler,
@@ -83,7 +89,75 @@ pub(crate) fn validate<'a>(
         rate_limit,
         transactional: attrs.transactional.get().is_some(),
         scopes,
+        confirm,
+        idempotency_key,
     })
+}
+
+/// `idempotency_key = "request_id"`: an input field's name, on a `transactional` action
+/// (its records are kept per principal). Whether the input has the field is checked when
+/// the server starts.
+fn check_idempotency_key(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>) -> Option<String> {
+    let key = attrs.idempotency_key.get()?;
+    let value = key.value();
+    let is_name = value.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !is_name {
+        errors.push(syn::Error::new(key.span(), "`idempotency_key` names a field of the input (`request_id`)"));
+        return None;
+    }
+    if attrs.transactional.get().is_none() {
+        errors.push(syn::Error::new(
+            key.span(),
+            "an idempotent action is `transactional`: its retries are recognized per principal, so mark it `transactional` too",
+        ));
+    }
+    Some(value)
+}
+
+/// `confirm = "otp"` on a `transactional` action, and `confirm_above = "FIELD > AMOUNT
+/// CURRENCY"` only with it. (Whether the amount is money in that currency is checked when
+/// the server starts.)
+fn check_confirm(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>) -> Option<Option<(String, String, String)>> {
+    let above = attrs.confirm_above.get().and_then(|above| {
+        let value = above.value();
+        let parts: Vec<&str> = value.split_whitespace().collect();
+        match parts[..] {
+            [field, ">", amount, currency]
+                if !field.is_empty()
+                    && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && amount.chars().all(|c| c.is_ascii_digit() || c == '.')
+                    && currency.len() == 3
+                    && currency.chars().all(|c| c.is_ascii_uppercase()) =>
+            {
+                Some((field.to_string(), amount.to_string(), currency.to_string()))
+            }
+            _ => {
+                errors.push(syn::Error::new(
+                    above.span(),
+                    "`confirm_above` is `FIELD > AMOUNT CURRENCY`, the field a `Money` argument: `amount > 500.00 EUR`",
+                ));
+                None
+            }
+        }
+    });
+    let Some(confirm) = attrs.confirm.get() else {
+        if let Some(above) = attrs.confirm_above.get() {
+            errors.push(syn::Error::new(above.span(), "`confirm_above` needs `confirm = \"otp\"`"));
+        }
+        return None;
+    };
+    if confirm.value() != "otp" {
+        errors.push(syn::Error::new(confirm.span(), "`confirm` is `\"otp\"`: a one-time code bound to the call"));
+        return None;
+    }
+    if attrs.transactional.get().is_none() {
+        errors.push(syn::Error::new(
+            confirm.span(),
+            "a confirmed action moves money or data: mark it `transactional` too, so no call without an authenticated principal gets as far as a challenge",
+        ));
+    }
+    Some(above)
 }
 
 /// `scope = "payments:capture"` or a list: each an OAuth scope token (RFC 6749 §3.3:

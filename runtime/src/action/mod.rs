@@ -70,6 +70,12 @@ pub struct ActionRegistration {
     /// `transactional`: the tool moves money or data, and refuses any call without an
     /// authenticated principal (`UNAUTHENTICATED`), whatever the arguments say.
     pub transactional: bool,
+    /// `confirm = "otp"`: a call runs only with a one-time code bound to it (and
+    /// `confirm_above`: only above an amount).
+    pub confirm: Option<crate::confirm::ConfirmPolicy>,
+    /// `idempotency_key = "request_id"`: the input field whose value makes a retry return
+    /// the first result instead of running again.
+    pub idempotency_key: Option<&'static str>,
     /// `scope = "payments:capture"` (or a list): every scope a principal needs to see and
     /// call the tool.
     pub scopes: &'static [&'static str],

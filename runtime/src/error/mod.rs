@@ -19,11 +19,11 @@ use serde_json::{Map, Value};
 
 pub use failure::{Failure, Retry};
 pub use field::FieldError;
-pub(crate) use refusal::{DomainMismatch, DomainNotSelected, Forbidden};
 use refusal::{
-    FlowBusy, HandleRefusal, InsufficientScope, Internal, InvalidArgument, RateLimited, StoreUnavailable, Timeout,
-    Unauthenticated,
+    ConfirmationFailed, ConfirmationLocked, ConfirmationRequired, FlowBusy, HandleRefusal, IdempotencyConflict,
+    InsufficientScope, Internal, InvalidArgument, RateLimited, StoreUnavailable, Timeout, Unauthenticated,
 };
+pub(crate) use refusal::{DomainMismatch, DomainNotSelected, Forbidden};
 
 /// Declares the codes toolgate produces, once: the [`Code`] enum, its spelling, and
 /// [`ToolError::RESERVED_CODES`] all come from this table.
@@ -67,6 +67,14 @@ codes! {
     Unauthenticated = "UNAUTHENTICATED",
     /// The principal lacks a scope the tool requires.
     InsufficientScope = "INSUFFICIENT_SCOPE",
+    /// The call must be confirmed with a one-time code.
+    ConfirmationRequired = "CONFIRMATION_REQUIRED",
+    /// A wrong, replayed, mismatched or expired confirmation.
+    ConfirmationFailed = "CONFIRMATION_FAILED",
+    /// Too many wrong codes.
+    ConfirmationLocked = "CONFIRMATION_LOCKED",
+    /// An idempotency key used before with other arguments.
+    IdempotencyConflict = "IDEMPOTENCY_CONFLICT",
     /// A forged, foreign or gone flow handle.
     InvalidHandle = "INVALID_HANDLE",
     /// An expired flow handle.
@@ -115,6 +123,14 @@ enum Repr {
     Unauthenticated(Unauthenticated),
     #[error("{0}")]
     InsufficientScope(InsufficientScope),
+    #[error("{0}")]
+    ConfirmationRequired(ConfirmationRequired),
+    #[error("{0}")]
+    ConfirmationFailed(ConfirmationFailed),
+    #[error("{0}")]
+    ConfirmationLocked(ConfirmationLocked),
+    #[error("{0}")]
+    IdempotencyConflict(IdempotencyConflict),
     #[error("{0}")]
     InvalidHandle(HandleRefusal),
     #[error("{0}")]
@@ -257,6 +273,45 @@ impl ToolError {
         }))
     }
 
+    /// `CONFIRMATION_REQUIRED`: a code for `challenge_id` went out by `channel`.
+    pub(crate) fn confirmation_required(tool: &str, challenge_id: String, channel: &str, expires_at: String) -> Self {
+        Self::new(Repr::ConfirmationRequired(ConfirmationRequired {
+            tool: tool.to_string(),
+            challenge_id,
+            channel: channel.to_string(),
+            expires_at,
+            hint: "ask the user for the one-time code they received (never guess or invent one), then repeat exactly this call, same arguments, adding `challenge_id` and `otp`",
+        }))
+    }
+
+    /// `CONFIRMATION_FAILED`: why, and how many wrong codes the challenge still takes.
+    pub(crate) fn confirmation_failed(tool: &str, reason: impl Into<String>, attempts_left: u32) -> Self {
+        let hint = if attempts_left > 0 {
+            "check the code with the user and repeat the same call with the same `challenge_id`"
+        } else {
+            "this challenge is void: call the tool again without `challenge_id` and `otp` to get a new code"
+        };
+        Self::new(Repr::ConfirmationFailed(ConfirmationFailed {
+            tool: tool.to_string(),
+            reason: reason.into(),
+            attempts_left,
+            hint,
+        }))
+    }
+
+    /// `CONFIRMATION_LOCKED`: no new challenge for `retry_after_ms`.
+    pub(crate) fn confirmation_locked(tool: &str, retry_after_ms: u64) -> Self {
+        Self::new(Repr::ConfirmationLocked(ConfirmationLocked { tool: tool.to_string(), retry_after_ms }))
+    }
+
+    /// `IDEMPOTENCY_CONFLICT`: the key was used with other arguments.
+    pub(crate) fn idempotency_conflict(tool: &str) -> Self {
+        Self::new(Repr::IdempotencyConflict(IdempotencyConflict {
+            tool: tool.to_string(),
+            hint: "a new request needs a new idempotency key; reuse a key only to retry exactly the same call",
+        }))
+    }
+
     /// `RATE_LIMITED`: `limit` as declared (`30/minute`).
     pub(crate) fn rate_limited(limit: impl Into<String>, retry_after_ms: u64) -> Self {
         Self::new(Repr::RateLimited(RateLimited { limit: limit.into(), retry_after_ms }))
@@ -308,6 +363,10 @@ impl ToolError {
             Repr::FlowBusy(_) => Code::FlowBusy,
             Repr::RateLimited(_) => Code::RateLimited,
             Repr::Unauthenticated(_) => Code::Unauthenticated,
+            Repr::IdempotencyConflict(_) => Code::IdempotencyConflict,
+            Repr::ConfirmationRequired(_) => Code::ConfirmationRequired,
+            Repr::ConfirmationFailed(_) => Code::ConfirmationFailed,
+            Repr::ConfirmationLocked(_) => Code::ConfirmationLocked,
             Repr::InsufficientScope(_) => Code::InsufficientScope,
             Repr::Timeout(_) => Code::Timeout,
             Repr::Cancelled => Code::Cancelled,
@@ -348,6 +407,10 @@ impl ToolError {
             Repr::FlowBusy(refusal) => to_value(refusal),
             Repr::RateLimited(refusal) => to_value(refusal),
             Repr::Unauthenticated(refusal) => to_value(refusal),
+            Repr::IdempotencyConflict(refusal) => to_value(refusal),
+            Repr::ConfirmationRequired(refusal) => to_value(refusal),
+            Repr::ConfirmationFailed(refusal) => to_value(refusal),
+            Repr::ConfirmationLocked(refusal) => to_value(refusal),
             Repr::InsufficientScope(refusal) => to_value(refusal),
             Repr::Timeout(refusal) => to_value(refusal),
             Repr::StoreUnavailable(refusal) => to_value(refusal),

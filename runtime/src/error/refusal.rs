@@ -181,3 +181,58 @@ pub(super) struct InsufficientScope {
     /// What to do.
     pub(super) hint: &'static str,
 }
+
+/// `CONFIRMATION_REQUIRED`: the call moves money or data and must be confirmed with a
+/// one-time code bound to exactly this call; nothing ran.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error(
+    "`{tool}` must be confirmed: a one-time code was sent by {channel}; repeat this exact call with `challenge_id` and the code as `otp`"
+)]
+pub(super) struct ConfirmationRequired {
+    /// The tool.
+    pub(super) tool: String,
+    /// The challenge the code confirms.
+    pub(super) challenge_id: String,
+    /// How the code reaches the person (`outbox`, `sms`, `totp`).
+    pub(super) channel: String,
+    /// When the challenge expires, RFC 3339.
+    pub(super) expires_at: String,
+    /// What to do.
+    pub(super) hint: &'static str,
+}
+
+/// `CONFIRMATION_FAILED`: the code is wrong, the challenge is gone, used, expired, another
+/// principal's, or was issued for another call.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("the confirmation of `{tool}` failed: {reason}")]
+pub(super) struct ConfirmationFailed {
+    /// The tool.
+    pub(super) tool: String,
+    /// Why, in words.
+    pub(super) reason: String,
+    /// Wrong codes the challenge still accepts.
+    pub(super) attempts_left: u32,
+    /// What to do.
+    pub(super) hint: &'static str,
+}
+
+/// `CONFIRMATION_LOCKED`: too many wrong codes; confirmations of this tool by this
+/// principal are refused for a while.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("confirmations of `{tool}` are locked after too many wrong codes; retry after {retry_after_ms} ms")]
+pub(super) struct ConfirmationLocked {
+    /// The tool.
+    pub(super) tool: String,
+    /// When a new challenge may be issued.
+    pub(super) retry_after_ms: u64,
+}
+
+/// `IDEMPOTENCY_CONFLICT`: the idempotency key was used before with other arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("`{tool}` was called before with this idempotency key and other arguments; nothing ran")]
+pub(super) struct IdempotencyConflict {
+    /// The tool.
+    pub(super) tool: String,
+    /// What to do.
+    pub(super) hint: &'static str,
+}

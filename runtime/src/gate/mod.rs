@@ -8,11 +8,13 @@
 //! is let in or refused, step by step in one order; [`Records`] is how it reads and writes
 //! the store.
 
+mod idempotency;
 mod pipeline;
 mod rate_limit;
 mod records;
 
-pub(crate) use pipeline::{Admitted, Caller, Committed, Judge, Peer, Refused, admit};
+pub(crate) use idempotency::Idempotency;
+pub(crate) use pipeline::{Admission, Admitted, Caller, Committed, Judge, Peer, Refused, admit};
 pub(crate) use rate_limit::{Limiter, OverLimit, Spent};
 pub(crate) use records::Records;
 use rmcp::model::Tool;

@@ -11,25 +11,27 @@
 //! 5. [`Candidate::name_instance`] — the keyed instance: only its key field is read;
 //! 6. [`Candidate::check_state`] — the state gate;
 //! 7. [`Candidate::check_arguments`] — every argument against the tool's schema;
-//! 8. [`Candidate::spend_allowance`] — the declared rate limit;
-//! 9. [`Candidate::take_leases`] — the leases of what the call will write; steps 4 and 6
-//!    are judged again on what is committed now, and a refusal here gives the allowance
-//!    back;
+//! 8. [`Candidate::confirm`] — a one-time code bound to the call, for a `confirm`ed tool;
+//! 9. [`Candidate::spend_allowance`] — the declared rate limit;
+//! 10. [`Candidate::take_leases`] — the leases of what the call will write; steps 4 and 6
+//!     are judged again on what is committed now, and a refusal here gives the allowance
+//!     back;
 //!
-//! then the caller runs the handler (10) and [`Admitted::commit`]s (11). Adding a check is
+//! then the caller runs the handler (11) and [`Admitted::commit`]s (12). Adding a check is
 //! adding one step function and one line in [`admit`].
 //!
 //! Steps 4–6 first judge what is committed *without* a lease, so a call refused for its
-//! domain or state never waits behind another call's lease; step 9 makes the decision
+//! domain or state never waits behind another call's lease; step 10 makes the decision
 //! authoritative for calls that write: a call that writes a record holds that record's
 //! lease from before it reads the record the last time until after it commits, so of two
 //! such calls the second reads the first's committed state and is gated on it.
 
 use serde_json::{Map, Value};
 
-use super::{Gate, Limiter, Records, Spent, view};
+use super::{Gate, Idempotency, Limiter, Records, Spent, view};
 use crate::action::RatePer;
 use crate::auth::Principal;
+use crate::confirm::{self, Confirmations, Presented, Transaction};
 use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
 use crate::error::ToolError;
@@ -78,6 +80,8 @@ impl Caller {
 /// What the pipeline judges a call with.
 pub(crate) struct Judge<'a> {
     pub(crate) registry: &'a Registry,
+    /// How confirmed tools are confirmed.
+    pub(crate) confirmations: &'a Confirmations,
     pub(crate) records: Records<'a>,
     /// The tool's declared rate limit, if it has one.
     pub(crate) limiter: Option<&'a Limiter>,
@@ -113,6 +117,21 @@ struct Candidate<'a> {
     instance: Option<Instance<'a>>,
     instance_before: Option<Snapshot>,
     switch: Option<SwitchRequest>,
+    /// The confirmation a confirming call presents (`challenge_id`, `otp`).
+    presented: Option<Presented>,
+    /// Where an idempotent call's result is kept.
+    idempotency: Option<Idempotency>,
+}
+
+/// What the pipeline lets through: a call to run, or an idempotent retry answered with
+/// the first call's result.
+// Not boxed: every call would pay an allocation so that the rare replay moves fewer bytes.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Admission<'a> {
+    /// Run the handler, then commit.
+    Run(Admitted<'a>),
+    /// The first result of this idempotent call; nothing runs.
+    Replay(Value),
 }
 
 /// Judges a call to `tool` from `origin` by `caller`: admitted, with the leases it needs
@@ -123,7 +142,7 @@ pub(crate) async fn admit<'a>(
     origin: &Origin,
     caller: &Caller,
     arguments: Map<String, Value>,
-) -> Result<Admitted<'a>, Refused> {
+) -> Result<Admission<'a>, Refused> {
     let mut call = Candidate {
         judge,
         tool,
@@ -134,6 +153,8 @@ pub(crate) async fn admit<'a>(
         instance: None,
         instance_before: None,
         switch: None,
+        presented: None,
+        idempotency: None,
     };
     // Each step refuses before any later one runs.
     let steps = async {
@@ -141,19 +162,25 @@ pub(crate) async fn admit<'a>(
         call.identify_flow(origin, caller.principal.as_ref()).await?;
         call.check_domain()?;
         call.name_instance(caller.principal.as_ref()).await?;
+        if let Some(first) = call.recall(caller.principal.as_ref()).await? {
+            return Ok(Some(first));
+        }
         call.check_state()?;
         call.check_arguments()?;
-        Ok(())
+        call.confirm(caller.principal.as_ref()).await?;
+        Ok(None)
     };
-    if let Err(error) = steps.await {
-        return Err(call.refused(error));
+    match steps.await {
+        Ok(None) => {}
+        Ok(Some(first)) => return Ok(Admission::Replay(first)),
+        Err(error) => return Err(call.refused(error)),
     }
     let spent = match call.spend_allowance(caller) {
         Ok(spent) => spent,
         Err(error) => return Err(call.refused(error)),
     };
     match call.take_leases().await {
-        Ok(leases) => Ok(call.admitted(leases, spent)),
+        Ok(leases) => Ok(Admission::Run(call.admitted(leases, spent))),
         Err(error) => {
             if let Some(spent) = spent {
                 spent.refund();
@@ -216,6 +243,26 @@ impl<'a> Candidate<'a> {
         Ok(())
     }
 
+    /// Step 5½: an idempotent call's retry — the same key and arguments as a call that
+    /// succeeded — gets that call's result before the state gate (the first call's
+    /// transition may have made the tool unavailable since) and before any confirmation
+    /// (the first call spent its code). The same key with other arguments is refused.
+    async fn recall(&mut self, principal: Option<&Principal>) -> Result<Option<Value>, ToolError> {
+        let (Some(argument), Some(principal)) = (self.tool.idempotency_key(), principal) else { return Ok(None) };
+        let subject = match (&self.instance, &self.flow) {
+            (Some(instance), _) => instance.key.as_str(),
+            (None, Some(flow)) => flow.key.as_str(),
+            (None, None) => "",
+        };
+        let owned = [field::DOMAIN_FIELD, self.judge.records.flows.argument()];
+        self.idempotency =
+            super::idempotency::of_call(argument, principal, self.tool.name, subject, &self.arguments, &owned)?;
+        match &self.idempotency {
+            Some(idempotency) => idempotency.recall(self.judge.records.store, self.tool.name).await,
+            None => Ok(None),
+        }
+    }
+
     /// Step 6: the state gate, on the instance's state laid over the flow.
     fn check_state(&self) -> Result<(), ToolError> {
         if self.tool.bind_states().is_empty() {
@@ -249,10 +296,35 @@ impl<'a> Candidate<'a> {
         if self.tool.needs_flow {
             self.arguments.remove(self.judge.records.flows.argument());
         }
+        if self.tool.confirm().is_some() {
+            self.presented = confirm::take_presented(&mut self.arguments)?;
+        }
         Ok(())
     }
 
-    /// Step 8: the declared rate limit, counted per client, instance or tool — never per
+    /// Step 8: for a `confirm`ed tool (above its threshold, if it has one), a one-time code
+    /// bound to exactly this call — principal, tool, instance or flow, canonical arguments:
+    /// a new challenge (`CONFIRMATION_REQUIRED`), or the presented one checked and spent.
+    async fn confirm(&mut self, principal: Option<&Principal>) -> Result<(), ToolError> {
+        let Some(policy) = self.tool.confirm() else { return Ok(()) };
+        let presented = self.presented.take();
+        if !policy.applies(&self.arguments) {
+            return Ok(());
+        }
+        // Step 2 refused a confirmed tool's call without a principal.
+        let Some(principal) = principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
+        let subject = match (&self.instance, &self.flow) {
+            (Some(instance), _) => instance.key.as_str(),
+            (None, Some(flow)) => flow.key.as_str(),
+            (None, None) => "",
+        };
+        let principal_key = principal.key();
+        let transaction =
+            Transaction { principal: &principal_key, tool: self.tool.name, subject, arguments: &self.arguments };
+        self.judge.confirmations.judge(self.judge.records.store, principal, &transaction, presented).await
+    }
+
+    /// Step 9: the declared rate limit, counted per client, instance or tool — never per
     /// flow, which a client can mint at will.
     fn spend_allowance(&self, caller: &Caller) -> Result<Option<Spent<'a>>, ToolError> {
         let Some(limiter) = self.judge.limiter else { return Ok(None) };
@@ -276,7 +348,7 @@ impl<'a> Candidate<'a> {
             || self.judge.records.needs_refresh(self.flow.as_ref(), &self.flow_before)
     }
 
-    /// Step 9: the leases of the records the call writes — the flow's before the
+    /// Step 10: the leases of the records the call writes — the flow's before the
     /// instance's, always in that order — then steps 4 and 6 again, on what is committed
     /// now that nobody else can change it.
     async fn take_leases(&mut self) -> Result<Leases, ToolError> {
@@ -299,7 +371,19 @@ impl<'a> Candidate<'a> {
     }
 
     fn admitted(self, leases: Leases, spent: Option<Spent<'a>>) -> Admitted<'a> {
-        let Self { judge, tool, arguments, flow, flow_before, selects, instance, instance_before, switch, .. } = self;
+        let Self {
+            judge,
+            tool,
+            arguments,
+            flow,
+            flow_before,
+            selects,
+            instance,
+            instance_before,
+            switch,
+            idempotency,
+            ..
+        } = self;
         let records = judge.records;
         let refresh = leases.flow.is_some() && records.needs_refresh(flow.as_ref(), &flow_before);
         let from = tool.machine.as_deref().map(|machine| {
@@ -321,6 +405,7 @@ impl<'a> Candidate<'a> {
             refresh,
             switch,
             from,
+            idempotency,
             _leases: leases,
             _spent: spent,
         }
@@ -359,6 +444,8 @@ pub(crate) struct Admitted<'a> {
     pub(crate) switch: Option<SwitchRequest>,
     /// The state of the tool's machine (its instance's, for a keyed machine).
     pub(crate) from: Option<String>,
+    /// Where an idempotent call keeps its result for its retries.
+    pub(crate) idempotency: Option<Idempotency>,
     _leases: Leases,
     /// The allowance the call spent: it counts whatever the handler does.
     _spent: Option<Spent<'a>>,
@@ -415,7 +502,7 @@ impl Admitted<'_> {
                 || (self.switch.is_some() && new_flow))
     }
 
-    /// Step 11: commits what the successful call changes — its transition, the domain it
+    /// Step 12: commits what the successful call changes — its transition, the domain it
     /// selects or switches to, its flow's refreshed expiry — then releases the leases. The
     /// flow is committed first, then the instance: should the second commit fail, the
     /// first (a domain selection, an expiry) is harmless on its own.

@@ -112,6 +112,15 @@ pub enum StartupProblem {
         /// The action.
         location: SourceLocation,
     },
+    /// `idempotency_key` names a field the input does not have.
+    IdempotencyKey {
+        /// The tool.
+        tool: String,
+        /// The field named.
+        key: String,
+        /// The action.
+        location: SourceLocation,
+    },
     /// A canonical key spelling was given for a machine that has no key.
     CanonicalKey {
         /// The machine id given.
@@ -173,6 +182,10 @@ impl fmt::Display for StartupProblem {
             Self::MissingState { tool, type_name, location } => write!(
                 f,
                 "{location}: tool `{tool}` takes `State<{type_name}>`, but the server was not given a `{type_name}`; add `.state(value)` with a `{type_name}` to the server builder (`Server::from_registry(…).state(…)`)"
+            ),
+            Self::IdempotencyKey { tool, key, location } => write!(
+                f,
+                "{location}: tool `{tool}` has `idempotency_key = \"{key}\"`, and its input has no `{key}` field; add one (a string the caller makes fresh per request)"
             ),
             Self::RateLimitPerInstance { tool, location } => write!(
                 f,

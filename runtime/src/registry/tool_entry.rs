@@ -85,6 +85,22 @@ impl ToolEntry {
         }
     }
 
+    /// The input field that carries the idempotency key, for an idempotent tool.
+    pub(crate) fn idempotency_key(&self) -> Option<&'static str> {
+        match self.kind {
+            ToolKind::Action(registration) => registration.idempotency_key,
+            ToolKind::SwitchDomain => None,
+        }
+    }
+
+    /// The tool's confirmation policy, for a `confirm`ed tool.
+    pub(crate) fn confirm(&self) -> Option<&'static crate::confirm::ConfirmPolicy> {
+        match self.kind {
+            ToolKind::Action(registration) => registration.confirm.as_ref(),
+            ToolKind::SwitchDomain => None,
+        }
+    }
+
     /// Whether a call needs an authenticated principal: the tool is `transactional`,
     /// requires a scope, its handler takes a `Principal`, or it names an instance of a
     /// tenant-scoped machine (whose tenant is the caller's).
@@ -92,6 +108,7 @@ impl ToolEntry {
         match self.kind {
             ToolKind::Action(r) => {
                 r.transactional
+                    || r.confirm.is_some()
                     || r.needs_principal
                     || !r.scopes.is_empty()
                     || (self.instance.is_some() && self.machine.as_deref().is_some_and(Machine::is_tenant_scoped))
@@ -157,9 +174,29 @@ impl ToolEntry {
         );
         let instance =
             input.as_ref().and_then(|schema| instance_key(registration, context, &mut machine, schema, &mut problems));
+        if let Some(key) = registration.idempotency_key {
+            let has_field = input
+                .as_ref()
+                .and_then(|schema| schema.get("properties"))
+                .and_then(Value::as_object)
+                .is_some_and(|properties| properties.contains_key(key));
+            if !has_field {
+                problems.found.push(StartupProblem::IdempotencyKey {
+                    tool: registration.name.to_string(),
+                    key: key.to_string(),
+                    location: registration.location,
+                });
+            }
+        }
         // The active domain lives in the flow, and every result (global tools' too) echoes it.
         let needs_flow = context.lock.uses_flow() || machine.as_deref().is_some_and(|m| m.key().is_none());
-        let owned = Owned { domain: registration.domain, machine: machine.as_deref(), needs_flow, context };
+        let owned = Owned {
+            domain: registration.domain,
+            machine: machine.as_deref(),
+            needs_flow,
+            confirmed: registration.confirm.is_some(),
+            context,
+        };
         if let Some(schema) = &mut input {
             problems.schema(owned.add_to_input(schema));
         }
@@ -379,6 +416,8 @@ struct Owned<'a> {
     domain: Option<&'static str>,
     machine: Option<&'a Machine>,
     needs_flow: bool,
+    /// `confirm`: the input takes the confirmation's fields.
+    confirmed: bool,
     context: &'a Context<'a>,
 }
 
@@ -389,6 +428,9 @@ impl Owned<'_> {
         }
         if self.needs_flow {
             flow_field::add_to_input_schema(schema, self.context.handle_argument)?;
+        }
+        if self.confirmed {
+            crate::confirm::add_to_input_schema(schema)?;
         }
         Ok(())
     }

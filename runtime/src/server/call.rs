@@ -21,7 +21,7 @@ use crate::auth::Principal;
 use crate::domain::field;
 use crate::error::ToolError;
 use crate::flow::Origin;
-use crate::gate::{self, Admitted, Caller, Committed, Gate, Judge, Records, Refused};
+use crate::gate::{self, Admission, Admitted, Caller, Committed, Gate, Judge, Records, Refused};
 use crate::registry::{STATE_FIELD, ToolEntry, ToolKind};
 use crate::store::Snapshot;
 
@@ -61,21 +61,34 @@ impl Shared {
         client: CallClient,
         arguments: Map<String, Value>,
     ) -> Reply {
-        let judge = Judge { registry: &self.registry, records: self.records(), limiter: self.limiters.get(tool.name) };
-        let outcome = match gate::admit(&judge, tool, source.origin, source.caller, arguments).await {
-            Ok(admitted) => {
+        let judge = Judge {
+            registry: &self.registry,
+            confirmations: &self.confirmations,
+            records: self.records(),
+            limiter: self.limiters.get(tool.name),
+        };
+        let (outcome, idempotency) = match gate::admit(&judge, tool, source.origin, source.caller, arguments).await {
+            // An idempotent retry: the first result, as it was.
+            Ok(Admission::Replay(content)) => return Reply { content, is_error: false, listing_changed: false },
+            Ok(Admission::Run(admitted)) => {
                 let active = tool.domain.is_none().then(|| self.active_domain(&admitted.flow_before));
-                self.run_admitted(admitted, source.session, source.caller.principal.as_ref(), client)
+                let idempotency = admitted.idempotency.clone();
+                let done = self
+                    .run_admitted(admitted, source.session, source.caller.principal.as_ref(), client)
                     .await
-                    .map_err(|error| Refused { error, new_flow: false, active_domain: active.flatten() })
+                    .map_err(|error| Refused { error, new_flow: false, active_domain: active.flatten() });
+                (done, idempotency)
             }
-            Err(refused) => Err(refused),
+            Err(refused) => (Err(refused), None),
         };
         match outcome {
             Ok(Done { mut content, domain, listing_changed, handle }) => {
                 field::echo(&mut content, domain.as_deref());
                 if let (Some(handle), Value::Object(fields)) = (handle, &mut content) {
                     fields.insert(self.flows.argument().into(), handle.into());
+                }
+                if let Some(idempotency) = idempotency {
+                    idempotency.remember(self.store.as_ref(), &content).await;
                 }
                 Reply { content, is_error: false, listing_changed }
             }
@@ -99,7 +112,7 @@ impl Shared {
         self.registry.lock().active(flow).map(str::to_string)
     }
 
-    /// Steps 10 and 11: the handler (for an action), then the commit.
+    /// Steps 11 and 12: the handler (for an action), then the commit.
     async fn run_admitted(
         &self,
         mut admitted: Admitted<'_>,

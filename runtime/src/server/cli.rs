@@ -24,8 +24,14 @@ HTTP options:
                                e.g. 600/minute (default: no limit); past it, 429 with Retry-After
   --token PRINCIPAL=SECRET     a bearer token standing for PRINCIPAL with every scope the tools declare
                                (repeatable; development and service accounts)
+  --tokens FILE.toml           bearer tokens with their principal, tenant and scopes:
+                               [[token]] secret = \"…\", principal = \"clerk\", tenant = \"acme\", scopes = [\"…\"]
   --require-auth               answer requests without a bearer token with 401 (default: served
                                anonymously; tools that need a principal refuse them)
+
+  --otp-outbox PATH     development only: write each one-time code of a confirmed tool as a JSON
+                        line (challenge_id, otp, principal) to PATH instead of sending it
+  --challenge-ttl SECS  how long a confirmation challenge lives (default 300; `250ms` too)
 
   TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica
   TOOLGATE_TOKENS       more tokens, as `--token` gives them: `clerk=s3cret,auditor=t0ken`";
@@ -88,6 +94,55 @@ struct Command {
     /// `--token PRINCIPAL=SECRET`s.
     tokens: Vec<(String, String)>,
     require_auth: bool,
+    otp_outbox: Option<std::path::PathBuf>,
+    tokens_file: Option<std::path::PathBuf>,
+    challenge_ttl: Option<Duration>,
+}
+
+/// One `[[token]]` of a `--tokens` file.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenEntry {
+    secret: String,
+    principal: String,
+    #[serde(default)]
+    tenant: Option<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
+}
+
+/// A `--tokens` file: `[[token]]` tables.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokensFile {
+    #[serde(default)]
+    token: Vec<TokenEntry>,
+}
+
+/// The tokens of the `--tokens` file at `path`. Its errors never quote a secret.
+fn tokens_file(path: &std::path::Path) -> Result<crate::auth::StaticTokens, ServeError> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| ServeError::Usage(format!("`--tokens {shown}`: {e}")))?;
+    let file: TokensFile = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|span| text[..span.start].lines().count().max(1));
+        let at = line.map(|line| format!(" (line {line})")).unwrap_or_default();
+        ServeError::Usage(format!("`--tokens {shown}`: not a tokens file{at}: each `[[token]]` has `secret`, `principal`, and optionally `tenant` and `scopes`"))
+    })?;
+    let mut tokens = crate::auth::StaticTokens::new();
+    for entry in file.token {
+        if entry.secret.len() < 16 {
+            return Err(ServeError::Usage(format!(
+                "`--tokens {shown}`: the token of `{}` is shorter than 16 characters",
+                entry.principal
+            )));
+        }
+        let mut principal = crate::auth::Principal::new(entry.principal).with_scopes(entry.scopes);
+        if let Some(tenant) = entry.tenant {
+            principal = principal.with_tenant(tenant);
+        }
+        tokens = tokens.token(entry.secret, principal);
+    }
+    Ok(tokens)
 }
 
 /// `PRINCIPAL=SECRET`, for `source` (a flag, or `TOOLGATE_TOKENS`). The secret never
@@ -167,8 +222,22 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
                 command.tokens.push(token("`--token`", &value)?);
             }
             "--require-auth" if !command.require_auth => command.require_auth = true,
+            "--tokens" if command.tokens_file.is_none() => {
+                let path = args.next().ok_or_else(|| usage("`--tokens` needs a file path".into()))?;
+                command.tokens_file = Some(path.into());
+            }
+            "--challenge-ttl" if command.challenge_ttl.is_none() => {
+                command.challenge_ttl = Some(duration(&arg, args.next())?);
+            }
+            "--otp-outbox" if command.otp_outbox.is_none() => {
+                let path = args.next().ok_or_else(|| usage("`--otp-outbox` needs a file path".into()))?;
+                command.otp_outbox = Some(path.into());
+            }
             "--http"
             | "--require-auth"
+            | "--otp-outbox"
+            | "--tokens"
+            | "--challenge-ttl"
             | "--stateless"
             | "--handle-ttl"
             | "--max-sessions"
@@ -239,6 +308,16 @@ impl ServerBuilder {
         }
         if command.require_auth {
             self = self.require_authentication();
+        }
+        if let Some(path) = &command.tokens_file {
+            self = self.authenticator(tokens_file(path)?);
+        }
+        if let Some(ttl) = command.challenge_ttl {
+            self = self.challenge_ttl(ttl);
+        }
+        if let Some(path) = command.otp_outbox {
+            tracing::warn!(path = %path.display(), "one-time codes go to a file (--otp-outbox): for development only");
+            self = self.otp_sender(crate::confirm::OutboxSender::new(path));
         }
         if command.mode == Mode::Help {
             println!("{USAGE}");

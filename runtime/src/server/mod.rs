@@ -23,6 +23,7 @@ use std::collections::HashMap;
 
 use crate::action::States;
 use crate::auth::{Authenticator, Principal, StaticTokens};
+use crate::confirm::{Channel, Confirmations, OtpSender, TotpSecrets};
 use crate::domain::DomainPolicy;
 use crate::flow::handle::{HANDLE_KEY_ENV, HANDLE_KEYS_ENV};
 use crate::flow::{DEFAULT_HANDLE_TTL, Flows, HandleSigner, WeakKey};
@@ -56,6 +57,8 @@ pub(crate) struct Shared {
     pub(crate) limiters: HashMap<&'static str, Limiter>,
     /// How callers authenticate.
     pub(crate) auth: AuthOptions,
+    /// How `confirm`ed tools are confirmed.
+    pub(crate) confirmations: Confirmations,
 }
 
 /// How a server learns who is calling.
@@ -113,6 +116,7 @@ impl Server {
             http: HttpOptions::default(),
             states: States::default(),
             auth: AuthOptions::default(),
+            confirmations: Confirmations::default(),
         }
     }
 
@@ -150,6 +154,7 @@ pub struct ServerBuilder {
     http: HttpOptions,
     states: States,
     auth: AuthOptions,
+    confirmations: Confirmations,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -388,6 +393,37 @@ impl ServerBuilder {
         self
     }
 
+    /// Delivers the one-time codes of `confirm`ed tools ([`OutboxSender`](crate::confirm::OutboxSender)
+    /// for development, a [`WebhookSender`](crate::confirm) or your own [`OtpSender`]). A
+    /// server with a confirmed tool and no channel does not start.
+    pub fn otp_sender(mut self, sender: impl OtpSender) -> Self {
+        self.confirmations.channel = Some(Channel::Sender(Arc::new(sender)));
+        self
+    }
+
+    /// Confirms `confirm`ed tools with the TOTP code of each principal's authenticator app
+    /// instead of a delivered code.
+    pub fn totp(mut self, secrets: TotpSecrets) -> Self {
+        self.confirmations.channel = Some(Channel::Totp(secrets));
+        self
+    }
+
+    /// How long a confirmation challenge lives (default 5 minutes).
+    pub fn challenge_ttl(mut self, ttl: Duration) -> Self {
+        self.confirmations.ttl = ttl;
+        self
+    }
+
+    /// How long a confirmation challenge lives (default 5 minutes), how many wrong codes it
+    /// takes (default 5), and how long confirmations of a tool stay locked for a principal
+    /// after that (default 15 minutes).
+    pub fn confirmation_limits(mut self, ttl: Duration, max_attempts: u32, lock: Duration) -> Self {
+        self.confirmations.ttl = ttl;
+        self.confirmations.max_attempts = max_attempts.max(1);
+        self.confirmations.lock = lock;
+        self
+    }
+
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
         let handle_argument = self.options.handle_argument.clone();
@@ -414,6 +450,28 @@ impl ServerBuilder {
                 Some(configured) => Arc::new(crate::auth::FirstOf(Arc::new(tokens), configured)),
                 None => Arc::new(tokens),
             });
+        }
+        let confirmed: Vec<&str> = registry.tools().iter().filter(|t| t.confirm().is_some()).map(|t| t.name).collect();
+        if !confirmed.is_empty() && self.confirmations.channel.is_none() {
+            return Err(StartupError {
+                problems: vec![StartupProblem::Authentication {
+                    problem: format!(
+                        "{} must be confirmed with a one-time code and no channel is configured: give the server an OTP sender (ServerBuilder::otp_sender, `--otp-outbox PATH` for development) or TOTP secrets",
+                        confirmed.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                }],
+            });
+        }
+        for tool in registry.tools() {
+            if let Some(above) = tool.confirm().and_then(|policy| policy.above)
+                && let Err(error) = crate::types::Money::parse(above.amount, above.currency)
+            {
+                return Err(StartupError {
+                    problems: vec![StartupProblem::Authentication {
+                        problem: format!("`{}`: `confirm_above` is not an amount of money: {error}", tool.name),
+                    }],
+                });
+            }
         }
         if auth.required && auth.authenticator.is_none() {
             return Err(StartupError {
@@ -445,6 +503,7 @@ impl ServerBuilder {
                 states: self.states,
                 limiters,
                 auth,
+                confirmations: self.confirmations,
             }),
         })
     }

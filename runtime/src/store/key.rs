@@ -33,6 +33,23 @@ impl StoreKey {
         Self(format!("tenant-instance:{}:{tenant}:{}:{machine}:{key}", tenant.len(), machine.len()))
     }
 
+    /// A confirmation challenge (`challenge_id` is random, minted by the server).
+    pub fn challenge(challenge_id: &str) -> Self {
+        Self(format!("challenge:{challenge_id}"))
+    }
+
+    /// The lock on confirming `tool` by the principal whose digest is `principal`, after
+    /// too many wrong codes.
+    pub fn confirmation_lock(principal: &str, tool: &str) -> Self {
+        Self(format!("confirmation-lock:{}:{principal}:{tool}", principal.len()))
+    }
+
+    /// The record of an idempotent call: `tool` called by the principal whose digest is
+    /// `principal` with the idempotency key `key`.
+    pub fn idempotency(principal: &str, tool: &str, key: &str) -> Self {
+        Self(format!("idempotency:{}:{principal}:{}:{tool}:{key}", principal.len(), tool.len()))
+    }
+
     /// Whether the key names a flow a state handle names (such flows expire).
     pub(crate) fn is_handle_flow(&self) -> bool {
         self.0.starts_with("handle:")

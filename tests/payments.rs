@@ -1,0 +1,340 @@
+//! The payments example, as a deployment runs it: bearer tokens from a tokens file, codes
+//! in a development outbox, rmcp's client over Streamable HTTP. Money moves only for an
+//! authenticated principal, with a one-time code bound to exactly that movement, once.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::clients::Lifecycle;
+use common::raw::SessionlessClient;
+use common::{TestClient, spawn_http_example};
+use serde_json::{Value, json};
+use tokio::process::Child;
+
+const CLERK: &str = "clerk-token-0123456789";
+const AUDITOR: &str = "auditor-token-0123456789";
+const REFUNDER: &str = "refunder-token-0123456789";
+const OTHER_TENANT: &str = "globex-token-0123456789";
+
+/// A running payments example with its outbox.
+struct Deployment {
+    url: String,
+    outbox: PathBuf,
+    _server: Child,
+    _dir: TempDir,
+}
+
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn deploy(extra: &[&str]) -> Deployment {
+    let dir = std::env::temp_dir().join(format!("toolgate-payments-{}", uuid_like()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tokens = dir.join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        format!(
+            r#"
+[[token]]
+secret = "{CLERK}"
+principal = "clerk"
+tenant = "acme"
+
+[[token]]
+secret = "{AUDITOR}"
+principal = "auditor"
+tenant = "acme"
+
+[[token]]
+secret = "{REFUNDER}"
+principal = "refunder"
+tenant = "acme"
+scopes = ["payments:refund"]
+
+[[token]]
+secret = "{OTHER_TENANT}"
+principal = "clerk"
+tenant = "globex"
+"#
+        ),
+    )
+    .unwrap();
+    let outbox = dir.join("otp.jsonl");
+    let mut args = vec!["--tokens", tokens.to_str().unwrap(), "--otp-outbox", outbox.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let (server, url) = spawn_http_example("payments", &args, &[]).await;
+    Deployment { url, outbox, _server: server, _dir: TempDir(dir) }
+}
+
+fn uuid_like() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("{}-{nanos}", std::process::id())
+}
+
+impl Deployment {
+    async fn client(&self, token: Option<&str>) -> TestClient {
+        TestClient::http_as(&self.url, Lifecycle::Sessionless, token).await
+    }
+
+    /// The code the outbox holds for `challenge_id`.
+    fn code(&self, challenge_id: &str) -> String {
+        let outbox = std::fs::read_to_string(&self.outbox).expect("the outbox");
+        let line = outbox
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find(|line| line["challenge_id"] == challenge_id)
+            .expect("a code for the challenge");
+        line["otp"].as_str().unwrap().to_string()
+    }
+}
+
+fn usd(amount: &str) -> Value {
+    json!({ "amount": amount, "currency": "USD" })
+}
+
+/// Creates and authorizes a payment of `amount` USD; returns its id.
+async fn authorized(client: &TestClient, amount: &str) -> String {
+    let created = client
+        .ok("payment_create", json!({ "domain": "payment", "description": "order 7", "amount": usd(amount) }))
+        .await;
+    let id = created["payment_id"].as_str().unwrap().to_string();
+    client.ok("payment_authorize", json!({ "domain": "payment", "payment_id": id })).await;
+    id
+}
+
+fn capture(id: &str, amount: &str, request_id: &str) -> Value {
+    json!({ "domain": "payment", "payment_id": id, "amount": usd(amount), "request_id": request_id })
+}
+
+fn confirming(mut arguments: Value, challenge_id: &str, otp: &str) -> Value {
+    arguments["challenge_id"] = challenge_id.into();
+    arguments["otp"] = otp.into();
+    arguments
+}
+
+/// Asks for a capture and returns the challenge.
+async fn challenge(client: &TestClient, arguments: &Value) -> String {
+    let required = client.refused("payment_capture", arguments.clone()).await;
+    assert_eq!(required["code"], "CONFIRMATION_REQUIRED", "{required}");
+    assert_eq!(required["channel"], "outbox");
+    assert!(required["expires_at"].as_str().is_some_and(|t| t.ends_with('Z')), "{required}");
+    required["challenge_id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_capture_runs_once_with_the_code_sent_for_it() {
+    let deployment = deploy(&[]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let created = clerk
+        .ok("payment_create", json!({ "domain": "payment", "description": "order 7", "amount": usd("100.00") }))
+        .await;
+    let id = created["payment_id"].as_str().unwrap().to_string();
+    // Out of order: capture before authorize.
+    let refused = clerk.refused("payment_capture", capture(&id, "100.00", "req-00000001")).await;
+    assert_eq!(refused["code"], "FORBIDDEN", "{refused}");
+    clerk.ok("payment_authorize", json!({ "domain": "payment", "payment_id": id })).await;
+
+    // A code is spent by the call it confirms, even one whose handler then refuses
+    // (150.00 is more than the 100.00 authorized): the same call with it again is refused.
+    let too_much = capture(&id, "150.00", "req-00000002");
+    let challenge_id = challenge(&clerk, &too_much).await;
+    let otp = deployment.code(&challenge_id);
+    let refused = clerk.refused("payment_capture", confirming(too_much.clone(), &challenge_id, &otp)).await;
+    assert_eq!(refused["code"], "INVALID_ARGUMENT", "{refused}");
+    let replayed = clerk.refused("payment_capture", confirming(too_much, &challenge_id, &otp)).await;
+    assert_eq!(replayed["code"], "CONFIRMATION_FAILED", "{replayed}");
+
+    let arguments = capture(&id, "100.00", "req-00000003");
+    let challenge_id = challenge(&clerk, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    // What the model writes counts for nothing: no `confirmed`, no `authorized_by`.
+    for claim in ["confirmed", "authorized_by"] {
+        let mut forged = arguments.clone();
+        forged[claim] = if claim == "confirmed" { json!(true) } else { json!("user") };
+        let refused = clerk.refused("payment_capture", forged).await;
+        assert_eq!(refused["code"], "INVALID_ARGUMENT", "{refused}");
+    }
+    let status = clerk.ok("payment_status", json!({ "domain": "payment", "payment_id": id })).await;
+    assert_eq!(status["state"], "authorized", "nothing moved without the code");
+    let captured = clerk.ok("payment_capture", confirming(arguments, &challenge_id, &otp)).await;
+    assert_eq!(
+        (captured["state"].as_str(), captured["captured"]["amount"].as_str()),
+        (Some("captured"), Some("100.00"))
+    );
+}
+
+#[tokio::test]
+async fn a_code_confirms_only_the_call_it_was_sent_for() {
+    let deployment = deploy(&[]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let auditor = deployment.client(Some(AUDITOR)).await;
+    let first = authorized(&clerk, "1000.00").await;
+    let second = authorized(&clerk, "1000.00").await;
+
+    // Issued for 100.00 USD, used for 1000.00 USD: refused, and the challenge is void.
+    let arguments = capture(&first, "100.00", "req-10000001");
+    let challenge_id = challenge(&clerk, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    let more = clerk
+        .refused("payment_capture", confirming(capture(&first, "1000.00", "req-10000001"), &challenge_id, &otp))
+        .await;
+    assert_eq!(more["code"], "CONFIRMATION_FAILED", "{more}");
+    let void = clerk.refused("payment_capture", confirming(arguments, &challenge_id, &otp)).await;
+    assert_eq!(void["code"], "CONFIRMATION_FAILED", "a voided challenge stays void: {void}");
+
+    // Issued for one payment, used on another.
+    let arguments = capture(&first, "100.00", "req-10000002");
+    let challenge_id = challenge(&clerk, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    let other = clerk
+        .refused("payment_capture", confirming(capture(&second, "100.00", "req-10000002"), &challenge_id, &otp))
+        .await;
+    assert_eq!(other["code"], "CONFIRMATION_FAILED", "{other}");
+
+    // Issued for the clerk, used by the auditor (same tenant, same call): refused, and the
+    // clerk's challenge is untouched by it.
+    let arguments = capture(&first, "100.00", "req-10000003");
+    let challenge_id = challenge(&clerk, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    let foreign = auditor.refused("payment_capture", confirming(arguments.clone(), &challenge_id, &otp)).await;
+    assert_eq!(foreign["code"], "CONFIRMATION_FAILED", "{foreign}");
+    let captured = clerk.ok("payment_capture", confirming(arguments, &challenge_id, &otp)).await;
+    assert_eq!(captured["state"], "captured");
+    let untouched = clerk.ok("payment_status", json!({ "domain": "payment", "payment_id": second })).await;
+    assert_eq!(untouched["state"], "authorized");
+}
+
+#[tokio::test]
+async fn wrong_codes_lock_and_an_expired_challenge_confirms_nothing() {
+    let deployment = deploy(&["--challenge-ttl", "1500ms"]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let id = authorized(&clerk, "50.00").await;
+    let arguments = capture(&id, "50.00", "req-20000001");
+    let challenge_id = challenge(&clerk, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    let wrong = if otp == "000000" { "111111" } else { "000000" };
+    for attempts_left in (1..5).rev() {
+        let failed = clerk.refused("payment_capture", confirming(arguments.clone(), &challenge_id, wrong)).await;
+        assert_eq!(
+            (failed["code"].as_str(), failed["attempts_left"].as_u64()),
+            (Some("CONFIRMATION_FAILED"), Some(attempts_left))
+        );
+    }
+    let locked = clerk.refused("payment_capture", confirming(arguments.clone(), &challenge_id, wrong)).await;
+    assert_eq!(locked["code"], "CONFIRMATION_LOCKED", "{locked}");
+    assert!(locked["retry_after_ms"].as_u64().unwrap() > 0);
+    // Locked: the right code does nothing now, and no new challenge is issued.
+    let still = clerk.refused("payment_capture", confirming(arguments.clone(), &challenge_id, &otp)).await;
+    assert_eq!(still["code"], "CONFIRMATION_LOCKED", "{still}");
+    let no_new = clerk.refused("payment_capture", capture(&id, "50.00", "req-20000002")).await;
+    assert_eq!(no_new["code"], "CONFIRMATION_LOCKED", "{no_new}");
+
+    // Another principal, another lock: the refunder's challenge expires unused.
+    let refunder = deployment.client(Some(REFUNDER)).await;
+    let id = authorized(&refunder, "50.00").await;
+    let arguments = capture(&id, "50.00", "req-20000003");
+    let challenge_id = challenge(&refunder, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    let expired = refunder.refused("payment_capture", confirming(arguments, &challenge_id, &otp)).await;
+    assert_eq!(expired["code"], "CONFIRMATION_FAILED", "{expired}");
+}
+
+#[tokio::test]
+async fn two_concurrent_confirmations_capture_once() {
+    let deployment = deploy(&[]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let second_client = deployment.client(Some(CLERK)).await;
+    let id = authorized(&clerk, "75.00").await;
+    let arguments = capture(&id, "75.00", "req-30000001");
+    let challenge_id = challenge(&clerk, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    // Two different requests (fresh request ids), the same right code.
+    let one = confirming(capture(&id, "75.00", "req-30000001"), &challenge_id, &otp);
+    let two = confirming(capture(&id, "75.00", "req-30000002"), &challenge_id, &otp);
+    let (a, b) = tokio::join!(clerk.call("payment_capture", one), second_client.call("payment_capture", two));
+    let captured = [&a, &b].iter().filter(|(_, is_error)| !is_error).count();
+    assert_eq!(captured, 1, "{a:?} {b:?}");
+}
+
+#[tokio::test]
+async fn a_retry_with_the_same_request_id_gets_the_first_result() {
+    let deployment = deploy(&[]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let id = authorized(&clerk, "20.00").await;
+    let arguments = capture(&id, "20.00", "req-40000001");
+    let challenge_id = challenge(&clerk, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    let first = clerk.ok("payment_capture", confirming(arguments.clone(), &challenge_id, &otp)).await;
+    // The retry: the same request id and arguments, even with the spent code or none.
+    let again = clerk.ok("payment_capture", confirming(arguments.clone(), &challenge_id, &otp)).await;
+    assert_eq!(again, first);
+    assert_eq!(clerk.ok("payment_capture", arguments).await, first);
+    // The same request id with another amount.
+    let conflict = clerk.refused("payment_capture", capture(&id, "10.00", "req-40000001")).await;
+    assert_eq!(conflict["code"], "IDEMPOTENCY_CONFLICT", "{conflict}");
+}
+
+#[tokio::test]
+async fn a_refund_needs_its_scope_and_a_caller_needs_credentials() {
+    let deployment = deploy(&[]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let refunder = deployment.client(Some(REFUNDER)).await;
+    assert!(!clerk.tool_names().await.contains(&"payment_refund".to_string()));
+    assert!(refunder.tool_names().await.contains(&"payment_refund".to_string()));
+    let refused = clerk
+        .refused(
+            "payment_refund",
+            json!({ "domain": "payment", "payment_id": "PAY-1", "amount": usd("1.00"), "request_id": "req-50000001" }),
+        )
+        .await;
+    assert_eq!(
+        (refused["code"].as_str(), refused["required_scope"].as_str()),
+        (Some("INSUFFICIENT_SCOPE"), Some("payments:refund"))
+    );
+
+    let anonymous = deployment.client(None).await;
+    let refused = anonymous.refused("payment_authorize", json!({ "domain": "payment", "payment_id": "PAY-1" })).await;
+    assert_eq!(refused["code"], "UNAUTHENTICATED", "{refused}");
+}
+
+#[tokio::test]
+async fn another_tenant_cannot_see_capture_or_probe_a_payment() {
+    let deployment = deploy(&[]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let globex = deployment.client(Some(OTHER_TENANT)).await;
+    let id = authorized(&clerk, "30.00").await;
+    assert_eq!(id, "PAY-1");
+    // PAY-1 exists for acme; PAY-2 exists nowhere. Globex hears the same about both.
+    let probe = |id: &'static str| {
+        let globex = &globex;
+        async move {
+            let status = globex.refused("payment_status", json!({ "domain": "payment", "payment_id": id })).await;
+            let capture = globex.refused("payment_capture", capture(id, "30.00", "req-60000001")).await;
+            (status.to_string().replace(id, "PAY-?"), capture.to_string().replace(id, "PAY-?"))
+        }
+    };
+    let (status, captured) = probe("PAY-1").await;
+    assert!(status.contains("NOT_FOUND"), "{status}");
+    assert!(captured.contains("FORBIDDEN"), "{captured}");
+    assert_eq!((status, captured), probe("PAY-2").await);
+    // Acme's payment is untouched.
+    let seen = clerk.ok("payment_status", json!({ "domain": "payment", "payment_id": "PAY-1" })).await;
+    assert_eq!(seen["state"], "authorized");
+}
+
+#[tokio::test]
+async fn a_server_requiring_authentication_answers_401_with_a_bearer_challenge() {
+    let deployment = deploy(&["--require-auth"]).await;
+    let reply = SessionlessClient::new(&deployment.url).request("tools/list", json!({}), &[]).await;
+    assert_eq!(reply.status, 401);
+    assert!(reply.headers["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
+}
