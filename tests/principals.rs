@@ -81,6 +81,24 @@ async fn ledger_review_finish() -> Result<Who, ToolError> {
     Ok(Who { subject: None, tenant: None })
 }
 
+/// How many times `ledger_transfer`'s handler ran.
+static TRANSFERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[derive(Deserialize, JsonSchema)]
+struct Transfer {
+    /// The amount, in cents.
+    cents: u32,
+    /// A fresh id per request; a retry repeats it.
+    request_id: String,
+}
+
+/// Transfer cents between accounts, once per request id. Does not close the ledger.
+#[action(domain = "ledger", transactional, idempotency_key = "request_id")]
+async fn ledger_transfer(transfer: Transfer, principal: Principal) -> Result<Posted, ToolError> {
+    TRANSFERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Ok(Posted { cents: transfer.cents, by: principal.subject().to_string() })
+}
+
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789";
 
@@ -274,4 +292,25 @@ async fn rotated_handle_keys_accept_the_previous_key_until_it_is_dropped() {
     let refused = after.refused("ledger_review_finish", json!({ "domain": "ledger", "flow": old_handles[1] })).await;
     assert_eq!(refused["code"], "INVALID_HANDLE", "a handle signed with a dropped key: {refused}");
     after.ok("ledger_review_finish", json!({ "domain": "ledger", "flow": new_handle })).await;
+}
+
+#[tokio::test]
+async fn an_idempotent_retry_returns_the_first_result_without_running_the_handler() {
+    let url = server(false).await;
+    let alice = TestClient::http_as(&url, Lifecycle::Sessionless, Some(ALICE)).await;
+    let bob = TestClient::http_as(&url, Lifecycle::Sessionless, Some(BOB)).await;
+    let before = TRANSFERS.load(std::sync::atomic::Ordering::SeqCst);
+    let call = json!({ "domain": "ledger", "cents": 500, "request_id": "transfer-0001" });
+    let first = alice.ok("ledger_transfer", call.clone()).await;
+    assert_eq!(alice.ok("ledger_transfer", call.clone()).await, first);
+    assert_eq!(TRANSFERS.load(std::sync::atomic::Ordering::SeqCst), before + 1, "the handler ran once");
+    // The same key with other arguments.
+    let conflict = alice
+        .refused("ledger_transfer", json!({ "domain": "ledger", "cents": 501, "request_id": "transfer-0001" }))
+        .await;
+    assert_eq!(conflict["code"], "IDEMPOTENCY_CONFLICT", "{conflict}");
+    // Keys are per principal: Bob's transfer-0001 is his own request.
+    let bobs = bob.ok("ledger_transfer", call).await;
+    assert_eq!(bobs["by"], "bob");
+    assert_eq!(TRANSFERS.load(std::sync::atomic::Ordering::SeqCst), before + 2);
 }
