@@ -89,6 +89,7 @@ struct Transfer {
     /// The amount, in cents.
     cents: u32,
     /// A fresh id per request; a retry repeats it.
+    #[allow(dead_code)] // read by toolgate (`idempotency_key`), not by the handler
     request_id: String,
 }
 
