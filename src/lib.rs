@@ -222,6 +222,8 @@ pub use toolgate_runtime::{fsm, store, types};
 /// Who is calling: the [`Principal`] a handler can take as a parameter, the
 /// [`Authenticator`] that resolves it from a request's bearer token, and [`StaticTokens`].
 pub mod auth {
+    #[cfg(feature = "jwt")]
+    pub use toolgate_runtime::JwtAuthenticator;
     pub use toolgate_runtime::{AuthError, AuthFuture, Authenticator, Principal, StaticTokens};
 }
 pub use auth::{Authenticator, Principal, StaticTokens};

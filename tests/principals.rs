@@ -315,3 +315,28 @@ async fn an_idempotent_retry_returns_the_first_result_without_running_the_handle
     assert_eq!(bobs["by"], "bob");
     assert_eq!(TRANSFERS.load(std::sync::atomic::Ordering::SeqCst), before + 2);
 }
+
+#[tokio::test]
+async fn a_protected_resource_publishes_its_metadata_and_names_it_in_every_challenge() {
+    let server = Server::from_registry("ledger")
+        .authenticator(tokens())
+        .require_authentication()
+        .protected_resource("https://mcp.ledger.test/mcp", ["https://auth.ledger.test"])
+        .build()
+        .expect("server");
+    let url = serve_in_process(server).await;
+    let raw = SessionlessClient::new(&url);
+    let reply = raw.request("tools/list", json!({}), &[]).await;
+    assert_eq!(reply.status, 401);
+    let challenge = reply.headers["www-authenticate"].to_str().unwrap().to_string();
+    let metadata_url = "https://mcp.ledger.test/.well-known/oauth-protected-resource/mcp";
+    assert_eq!(challenge, format!("Bearer resource_metadata=\"{metadata_url}\""));
+
+    let origin = url.trim_end_matches("/mcp");
+    let metadata: Value =
+        reqwest::get(format!("{origin}/.well-known/oauth-protected-resource/mcp")).await.unwrap().json().await.unwrap();
+    assert_eq!(metadata["resource"], "https://mcp.ledger.test/mcp");
+    assert_eq!(metadata["authorization_servers"], json!(["https://auth.ledger.test"]));
+    assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+    assert_eq!(metadata["scopes_supported"], json!(["ledger:close"]));
+}

@@ -5,8 +5,13 @@
 
 mod authenticator;
 pub(crate) mod http;
+#[cfg(feature = "jwt")]
+mod jwt;
+pub(crate) mod metadata;
 mod principal;
 
 pub(crate) use authenticator::FirstOf;
 pub use authenticator::{AuthError, AuthFuture, Authenticator, StaticTokens};
+#[cfg(feature = "jwt")]
+pub use jwt::JwtAuthenticator;
 pub use principal::Principal;

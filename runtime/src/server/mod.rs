@@ -22,6 +22,7 @@ pub use http::{DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SES
 use std::collections::HashMap;
 
 use crate::action::States;
+use crate::auth::metadata::ProtectedResource;
 use crate::auth::{Authenticator, Principal, StaticTokens};
 use crate::confirm::{Channel, Confirmations, OtpSender, TotpSecrets};
 use crate::domain::DomainPolicy;
@@ -70,6 +71,10 @@ pub(crate) struct AuthOptions {
     pub(crate) required: bool,
     /// Who a stdio (or other kept, non-HTTP) connection is.
     pub(crate) stdio_principal: Option<Principal>,
+    /// This server as an OAuth protected resource: `(resource, authorization servers)`.
+    pub(crate) protected_resource: Option<(String, Vec<String>)>,
+    /// Its metadata, once the registry's scopes are known.
+    pub(crate) metadata: Option<ProtectedResource>,
     /// Bearer tokens standing for a principal with every scope the tools declare:
     /// `(principal, secret)`, resolved once the registry is known.
     pub(crate) every_scope_tokens: Vec<(String, String)>,
@@ -369,6 +374,23 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares this server an OAuth 2.0 protected resource (RFC 9728), as the MCP
+    /// authorization specification asks of servers that take tokens from an authorization
+    /// server: `resource` is the MCP endpoint's absolute URL (tokens name it as their
+    /// audience), `authorization_servers` the issuers. [`Server::serve_http`] then serves
+    /// the metadata at `/.well-known/oauth-protected-resource/mcp` (see
+    /// [`Server::well_known_router`] for your own router), and every 401's
+    /// `WWW-Authenticate` names it in `resource_metadata`.
+    pub fn protected_resource(
+        mut self,
+        resource: impl Into<String>,
+        authorization_servers: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let servers = authorization_servers.into_iter().map(Into::into).collect();
+        self.auth.protected_resource = Some((resource.into(), servers));
+        self
+    }
+
     /// Refuses every Streamable HTTP request without credentials with 401 and a
     /// `WWW-Authenticate: Bearer` challenge, as the MCP authorization specification asks,
     /// instead of serving it anonymously. Needs an [`authenticator`](Self::authenticator).
@@ -472,6 +494,12 @@ impl ServerBuilder {
                     }],
                 });
             }
+        }
+        if let Some((resource, servers)) = auth.protected_resource.take() {
+            let scopes: std::collections::BTreeSet<&str> =
+                registry.tools().iter().flat_map(|t| t.scopes().iter().copied()).collect();
+            auth.metadata =
+                Some(ProtectedResource::new(resource, servers, scopes.into_iter().map(str::to_string).collect()));
         }
         if auth.required && auth.authenticator.is_none() {
             return Err(StartupError {

@@ -2,6 +2,7 @@
 //! sessionless 2026-07-28 requests) or sessionless.
 
 use crate::auth::http::{HttpAuth, authenticate};
+use crate::auth::metadata::ProtectedResource;
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
@@ -58,8 +59,11 @@ impl Server {
         let auth = &self.shared.auth;
         let router = match &auth.authenticator {
             Some(authenticator) => {
-                let auth =
-                    HttpAuth { authenticator: authenticator.clone(), required: auth.required, resource_metadata: None };
+                let auth = HttpAuth {
+                    authenticator: authenticator.clone(),
+                    required: auth.required,
+                    resource_metadata: auth.metadata.as_ref().map(ProtectedResource::metadata_url),
+                };
                 router.layer(axum::middleware::from_fn_with_state(Arc::new(auth), authenticate))
             }
             None => router,
@@ -73,11 +77,26 @@ impl Server {
         }
     }
 
+    /// What this server publishes at well-known paths: its OAuth protected resource
+    /// metadata (RFC 9728), when [`ServerBuilder::protected_resource`](super::ServerBuilder::protected_resource)
+    /// declared one; empty otherwise. Merge it at the root of a router that mounts
+    /// [`Server::http_service`] yourself.
+    pub fn well_known_router(&self) -> axum::Router {
+        match &self.shared.auth.metadata {
+            Some(metadata) => {
+                let body = serde_json::to_value(metadata).expect("metadata serializes");
+                axum::Router::new()
+                    .route(&metadata.metadata_path(), axum::routing::get(move || async move { axum::Json(body) }))
+            }
+            None => axum::Router::new(),
+        }
+    }
+
     /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C.
     pub async fn serve_http(&self, listener: TcpListener) -> Result<(), ServeError> {
         use axum::serve::ListenerExt;
         let addr = listener.local_addr()?;
-        let router = axum::Router::new().nest_service("/mcp", self.http_service());
+        let router = axum::Router::new().nest_service("/mcp", self.http_service()).merge(self.well_known_router());
         // Without TCP_NODELAY each SSE reply waits ~40 ms on Nagle + delayed ACK.
         let listener = listener.tap_io(|tcp| {
             if let Err(error) = tcp.set_nodelay(true) {
