@@ -79,14 +79,20 @@ async fn a_code_posted_to_a_webhook_confirms_the_call_and_small_amounts_need_non
     client.ok("payout_send", json!({ "domain": "payout", "to": "bob", "amount": eur("100.00") })).await;
     assert!(received.lock().unwrap().is_empty());
     // Another currency than the threshold's is never waved through.
-    let other = client.refused("payout_send", json!({ "domain": "payout", "to": "bob", "amount": { "amount": "1.00", "currency": "USD" } })).await;
+    let other = client
+        .refused(
+            "payout_send",
+            json!({ "domain": "payout", "to": "bob", "amount": { "amount": "1.00", "currency": "USD" } }),
+        )
+        .await;
     assert_eq!(other["code"], "CONFIRMATION_REQUIRED", "{other}");
 
     let call = json!({ "domain": "payout", "to": "bob", "amount": eur("100.01") });
     let required = client.refused("payout_send", call.clone()).await;
     assert_eq!((required["code"].as_str(), required["channel"].as_str()), (Some("CONFIRMATION_REQUIRED"), Some("sms")));
     let challenge_id = required["challenge_id"].as_str().unwrap();
-    let delivery = received.lock().unwrap().iter().find(|d| d["challenge_id"] == challenge_id).cloned().expect("posted");
+    let delivery =
+        received.lock().unwrap().iter().find(|d| d["challenge_id"] == challenge_id).cloned().expect("posted");
     assert_eq!((delivery["principal"].as_str(), delivery["tool"].as_str()), (Some("payer"), Some("payout_send")));
     let otp = delivery["otp"].as_str().unwrap();
     assert!(otp.len() == 6 && otp.bytes().all(|b| b.is_ascii_digit()), "{otp}");
@@ -108,7 +114,10 @@ async fn a_totp_code_from_the_principal_s_app_confirms_the_call() {
     let client = TestClient::http_as(&url, Lifecycle::Sessionless, Some(TOKEN)).await;
     let call = json!({ "domain": "payout", "to": "bob", "amount": eur("500.00") });
     let required = client.refused("payout_send", call.clone()).await;
-    assert_eq!((required["code"].as_str(), required["channel"].as_str()), (Some("CONFIRMATION_REQUIRED"), Some("totp")));
+    assert_eq!(
+        (required["code"].as_str(), required["channel"].as_str()),
+        (Some("CONFIRMATION_REQUIRED"), Some("totp"))
+    );
     let challenge_id = required["challenge_id"].as_str().unwrap();
 
     // What the authenticator app shows now (RFC 6238: SHA-1, 6 digits, 30 s).

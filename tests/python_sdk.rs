@@ -150,6 +150,30 @@ async fn travel(mode: &[&str]) {
     run_script("travel_flow.py", &[server.url.as_str(), other_key.url.as_str(), short_lived.url.as_str()]).await;
 }
 
+/// The bearer token of the payments example's clerk.
+const CLERK_TOKEN: &str = "python-sdk-clerk-token-0001";
+
+async fn payments(mode: &[&str]) {
+    let outbox = target_dir().join(format!("python-sdk-otp-{}-{}.jsonl", std::process::id(), mode.len()));
+    let _ = std::fs::remove_file(&outbox);
+    let token = format!("clerk={CLERK_TOKEN}");
+    let args: Vec<&str> =
+        mode.iter().copied().chain(["--token", token.as_str(), "--otp-outbox", outbox.to_str().unwrap()]).collect();
+    let server = serve("payments", HANDLE_KEY, &args).await;
+    run_script("payments_flow.py", &[server.url.as_str(), CLERK_TOKEN, outbox.to_str().unwrap()]).await;
+    let _ = std::fs::remove_file(&outbox);
+}
+
+#[tokio::test]
+async fn python_sdk_payments_confirmed_capture_stateful() {
+    payments(&[]).await;
+}
+
+#[tokio::test]
+async fn python_sdk_payments_confirmed_capture_stateless() {
+    payments(&["--stateless"]).await;
+}
+
 #[tokio::test]
 async fn python_sdk_invoice_stateful() {
     invoice(&[]).await;
