@@ -345,3 +345,27 @@ async fn a_server_requiring_authentication_answers_401_with_a_bearer_challenge()
     assert_eq!(reply.status, 401);
     assert!(reply.headers["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
 }
+
+#[tokio::test]
+async fn a_refusal_never_names_a_tool_the_caller_cannot_see() {
+    let deployment = deploy(&[]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let refunder = deployment.client(Some(REFUNDER)).await;
+    let id = authorized(&clerk, "10.00").await;
+    // `payment_refund` is allowed from `captured`; the clerk lacks its scope.
+    let arguments = capture(&id, "10.00", "req-70000001");
+    let challenge_id = challenge(&clerk, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    clerk.ok("payment_capture", confirming(arguments, &challenge_id, &otp)).await;
+    let refused = clerk.refused("payment_authorize", json!({ "domain": "payment", "payment_id": id })).await;
+    assert_eq!(refused["code"], "FORBIDDEN");
+    assert!(!refused.to_string().contains("payment_refund"), "{refused}");
+    // The refunder, on its own captured payment, hears of it.
+    let own = authorized(&refunder, "10.00").await;
+    let arguments = capture(&own, "10.00", "req-70000002");
+    let challenge_id = challenge(&refunder, &arguments).await;
+    let otp = deployment.code(&challenge_id);
+    refunder.ok("payment_capture", confirming(arguments, &challenge_id, &otp)).await;
+    let refused = refunder.refused("payment_authorize", json!({ "domain": "payment", "payment_id": own })).await;
+    assert!(refused["allowed_tools"].as_array().unwrap().contains(&json!("payment_refund")), "{refused}");
+}

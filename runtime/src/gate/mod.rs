@@ -49,6 +49,8 @@ pub(crate) fn view<'a>(flow: &Snapshot, instances: impl IntoIterator<Item = (&'a
 pub(crate) struct Gate<'a> {
     registry: &'a Registry,
     snapshot: &'a Snapshot,
+    /// Who looks: a tool whose scopes the principal lacks is neither shown nor named.
+    principal: Option<&'a Principal>,
 }
 
 /// What a client sees of one tool: which tool, and whether with its compact description.
@@ -56,7 +58,13 @@ pub(crate) type ListingEntry = (&'static str, bool);
 
 impl<'a> Gate<'a> {
     pub(crate) fn new(registry: &'a Registry, snapshot: &'a Snapshot) -> Self {
-        Self { registry, snapshot }
+        Self { registry, snapshot, principal: None }
+    }
+
+    /// The same gate as `principal` sees it: tools it lacks a scope for are not listed,
+    /// not callable, and never named in a refusal.
+    pub(crate) fn seen_by(self, principal: Option<&'a Principal>) -> Self {
+        Self { principal, ..self }
     }
 
     /// The state of the tool's machine in this flow (`None` without a machine).
@@ -74,11 +82,15 @@ impl<'a> Gate<'a> {
 
     /// Whether the flow may call `tool` now: its state and its active domain allow it.
     pub(crate) fn callable(&self, tool: &ToolEntry) -> bool {
-        self.state_allows(tool) && self.registry.lock().admits(tool.domain, self.snapshot)
+        tool.visible_to(self.principal)
+            && self.state_allows(tool)
+            && self.registry.lock().admits(tool.domain, self.snapshot)
     }
 
     fn visible(&self, tool: &ToolEntry) -> bool {
-        self.state_allows(tool) && self.registry.lock().lists(tool.domain, self.snapshot)
+        tool.visible_to(self.principal)
+            && self.state_allows(tool)
+            && self.registry.lock().lists(tool.domain, self.snapshot)
     }
 
     /// Whether `tool` is shown with its compact description (its machine is initial).
@@ -129,7 +141,14 @@ impl<'a> Gate<'a> {
             instance: instance.map(str::to_string),
             current_state: current_state.to_string(),
             allowed_tools: self.callable_names(),
-            unlocked_by: tool.unlocked_by.get(current_state).cloned().unwrap_or_default(),
+            unlocked_by: tool
+                .unlocked_by
+                .get(current_state)
+                .into_iter()
+                .flatten()
+                .filter(|name| self.registry.tool(name).is_some_and(|t| t.visible_to(self.principal)))
+                .cloned()
+                .collect(),
         }))
     }
 }

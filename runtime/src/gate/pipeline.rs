@@ -121,6 +121,8 @@ struct Candidate<'a> {
     presented: Option<Presented>,
     /// Where an idempotent call's result is kept.
     idempotency: Option<Idempotency>,
+    /// Who is calling, when the request authenticated.
+    principal: Option<Principal>,
 }
 
 /// What the pipeline lets through: a call to run, or an idempotent retry answered with
@@ -155,19 +157,20 @@ pub(crate) async fn admit<'a>(
         switch: None,
         presented: None,
         idempotency: None,
+        principal: caller.principal.clone(),
     };
     // Each step refuses before any later one runs.
     let steps = async {
-        call.check_principal(caller.principal.as_ref())?;
-        call.identify_flow(origin, caller.principal.as_ref()).await?;
+        call.check_principal()?;
+        call.identify_flow(origin).await?;
         call.check_domain()?;
-        call.name_instance(caller.principal.as_ref()).await?;
-        if let Some(first) = call.recall(caller.principal.as_ref()).await? {
+        call.name_instance().await?;
+        if let Some(first) = call.recall().await? {
             return Ok(Some(first));
         }
         call.check_state()?;
         call.check_arguments()?;
-        call.confirm(caller.principal.as_ref()).await?;
+        call.confirm().await?;
         Ok(None)
     };
     match steps.await {
@@ -194,11 +197,11 @@ impl<'a> Candidate<'a> {
     /// Step 2: who is calling — a principal where the tool needs one (`transactional`, a
     /// `Principal` parameter, a scope), holding every scope the tool requires. Nothing in
     /// the arguments counts.
-    fn check_principal(&self, principal: Option<&Principal>) -> Result<(), ToolError> {
+    fn check_principal(&self) -> Result<(), ToolError> {
         if !self.tool.needs_principal() {
             return Ok(());
         }
-        let Some(principal) = principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
+        let Some(principal) = &self.principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
         match principal.missing_scope(self.tool.scopes()) {
             Some(scope) => Err(ToolError::insufficient_scope(self.tool.name, scope)),
             None => Ok(()),
@@ -207,11 +210,11 @@ impl<'a> Candidate<'a> {
 
     /// Step 3: the flow the call runs in — its handle (verified, and naming a flow that
     /// still exists), else its connection, else a new one.
-    async fn identify_flow(&mut self, origin: &Origin, principal: Option<&Principal>) -> Result<(), ToolError> {
+    async fn identify_flow(&mut self, origin: &Origin) -> Result<(), ToolError> {
         if !self.tool.needs_flow {
             return Ok(());
         }
-        let flow = self.judge.records.flows.identify(origin, &self.arguments, principal)?;
+        let flow = self.judge.records.flows.identify(origin, &self.arguments, self.principal.as_ref())?;
         self.flow_before = self.judge.records.load_flow(Some(&flow)).await?;
         self.flow = Some(flow);
         Ok(())
@@ -234,10 +237,10 @@ impl<'a> Candidate<'a> {
     /// and canonicalized — and its committed state.
     /// A tenant-scoped machine's instance is the caller's tenant's (step 2 saw to it that
     /// there is a caller).
-    async fn name_instance(&mut self, principal: Option<&Principal>) -> Result<(), ToolError> {
+    async fn name_instance(&mut self) -> Result<(), ToolError> {
         let (Some(key), Some(machine)) = (&self.tool.instance, self.tool.machine.as_deref()) else { return Ok(()) };
         let id = key.read(&mut self.arguments)?;
-        let store_key = super::instance_key(machine, &id, principal);
+        let store_key = super::instance_key(machine, &id, self.principal.as_ref());
         self.instance_before = Some(self.judge.records.load(&store_key).await?);
         self.instance = Some(Instance { machine, id, key: store_key });
         Ok(())
@@ -247,8 +250,8 @@ impl<'a> Candidate<'a> {
     /// succeeded — gets that call's result before the state gate (the first call's
     /// transition may have made the tool unavailable since) and before any confirmation
     /// (the first call spent its code). The same key with other arguments is refused.
-    async fn recall(&mut self, principal: Option<&Principal>) -> Result<Option<Value>, ToolError> {
-        let (Some(argument), Some(principal)) = (self.tool.idempotency_key(), principal) else { return Ok(None) };
+    async fn recall(&mut self) -> Result<Option<Value>, ToolError> {
+        let (Some(argument), Some(principal)) = (self.tool.idempotency_key(), &self.principal) else { return Ok(None) };
         let subject = match (&self.instance, &self.flow) {
             (Some(instance), _) => instance.key.as_str(),
             (None, Some(flow)) => flow.key.as_str(),
@@ -273,7 +276,9 @@ impl<'a> Candidate<'a> {
             (machine.id(), snapshot.state_of(machine.id(), machine.initial()))
         });
         let view = view(&self.flow_before, instance_state);
-        Gate::new(self.judge.registry, &view).admit(self.tool, self.instance.as_ref().map(|i| i.id.as_str()))
+        Gate::new(self.judge.registry, &view)
+            .seen_by(self.principal.as_ref())
+            .admit(self.tool, self.instance.as_ref().map(|i| i.id.as_str()))
     }
 
     /// Step 7: every argument against the tool's schema, every bad field at once. The
@@ -305,14 +310,14 @@ impl<'a> Candidate<'a> {
     /// Step 8: for a `confirm`ed tool (above its threshold, if it has one), a one-time code
     /// bound to exactly this call — principal, tool, instance or flow, canonical arguments:
     /// a new challenge (`CONFIRMATION_REQUIRED`), or the presented one checked and spent.
-    async fn confirm(&mut self, principal: Option<&Principal>) -> Result<(), ToolError> {
+    async fn confirm(&mut self) -> Result<(), ToolError> {
         let Some(policy) = self.tool.confirm() else { return Ok(()) };
         let presented = self.presented.take();
         if !policy.applies(&self.arguments) {
             return Ok(());
         }
         // Step 2 refused a confirmed tool's call without a principal.
-        let Some(principal) = principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
+        let Some(principal) = &self.principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
         let subject = match (&self.instance, &self.flow) {
             (Some(instance), _) => instance.key.as_str(),
             (None, Some(flow)) => flow.key.as_str(),

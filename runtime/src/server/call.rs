@@ -179,7 +179,9 @@ impl Shared {
             None => {
                 // `switch_domain`: the domain now active, and what can be called in it.
                 let focus = session.map(|(focus, _)| focus.current()).unwrap_or_default();
-                let callable = Gate::new(&self.registry, &gate::view(flow_now, focus_states(&focus))).callable_names();
+                let callable = Gate::new(&self.registry, &gate::view(flow_now, focus_states(&focus)))
+                    .seen_by(principal)
+                    .callable_names();
                 let previous = flow_before.active_domain.clone();
                 (json!({ "domain": switch, "previous_domain": previous, "tools": callable }), switch)
             }

@@ -160,7 +160,7 @@ impl Connection {
             entry.state = state.state_of(machine, m.initial()).to_string();
             self.state.focus.refresh(machine, &entry.instance, &entry.state);
         }
-        Ok(Gate::new(&self.shared.registry, &gate::view(&snapshot, focus_states(&focus))).tools())
+        Ok(Gate::new(&self.shared.registry, &gate::view(&snapshot, focus_states(&focus))).seen_by(principal).tools())
     }
 }
 
