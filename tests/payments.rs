@@ -369,3 +369,24 @@ async fn a_refusal_never_names_a_tool_the_caller_cannot_see() {
     let refused = refunder.refused("payment_authorize", json!({ "domain": "payment", "payment_id": own })).await;
     assert!(refused["allowed_tools"].as_array().unwrap().contains(&json!("payment_refund")), "{refused}");
 }
+
+#[tokio::test]
+async fn stdio_is_the_principal_the_command_line_names() {
+    let named =
+        TestClient::stdio_example_with("payments", &["--stdio-principal", "clerk", "--otp-outbox", "/dev/null"]).await;
+    let created = named
+        .ok("payment_create", json!({ "domain": "payment", "description": "at the desk", "amount": usd("5.00") }))
+        .await;
+    assert_eq!(created["created_by"], "clerk");
+    // Every scope the tools declare: a refund is judged on the payment's state, not refused
+    // for a missing scope.
+    let refund =
+        json!({ "domain": "payment", "payment_id": "PAY-1", "amount": usd("5.00"), "request_id": "req-80000001" });
+    assert_eq!(named.refused("payment_refund", refund).await["code"], "FORBIDDEN");
+
+    let nobody = TestClient::stdio_example_with("payments", &["--otp-outbox", "/dev/null"]).await;
+    let refused = nobody
+        .refused("payment_create", json!({ "domain": "payment", "description": "x", "amount": usd("5.00") }))
+        .await;
+    assert_eq!(refused["code"], "UNAUTHENTICATED", "{refused}");
+}

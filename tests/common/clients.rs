@@ -121,7 +121,14 @@ fn observer() -> (Observer, mpsc::UnboundedReceiver<()>) {
 impl TestClient {
     /// Spawns the example and talks to it over its stdin/stdout.
     pub async fn stdio_example(name: &str) -> Self {
-        let transport = TokioChildProcess::new(Command::new(example_binary(name))).expect("spawn example");
+        Self::stdio_example_with(name, &[]).await
+    }
+
+    /// Spawns the example with `args` and talks to it over its stdin/stdout.
+    pub async fn stdio_example_with(name: &str, args: &[&str]) -> Self {
+        let mut command = Command::new(example_binary(name));
+        command.args(args);
+        let transport = TokioChildProcess::new(command).expect("spawn example");
         let (observer, list_changed) = observer();
         let service = observer.serve(transport).await.expect("initialize over stdio");
         Self { service, url: None, list_changed, _server: None }

@@ -26,6 +26,12 @@ HTTP options:
                                (repeatable; development and service accounts)
   --tokens FILE.toml           bearer tokens with their principal, tenant and scopes:
                                [[token]] secret = \"…\", principal = \"clerk\", tenant = \"acme\", scopes = [\"…\"]
+  --jwt-issuer ISS             accept JWT bearer tokens from issuer ISS (builds with feature `jwt`),
+  --jwt-audience AUD             for audience AUD (this server's resource URL), signed with the keys at
+  --jwks-url URL                 URL (RS256/ES256), or HS256 with the secret in the environment
+  --jwt-secret-env VAR           variable VAR
+  --resource URL               this MCP endpoint's URL as an OAuth protected resource, with
+  --authorization-server URL   its token issuer (repeatable): metadata at /.well-known/oauth-protected-resource
   --require-auth               answer requests without a bearer token with 401 (default: served
                                anonymously; tools that need a principal refuse them)
 
@@ -34,6 +40,8 @@ HTTP options:
   --challenge-ttl SECS  how long a confirmation challenge lives (default 300; `250ms` too)
 
   TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica
+  --stdio-principal NAME   who a stdio connection is: NAME with every scope the tools declare
+
   TOOLGATE_TOKENS       more tokens, as `--token` gives them: `clerk=s3cret,auditor=t0ken`";
 
 /// More `--token`s, from the environment: `clerk=s3cret,auditor=t0ken`.
@@ -97,6 +105,54 @@ struct Command {
     otp_outbox: Option<std::path::PathBuf>,
     tokens_file: Option<std::path::PathBuf>,
     challenge_ttl: Option<Duration>,
+    stdio_principal: Option<String>,
+    jwt_issuer: Option<String>,
+    jwt_audience: Option<String>,
+    jwks_url: Option<String>,
+    jwt_secret_env: Option<String>,
+    resource: Option<String>,
+    authorization_servers: Vec<String>,
+}
+
+/// How the `--jwt-*` flags configure the server, if they are given.
+type Configure = Box<dyn FnOnce(ServerBuilder) -> ServerBuilder>;
+
+fn jwt_authenticator(command: &Command) -> Result<Option<Configure>, ServeError> {
+    let given = command.jwt_issuer.is_some()
+        || command.jwt_audience.is_some()
+        || command.jwks_url.is_some()
+        || command.jwt_secret_env.is_some();
+    if !given {
+        return Ok(None);
+    }
+    let (Some(issuer), Some(audience)) = (command.jwt_issuer.clone(), command.jwt_audience.clone()) else {
+        return Err(ServeError::Usage("JWTs need both `--jwt-issuer` and `--jwt-audience`".into()));
+    };
+    #[cfg(feature = "jwt")]
+    {
+        use crate::auth::JwtAuthenticator;
+        let jwt = match (&command.jwks_url, &command.jwt_secret_env) {
+            (Some(url), None) => JwtAuthenticator::jwks(issuer, audience, url.clone()),
+            (None, Some(variable)) => {
+                let secret = std::env::var(variable).map_err(|_| {
+                    ServeError::Usage(format!("`--jwt-secret-env {variable}`: the variable is not set"))
+                })?;
+                JwtAuthenticator::hs256(issuer, audience, secret.as_bytes())
+                    .map_err(|e| ServeError::Usage(format!("`--jwt-secret-env {variable}`: {e}")))?
+            }
+            _ => {
+                return Err(ServeError::Usage(
+                    "JWTs need exactly one of `--jwks-url URL` and `--jwt-secret-env VAR`".into(),
+                ));
+            }
+        };
+        Ok(Some(Box::new(move |builder: ServerBuilder| builder.authenticator(jwt))))
+    }
+    #[cfg(not(feature = "jwt"))]
+    {
+        let _ = (issuer, audience);
+        Err(ServeError::Usage("this server was built without JWT support (toolgate's `jwt` feature)".into()))
+    }
 }
 
 /// One `[[token]]` of a `--tokens` file.
@@ -222,6 +278,25 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
                 command.tokens.push(token("`--token`", &value)?);
             }
             "--require-auth" if !command.require_auth => command.require_auth = true,
+            "--stdio-principal" | "--jwt-issuer" | "--jwt-audience" | "--jwks-url" | "--jwt-secret-env"
+            | "--resource" => {
+                let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a value")))?;
+                let slot = match arg.as_str() {
+                    "--stdio-principal" => &mut command.stdio_principal,
+                    "--jwt-issuer" => &mut command.jwt_issuer,
+                    "--jwt-audience" => &mut command.jwt_audience,
+                    "--jwks-url" => &mut command.jwks_url,
+                    "--jwt-secret-env" => &mut command.jwt_secret_env,
+                    _ => &mut command.resource,
+                };
+                if slot.replace(value).is_some() {
+                    return Err(usage(format!("`{arg}` is given twice")));
+                }
+            }
+            "--authorization-server" => {
+                let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a URL")))?;
+                command.authorization_servers.push(value);
+            }
             "--tokens" if command.tokens_file.is_none() => {
                 let path = args.next().ok_or_else(|| usage("`--tokens` needs a file path".into()))?;
                 command.tokens_file = Some(path.into());
@@ -274,7 +349,8 @@ impl ServerBuilder {
     /// them.
     pub async fn run_cli(mut self) -> Result<(), ServeError> {
         init_logging();
-        let command = parse(std::env::args().skip(1))?;
+        let mut command = parse(std::env::args().skip(1))?;
+        let jwt = jwt_authenticator(&command)?;
         if command.stateless {
             self = self.sessionless();
         }
@@ -296,7 +372,7 @@ impl ServerBuilder {
         if let Some(limit) = command.client_rate_limit {
             self = self.client_rate_limit(limit.calls, Duration::from_millis(limit.per_ms));
         }
-        let mut tokens = command.tokens;
+        let mut tokens = std::mem::take(&mut command.tokens);
         if let Some(list) = std::env::var_os(TOKENS_ENV) {
             let list = list.into_string().map_err(|_| ServeError::Usage(format!("{TOKENS_ENV} is not UTF-8")))?;
             for entry in list.split(',').filter(|e| !e.trim().is_empty()) {
@@ -311,6 +387,18 @@ impl ServerBuilder {
         }
         if let Some(path) = &command.tokens_file {
             self = self.authenticator(tokens_file(path)?);
+        }
+        if let Some(jwt) = jwt {
+            self = jwt(self);
+        }
+        if let Some(resource) = command.resource.clone() {
+            if command.authorization_servers.is_empty() {
+                return Err(ServeError::Usage("`--resource` needs at least one `--authorization-server URL`".into()));
+            }
+            self = self.protected_resource(resource, command.authorization_servers.clone());
+        }
+        if let Some(name) = command.stdio_principal.clone() {
+            self = self.stdio_principal_with_every_scope(name);
         }
         if let Some(ttl) = command.challenge_ttl {
             self = self.challenge_ttl(ttl);

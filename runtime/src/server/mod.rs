@@ -75,6 +75,8 @@ pub(crate) struct AuthOptions {
     pub(crate) protected_resource: Option<(String, Vec<String>)>,
     /// Its metadata, once the registry's scopes are known.
     pub(crate) metadata: Option<ProtectedResource>,
+    /// Who stdio is, with every scope the tools declare (`--stdio-principal`).
+    pub(crate) stdio_every_scope: Option<String>,
     /// Bearer tokens standing for a principal with every scope the tools declare:
     /// `(principal, secret)`, resolved once the registry is known.
     pub(crate) every_scope_tokens: Vec<(String, String)>,
@@ -446,6 +448,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Who a stdio connection is: the principal `subject`, in no tenant, with every scope
+    /// the server's tools declare (`--stdio-principal NAME`).
+    pub fn stdio_principal_with_every_scope(mut self, subject: impl Into<String>) -> Self {
+        self.auth.stdio_every_scope = Some(subject.into());
+        self
+    }
+
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
         let handle_argument = self.options.handle_argument.clone();
@@ -462,6 +471,11 @@ impl ServerBuilder {
             }
         };
         let mut auth = self.auth;
+        if let Some(subject) = auth.stdio_every_scope.take() {
+            let scopes: std::collections::BTreeSet<&str> =
+                registry.tools().iter().flat_map(|t| t.scopes().iter().copied()).collect();
+            auth.stdio_principal = Some(Principal::new(subject).with_scopes(scopes));
+        }
         if !auth.every_scope_tokens.is_empty() {
             let scopes: std::collections::BTreeSet<&str> =
                 registry.tools().iter().flat_map(|t| t.scopes().iter().copied()).collect();
