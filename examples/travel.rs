@@ -7,12 +7,19 @@
 //! reason, and each session lists only its active domain's tools. Within a domain, a small
 //! machine (`idle → quoted → booked`) makes search precede booking.
 //!
+//! Booking spends the traveller's money: every `*_book` tool is `transactional` and
+//! confirmed with a one-time code. On stdio the traveller is the person at the terminal
+//! (`traveller`, or `--stdio-principal NAME`); over HTTP a client presents a bearer token
+//! (`--token NAME=SECRET`). The codes land in a development outbox,
+//! `$TMPDIR/toolgate-travel-otp.jsonl` (or `--otp-outbox PATH`).
+//!
 //! ```text
 //! cargo run --example travel                            # MCP over stdio
-//! cargo run --example travel -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
+//! cargo run --example travel -- --http 127.0.0.1:8080 --token traveller=s3cret-traveller-token
 //! ```
 
 use chrono::Duration;
+use toolgate::confirm::OutboxSender;
 use toolgate::prelude::*;
 use toolgate::types::{Count, Currency, DateTime, Days, Money, Persons};
 
@@ -140,8 +147,8 @@ async fn search(input: TripSearch) -> Result<Offers, ToolError> {
     offers("BUS", ["ALSA", "FlixBus", "Avanza"], &route, input.departure, input.passengers)
 }
 
-/// Book a bus offer found by bus_search.
-#[action(domain = "bus", bind_state = "quoted", transition = "BOOK")]
+/// Book a bus offer found by bus_search; the traveller confirms it with a one-time code.
+#[action(domain = "bus", bind_state = "quoted", transition = "BOOK", transactional, confirm = "otp")]
 async fn bus_book(input: BookRequest) -> Result<Booking, ToolError> {
     book("BUS", input)
 }
@@ -154,8 +161,8 @@ async fn flight_search(input: TripSearch) -> Result<Offers, ToolError> {
     offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers)
 }
 
-/// Book a flight offer found by flight_search.
-#[action(domain = "flight", bind_state = "quoted", transition = "BOOK")]
+/// Book a flight offer found by flight_search; the traveller confirms it with a one-time code.
+#[action(domain = "flight", bind_state = "quoted", transition = "BOOK", transactional, confirm = "otp")]
 async fn flight_book(input: BookRequest) -> Result<Booking, ToolError> {
     book("FLT", input)
 }
@@ -168,8 +175,8 @@ async fn car_rental_search(input: CarSearch) -> Result<Offers, ToolError> {
     offers("CAR", ["Europcar", "Hertz", "Sixt"], &place, input.pickup_at, input.passengers)
 }
 
-/// Book a rental car offer found by car_rental_search.
-#[action(domain = "car_rental", bind_state = "quoted", transition = "BOOK")]
+/// Book a rental car offer found by car_rental_search; the traveller confirms it with a one-time code.
+#[action(domain = "car_rental", bind_state = "quoted", transition = "BOOK", transactional, confirm = "otp")]
 async fn car_rental_book(input: BookRequest) -> Result<Booking, ToolError> {
     book("CAR", input)
 }
@@ -182,6 +189,11 @@ async fn main() -> Result<(), ServeError> {
         .describe_domain("flight", "flights between cities")
         .describe_domain("car_rental", "rental cars picked up at one place")
         .list_active_domain_only()
+        // The person at the terminal books on stdio; `--stdio-principal` names another.
+        .stdio_principal(Principal::new("traveller"))
+        // Development: codes go to a file (`--otp-outbox PATH` to choose it). A real
+        // deployment sends them by SMS or e-mail through an `OtpSender`.
+        .otp_sender(OutboxSender::new(std::env::temp_dir().join("toolgate-travel-otp.jsonl")))
         .instructions("Travel search and booking. Call switch_domain first with the domain the user wants; search before booking.")
         .run_cli()
         .await

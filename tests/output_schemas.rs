@@ -6,6 +6,8 @@ mod common;
 
 use std::collections::HashMap;
 
+use common::clients::Lifecycle;
+use common::confirm::Outbox;
 use common::raw::SessionlessClient;
 use common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
@@ -55,14 +57,19 @@ struct Checked {
 }
 
 async fn checked(example: &str) -> Checked {
-    let (server, url) = spawn_http_example(example, &[], &[]).await;
+    checked_as(example, &[], None).await
+}
+
+/// [`checked`], the example started with `args`, its client presenting `token`.
+async fn checked_as(example: &str, args: &[&str], token: Option<&str>) -> Checked {
+    let (server, url) = spawn_http_example(example, args, &[]).await;
     let definitions = SessionlessClient::new(&url)
         .list_tools()
         .await
         .into_iter()
         .map(|tool| (tool["name"].as_str().unwrap().to_string(), tool))
         .collect();
-    Checked { client: TestClient::http(&url).await, definitions, _server: server }
+    Checked { client: TestClient::http_as(&url, Lifecycle::Session, token).await, definitions, _server: server }
 }
 
 /// Calls `tool` and checks its `structuredContent` against the tool's `outputSchema`.
@@ -105,7 +112,9 @@ async fn invoice_results_match_their_schemas() {
 
 #[tokio::test]
 async fn travel_results_match_their_schemas() {
-    let client = checked("travel").await;
+    const TRAVELLER: &str = "traveller-token-0123456789";
+    let (outbox, token) = (Outbox::new(), format!("traveller={TRAVELLER}"));
+    let client = checked_as("travel", &["--token", &token, "--otp-outbox", outbox.path()], Some(TRAVELLER)).await;
     no_nonstandard_format(&client);
     let search = json!({
         "domain": "bus", "origin": "Madrid", "destination": "Valencia",
@@ -120,5 +129,11 @@ async fn travel_results_match_their_schemas() {
     });
     assert!(checked_call(&client, "car_rental_search", car).await.1, "DOMAIN_MISMATCH");
     let book = json!({ "domain": "bus", "offer_id": offers["offers"][0]["id"] });
-    assert!(!checked_call(&client, "bus_book", book).await.1);
+    let (required, is_error) = checked_call(&client, "bus_book", book.clone()).await;
+    assert!(is_error && required["code"] == "CONFIRMATION_REQUIRED", "{required}");
+    let challenge_id = required["challenge_id"].as_str().unwrap();
+    let mut confirming = book;
+    confirming["challenge_id"] = challenge_id.into();
+    confirming["otp"] = outbox.code(challenge_id).into();
+    assert!(!checked_call(&client, "bus_book", confirming).await.1);
 }

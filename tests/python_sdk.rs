@@ -141,14 +141,30 @@ async fn invoice(mode: &[&str]) {
 /// The travel intent lock with signed flow handles: refused drift, refused forged, foreign
 /// and expired handles, and a `tools/list` that never changes.
 async fn travel(mode: &[&str]) {
+    let outbox = target_dir().join(format!("python-sdk-travel-otp-{}-{}.jsonl", std::process::id(), mode.len()));
+    let _ = std::fs::remove_file(&outbox);
+    let token = format!("traveller={TRAVELLER_TOKEN}");
+    let booking: Vec<&str> =
+        mode.iter().copied().chain(["--token", token.as_str(), "--otp-outbox", outbox.to_str().unwrap()]).collect();
     let short_ttl: Vec<&str> = mode.iter().copied().chain(["--handle-ttl", "100ms"]).collect();
     let (server, other_key, short_lived) = tokio::join!(
-        serve("travel", HANDLE_KEY, mode),
+        serve("travel", HANDLE_KEY, &booking),
         serve("travel", OTHER_HANDLE_KEY, mode),
         serve("travel", HANDLE_KEY, &short_ttl),
     );
-    run_script("travel_flow.py", &[server.url.as_str(), other_key.url.as_str(), short_lived.url.as_str()]).await;
+    let args = [
+        server.url.as_str(),
+        TRAVELLER_TOKEN,
+        outbox.to_str().unwrap(),
+        other_key.url.as_str(),
+        short_lived.url.as_str(),
+    ];
+    run_script("travel_flow.py", &args).await;
+    let _ = std::fs::remove_file(&outbox);
 }
+
+/// The bearer token of the travel example's traveller.
+const TRAVELLER_TOKEN: &str = "python-sdk-traveller-token-0001";
 
 /// The bearer token of the payments example's clerk.
 const CLERK_TOKEN: &str = "python-sdk-clerk-token-0001";

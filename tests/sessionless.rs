@@ -8,6 +8,8 @@ mod common;
 
 use std::time::Duration;
 
+use common::clients::Lifecycle;
+use common::confirm::{Outbox, confirmed};
 use common::raw::{RawSession, SessionlessClient};
 use common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
@@ -84,7 +86,16 @@ async fn rmcp_client_walks_the_invoice_flow_without_a_session() {
     }
 }
 
-async fn walk_the_travel_flow(client: &TestClient) {
+/// The traveller's bearer token: booking is `transactional`.
+const TRAVELLER: &str = "traveller-token-0123456789";
+
+/// The travel example's arguments for a traveller who can book: the token, and an outbox
+/// for the codes.
+fn traveller_args<'a>(mode: &[&'a str], token: &'a str, outbox: &'a Outbox) -> Vec<&'a str> {
+    mode.iter().copied().chain(["--token", token, "--otp-outbox", outbox.path()]).collect()
+}
+
+async fn walk_the_travel_flow(client: &TestClient, outbox: &Outbox) {
     let listed = client.tools().await;
     assert_eq!(listed.len(), 7, "every tool is listed");
 
@@ -104,7 +115,8 @@ async fn walk_the_travel_flow(client: &TestClient) {
     let elsewhere = client.refused("bus_book", json!({ "domain": "bus", "offer_id": offer })).await;
     assert_eq!(elsewhere["code"], "DOMAIN_NOT_SELECTED");
 
-    let booked = client.ok("bus_book", json!({ "domain": "bus", "offer_id": offer, "flow": flow })).await;
+    let booked =
+        confirmed(client, "bus_book", json!({ "domain": "bus", "offer_id": offer, "flow": flow }), outbox).await;
     assert_eq!(booked["state"], "booked");
     let car = json!({
         "domain": "car_rental", "pickup_location": "Valencia Airport", "pickup_at": "2026-12-04T10:00:00+01:00",
@@ -116,9 +128,11 @@ async fn walk_the_travel_flow(client: &TestClient) {
 
 #[tokio::test]
 async fn rmcp_client_walks_the_travel_flow_with_a_handle() {
+    let token = format!("traveller={TRAVELLER}");
     for mode in MODES {
-        let (_server, url) = spawn_http_example("travel", mode, &[KEY]).await;
-        walk_the_travel_flow(&TestClient::sessionless(&url).await).await;
+        let outbox = Outbox::new();
+        let (_server, url) = spawn_http_example("travel", &traveller_args(mode, &token, &outbox), &[KEY]).await;
+        walk_the_travel_flow(&TestClient::http_as(&url, Lifecycle::Sessionless, Some(TRAVELLER)).await, &outbox).await;
     }
 }
 
@@ -164,8 +178,11 @@ async fn an_expired_handle_does_not_restart_its_flow() {
 /// conversation of its own: it can neither read, change nor end the session's.
 #[tokio::test]
 async fn a_session_id_header_does_not_reach_that_sessions_flow() {
-    let (_server, url) = spawn_http_example("travel", &[], &[KEY]).await;
-    let session = RawSession::open(&url).await;
+    let (token, outbox) = (format!("traveller={TRAVELLER}"), Outbox::new());
+    let (_server, url) = spawn_http_example("travel", &traveller_args(&[], &token, &outbox), &[KEY]).await;
+    // The session and the intruder are the same traveller: the header alone is tried.
+    let session = RawSession::open_as(&url, TRAVELLER).await;
+    let bearer = format!("Bearer {TRAVELLER}");
     assert!(!session.call("switch_domain", switch_to_bus(None)).await.1);
     let (searched, is_error) = session.call("bus_search", bus_search(None)).await;
     assert!(!is_error, "{searched}");
@@ -176,7 +193,7 @@ async fn a_session_id_header_does_not_reach_that_sessions_flow() {
     assert!(session_tools.contains(&"bus_book".to_string()), "{session_tools:?}");
 
     let intruder = SessionlessClient::new(&url);
-    let header = [("Mcp-Session-Id", session.session_id())];
+    let header = [("Mcp-Session-Id", session.session_id()), ("Authorization", bearer.as_str())];
     let reply = intruder.call_with_headers("bus_book", book.clone(), &header).await;
     assert!(reply.is_json(), "a call that causes no other message is answered as plain JSON");
     let refused = reply.result()["structuredContent"].clone();
@@ -191,7 +208,13 @@ async fn a_session_id_header_does_not_reach_that_sessions_flow() {
 
     // The session's flow is untouched, not reset or removed when those requests ended.
     assert_eq!(session.tool_names().await, session_tools);
-    let (booked, is_error) = session.call("bus_book", book).await;
+    let (required, _) = session.call("bus_book", book.clone()).await;
+    assert_eq!(required["code"], "CONFIRMATION_REQUIRED", "{required}");
+    let challenge_id = required["challenge_id"].as_str().unwrap();
+    let mut confirming = book;
+    confirming["challenge_id"] = challenge_id.into();
+    confirming["otp"] = outbox.code(challenge_id).into();
+    let (booked, is_error) = session.call("bus_book", confirming).await;
     assert!(!is_error, "{booked}");
     assert_eq!(booked["state"], "booked");
 }

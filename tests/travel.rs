@@ -5,6 +5,7 @@
 mod common;
 
 use common::TestClient;
+use common::confirm::{Outbox, confirmed};
 use serde_json::{Value, json};
 
 fn bus_search(domain: &str) -> Value {
@@ -35,7 +36,10 @@ async fn names(client: &TestClient) -> Vec<String> {
     client.tool_names().await
 }
 
-async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient) {
+/// The traveller's bearer token over HTTP.
+const TRAVELLER: &str = "traveller-token-0123456789";
+
+async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient, outbox: Outbox) {
     // Nothing selected yet: only switch_domain is listed, and it lists the domains.
     let tools = client.tools().await;
     assert_eq!(tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["switch_domain"]);
@@ -111,7 +115,8 @@ async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient) {
     client.ok("switch_domain", switch("bus")).await;
     client.expect_list_changed().await;
     assert_eq!(names(&client).await, ["bus_book", "bus_search", "switch_domain"]);
-    let booked = client.ok("bus_book", json!({ "domain": "bus", "offer_id": offer })).await;
+    // Booking spends money: it takes the traveller's one-time code.
+    let booked = confirmed(&client, "bus_book", json!({ "domain": "bus", "offer_id": offer }), &outbox).await;
     assert_eq!((booked["state"].as_str(), booked["domain"].as_str()), (Some("booked"), Some("bus")));
 }
 
@@ -144,12 +149,27 @@ async fn bad_switches_are_invalid_arguments(client: TestClient) {
 
 #[tokio::test]
 async fn stdio_drift_is_refused_and_switching_is_explicit() {
-    drift_is_refused_and_switching_is_explicit(TestClient::stdio_example("travel").await).await;
+    let outbox = Outbox::new();
+    let client = TestClient::stdio_example_with("travel", &["--otp-outbox", outbox.path()]).await;
+    drift_is_refused_and_switching_is_explicit(client, outbox).await;
 }
 
 #[tokio::test]
 async fn http_drift_is_refused_and_switching_is_explicit() {
-    drift_is_refused_and_switching_is_explicit(TestClient::http_example("travel").await).await;
+    let outbox = Outbox::new();
+    let token = format!("traveller={TRAVELLER}");
+    let args = ["--otp-outbox", outbox.path(), "--token", token.as_str()];
+    let client = TestClient::http_example_with("travel", &args, Some(TRAVELLER)).await;
+    drift_is_refused_and_switching_is_explicit(client, outbox).await;
+}
+
+/// A booking is refused to anyone who did not authenticate, before anything else is
+/// judged: the intent lock, the offer, the state.
+#[tokio::test]
+async fn an_anonymous_caller_cannot_book() {
+    let client = TestClient::http_example("travel").await;
+    let refused = client.refused("bus_book", json!({ "domain": "bus", "offer_id": "BUS-1-0" })).await;
+    assert_eq!(refused["code"], "UNAUTHENTICATED", "{refused}");
 }
 
 #[tokio::test]

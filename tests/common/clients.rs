@@ -136,8 +136,14 @@ impl TestClient {
 
     /// Spawns the example with `--http 127.0.0.1:0` and connects to the address it prints.
     pub async fn http_example(name: &str) -> Self {
-        let (child, url) = spawn_http_example(name, &[], &[]).await;
-        let mut client = Self::http(&url).await;
+        Self::http_example_with(name, &[], None).await
+    }
+
+    /// Spawns the example with `--http 127.0.0.1:0` and `args`, and connects to it over a
+    /// session, presenting `token` (if any) as `Authorization: Bearer`.
+    pub async fn http_example_with(name: &str, args: &[&str], token: Option<&str>) -> Self {
+        let (child, url) = spawn_http_example(name, args, &[]).await;
+        let mut client = Self::http_as(&url, Lifecycle::Session, token).await;
         client._server = Some(child);
         client
     }

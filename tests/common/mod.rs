@@ -5,6 +5,7 @@
 //!   running commands (the SDK clients' tools) with a bound on their time.
 //! - [`clients`]: rmcp's client, as [`TestClient`] (records notifications, asserts on
 //!   results) or bare (`connect_http`, `connect_in_memory`, for the benchmarks).
+//! - [`confirm`]: one-time codes from a development outbox, for confirmed tools.
 //! - [`raw`]: raw HTTP requests, for what rmcp's client does not let a test control
 //!   (headers, statuses, a session id, sessionless requests one by one).
 //!
@@ -14,6 +15,7 @@
 #![allow(unreachable_pub)] // shared by test binaries, which are crates of their own
 
 pub mod clients;
+pub mod confirm;
 pub mod raw;
 pub mod servers;
 

@@ -387,9 +387,22 @@ pub struct RawSession {
     version: String,
     /// The `initialize` result.
     pub initialize_result: Value,
+    /// Headers every request of the session carries (its credentials).
+    carried: Vec<(String, String)>,
 }
 
 impl RawSession {
+    /// Opens a session whose every request, `initialize` included, carries `Authorization:
+    /// Bearer {token}`.
+    pub async fn open_as(url: &str, token: &str) -> Self {
+        let bearer = format!("Bearer {token}");
+        let mut session = Self::try_open(url, SESSION_VERSION, &[("Authorization", bearer.as_str())])
+            .await
+            .unwrap_or_else(|reply| panic!("initialize refused: HTTP {} with {:?}", reply.status, reply.message));
+        session.carried.push(("Authorization".into(), bearer));
+        session
+    }
+
     /// Initializes a session at `url` (`http://127.0.0.1:PORT/mcp`).
     pub async fn open(url: &str) -> Self {
         let session = Self::try_open(url, SESSION_VERSION, &[])
@@ -409,7 +422,12 @@ impl RawSession {
         let Some(session_id) = reply.session_id.clone() else { return Err(reply) };
         let initialize_result = reply.result();
         let version = initialize_result["protocolVersion"].as_str().expect("a negotiated version").to_string();
-        let session = Self { endpoint, session_id, version, initialize_result };
+        let carried = extra_headers
+            .iter()
+            .filter(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect();
+        let session = Self { endpoint, session_id, version, initialize_result, carried };
 
         let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         let response = session.endpoint.post(session.headers(), &initialized).await;
@@ -428,7 +446,10 @@ impl RawSession {
     }
 
     fn headers(&self) -> HeaderMap {
-        header_map(&[("Mcp-Session-Id", &self.session_id), ("MCP-Protocol-Version", &self.version)])
+        let mut headers = header_map(&[("Mcp-Session-Id", &self.session_id), ("MCP-Protocol-Version", &self.version)]);
+        let carried: Vec<(&str, &str)> = self.carried.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        headers.extend(header_map(&carried));
+        headers
     }
 
     /// Sends a request on the session and reads its reply; `params` is sent as given.

@@ -94,6 +94,33 @@ def same_listing(before: list[tuple[str, str | None]], after: list[tuple[str, st
     check(not changed, f"tools/list changed the descriptions of {changed}")
 
 
+def code_for(outbox: str, challenge_id: str) -> str:
+    """The one-time code the server's development outbox holds for `challenge_id`."""
+    with open(outbox, encoding="utf-8") as lines:
+        for line in lines:
+            delivery = json.loads(line)
+            if delivery["challenge_id"] == challenge_id:
+                return delivery["otp"]
+    raise Failed(f"no code for {challenge_id} in {outbox}")
+
+
+async def confirmed(client: Client, tool: str, arguments: dict[str, Any], outbox: str) -> dict[str, Any]:
+    """Calls the confirmed `tool`: the first call asks for a code, the second, with the code
+    from `outbox`, must succeed; returns its structuredContent."""
+    required = await refused(client, tool, arguments, "CONFIRMATION_REQUIRED")
+    challenge = required["challenge_id"]
+    return await ok(client, tool, {**arguments, "challenge_id": challenge, "otp": code_for(outbox, challenge)})
+
+
+def bearer_client(url: str, token: str) -> Client:
+    """The default client, whose HTTP requests carry the user's bearer token."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=300))
+    return Client(streamable_http_client(url, http_client=http))
+
+
 def passed(step: str) -> None:
     """Reports a step whose checks held."""
     print(f"ok: {step}", flush=True)

@@ -8,29 +8,14 @@ code arrives in the development outbox (one JSON line per code), and the same ca
 changes nothing, and the code confirms once.
 """
 
-import json
 import uuid
 
-import httpx2
-from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
-
-from flowcheck import check, expect, ok, passed, refused, run
-
-
-def code_for(outbox: str, challenge_id: str) -> str:
-    with open(outbox, encoding="utf-8") as lines:
-        for line in lines:
-            delivery = json.loads(line)
-            if delivery["challenge_id"] == challenge_id:
-                return delivery["otp"]
-    raise AssertionError(f"no code for {challenge_id} in {outbox}")
+from flowcheck import bearer_client, check, code_for, expect, ok, passed, refused, run
 
 
 async def flow(url: str, token: str, outbox: str) -> None:
-    # The default client; only the HTTP client carries the user's credentials.
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=300))
-    async with Client(streamable_http_client(url, http_client=http)) as client:
+    # The default client; only its HTTP client carries the user's credentials.
+    async with bearer_client(url, token) as client:
         created = await ok(
             client,
             "payment_create",

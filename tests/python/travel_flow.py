@@ -1,12 +1,13 @@
 """The travel example through the MCP Python SDK's default client.
 
-    python travel_flow.py URL [OTHER_KEY_URL] [SHORT_TTL_URL]
+    python travel_flow.py URL TOKEN OUTBOX [OTHER_KEY_URL] [SHORT_TTL_URL]
 
 Flow state lives in a signed handle the client passes back as the `flow` argument; the
 server refuses drift between domains and any handle it did not sign, or signed too long
 ago. OTHER_KEY_URL serves the same example under another `TOOLGATE_HANDLE_KEY`;
 SHORT_TTL_URL serves it with `--handle-ttl 100ms`; either may be `-` to skip its checks.
-`tools/list` never changes.
+`tools/list` never changes. Booking is transactional and confirmed: the traveller's
+client presents TOKEN, and the code comes from the server's development OUTBOX.
 """
 
 import asyncio
@@ -14,7 +15,7 @@ from typing import Any
 
 from mcp.client import Client
 
-from flowcheck import check, expect, ok, passed, refused, run, same_listing, show, tool_listing
+from flowcheck import bearer_client, check, confirmed, expect, ok, passed, refused, run, same_listing, show, tool_listing
 
 BUS_SEARCH = {
     "domain": "bus",
@@ -54,8 +55,8 @@ async def switch_to_bus(client: Client) -> str:
     return handle_of(switched, "switch_domain to bus")
 
 
-async def flow(url: str, other_key_url: str = "-", short_ttl_url: str = "-") -> None:
-    async with Client(url) as client:
+async def flow(url: str, token: str, outbox: str, other_key_url: str = "-", short_ttl_url: str = "-") -> None:
+    async with bearer_client(url, token) as client:
         passed(f"negotiated {client.protocol_version}")
         listing = await tool_listing(client)
         passed(f"tools/list: {[name for name, _ in listing]}")
@@ -74,7 +75,7 @@ async def flow(url: str, other_key_url: str = "-", short_ttl_url: str = "-") -> 
         handle = handle_of(quoted, "bus_search")
         passed(f"bus_search -> quoted, {len(offers)} offers")
 
-        booked = await ok(client, "bus_book", {"domain": "bus", "offer_id": offers[0]["id"], "flow": handle})
+        booked = await confirmed(client, "bus_book", {"domain": "bus", "offer_id": offers[0]["id"], "flow": handle}, outbox)
         expect(booked, "state", "booked", "bus_book")
         handle = booked.get("flow", handle)
         passed(f"bus_book {offers[0]['id']} -> booked")
@@ -107,4 +108,4 @@ async def flow(url: str, other_key_url: str = "-", short_ttl_url: str = "-") -> 
 
 
 if __name__ == "__main__":
-    run(flow, "travel_flow.py URL [OTHER_KEY_URL] [SHORT_TTL_URL]", 1, 3)
+    run(flow, "travel_flow.py URL TOKEN OUTBOX [OTHER_KEY_URL] [SHORT_TTL_URL]", 3, 5)
