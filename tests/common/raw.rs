@@ -422,12 +422,7 @@ impl RawSession {
         let Some(session_id) = reply.session_id.clone() else { return Err(reply) };
         let initialize_result = reply.result();
         let version = initialize_result["protocolVersion"].as_str().expect("a negotiated version").to_string();
-        let carried = extra_headers
-            .iter()
-            .filter(|(name, _)| name.eq_ignore_ascii_case("authorization"))
-            .map(|(name, value)| (name.to_string(), value.to_string()))
-            .collect();
-        let session = Self { endpoint, session_id, version, initialize_result, carried };
+        let session = Self { endpoint, session_id, version, initialize_result, carried: Vec::new() };
 
         let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         let response = session.endpoint.post(session.headers(), &initialized).await;
@@ -462,7 +457,12 @@ impl RawSession {
         let id = self.endpoint.next_id();
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         let mut headers = self.headers();
-        headers.extend(header_map(extra_headers));
+        // An extra header replaces a carried one of the same name.
+        for (name, value) in header_map(extra_headers) {
+            if let Some(name) = name {
+                headers.insert(name, value);
+            }
+        }
         self.endpoint.request(id, headers, &body).await
     }
 
