@@ -339,4 +339,21 @@ async fn a_protected_resource_publishes_its_metadata_and_names_it_in_every_chall
     assert_eq!(metadata["authorization_servers"], json!(["https://auth.ledger.test"]));
     assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
     assert_eq!(metadata["scopes_supported"], json!(["ledger:close"]));
+
+    // Step-up: a token without the called tool's scope gets 403 `insufficient_scope`
+    // naming it, before the call runs, so the client can authorize again with it.
+    let (bob, alice) = (format!("Bearer {BOB}"), format!("Bearer {ALICE}"));
+    let close = json!({ "domain": "ledger" });
+    let reply = raw.call_with_headers("ledger_close", close.clone(), &[("Authorization", &bob)]).await;
+    assert_eq!(reply.status, 403, "{}", reply.body);
+    let challenge = reply.headers["www-authenticate"].to_str().unwrap().to_string();
+    assert_eq!(
+        challenge,
+        format!("Bearer resource_metadata=\"{metadata_url}\", error=\"insufficient_scope\", scope=\"ledger:close\"")
+    );
+    let reply = raw.call_with_headers("ledger_close", close, &[("Authorization", &alice)]).await;
+    assert_eq!(reply.status, 200);
+    // Tools without scopes are not challenged.
+    let reply = raw.call_with_headers("ledger_view", json!({ "domain": "ledger" }), &[("Authorization", &bob)]).await;
+    assert_eq!(reply.status, 200);
 }

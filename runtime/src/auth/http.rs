@@ -2,6 +2,7 @@
 //! request, before rmcp sees it, and the answers the MCP authorization specification asks
 //! for when it fails (401 with `WWW-Authenticate`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -22,6 +23,11 @@ pub(crate) struct HttpAuth {
     /// The URL of the server's OAuth protected resource metadata (RFC 9728), named in
     /// every `WWW-Authenticate` challenge.
     pub(crate) resource_metadata: Option<String>,
+    /// With an authorization server to step up with (protected resource metadata): the
+    /// scopes each scoped tool requires, so that a `tools/call` naming one in its
+    /// `Mcp-Name` header without them is answered 403 `insufficient_scope`, as the MCP
+    /// authorization specification's step-up flow asks.
+    pub(crate) step_up: HashMap<String, Vec<String>>,
 }
 
 impl std::fmt::Debug for HttpAuth {
@@ -41,6 +47,8 @@ enum Challenge {
     Malformed,
     /// A bearer token the authenticator refused.
     Invalid(String),
+    /// A valid token without every scope the called tool requires (step-up).
+    InsufficientScope(Vec<String>),
 }
 
 /// Resolves the request's principal and puts it in the request's extensions, where the
@@ -48,14 +56,22 @@ enum Challenge {
 /// the credentials are refused, or missing where they are required.
 pub(crate) async fn authenticate(State(auth): State<Arc<HttpAuth>>, mut request: Request, next: Next) -> Response {
     let header = request.headers().get(http::header::AUTHORIZATION);
+    let step_up = step_up_scopes(&auth, request.headers());
     let token = match header.map(|value| bearer_token(value.as_bytes())) {
         None if auth.required => return unauthorized(&auth, Challenge::Missing),
+        // The tool needs scopes, so a token: ask for one that has them.
+        None if step_up.is_some() => return unauthorized(&auth, Challenge::Missing),
         None => return next.run(request).await,
         Some(None) => return unauthorized(&auth, Challenge::Malformed),
         Some(Some(token)) => token.to_string(),
     };
     match auth.authenticator.authenticate(&token).await {
         Ok(principal) => {
+            if let Some(required) = step_up
+                && required.iter().any(|scope| !principal.has_scope(scope))
+            {
+                return unauthorized(&auth, Challenge::InsufficientScope(required.to_vec()));
+            }
             request.extensions_mut().insert(principal);
             next.run(request).await
         }
@@ -71,6 +87,22 @@ pub(crate) async fn authenticate(State(auth): State<Arc<HttpAuth>>, mut request:
     }
 }
 
+/// The scopes the tool a `tools/call` names in its `Mcp-Name` header requires, when the
+/// server steps up (it has an authorization server) and the tool requires any. Requests
+/// without the header (revisions before 2026-07-28) are judged by the call pipeline, which
+/// answers `INSUFFICIENT_SCOPE` as a tool result.
+fn step_up_scopes<'a>(auth: &'a HttpAuth, headers: &http::HeaderMap) -> Option<&'a [String]> {
+    if auth.step_up.is_empty() {
+        return None;
+    }
+    let method = headers.get("mcp-method")?.to_str().ok()?;
+    if method != "tools/call" {
+        return None;
+    }
+    let tool = headers.get("mcp-name")?.to_str().ok()?;
+    auth.step_up.get(tool).map(Vec::as_slice)
+}
+
 /// The token of `Bearer <token>` (the scheme in any case, RFC 7235), or `None` for any
 /// other form.
 fn bearer_token(value: &[u8]) -> Option<&str> {
@@ -80,15 +112,26 @@ fn bearer_token(value: &[u8]) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() && !token.contains(' ')).then_some(token)
 }
 
-/// 401 with the challenge the MCP authorization specification asks for: `Bearer`, the
-/// protected resource metadata's URL where there is one, and the error (RFC 6750 §3).
+/// 401 (403 for insufficient scope) with the challenge the MCP authorization
+/// specification asks for: `Bearer`, the protected resource metadata's URL where there is
+/// one, and the error (RFC 6750 §3).
 fn unauthorized(auth: &HttpAuth, challenge: Challenge) -> Response {
     let mut parameters = Vec::new();
     if let Some(url) = &auth.resource_metadata {
         parameters.push(format!("resource_metadata=\"{url}\""));
     }
+    let status = match challenge {
+        Challenge::InsufficientScope(_) => http::StatusCode::FORBIDDEN,
+        _ => http::StatusCode::UNAUTHORIZED,
+    };
     let message = match &challenge {
         Challenge::Missing => "this server requires authentication: send `Authorization: Bearer <token>`".to_string(),
+        Challenge::InsufficientScope(scopes) => {
+            let scopes = scopes.join(" ");
+            parameters.push("error=\"insufficient_scope\"".into());
+            parameters.push(format!("scope=\"{scopes}\""));
+            format!("this tool requires the scopes `{scopes}`: authorize again with them")
+        }
         Challenge::Malformed => {
             parameters.push("error=\"invalid_request\"".into());
             "the Authorization header must be `Bearer <token>`".to_string()
@@ -101,7 +144,7 @@ fn unauthorized(auth: &HttpAuth, challenge: Challenge) -> Response {
     };
     let challenge =
         if parameters.is_empty() { "Bearer".to_string() } else { format!("Bearer {}", parameters.join(", ")) };
-    let mut response = (http::StatusCode::UNAUTHORIZED, rpc_error(&message)).into_response();
+    let mut response = (status, rpc_error(&message)).into_response();
     if let Ok(value) = http::HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
     }

@@ -63,6 +63,17 @@ impl Server {
                     authenticator: authenticator.clone(),
                     required: auth.required,
                     resource_metadata: auth.metadata.as_ref().map(ProtectedResource::metadata_url),
+                    step_up: match &auth.metadata {
+                        Some(_) => self
+                            .shared
+                            .registry
+                            .tools()
+                            .iter()
+                            .filter(|t| !t.scopes().is_empty())
+                            .map(|t| (t.name.to_string(), t.scopes().iter().map(|s| s.to_string()).collect()))
+                            .collect(),
+                        None => Default::default(),
+                    },
                 };
                 router.layer(axum::middleware::from_fn_with_state(Arc::new(auth), authenticate))
             }
