@@ -134,3 +134,123 @@ async fn a_totp_code_from_the_principal_s_app_confirms_the_call() {
     attempt["otp"] = code.into();
     client.ok("payout_send", attempt).await;
 }
+
+/// A client that takes URL-mode elicitation: it keeps every URL it is asked to show and
+/// accepts (or declines) them.
+#[derive(Clone)]
+struct PageClient {
+    shown: Arc<Mutex<Vec<String>>>,
+    accept: bool,
+}
+
+impl rmcp::ClientHandler for PageClient {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let elicitation =
+            rmcp::model::ElicitationCapability::new().with_url(rmcp::model::UrlElicitationCapability::new());
+        let capabilities = rmcp::model::ClientCapabilities::builder().enable_elicitation_with(elicitation).build();
+        rmcp::model::ClientConfig::new(capabilities, rmcp::model::Implementation::new("page-client", "0.0.0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        if let rmcp::model::ElicitRequestParams::UrlElicitationParams { url, .. } = request {
+            self.shown.lock().unwrap().push(url);
+        }
+        let action =
+            if self.accept { rmcp::model::ElicitationAction::Accept } else { rmcp::model::ElicitationAction::Decline };
+        Ok(rmcp::model::ElicitResult::new(action))
+    }
+}
+
+/// Serves `server` to `handler` over an in-memory pipe, as stdio would.
+async fn connect<H: rmcp::ClientHandler>(
+    server: &Server,
+    handler: H,
+) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
+    use rmcp::ServiceExt;
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let connection = server.connection();
+    tokio::spawn(async move {
+        let running = connection.serve(tokio::io::split(server_io)).await.expect("server");
+        let _ = running.waiting().await;
+    });
+    handler.serve(tokio::io::split(client_io)).await.expect("client")
+}
+
+async fn call<H: rmcp::ClientHandler>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
+    arguments: Value,
+) -> (Value, bool) {
+    let params =
+        rmcp::model::CallToolRequestParams::new("payout_send").with_arguments(arguments.as_object().unwrap().clone());
+    let result = client.call_tool(params).await.expect("a tool result");
+    (result.structured_content.unwrap(), result.is_error == Some(true))
+}
+
+#[tokio::test]
+async fn a_client_that_takes_url_elicitation_is_shown_the_code_on_the_confirmation_page() {
+    let server = Server::from_registry("payouts")
+        .stdio_principal(payer())
+        .confirmation_page("http://127.0.0.1:9/confirm")
+        .build()
+        .expect("server");
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let client = connect(&server, PageClient { shown: shown.clone(), accept: true }).await;
+    let arguments = json!({ "domain": "payout", "to": "bob", "amount": eur("250.00") });
+    let (required, is_error) = call(&client, arguments.clone()).await;
+    assert!(is_error && required["code"] == "CONFIRMATION_REQUIRED", "{required}");
+    assert_eq!(required["channel"], "url");
+    assert!(!required.to_string().contains("code="), "the code never reaches the model: {required}");
+    let url = shown.lock().unwrap().pop().expect("the page was offered");
+    let (page, fragment) = url.split_once('#').unwrap();
+    assert_eq!(page, "http://127.0.0.1:9/confirm");
+    let field =
+        |name: &str| fragment.split('&').find_map(|kv| kv.strip_prefix(&format!("{name}="))).unwrap().to_string();
+    assert_eq!(field("challenge"), required["challenge_id"].as_str().unwrap());
+    let mut confirming = arguments;
+    confirming["challenge_id"] = required["challenge_id"].clone();
+    confirming["otp"] = field("code").into();
+    let (paid, is_error) = call(&client, confirming).await;
+    assert!(!is_error, "{paid}");
+    assert_eq!(paid["to"], "bob");
+}
+
+#[tokio::test]
+async fn a_declined_page_confirms_nothing_and_other_clients_get_the_configured_channel() {
+    let outbox = common::confirm::Outbox::new();
+    let server = Server::from_registry("payouts")
+        .stdio_principal(payer())
+        .confirmation_page("http://127.0.0.1:9/confirm")
+        .otp_sender(toolgate::confirm::OutboxSender::new(outbox.path()))
+        .build()
+        .expect("server");
+    let declining = connect(&server, PageClient { shown: Arc::default(), accept: false }).await;
+    let (declined, _) = call(&declining, json!({ "domain": "payout", "to": "bob", "amount": eur("250.00") })).await;
+    assert_eq!(declined["code"], "CONFIRMATION_FAILED", "{declined}");
+    // A client without URL-mode elicitation: the outbox.
+    let plain = connect(&server, ()).await;
+    let (required, _) = call(&plain, json!({ "domain": "payout", "to": "bob", "amount": eur("250.00") })).await;
+    assert_eq!(
+        (required["code"].as_str(), required["channel"].as_str()),
+        (Some("CONFIRMATION_REQUIRED"), Some("outbox"))
+    );
+    assert_eq!(outbox.code(required["challenge_id"].as_str().unwrap()).len(), 6);
+}
+
+#[tokio::test]
+async fn the_server_serves_the_confirmation_page() {
+    let server = Server::from_registry("payouts")
+        .stdio_principal(payer())
+        .confirmation_page("http://127.0.0.1:9/confirm")
+        .build()
+        .expect("server");
+    let url = serve_in_process(server).await;
+    let page = reqwest::get(url.replace("/mcp", "/confirm")).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["cache-control"], "no-store");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("one-time code") && html.contains("location.hash"), "{html}");
+}

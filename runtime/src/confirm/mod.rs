@@ -28,6 +28,9 @@ pub(crate) use digest::Transaction;
 pub use sender::WebhookSender;
 pub use sender::{OtpDelivery, OtpError, OtpFuture, OtpSender, OutboxSender, TotpSecrets};
 
+use rmcp::RoleServer;
+use rmcp::service::Peer;
+
 use crate::auth::Principal;
 use crate::error::ToolError;
 use crate::store::{FlowStore, Snapshot, StoreError, StoreKey, now_ms};
@@ -103,6 +106,9 @@ impl Channel {
 #[derive(Clone)]
 pub(crate) struct Confirmations {
     pub(crate) channel: Option<Channel>,
+    /// The URL of the confirmation page (`confirmation_page`): a client that supports
+    /// URL-mode elicitation is sent the code there, out of the model's reach.
+    pub(crate) page: Option<String>,
     pub(crate) ttl: Duration,
     pub(crate) max_attempts: u32,
     pub(crate) lock: Duration,
@@ -110,9 +116,46 @@ pub(crate) struct Confirmations {
 
 impl Default for Confirmations {
     fn default() -> Self {
-        Self { channel: None, ttl: DEFAULT_CHALLENGE_TTL, max_attempts: DEFAULT_MAX_ATTEMPTS, lock: DEFAULT_LOCK }
+        Self {
+            channel: None,
+            page: None,
+            ttl: DEFAULT_CHALLENGE_TTL,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            lock: DEFAULT_LOCK,
+        }
     }
 }
+
+/// How this call's code reaches the person.
+enum Route<'a> {
+    /// The configured channel.
+    Channel(&'a Channel),
+    /// The confirmation page, offered to the client by URL-mode elicitation.
+    Page { page: &'a str, peer: &'a Peer<RoleServer> },
+}
+
+/// Whether the client said it takes URL-mode elicitation.
+fn supports_url_elicitation(peer: &Peer<RoleServer>) -> bool {
+    peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Url)
+}
+
+/// The page's channel: the code travels in the page's URL, which the elicitation carries.
+struct PageSender;
+
+impl OtpSender for PageSender {
+    fn channel(&self) -> &str {
+        "url"
+    }
+
+    fn send<'a>(&'a self, _delivery: &'a OtpDelivery) -> OtpFuture<'a> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// The confirmation page toolgate serves (at `/confirm`, see
+/// [`ServerBuilder::confirmation_page`](crate::ServerBuilder::confirmation_page)): it shows
+/// the one-time code its URL's fragment carries, which never reaches a server.
+pub const CONFIRMATION_PAGE: &str = include_str!("page.html");
 
 /// What a confirming call presents.
 #[derive(Debug, Clone)]
@@ -227,13 +270,18 @@ impl Confirmations {
         principal: &Principal,
         transaction: &Transaction<'_>,
         presented: Option<Presented>,
+        client: Option<&Peer<RoleServer>>,
     ) -> Result<(), ToolError> {
         let tool = transaction.tool;
-        let Some(channel) = &self.channel else {
-            // Refused at start-up; kept safe here all the same.
-            return Err(ToolError::internal(format_args!(
-                "`{tool}` must be confirmed and no OTP channel is configured"
-            )));
+        let by_page = self.page.as_deref().zip(client).filter(|(_, peer)| supports_url_elicitation(peer));
+        let route = match (by_page, &self.channel) {
+            (Some((page, peer)), _) => Route::Page { page, peer },
+            (None, Some(channel)) => Route::Channel(channel),
+            (None, None) => {
+                return Err(ToolError::internal(format_args!(
+                    "`{tool}` must be confirmed and no OTP channel reaches this client (it does not take URL-mode elicitation)"
+                )));
+            }
         };
         let lock_key = StoreKey::confirmation_lock(&principal.digest(), tool);
         let lock = store.load(&lock_key).await.map_err(unavailable)?;
@@ -242,19 +290,34 @@ impl Confirmations {
             let until = lock.expires_at_ms.unwrap_or(now);
             return Err(ToolError::confirmation_locked(tool, until.saturating_sub(now).max(1)));
         }
-        match presented {
-            None => self.issue(store, channel, principal, transaction).await,
-            Some(presented) => self.check(store, channel, principal, transaction, presented, &lock_key).await,
+        match (presented, route) {
+            (None, route) => self.issue(store, route, principal, transaction).await,
+            // A code from the page is checked like any delivered one.
+            (Some(presented), Route::Page { .. }) => {
+                let delivered = Channel::Sender(Arc::new(PageSender));
+                self.check(store, &delivered, principal, transaction, presented, &lock_key).await
+            }
+            (Some(presented), Route::Channel(channel)) => {
+                self.check(store, channel, principal, transaction, presented, &lock_key).await
+            }
         }
     }
 
     async fn issue(
         &self,
         store: &dyn FlowStore,
-        channel: &Channel,
+        route: Route<'_>,
         principal: &Principal,
         transaction: &Transaction<'_>,
     ) -> Result<(), ToolError> {
+        let page_sender;
+        let (channel, page) = match route {
+            Route::Channel(channel) => (channel, None),
+            Route::Page { page, peer } => {
+                page_sender = Channel::Sender(Arc::new(PageSender));
+                (&page_sender, Some((page, peer)))
+            }
+        };
         let challenge_id = uuid::Uuid::new_v4().simple().to_string();
         let expires_at_ms = now_ms() + self.ttl.as_millis() as u64;
         let code = matches!(channel, Channel::Sender(_)).then(fresh_code);
@@ -281,7 +344,32 @@ impl Confirmations {
         };
         let key = StoreKey::challenge(&challenge_id);
         store.compare_and_set(&key, 0, &record).await.map_err(unavailable)?;
-        if let (Channel::Sender(sender), Some(otp)) = (channel, code) {
+        if let (Some((page, peer)), Some(otp)) = (page, &code) {
+            let url = format!(
+                "{page}#challenge={challenge_id}&code={otp}&tool={}&expires={}",
+                transaction.tool,
+                rfc3339(expires_at_ms)
+            );
+            let message = format!(
+                "Confirm `{}`: open the page for your one-time code, and give it to the assistant only if you want this done.",
+                transaction.tool
+            );
+            let parsed = url::Url::parse(&url)
+                .map_err(|e| ToolError::internal(format_args!("the confirmation page's URL: {e}")))?;
+            match peer.elicit_url_with_timeout(message, parsed, challenge_id.clone(), Some(self.ttl)).await {
+                Ok(rmcp::model::ElicitationAction::Accept) => {}
+                Ok(_) => {
+                    let _ = store.remove(&key).await;
+                    return Err(ToolError::confirmation_failed(transaction.tool, "the user declined to confirm", 0));
+                }
+                Err(error) => {
+                    let _ = store.remove(&key).await;
+                    return Err(ToolError::internal(format_args!(
+                        "the confirmation page could not be offered: {error}"
+                    )));
+                }
+            }
+        } else if let (Channel::Sender(sender), Some(otp)) = (channel, code) {
             let delivery = OtpDelivery {
                 challenge_id: challenge_id.clone(),
                 otp,

@@ -82,6 +82,8 @@ pub(crate) struct Judge<'a> {
     pub(crate) registry: &'a Registry,
     /// How confirmed tools are confirmed.
     pub(crate) confirmations: &'a Confirmations,
+    /// The calling client, for a confirmation page offered by URL-mode elicitation.
+    pub(crate) client: Option<&'a rmcp::service::Peer<rmcp::RoleServer>>,
     pub(crate) records: Records<'a>,
     /// The tool's declared rate limit, if it has one.
     pub(crate) limiter: Option<&'a Limiter>,
@@ -326,7 +328,8 @@ impl<'a> Candidate<'a> {
         let principal_key = principal.key();
         let transaction =
             Transaction { principal: &principal_key, tool: self.tool.name, subject, arguments: &self.arguments };
-        self.judge.confirmations.judge(self.judge.records.store, principal, &transaction, presented).await
+        let confirmations = self.judge.confirmations;
+        confirmations.judge(self.judge.records.store, principal, &transaction, presented, self.judge.client).await
     }
 
     /// Step 9: the declared rate limit, counted per client, instance or tool — never per

@@ -61,9 +61,12 @@ impl Shared {
         client: CallClient,
         arguments: Map<String, Value>,
     ) -> Reply {
+        // Only a confirmed tool may talk to the client before it runs.
+        let peer = tool.confirm().is_some().then(|| client.peer().clone());
         let judge = Judge {
             registry: &self.registry,
             confirmations: &self.confirmations,
+            client: peer.as_ref(),
             records: self.records(),
             limiter: self.limiters.get(tool.name),
         };

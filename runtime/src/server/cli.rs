@@ -38,6 +38,8 @@ HTTP options:
   --otp-outbox PATH     development only: write each one-time code of a confirmed tool as a JSON
                         line (challenge_id, otp, principal) to PATH instead of sending it
   --challenge-ttl SECS  how long a confirmation challenge lives (default 300; `250ms` too)
+  --confirmation-page URL  offer codes on this server's /confirm page, as URL reaches it, to clients
+                        that take URL-mode elicitation
 
   TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica
   --stdio-principal NAME   who a stdio connection is: NAME with every scope the tools declare
@@ -112,6 +114,7 @@ struct Command {
     jwt_secret_env: Option<String>,
     resource: Option<String>,
     authorization_servers: Vec<String>,
+    confirmation_page: Option<String>,
 }
 
 /// How the `--jwt-*` flags configure the server, if they are given.
@@ -278,8 +281,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
                 command.tokens.push(token("`--token`", &value)?);
             }
             "--require-auth" if !command.require_auth => command.require_auth = true,
-            "--stdio-principal" | "--jwt-issuer" | "--jwt-audience" | "--jwks-url" | "--jwt-secret-env"
-            | "--resource" => {
+            "--stdio-principal"
+            | "--jwt-issuer"
+            | "--jwt-audience"
+            | "--jwks-url"
+            | "--jwt-secret-env"
+            | "--resource"
+            | "--confirmation-page" => {
                 let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a value")))?;
                 let slot = match arg.as_str() {
                     "--stdio-principal" => &mut command.stdio_principal,
@@ -287,6 +295,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
                     "--jwt-audience" => &mut command.jwt_audience,
                     "--jwks-url" => &mut command.jwks_url,
                     "--jwt-secret-env" => &mut command.jwt_secret_env,
+                    "--confirmation-page" => &mut command.confirmation_page,
                     _ => &mut command.resource,
                 };
                 if slot.replace(value).is_some() {
@@ -396,6 +405,9 @@ impl ServerBuilder {
                 return Err(ServeError::Usage("`--resource` needs at least one `--authorization-server URL`".into()));
             }
             self = self.protected_resource(resource, command.authorization_servers.clone());
+        }
+        if let Some(page) = command.confirmation_page.clone() {
+            self = self.confirmation_page(page);
         }
         if let Some(name) = command.stdio_principal.clone() {
             self = self.stdio_principal_with_every_scope(name);

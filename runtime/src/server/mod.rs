@@ -425,6 +425,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Offers the one-time codes of `confirm`ed tools on a confirmation page to clients that
+    /// take URL-mode elicitation (MCP 2025-11-25 sessions and stdio): the client shows the
+    /// person `url` (this server's `/confirm`, as the person's browser reaches it, e.g.
+    /// `https://mcp.example.com/confirm`) with the code in its fragment, never through the
+    /// model. Other clients get the code by the configured channel ([`otp_sender`](Self::otp_sender),
+    /// [`totp`](Self::totp)). [`Server::serve_http`] serves the page at `/confirm`.
+    pub fn confirmation_page(mut self, url: impl Into<String>) -> Self {
+        self.confirmations.page = Some(url.into());
+        self
+    }
+
     /// Confirms `confirm`ed tools with the TOTP code of each principal's authenticator app
     /// instead of a delivered code.
     pub fn totp(mut self, secrets: TotpSecrets) -> Self {
@@ -488,7 +499,7 @@ impl ServerBuilder {
             });
         }
         let confirmed: Vec<&str> = registry.tools().iter().filter(|t| t.confirm().is_some()).map(|t| t.name).collect();
-        if !confirmed.is_empty() && self.confirmations.channel.is_none() {
+        if !confirmed.is_empty() && self.confirmations.channel.is_none() && self.confirmations.page.is_none() {
             return Err(StartupError {
                 problems: vec![StartupProblem::Authentication {
                     problem: format!(

@@ -88,19 +88,32 @@ impl Server {
         }
     }
 
-    /// What this server publishes at well-known paths: its OAuth protected resource
-    /// metadata (RFC 9728), when [`ServerBuilder::protected_resource`](super::ServerBuilder::protected_resource)
-    /// declared one; empty otherwise. Merge it at the root of a router that mounts
-    /// [`Server::http_service`] yourself.
+    /// What this server publishes beside `/mcp`: its OAuth protected resource metadata
+    /// (RFC 9728), when [`ServerBuilder::protected_resource`](super::ServerBuilder::protected_resource)
+    /// declared one, and the confirmation page at `/confirm`, when
+    /// [`ServerBuilder::confirmation_page`](super::ServerBuilder::confirmation_page) enabled
+    /// it. Merge it at the root of a router that mounts [`Server::http_service`] yourself.
     pub fn well_known_router(&self) -> axum::Router {
-        match &self.shared.auth.metadata {
-            Some(metadata) => {
-                let body = serde_json::to_value(metadata).expect("metadata serializes");
-                axum::Router::new()
-                    .route(&metadata.metadata_path(), axum::routing::get(move || async move { axum::Json(body) }))
-            }
-            None => axum::Router::new(),
+        let mut router = axum::Router::new();
+        if let Some(metadata) = &self.shared.auth.metadata {
+            let body = serde_json::to_value(metadata).expect("metadata serializes");
+            router =
+                router.route(&metadata.metadata_path(), axum::routing::get(move || async move { axum::Json(body) }));
         }
+        if self.shared.confirmations.page.is_some() {
+            let page = || async {
+                (
+                    [
+                        (http::header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                        (http::header::CACHE_CONTROL, "no-store"),
+                        (http::header::REFERRER_POLICY, "no-referrer"),
+                    ],
+                    crate::confirm::CONFIRMATION_PAGE,
+                )
+            };
+            router = router.route("/confirm", axum::routing::get(page));
+        }
+        router
     }
 
     /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C.
