@@ -127,7 +127,7 @@ impl TestClient {
     /// Spawns the example with `args` and talks to it over its stdin/stdout.
     pub async fn stdio_example_with(name: &str, args: &[&str]) -> Self {
         let mut command = Command::new(example_binary(name));
-        command.args(args);
+        command.args(super::servers::memory_unless_told(args)).args(args);
         let transport = TokioChildProcess::new(command).expect("spawn example");
         let (observer, list_changed) = observer();
         let service = observer.serve(transport).await.expect("initialize over stdio");

@@ -20,12 +20,19 @@ pub fn example_binary(name: &str) -> PathBuf {
     path
 }
 
+/// `--store memory` unless `args` name a store: examples run in parallel and each would
+/// otherwise open (and lock) `./<name>.db`; a test of durable state names its own file.
+pub fn memory_unless_told(args: &[&str]) -> &'static [&'static str] {
+    if args.contains(&"--store") { &[] } else { &["--store", "memory"] }
+}
+
 /// Spawns the example `name` with `--http 127.0.0.1:0`, then `extra_args`, with the `env`
 /// variables set, and waits until it serves. Returns the child (killed when dropped) and its
 /// endpoint, `http://127.0.0.1:PORT/mcp`.
 pub async fn spawn_http_example(name: &str, extra_args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(example_binary(name))
         .args(["--http", "127.0.0.1:0"])
+        .args(memory_unless_told(extra_args))
         .args(extra_args)
         .envs(env.iter().copied())
         .stderr(Stdio::piped())

@@ -12,6 +12,8 @@ const USAGE: &str = "usage: <server> [--http ADDR [HTTP OPTIONS]] [--handle-ttl 
   (no flag)             serve MCP over stdio
   --http ADDR           serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080; port 0 picks one)
   --handle-ttl SECONDS  how long a state handle lives after its last use (default 3600; `250ms` too)
+  --store STORE         where state lives: `sqlite:PATH` (default: sqlite:./<server name>.db, kept
+                        across restarts), or `memory` (forgotten at exit; for tests)
 
 HTTP options:
   --stateless                  no sessions (MCP 2026-07-28); conversations travel in state handles
@@ -44,7 +46,39 @@ HTTP options:
   TOOLGATE_HANDLE_KEY   the key (32 bytes or more) that signs state handles; set the same one on every replica
   --stdio-principal NAME   who a stdio connection is: NAME with every scope the tools declare
 
+  TOOLGATE_STORE        the store, as `--store` gives it (the flag wins)
   TOOLGATE_TOKENS       more tokens, as `--token` gives them: `clerk=s3cret,auditor=t0ken`";
+
+/// The store, from the environment: `sqlite:PATH` or `memory`.
+const STORE_ENV: &str = "TOOLGATE_STORE";
+
+impl ServerBuilder {
+    /// The store the command line (or `TOOLGATE_STORE`) names; without one, the store the
+    /// builder was given, else the file `./<server name>.db`.
+    fn store_from(self, spec: Option<&str>) -> Result<Self, ServeError> {
+        let open = |path: &str| -> Result<crate::store::SqliteStore, ServeError> {
+            let store = crate::store::SqliteStore::open(path)?;
+            eprintln!("toolgate: state in {}", store.path().display());
+            Ok(store)
+        };
+        match spec {
+            Some("memory") => {
+                tracing::warn!("state is kept in memory (`--store memory`): a restart forgets every transition");
+                Ok(self.store(crate::store::MemoryStore::new()))
+            }
+            Some(spec) if spec.starts_with("sqlite:") => Ok(self.store(open(&spec["sqlite:".len()..])?)),
+            Some(spec) if spec.starts_with("redis://") || spec.starts_with("rediss://") => {
+                Err(ServeError::Usage(format!("`--store {spec}`: this build has no Redis store yet")))
+            }
+            Some(other) => Err(ServeError::Usage(format!("`--store {other}`: a store is `sqlite:PATH` or `memory`"))),
+            None if self.store.is_some() => Ok(self),
+            None => {
+                let path = format!("./{}.db", self.name);
+                Ok(self.store(open(&path)?))
+            }
+        }
+    }
+}
 
 /// More `--token`s, from the environment: `clerk=s3cret,auditor=t0ken`.
 const TOKENS_ENV: &str = "TOOLGATE_TOKENS";
@@ -55,6 +89,9 @@ pub enum ServeError {
     /// The registry is invalid.
     #[error(transparent)]
     Startup(#[from] StartupError),
+    /// The state file cannot be opened (another process holds it, or it is unreadable).
+    #[error(transparent)]
+    Store(#[from] crate::store::OpenError),
     /// The command line is wrong.
     #[error("{0}\n\n{USAGE}")]
     Usage(String),
@@ -115,6 +152,7 @@ struct Command {
     resource: Option<String>,
     authorization_servers: Vec<String>,
     confirmation_page: Option<String>,
+    store: Option<String>,
 }
 
 /// How the `--jwt-*` flags configure the server, if they are given.
@@ -287,7 +325,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
             | "--jwks-url"
             | "--jwt-secret-env"
             | "--resource"
-            | "--confirmation-page" => {
+            | "--confirmation-page"
+            | "--store" => {
                 let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a value")))?;
                 let slot = match arg.as_str() {
                     "--stdio-principal" => &mut command.stdio_principal,
@@ -296,6 +335,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
                     "--jwks-url" => &mut command.jwks_url,
                     "--jwt-secret-env" => &mut command.jwt_secret_env,
                     "--confirmation-page" => &mut command.confirmation_page,
+                    "--store" => &mut command.store,
                     _ => &mut command.resource,
                 };
                 if slot.replace(value).is_some() {
@@ -423,6 +463,8 @@ impl ServerBuilder {
             println!("{USAGE}");
             return Ok(());
         }
+        let store = command.store.clone().or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
+        self = self.store_from(store.as_deref())?;
         let server = self.build()?;
         match command.mode {
             Mode::Http(addr) => {

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use tokio::sync::OwnedMutexGuard;
 
+use super::leases::LocalLeases;
 use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 
 /// Keeps flows and instances in this process's memory. Cheap to clone; clones share them.
@@ -24,7 +24,7 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct Inner {
     records: Mutex<HashMap<StoreKey, Snapshot>>,
-    leases: Mutex<HashMap<StoreKey, Arc<tokio::sync::Mutex<()>>>>,
+    leases: LocalLeases,
     /// The last version assigned, to any key.
     revision: AtomicU64,
 }
@@ -51,31 +51,6 @@ impl MemoryStore {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// A held lease; on drop, forgets the lease's entry if nobody else holds or awaits it.
-struct MemoryLease {
-    guard: Option<OwnedMutexGuard<()>>,
-    key: StoreKey,
-    inner: Arc<Inner>,
-}
-
-impl Drop for MemoryLease {
-    fn drop(&mut self) {
-        let mutex = self.guard.take().map(|guard| OwnedMutexGuard::mutex(&guard).clone());
-        let mut leases = lock(&self.inner.leases);
-        // The map's Arc and ours: nobody else holds or waits for it (waiters clone the Arc
-        // under this same map lock, so the count cannot grow behind our back).
-        if let Some(mutex) = mutex
-            && Arc::strong_count(&mutex) == 2
-        {
-            leases.remove(&self.key);
-        }
-    }
-}
-
 #[async_trait]
 impl FlowStore for MemoryStore {
     async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
@@ -99,11 +74,7 @@ impl FlowStore for MemoryStore {
     }
 
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-        let mutex = lock(&self.inner.leases).entry(key.clone()).or_default().clone();
-        // If this future is dropped while waiting, `mutex` drops with it; the entry then
-        // stays until the current holder's drop finds it unshared.
-        let guard = mutex.lock_owned().await;
-        Ok(FlowLease::new(MemoryLease { guard: Some(guard), key: key.clone(), inner: self.inner.clone() }))
+        Ok(self.inner.leases.lease(key).await)
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
@@ -126,6 +97,6 @@ mod tests {
         let store = MemoryStore::new();
         let key = StoreKey::connection("x");
         drop(store.lease(&key).await.unwrap());
-        assert!(lock(&store.inner.leases).is_empty());
+        assert!(store.inner.leases.is_empty());
     }
 }

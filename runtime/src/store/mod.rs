@@ -20,8 +20,10 @@
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 mod key;
+mod leases;
 mod memory;
 mod snapshot;
+mod sqlite;
 
 use async_trait::async_trait;
 
@@ -29,6 +31,7 @@ pub use key::StoreKey;
 pub use memory::MemoryStore;
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::now_ms;
+pub use sqlite::{OpenError, SWEEP_EVERY, SqliteStore};
 
 /// A backend that keeps flows and instances as [`Snapshot`]s.
 #[async_trait]

@@ -1,0 +1,322 @@
+//! [`SqliteStore`]: flows, instances, challenges and idempotency records in one file, with
+//! no server to install — what a server started from the command line keeps its state in
+//! unless told otherwise (`ARCHITECTURE.md`, "Stores", says why SQLite).
+//!
+//! - **Durable before the reply.** Each commit is one SQLite transaction in WAL mode with
+//!   `synchronous = FULL`: it is on disk when `compare_and_set` returns, so when the reply
+//!   says a transition happened, a crash cannot take it back; a crash mid-commit leaves the
+//!   old record or the new one, never a mix.
+//! - **One process per file.** A second process opening the same file is refused with a
+//!   clear message (an exclusive lock on `<file>-lock`): leases are this process's.
+//! - **Versions never go back**, across removals and restarts: one counter, stored with the
+//!   records, assigns them.
+//! - **Bounded.** Reads store nothing (a million `invoice_view`s of made-up ids add no
+//!   record); expired records — flows named by handles, confirmation challenges,
+//!   idempotency records — are deleted when the store opens and then every
+//!   [`SWEEP_EVERY`] commits. Instances in a final state are kept: forgetting one would
+//!   make a paid invoice payable again.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::leases::LocalLeases;
+use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
+
+/// Expired records are swept once every this many commits (and when the store opens).
+pub const SWEEP_EVERY: u64 = 1024;
+
+/// A store in one SQLite file. Cheap to clone; clones share the file.
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    connection: Mutex<Connection>,
+    leases: LocalLeases,
+    /// Held for the store's life: no other process opens the file meanwhile.
+    _lock: File,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.inner.path).finish_non_exhaustive()
+    }
+}
+
+/// Why a store file could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Another process has the file open.
+    #[error(
+        "{0} is in use by another process (a second server on the same state file would break its leases); stop it, or give this one its own file with `--store sqlite:PATH`"
+    )]
+    InUse(PathBuf),
+    /// The file or its lock could not be created or read.
+    #[error("cannot open the state file {path}: {problem}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        problem: String,
+    },
+}
+
+fn unavailable(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(error.to_string())
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store in the file at `path`, refusing a file another
+    /// process holds.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
+        let path = path.as_ref().to_path_buf();
+        let io = |problem: &dyn std::fmt::Display| OpenError::Io { path: path.clone(), problem: problem.to_string() };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| io(&e))?;
+        }
+        let mut lock_path = path.clone().into_os_string();
+        lock_path.push("-lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| io(&e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(OpenError::InUse(path)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&e)),
+        }
+        let connection = Connection::open(&path).map_err(|e| io(&e))?;
+        connection
+            .execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 PRAGMA synchronous = FULL;
+                 PRAGMA foreign_keys = OFF;
+                 CREATE TABLE IF NOT EXISTS records (
+                     key TEXT PRIMARY KEY NOT NULL,
+                     version INTEGER NOT NULL,
+                     expires_at_ms INTEGER,
+                     snapshot TEXT NOT NULL
+                 ) WITHOUT ROWID;
+                 CREATE INDEX IF NOT EXISTS records_expiry ON records (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
+                 CREATE TABLE IF NOT EXISTS revision (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL);
+                 INSERT OR IGNORE INTO revision (id, last) VALUES (1, 0);",
+            )
+            .map_err(|e| io(&e))?;
+        let inner = Inner {
+            path: path.clone(),
+            connection: Mutex::new(connection),
+            leases: LocalLeases::default(),
+            _lock: lock,
+        };
+        let store = Self { inner: Arc::new(inner) };
+        store.sweep().map_err(|e| io(&e))?;
+        Ok(store)
+    }
+
+    /// The file the store keeps its records in.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// How many live records the file holds, for monitoring and tests.
+    pub fn record_count(&self) -> Result<u64, StoreError> {
+        let connection = self.connection();
+        let count: i64 = connection
+            .query_row(
+                "SELECT COUNT(*) FROM records WHERE expires_at_ms IS NULL OR expires_at_ms > ?1",
+                params![now_ms() as i64],
+                |row| row.get(0),
+            )
+            .map_err(unavailable)?;
+        Ok(count as u64)
+    }
+
+    fn connection(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding it rolled its transaction back; the connection is usable.
+        self.inner.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Deletes expired records.
+    fn sweep(&self) -> rusqlite::Result<usize> {
+        self.connection().execute(
+            "DELETE FROM records WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1",
+            params![now_ms() as i64],
+        )
+    }
+
+    fn load_blocking(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        let connection = self.connection();
+        let row: Option<(i64, String)> = connection
+            .query_row(
+                "SELECT version, snapshot FROM records WHERE key = ?1 AND (expires_at_ms IS NULL OR expires_at_ms > ?2)",
+                params![key.as_str(), now_ms() as i64],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()
+            .map_err(unavailable)?;
+        match row {
+            None => Ok(Snapshot::default()),
+            Some((version, text)) => {
+                let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
+                Ok(Snapshot { version: version as u64, ..snapshot })
+            }
+        }
+    }
+
+    fn compare_and_set_blocking(&self, key: &StoreKey, expected: u64, next: &Snapshot) -> Result<u64, StoreError> {
+        let now = now_ms() as i64;
+        let mut connection = self.connection();
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
+        let found: u64 = transaction
+            .query_row(
+                "SELECT version FROM records WHERE key = ?1 AND (expires_at_ms IS NULL OR expires_at_ms > ?2)",
+                params![key.as_str(), now],
+                |row| row.get::<_, i64>(0),
+            )
+            .optional()
+            .map_err(unavailable)?
+            .map_or(0, |v| v as u64);
+        if found != expected {
+            return Err(StoreError::Conflict { expected, found });
+        }
+        let version: i64 = transaction
+            .query_row("UPDATE revision SET last = last + 1 WHERE id = 1 RETURNING last", [], |row| row.get(0))
+            .map_err(unavailable)?;
+        let stored = Snapshot { version: version as u64, ..next.clone() };
+        let text = serde_json::to_string(&stored).map_err(unavailable)?;
+        transaction
+            .execute(
+                "INSERT INTO records (key, version, expires_at_ms, snapshot) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (key) DO UPDATE SET version = excluded.version, expires_at_ms = excluded.expires_at_ms, snapshot = excluded.snapshot",
+                params![key.as_str(), version, stored.expires_at_ms.map(|ms| ms as i64), text],
+            )
+            .map_err(unavailable)?;
+        // Durable (WAL, synchronous = FULL) when this returns.
+        transaction.commit().map_err(unavailable)?;
+        drop(connection);
+        if (version as u64).is_multiple_of(SWEEP_EVERY)
+            && let Err(error) = self.sweep()
+        {
+            tracing::warn!(%error, "cannot sweep expired records");
+        }
+        Ok(version as u64)
+    }
+}
+
+#[async_trait]
+impl FlowStore for SqliteStore {
+    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        // A read touches pages already cached, or the disk without waiting on a sync.
+        self.load_blocking(key)
+    }
+
+    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
+        // A commit waits for the disk: off the async workers.
+        let (store, key, next) = (self.clone(), key.clone(), next.clone());
+        tokio::task::spawn_blocking(move || store.compare_and_set_blocking(&key, expected_version, &next))
+            .await
+            .map_err(unavailable)?
+    }
+
+    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        Ok(self.inner.leases.lease(key).await)
+    }
+
+    async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
+        let (store, key) = (self.clone(), key.clone());
+        tokio::task::spawn_blocking(move || {
+            store.connection().execute("DELETE FROM records WHERE key = ?1", params![key.as_str()]).map(drop)
+        })
+        .await
+        .map_err(unavailable)?
+        .map_err(unavailable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_path(name: &str) -> PathBuf {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        std::env::temp_dir().join(format!("toolgate-sqlite-{name}-{}-{nanos}.db", std::process::id()))
+    }
+
+    fn cleanup(path: &Path) {
+        for suffix in ["", "-lock", "-wal", "-shm"] {
+            let mut file = path.as_os_str().to_owned();
+            file.push(suffix);
+            let _ = std::fs::remove_file(file);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn passes_the_store_conformance_suite() {
+        let path = temp_path("conformance");
+        crate::store::conformance::check(&SqliteStore::open(&path).unwrap()).await;
+        cleanup(&path);
+    }
+
+    #[tokio::test]
+    async fn records_and_versions_survive_reopening() {
+        let path = temp_path("reopen");
+        let key = StoreKey::instance("invoice", "INV-1");
+        let (first, removed_at) = {
+            let store = SqliteStore::open(&path).unwrap();
+            let first =
+                store.compare_and_set(&key, 0, &Snapshot::default().with_state("invoice", "discharged")).await.unwrap();
+            let gone = StoreKey::connection("gone");
+            let removed_at = store.compare_and_set(&gone, 0, &Snapshot::default()).await.unwrap();
+            store.remove(&gone).await.unwrap();
+            (first, removed_at)
+        };
+        let store = SqliteStore::open(&path).unwrap();
+        let loaded = store.load(&key).await.unwrap();
+        assert_eq!((loaded.version, loaded.state_of("invoice", "draft")), (first, "discharged"));
+        let next = store.compare_and_set(&StoreKey::connection("gone"), 0, &Snapshot::default()).await.unwrap();
+        assert!(next > removed_at, "versions never go back across a restart: {removed_at} then {next}");
+        drop(store);
+        cleanup(&path);
+    }
+
+    #[tokio::test]
+    async fn a_second_opener_is_refused_while_the_first_holds_the_file() {
+        let path = temp_path("exclusive");
+        let store = SqliteStore::open(&path).unwrap();
+        let refused = SqliteStore::open(&path).unwrap_err();
+        assert!(matches!(refused, OpenError::InUse(_)), "{refused}");
+        assert!(refused.to_string().contains("in use by another process"), "{refused}");
+        drop(store);
+        SqliteStore::open(&path).expect("free again once the first is gone");
+        cleanup(&path);
+    }
+
+    #[tokio::test]
+    async fn reads_store_nothing_and_expired_records_are_swept_on_open() {
+        let path = temp_path("bounded");
+        {
+            let store = SqliteStore::open(&path).unwrap();
+            for i in 0..1_000 {
+                store.load(&StoreKey::instance("invoice", &format!("INV-{i}"))).await.unwrap();
+            }
+            assert_eq!(store.record_count().unwrap(), 0, "a read of an instance that does not exist stores nothing");
+            let expiring = Snapshot { expires_at_ms: Some(now_ms() + 20), ..Snapshot::default() };
+            store.compare_and_set(&StoreKey::handle("short"), 0, &expiring).await.unwrap();
+            store.compare_and_set(&StoreKey::instance("invoice", "INV-1"), 0, &Snapshot::default()).await.unwrap();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+        let store = SqliteStore::open(&path).unwrap();
+        let rows: i64 = store.connection().query_row("SELECT COUNT(*) FROM records", [], |row| row.get(0)).unwrap();
+        assert_eq!(rows, 1, "the expired handle flow was deleted, the instance kept");
+        drop(store);
+        cleanup(&path);
+    }
+}

@@ -1,0 +1,110 @@
+//! State that survives: the invoice example on its SQLite file, restarted and killed.
+//! What a reply acknowledged is on disk; nothing half-written ever is.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::clients::Lifecycle;
+use common::{TestClient, spawn_http_example};
+use serde_json::json;
+
+/// A state file of its own, removed (with its lock and journal) when dropped.
+struct StateFile(PathBuf);
+
+impl StateFile {
+    fn new(name: &str) -> Self {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        Self(std::env::temp_dir().join(format!("toolgate-{name}-{}-{nanos}.db", std::process::id())))
+    }
+
+    fn store_arg(&self) -> String {
+        format!("sqlite:{}", self.0.display())
+    }
+}
+
+impl Drop for StateFile {
+    fn drop(&mut self) {
+        for suffix in ["", "-lock", "-wal", "-shm"] {
+            let mut file = self.0.as_os_str().to_owned();
+            file.push(suffix);
+            let _ = std::fs::remove_file(file);
+        }
+    }
+}
+
+fn inv(id: &str) -> serde_json::Value {
+    json!({ "domain": "invoice", "id": id })
+}
+
+#[tokio::test]
+async fn a_discharged_invoice_stays_discharged_across_a_restart() {
+    let file = StateFile::new("restart");
+    let store = file.store_arg();
+    let (mut server, url) = spawn_http_example("invoice", &["--store", &store], &[]).await;
+    let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+    client.ok("invoice_submit", inv("INV-1")).await;
+    client.ok("invoice_approve", inv("INV-1")).await;
+    assert_eq!(client.ok("invoice_discharge", inv("INV-1")).await["state"], "discharged");
+    drop(client);
+    server.kill().await.unwrap();
+
+    let (_server, url) = spawn_http_example("invoice", &["--store", &store], &[]).await;
+    let session = TestClient::http_as(&url, Lifecycle::Session, None).await;
+    assert_eq!(session.ok("invoice_view", inv("INV-1")).await["state"], "discharged");
+    let again = session.refused("invoice_discharge", inv("INV-1")).await;
+    assert_eq!((again["code"].as_str(), again["current_state"].as_str()), (Some("FORBIDDEN"), Some("discharged")));
+}
+
+#[tokio::test]
+async fn a_second_server_on_the_same_file_is_refused_with_a_clear_message() {
+    let file = StateFile::new("exclusive");
+    let store = file.store_arg();
+    let (_first, _url) = spawn_http_example("invoice", &["--store", &store], &[]).await;
+    let second = tokio::process::Command::new(common::example_binary("invoice"))
+        .args(["--http", "127.0.0.1:0", "--store", &store])
+        .output();
+    let output = tokio::time::timeout(common::PATIENCE, second).await.expect("the second server exits").unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("in use by another process"), "{stderr}");
+}
+
+/// SIGKILL in the middle of a stream of transitions: every transition a reply acknowledged
+/// is there after the restart, and every invoice is in a state it could have reached.
+#[tokio::test]
+async fn every_acknowledged_transition_survives_a_kill() {
+    let file = StateFile::new("crash");
+    let store = file.store_arg();
+    let (mut server, url) = spawn_http_example("invoice", &["--store", &store], &[]).await;
+    let acknowledged = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let writers: Vec<_> = (0..4)
+        .map(|writer| {
+            let (url, acknowledged) = (url.clone(), acknowledged.clone());
+            tokio::spawn(async move {
+                let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+                for n in 0.. {
+                    let id = format!("INV-{}", 1 + writer * 100_000 + n);
+                    match client.try_call("invoice_submit", inv(&id)).await {
+                        Ok(result) if result.is_error != Some(true) => acknowledged.lock().unwrap().push(id),
+                        _ => return,
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    server.kill().await.unwrap();
+    for writer in writers {
+        let _ = writer.await;
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(acknowledged.len() > 10, "the stream ran: {} transitions", acknowledged.len());
+
+    let (_server, url) = spawn_http_example("invoice", &["--store", &store], &[]).await;
+    let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+    for id in &acknowledged {
+        assert_eq!(client.ok("invoice_view", inv(id)).await["state"], "review", "{id} was acknowledged");
+    }
+}
