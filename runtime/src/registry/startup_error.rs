@@ -135,6 +135,11 @@ pub enum StartupProblem {
         /// What is wrong with it.
         problem: String,
     },
+    /// The state store cannot be opened.
+    Store {
+        /// Why.
+        problem: String,
+    },
     /// The authentication settings contradict each other.
     Authentication {
         /// What is wrong.
@@ -200,6 +205,7 @@ impl fmt::Display for StartupProblem {
                 "no `#[action]` is linked into this binary, so there is no tool to serve. If the actions live in a library crate, mention it once in the binary (`use my_actions as _;`): the linker drops a library nothing refers to, and its actions with it",
             ),
             Self::Authentication { problem } => f.write_str(problem),
+            Self::Store { problem } => f.write_str(problem),
             Self::HandleKey { problem } => {
                 write!(f, "{problem} (set it with ServerBuilder::handle_key or TOOLGATE_HANDLE_KEY)")
             }

@@ -56,25 +56,22 @@ impl ServerBuilder {
     /// The store the command line (or `TOOLGATE_STORE`) names; without one, the store the
     /// builder was given, else the file `./<server name>.db`.
     fn store_from(self, spec: Option<&str>) -> Result<Self, ServeError> {
-        let open = |path: &str| -> Result<crate::store::SqliteStore, ServeError> {
-            let store = crate::store::SqliteStore::open(path)?;
-            eprintln!("toolgate: state in {}", store.path().display());
-            Ok(store)
-        };
         match spec {
             Some("memory") => {
                 tracing::warn!("state is kept in memory (`--store memory`): a restart forgets every transition");
                 Ok(self.store(crate::store::MemoryStore::new()))
             }
-            Some(spec) if spec.starts_with("sqlite:") => Ok(self.store(open(&spec["sqlite:".len()..])?)),
+            Some(spec) if spec.starts_with("sqlite:") && spec.len() > "sqlite:".len() => {
+                Ok(self.store_file(&spec["sqlite:".len()..]))
+            }
             Some(spec) if spec.starts_with("redis://") || spec.starts_with("rediss://") => {
                 Err(ServeError::Usage(format!("`--store {spec}`: this build has no Redis store yet")))
             }
             Some(other) => Err(ServeError::Usage(format!("`--store {other}`: a store is `sqlite:PATH` or `memory`"))),
-            None if self.store.is_some() => Ok(self),
+            None if self.store.is_some() || self.store_file.is_some() => Ok(self),
             None => {
                 let path = format!("./{}.db", self.name);
-                Ok(self.store(open(&path)?))
+                Ok(self.store_file(path))
             }
         }
     }
@@ -89,9 +86,6 @@ pub enum ServeError {
     /// The registry is invalid.
     #[error(transparent)]
     Startup(#[from] StartupError),
-    /// The state file cannot be opened (another process holds it, or it is unreadable).
-    #[error(transparent)]
-    Store(#[from] crate::store::OpenError),
     /// The command line is wrong.
     #[error("{0}\n\n{USAGE}")]
     Usage(String),
@@ -465,7 +459,11 @@ impl ServerBuilder {
         }
         let store = command.store.clone().or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
         self = self.store_from(store.as_deref())?;
+        let state_file = self.store_file.clone();
         let server = self.build()?;
+        if let Some(path) = state_file {
+            eprintln!("toolgate: state in {}", path.display());
+        }
         match command.mode {
             Mode::Http(addr) => {
                 let listener = tokio::net::TcpListener::bind(addr).await?;

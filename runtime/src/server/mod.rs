@@ -116,6 +116,7 @@ impl Server {
             instructions: None,
             options: RegistryOptions::default(),
             store: None,
+            store_file: None,
             handle_keys: Vec::new(),
             handle_ttl: DEFAULT_HANDLE_TTL,
             limits: Limits { lease_wait: DEFAULT_LEASE_WAIT, handler_timeout: DEFAULT_HANDLER_TIMEOUT },
@@ -154,6 +155,8 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     options: RegistryOptions,
     store: Option<Arc<dyn FlowStore>>,
+    /// A SQLite file to open once the registry is known to be valid.
+    store_file: Option<std::path::PathBuf>,
     handle_keys: Vec<Vec<u8>>,
     handle_ttl: Duration,
     limits: Limits,
@@ -466,6 +469,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps the server's state in the SQLite file at `path` (created if missing; see
+    /// [`SqliteStore`](crate::store::SqliteStore)), opened by [`build`](Self::build) once the
+    /// registry is valid. What a server started from the command line does by default,
+    /// with `./<server name>.db`.
+    pub fn store_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.store = None;
+        self.store_file = Some(path.into());
+        self
+    }
+
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
         let handle_argument = self.options.handle_argument.clone();
@@ -526,6 +539,19 @@ impl ServerBuilder {
             auth.metadata =
                 Some(ProtectedResource::new(resource, servers, scopes.into_iter().map(str::to_string).collect()));
         }
+        let store: Arc<dyn FlowStore> = match (self.store, &self.store_file) {
+            (Some(store), _) => store,
+            (None, Some(path)) => match crate::store::SqliteStore::open(path) {
+                Ok(store) => {
+                    tracing::info!(path = %store.path().display(), "state kept in a SQLite file");
+                    Arc::new(store)
+                }
+                Err(error) => {
+                    return Err(StartupError { problems: vec![StartupProblem::Store { problem: error.to_string() }] });
+                }
+            },
+            (None, None) => Arc::new(MemoryStore::new()),
+        };
         if auth.required && auth.authenticator.is_none() {
             return Err(StartupError {
                 problems: vec![StartupProblem::Authentication {
@@ -546,7 +572,7 @@ impl ServerBuilder {
         Ok(Server {
             shared: Arc::new(Shared {
                 registry,
-                store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
+                store,
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
                 flows: Flows::new(handles, handle_argument),
