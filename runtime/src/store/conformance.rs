@@ -20,6 +20,8 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     removing_never_breaks_a_lease(store).await;
     versions_never_go_back(store).await;
     expired_records_load_as_absent(store).await;
+    concurrent_writers_from_one_version_have_one_winner(store).await;
+    records_keep_their_payload(store).await;
 }
 
 fn key(name: &str) -> StoreKey {
@@ -133,4 +135,43 @@ async fn expired_records_load_as_absent<S: FlowStore>(store: &S) {
     assert_eq!(store.load(&record).await.unwrap(), Snapshot::default(), "an expired record still loads");
     let v2 = store.compare_and_set(&record, 0, &Snapshot::default()).await.expect("an expired record is absent");
     assert!(v2 > v1);
+}
+
+/// Many tasks commit over the same version at once (two confirmations of one challenge,
+/// two transitions that lost their leases): exactly one wins, the rest conflict, and the
+/// record is the winner's.
+async fn concurrent_writers_from_one_version_have_one_winner<S: FlowStore + Clone>(store: &S) {
+    let record = key("concurrent-writers");
+    let base = store.compare_and_set(&record, 0, &Snapshot::default().with_state("m", "open")).await.unwrap();
+    let writers: Vec<_> = (0..16)
+        .map(|writer| {
+            let (store, record) = (store.clone(), record.clone());
+            tokio::spawn(async move {
+                let next = Snapshot::default().with_state("m", &format!("writer-{writer}"));
+                store.compare_and_set(&record, base, &next).await.map(|version| (writer, version))
+            })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for writer in writers {
+        match writer.await.unwrap() {
+            Ok(won) => winners.push(won),
+            Err(StoreError::Conflict { expected, .. }) => assert_eq!(expected, base),
+            Err(other) => panic!("a writer failed: {other}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "one commit over version {base}, not {winners:?}");
+    let (writer, version) = winners[0];
+    let loaded = store.load(&record).await.unwrap();
+    assert_eq!((loaded.version, loaded.state_of("m", "?")), (version, format!("writer-{writer}").as_str()));
+}
+
+/// What a challenge or an idempotency record keeps comes back as it was written.
+async fn records_keep_their_payload<S: FlowStore>(store: &S) {
+    let record = key("payload");
+    let payload =
+        serde_json::json!({ "digest": "ab12", "attempts_left": 4, "spent": false, "nested": { "list": [1, "two"] } });
+    let snapshot = Snapshot { record: Some(payload.clone()), ..Snapshot::default() };
+    store.compare_and_set(&record, 0, &snapshot).await.unwrap();
+    assert_eq!(store.load(&record).await.unwrap().record, Some(payload));
 }
