@@ -13,7 +13,8 @@ const USAGE: &str = "usage: <server> [--http ADDR [HTTP OPTIONS]] [--handle-ttl 
   --http ADDR           serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080; port 0 picks one)
   --handle-ttl SECONDS  how long a state handle lives after its last use (default 3600; `250ms` too)
   --store STORE         where state lives: `sqlite:PATH` (default: sqlite:./<server name>.db, kept
-                        across restarts), or `memory` (forgotten at exit; for tests)
+                        across restarts), `redis://HOST:PORT/DB` (shared by replicas; needs
+                        TOOLGATE_HANDLE_KEY), or `memory` (forgotten at exit; for tests)
 
 HTTP options:
   --stateless                  no sessions (MCP 2026-07-28); conversations travel in state handles
@@ -49,13 +50,28 @@ HTTP options:
   TOOLGATE_STORE        the store, as `--store` gives it (the flag wins)
   TOOLGATE_TOKENS       more tokens, as `--token` gives them: `clerk=s3cret,auditor=t0ken`";
 
-/// The store, from the environment: `sqlite:PATH` or `memory`.
+/// A Redis store, in a build with the `redis` feature: connected before the server is
+/// built; a Redis that cannot be reached stops the start.
+#[cfg(feature = "redis")]
+async fn redis_store(builder: ServerBuilder, url: &str) -> Result<ServerBuilder, ServeError> {
+    let store = crate::store::RedisStore::connect(url)
+        .await
+        .map_err(|error| ServeError::Usage(format!("`--store {url}`: cannot reach Redis: {error}")))?;
+    Ok(builder.store(store))
+}
+
+#[cfg(not(feature = "redis"))]
+async fn redis_store(_builder: ServerBuilder, url: &str) -> Result<ServerBuilder, ServeError> {
+    Err(ServeError::Usage(format!("`--store {url}`: this server was built without Redis (toolgate's `redis` feature)")))
+}
+
+/// The store, from the environment: `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`.
 const STORE_ENV: &str = "TOOLGATE_STORE";
 
 impl ServerBuilder {
     /// The store the command line (or `TOOLGATE_STORE`) names; without one, the store the
     /// builder was given, else the file `./<server name>.db`.
-    fn store_from(self, spec: Option<&str>) -> Result<Self, ServeError> {
+    async fn store_from(self, spec: Option<&str>) -> Result<Self, ServeError> {
         match spec {
             Some("memory") => {
                 tracing::warn!("state is kept in memory (`--store memory`): a restart forgets every transition");
@@ -65,9 +81,11 @@ impl ServerBuilder {
                 Ok(self.store_file(&spec["sqlite:".len()..]))
             }
             Some(spec) if spec.starts_with("redis://") || spec.starts_with("rediss://") => {
-                Err(ServeError::Usage(format!("`--store {spec}`: this build has no Redis store yet")))
+                redis_store(self, spec).await
             }
-            Some(other) => Err(ServeError::Usage(format!("`--store {other}`: a store is `sqlite:PATH` or `memory`"))),
+            Some(other) => Err(ServeError::Usage(format!(
+                "`--store {other}`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`"
+            ))),
             None if self.store.is_some() || self.store_file.is_some() => Ok(self),
             None => {
                 let path = format!("./{}.db", self.name);
@@ -458,7 +476,7 @@ impl ServerBuilder {
             return Ok(());
         }
         let store = command.store.clone().or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
-        self = self.store_from(store.as_deref())?;
+        self = self.store_from(store.as_deref()).await?;
         let state_file = self.store_file.clone();
         let server = self.build()?;
         if let Some(path) = state_file {

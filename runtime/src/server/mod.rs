@@ -485,6 +485,9 @@ impl ServerBuilder {
         let registry = Registry::collect(self.options, &self.states);
         // Warn about a per-process key only where handles can be minted.
         let uses_handles = registry.as_ref().is_ok_and(Registry::uses_flows);
+        let has_handle_key = !self.handle_keys.is_empty()
+            || std::env::var_os(HANDLE_KEYS_ENV).is_some()
+            || std::env::var_os(HANDLE_KEY_ENV).is_some();
         let handles = handle_signer(self.handle_keys, self.handle_ttl, uses_handles);
         let (registry, handles) = match (registry, handles) {
             (Ok(registry), Ok(handles)) => (registry, handles),
@@ -552,6 +555,13 @@ impl ServerBuilder {
             },
             (None, None) => Arc::new(MemoryStore::new()),
         };
+        if store.is_shared() && !has_handle_key {
+            return Err(StartupError {
+                problems: vec![StartupProblem::HandleKey {
+                    problem: "a store shared by replicas needs a state-handle key every replica knows; a random one per process would make each replica refuse the others' handles".into(),
+                }],
+            });
+        }
         if auth.required && auth.authenticator.is_none() {
             return Err(StartupError {
                 problems: vec![StartupProblem::Authentication {

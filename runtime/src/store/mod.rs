@@ -22,11 +22,15 @@ pub mod conformance;
 mod key;
 mod leases;
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 mod snapshot;
 mod sqlite;
 
 use async_trait::async_trait;
 
+#[cfg(feature = "redis")]
+pub use self::redis::{LEASE_TTL, RedisStore};
 pub use key::StoreKey;
 pub use memory::MemoryStore;
 pub use snapshot::Snapshot;
@@ -54,6 +58,13 @@ pub trait FlowStore: Send + Sync + 'static {
     /// connection-keyed flow ends. Removing never breaks a lease someone holds or waits
     /// for, and never lets the key's version go back.
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError>;
+
+    /// Whether other processes share this store's records (replicas): state handles then
+    /// need a key every replica knows, so a server on a shared store without a configured
+    /// handle key refuses to start.
+    fn is_shared(&self) -> bool {
+        false
+    }
 }
 
 /// An exclusive hold on one key; released when dropped.

@@ -1,0 +1,270 @@
+//! [`RedisStore`] (feature `redis`): the store replicas share.
+//!
+//! - A record is a hash (`v`: its version, `s`: the snapshot as JSON) at
+//!   `toolgate:{<key>}:record`; its version counter at `toolgate:{<key>}:revision` outlives
+//!   removals, so versions never go back. Both keys share the Cluster hash tag `{<key>}`.
+//! - Compare-and-set is one Lua script: the version check, the new version and the write
+//!   happen atomically in Redis.
+//! - A record with an expiry (a handle's flow, a challenge, an idempotency record) gets it as
+//!   the key's `PEXPIREAT`; instances persist.
+//! - A lease is `SET toolgate:{<key>}:lease <token> NX PX <ttl>`, renewed while held and
+//!   released by a script that deletes it only if it still holds this holder's token. A
+//!   replica that crashed holding one loses it when its time runs out; the commit's
+//!   version check refuses what a holder that lost its lease tries to write.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use redis::aio::ConnectionManager;
+
+use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey};
+
+/// How long a lease lives unless renewed; renewed every third of it while held.
+pub const LEASE_TTL: Duration = Duration::from_secs(10);
+
+/// How often a waiter asks for a held lease again.
+const LEASE_POLL: Duration = Duration::from_millis(5);
+
+const COMPARE_AND_SET: &str = r#"
+local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if current ~= tonumber(ARGV[1]) then
+  return {0, current}
+end
+local version = redis.call('INCR', KEYS[2])
+redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+else
+  redis.call('PERSIST', KEYS[1])
+end
+return {1, version}
+"#;
+
+const RELEASE: &str = r#"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"#;
+
+const RENEW: &str = r#"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"#;
+
+/// Flows, instances, challenges and idempotency records in Redis, shared by every replica
+/// that points at the same server and database. Cheap to clone.
+#[derive(Clone)]
+pub struct RedisStore {
+    connection: ConnectionManager,
+    scripts: Arc<Scripts>,
+}
+
+struct Scripts {
+    compare_and_set: redis::Script,
+    release: redis::Script,
+    renew: redis::Script,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore").finish_non_exhaustive()
+    }
+}
+
+fn unavailable(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(error.to_string())
+}
+
+fn record_key(key: &StoreKey) -> String {
+    format!("toolgate:{{{key}}}:record")
+}
+
+fn revision_key(key: &StoreKey) -> String {
+    format!("toolgate:{{{key}}}:revision")
+}
+
+fn lease_key(key: &StoreKey) -> String {
+    format!("toolgate:{{{key}}}:lease")
+}
+
+impl RedisStore {
+    /// Connects to `url` (`redis://HOST:PORT/DB`; `rediss://` for TLS where the `redis`
+    /// crate was built with it). The connection reconnects by itself after a failure; calls
+    /// made meanwhile get `STORE_UNAVAILABLE`.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url).map_err(unavailable)?;
+        let connection = ConnectionManager::new(client).await.map_err(unavailable)?;
+        let scripts = Scripts {
+            compare_and_set: redis::Script::new(COMPARE_AND_SET),
+            release: redis::Script::new(RELEASE),
+            renew: redis::Script::new(RENEW),
+        };
+        Ok(Self { connection, scripts: Arc::new(scripts) })
+    }
+}
+
+#[async_trait]
+impl FlowStore for RedisStore {
+    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        let mut connection = self.connection.clone();
+        let (version, text): (Option<u64>, Option<String>) = redis::cmd("HMGET")
+            .arg(record_key(key))
+            .arg("v")
+            .arg("s")
+            .query_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+        match (version, text) {
+            (Some(version), Some(text)) => {
+                let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
+                Ok(Snapshot { version, ..snapshot })
+            }
+            _ => Ok(Snapshot::default()),
+        }
+    }
+
+    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
+        let mut connection = self.connection.clone();
+        let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
+        let expires = next.expires_at_ms.map(|ms| ms.to_string()).unwrap_or_default();
+        let (applied, version): (u8, u64) = self
+            .scripts
+            .compare_and_set
+            .key(record_key(key))
+            .key(revision_key(key))
+            .arg(expected_version)
+            .arg(text)
+            .arg(expires)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+        if applied == 1 {
+            Ok(version)
+        } else {
+            Err(StoreError::Conflict { expected: expected_version, found: version })
+        }
+    }
+
+    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        let lease = lease_key(key);
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let mut connection = self.connection.clone();
+        loop {
+            let taken: Option<String> = redis::cmd("SET")
+                .arg(&lease)
+                .arg(&token)
+                .arg("NX")
+                .arg("PX")
+                .arg(LEASE_TTL.as_millis() as u64)
+                .query_async(&mut connection)
+                .await
+                .map_err(unavailable)?;
+            if taken.is_some() {
+                break;
+            }
+            // The caller bounds the wait (dropping this future gives up the place).
+            tokio::time::sleep(LEASE_POLL).await;
+        }
+        let (store, renewed_key, renewed_token) = (self.clone(), lease.clone(), token.clone());
+        let renewal = tokio::spawn(async move {
+            let mut connection = store.connection.clone();
+            loop {
+                tokio::time::sleep(LEASE_TTL / 3).await;
+                let renewed: redis::RedisResult<u8> = store
+                    .scripts
+                    .renew
+                    .key(&renewed_key)
+                    .arg(&renewed_token)
+                    .arg(LEASE_TTL.as_millis() as u64)
+                    .invoke_async(&mut connection)
+                    .await;
+                if !matches!(renewed, Ok(1)) {
+                    tracing::warn!(lease = %renewed_key, "a lease could not be renewed; its commit will be refused if another holder wrote first");
+                    return;
+                }
+            }
+        });
+        Ok(FlowLease::new(RedisLease { store: self.clone(), key: lease, token, renewal }))
+    }
+
+    async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
+        let mut connection = self.connection.clone();
+        redis::cmd("DEL").arg(record_key(key)).query_async::<()>(&mut connection).await.map_err(unavailable)
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+}
+
+/// A held Redis lease: renewed until dropped, then released if still this holder's.
+struct RedisLease {
+    store: RedisStore,
+    key: String,
+    token: String,
+    renewal: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for RedisLease {
+    fn drop(&mut self) {
+        self.renewal.abort();
+        let (store, key, token) = (self.store.clone(), std::mem::take(&mut self.key), std::mem::take(&mut self.token));
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        runtime.spawn(async move {
+            let mut connection = store.connection.clone();
+            let released: redis::RedisResult<u8> =
+                store.scripts.release.key(&key).arg(&token).invoke_async(&mut connection).await;
+            if let Err(error) = released {
+                tracing::warn!(lease = %key, %error, "cannot release a lease; it expires by itself");
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Redis the tests use: `TOOLGATE_TEST_REDIS_URL` (`.ci/run` starts one and sets it).
+    fn test_url() -> Option<String> {
+        let url = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|url| !url.is_empty());
+        if url.is_none() {
+            eprintln!(
+                "SKIPPED: the Redis store tests need TOOLGATE_TEST_REDIS_URL (`.ci/run` starts a Redis and sets it)"
+            );
+        }
+        url
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn passes_the_store_conformance_suite() {
+        let Some(url) = test_url() else { return };
+        let store = RedisStore::connect(&url).await.expect("connect to the test Redis");
+        let mut connection = store.connection.clone();
+        redis::cmd("FLUSHDB").query_async::<()>(&mut connection).await.unwrap();
+        crate::store::conformance::check(&store).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lease_nobody_releases_expires() {
+        let Some(url) = test_url() else { return };
+        let store = RedisStore::connect(&url).await.unwrap();
+        let key = StoreKey::instance("invoice", "lease-expiry");
+        let mut connection = store.connection.clone();
+        // A crashed holder: its lease is there, and nobody renews it.
+        redis::cmd("SET")
+            .arg(lease_key(&key))
+            .arg("crashed")
+            .arg("PX")
+            .arg(200)
+            .query_async::<()>(&mut connection)
+            .await
+            .unwrap();
+        let waited = tokio::time::timeout(Duration::from_secs(5), store.lease(&key)).await;
+        assert!(waited.is_ok(), "the lease of a holder that stopped renewing expires");
+    }
+}

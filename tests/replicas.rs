@@ -1,0 +1,93 @@
+//! Two replicas of one server sharing one real Redis (`TOOLGATE_TEST_REDIS_URL`; `.ci/run`
+//! starts one): an invoice moves through both, a handle minted on one continues on the
+//! other, and concurrent discharges split across them pay once.
+
+mod common;
+
+use common::clients::Lifecycle;
+use common::{TestClient, spawn_http_example};
+use serde_json::{Value, json};
+
+const KEY: (&str, &str) = ("TOOLGATE_HANDLE_KEY", "replicas-test-handle-key-000000000001");
+
+fn redis_url() -> Option<String> {
+    let url = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|url| !url.is_empty());
+    if url.is_none() {
+        eprintln!("SKIPPED: the replica tests need TOOLGATE_TEST_REDIS_URL (`.ci/run` starts a Redis and sets it)");
+    }
+    url
+}
+
+/// An invoice id no earlier run used (the test Redis outlives a run).
+fn fresh_invoice() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("INV-{}", 1 + (nanos % 999_999_999_999) as u64)
+}
+
+fn inv(id: &str) -> Value {
+    json!({ "domain": "invoice", "id": id })
+}
+
+async fn replica(example: &str, redis: &str, extra: &[&str]) -> (tokio::process::Child, String) {
+    let store = redis.to_string();
+    let args: Vec<&str> = ["--store", store.as_str()].into_iter().chain(extra.iter().copied()).collect();
+    spawn_http_example(example, &args, &[KEY]).await
+}
+
+#[tokio::test]
+async fn an_invoice_approved_on_one_replica_is_discharged_on_the_other_once() {
+    let Some(redis) = redis_url() else { return };
+    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", &redis, &[]), replica("invoice", &redis, &[]));
+    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
+    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
+    let id = fresh_invoice();
+    a.ok("invoice_submit", inv(&id)).await;
+    a.ok("invoice_approve", inv(&id)).await;
+    assert_eq!(b.ok("invoice_view", inv(&id)).await["state"], "approved");
+    assert_eq!(b.ok("invoice_discharge", inv(&id)).await["state"], "discharged");
+    let again = a.refused("invoice_discharge", inv(&id)).await;
+    assert_eq!(again["current_state"], "discharged", "{again}");
+}
+
+#[tokio::test]
+async fn concurrent_discharges_split_across_replicas_pay_once() {
+    let Some(redis) = redis_url() else { return };
+    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", &redis, &[]), replica("invoice", &redis, &[]));
+    let id = fresh_invoice();
+    let setup = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
+    setup.ok("invoice_submit", inv(&id)).await;
+    setup.ok("invoice_approve", inv(&id)).await;
+    let calls = (0..50).map(|n| {
+        let (url, id) = (if n % 2 == 0 { url_a.clone() } else { url_b.clone() }, id.clone());
+        tokio::spawn(async move {
+            let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+            client.call("invoice_discharge", inv(&id)).await
+        })
+    });
+    let mut paid = 0;
+    for call in calls.collect::<Vec<_>>() {
+        let (content, is_error) = call.await.unwrap();
+        if !is_error {
+            paid += 1;
+        } else {
+            assert!(["FORBIDDEN", "FLOW_BUSY"].contains(&content["code"].as_str().unwrap()), "{content}");
+        }
+    }
+    assert_eq!(paid, 1, "one discharge across both replicas");
+}
+
+#[tokio::test]
+async fn a_handle_minted_on_one_replica_continues_on_the_other() {
+    let Some(redis) = redis_url() else { return };
+    let ((_a, url_a), (_b, url_b)) =
+        tokio::join!(replica("travel", &redis, &["--stateless"]), replica("travel", &redis, &["--stateless"]));
+    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
+    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
+    let switched = a.ok("switch_domain", json!({ "domain": "bus", "reason": "the user wants a bus" })).await;
+    let flow = switched["flow"].as_str().unwrap().to_string();
+    let search = json!({
+        "domain": "bus", "origin": "Madrid", "destination": "Valencia",
+        "departure": "2026-12-04T08:00:00+01:00", "passengers": 2, "flow": flow,
+    });
+    assert_eq!(b.ok("bus_search", search).await["state"], "quoted");
+}
