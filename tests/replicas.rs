@@ -85,9 +85,45 @@ async fn a_handle_minted_on_one_replica_continues_on_the_other() {
     let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
     let switched = a.ok("switch_domain", json!({ "domain": "bus", "reason": "the user wants a bus" })).await;
     let flow = switched["flow"].as_str().unwrap().to_string();
-    let search = json!({
-        "domain": "bus", "origin": "Madrid", "destination": "Valencia",
-        "departure": "2026-12-04T08:00:00+01:00", "passengers": 2, "flow": flow,
-    });
-    assert_eq!(b.ok("bus_search", search).await["state"], "quoted");
+    // B reads the conversation A started: the active domain A selected. (No search here:
+    // `bus_search`'s rate limit is counted across replicas, by another test.)
+    let switched_again =
+        b.ok("switch_domain", json!({ "domain": "flight", "reason": "the user wants a flight", "flow": flow })).await;
+    assert_eq!(switched_again["previous_domain"], "bus", "{switched_again}");
+}
+
+#[tokio::test]
+async fn a_declared_rate_limit_counts_across_replicas() {
+    let Some(redis) = redis_url() else { return };
+    let ((_a, url_a), (_b, url_b)) =
+        tokio::join!(replica("travel", &redis, &["--stateless"]), replica("travel", &redis, &["--stateless"]));
+    // `bus_search` allows 30 a minute per client; both replicas see this client at 127.0.0.1.
+    // The test Redis outlives runs: start from an empty window.
+    let client = redis::Client::open(redis.as_str()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("DEL")
+        .arg("toolgate:{window:bus_search:address:127.0.0.1}:calls")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
+    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
+    let switched = a.ok("switch_domain", json!({ "domain": "bus", "reason": "the user wants a bus" })).await;
+    let mut flow = switched["flow"].as_str().unwrap().to_string();
+    let mut admitted = 0;
+    for n in 0..32 {
+        let client = if n % 2 == 0 { &a } else { &b };
+        let search = json!({
+            "domain": "bus", "origin": "Madrid", "destination": "Valencia",
+            "departure": "2026-12-04T08:00:00+01:00", "passengers": 2, "flow": flow,
+        });
+        let (content, is_error) = client.call("bus_search", search).await;
+        if is_error {
+            assert_eq!(content["code"], "RATE_LIMITED", "{content}");
+        } else {
+            admitted += 1;
+            flow = content["flow"].as_str().unwrap().to_string();
+        }
+    }
+    assert_eq!(admitted, 30, "30 a minute across both replicas");
 }

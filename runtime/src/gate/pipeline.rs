@@ -180,7 +180,7 @@ pub(crate) async fn admit<'a>(
         Ok(Some(first)) => return Ok(Admission::Replay(first)),
         Err(error) => return Err(call.refused(error)),
     }
-    let spent = match call.spend_allowance(caller) {
+    let spent = match call.spend_allowance(caller).await {
         Ok(spent) => spent,
         Err(error) => return Err(call.refused(error)),
     };
@@ -188,7 +188,7 @@ pub(crate) async fn admit<'a>(
         Ok(leases) => Ok(Admission::Run(call.admitted(leases, spent))),
         Err(error) => {
             if let Some(spent) = spent {
-                spent.refund();
+                spent.refund().await;
             }
             Err(call.refused(error))
         }
@@ -333,14 +333,26 @@ impl<'a> Candidate<'a> {
     }
 
     /// Step 9: the declared rate limit, counted per client, instance or tool — never per
-    /// flow, which a client can mint at will.
-    fn spend_allowance(&self, caller: &Caller) -> Result<Option<Spent<'a>>, ToolError> {
+    /// flow, which a client can mint at will — in the store when replicas share it (30 a
+    /// minute is 30 a minute across all of them), else in this process.
+    async fn spend_allowance(&self, caller: &Caller) -> Result<Option<Spent<'a>>, ToolError> {
         let Some(limiter) = self.judge.limiter else { return Ok(None) };
-        let key = match limiter.limit().per {
+        let limit = limiter.limit();
+        let key = match limit.per {
             RatePer::Client => caller.key(),
             RatePer::Instance => self.instance.as_ref().map_or("tool", |i| i.key.as_str()).into(),
             RatePer::Tool => "tool".into(),
         };
+        let store = self.judge.records.store;
+        if store.is_shared() {
+            let window = format!("{}:{key}", self.tool.name);
+            return match store.spend_window(&window, limit.calls, limit.per_ms).await {
+                Ok(Some(Ok(ticket))) => Ok(Some(Spent::Shared { store, window, ticket })),
+                Ok(Some(Err(retry_after_ms))) => Err(ToolError::rate_limited(limit.to_string(), retry_after_ms)),
+                Ok(None) => limiter.admit(&key).map(Some),
+                Err(error) => Err(ToolError::store_unavailable(error, 1_000)),
+            };
+        }
         limiter.admit(&key).map(Some)
     }
 

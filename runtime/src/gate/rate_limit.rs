@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use crate::action::RateLimit;
 use crate::error::ToolError;
+use crate::store::FlowStore;
 
 /// A call over its limit: when the next one will be admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,22 +43,33 @@ impl std::fmt::Debug for Limiter {
     }
 }
 
-/// One admitted call's place in its key's window, until it is refunded.
+/// A call's spent allowance: in this process's [`Limiter`], or in a store that every
+/// replica counts in.
 #[must_use = "a refused call gives its allowance back with `refund`"]
-pub(crate) struct Spent<'a> {
-    limiter: &'a Limiter,
-    key: String,
-    serial: u64,
+pub(crate) enum Spent<'a> {
+    /// Counted by this process.
+    Local { limiter: &'a Limiter, key: String, serial: u64 },
+    /// Counted in the shared store.
+    Shared { store: &'a dyn FlowStore, window: String, ticket: String },
 }
 
 impl Spent<'_> {
-    /// Gives the allowance back: the call was refused after all, so it does not count.
-    pub(crate) fn refund(self) {
-        let mut log = self.limiter.lock();
-        if let Some(calls) = log.get_mut(&self.key) {
-            calls.retain(|&(_, serial)| serial != self.serial);
-            if calls.is_empty() {
-                log.remove(&self.key);
+    /// Gives the allowance back (the call was refused after spending it).
+    pub(crate) async fn refund(self) {
+        match self {
+            Self::Local { limiter, key, serial } => {
+                let mut log = limiter.lock();
+                if let Some(calls) = log.get_mut(&key) {
+                    calls.retain(|&(_, s)| s != serial);
+                    if calls.is_empty() {
+                        log.remove(&key);
+                    }
+                }
+            }
+            Self::Shared { store, window, ticket } => {
+                if let Err(error) = store.refund_window(&window, &ticket).await {
+                    tracing::warn!(%error, "cannot give a refused call's allowance back");
+                }
             }
         }
     }
@@ -101,7 +113,7 @@ impl Limiter {
             return Err(OverLimit { retry_after_ms });
         }
         calls.push_back((now, serial));
-        Ok(Spent { limiter: self, key: key.to_string(), serial })
+        Ok(Spent::Local { limiter: self, key: key.to_string(), serial })
     }
 
     /// [`Limiter::spend`] for a tool call: over the limit is `RATE_LIMITED`.
@@ -152,7 +164,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_refund_gives_the_allowance_back() {
         let limiter = limiter(1, 1_000);
-        limiter.spend("a").unwrap().refund();
+        limiter.spend("a").unwrap().refund().await;
         let kept = limiter.spend("a").unwrap();
         assert!(limiter.spend("a").is_err());
         drop(kept);

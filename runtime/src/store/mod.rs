@@ -65,6 +65,27 @@ pub trait FlowStore: Send + Sync + 'static {
     fn is_shared(&self) -> bool {
         false
     }
+
+    /// Spends one call of a rate limit of `calls` per `per_ms` under `window`, counted in
+    /// the store so that every process sharing it counts together: `Some(Ok(ticket))`
+    /// admitted (the ticket gives it back, [`FlowStore::refund_window`]), `Some(Err(ms))`
+    /// refused until `ms` from now. `None` (the default): the store keeps no windows, and
+    /// each process counts its own calls — right for a store only one process uses.
+    async fn spend_window(
+        &self,
+        window: &str,
+        calls: u32,
+        per_ms: u64,
+    ) -> Result<Option<Result<String, u64>>, StoreError> {
+        let _ = (window, calls, per_ms);
+        Ok(None)
+    }
+
+    /// Gives back a call [`FlowStore::spend_window`] admitted under `ticket`.
+    async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
+        let _ = (window, ticket);
+        Ok(())
+    }
 }
 
 /// An exclusive hold on one key; released when dropped.

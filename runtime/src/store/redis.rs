@@ -41,6 +41,24 @@ end
 return {1, version}
 "#;
 
+/// A sliding-window log in a sorted set, on the Redis server's clock: at most `calls` in
+/// every window of `per` milliseconds, and the exact wait when over.
+const SPEND_WINDOW: &str = r#"
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local per = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - per)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], per)
+  return {1, 0}
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local wait = tonumber(oldest[2]) + per - now
+if wait < 1 then wait = 1 end
+return {0, wait}
+"#;
+
 const RELEASE: &str = r#"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -67,6 +85,7 @@ struct Scripts {
     compare_and_set: redis::Script,
     release: redis::Script,
     renew: redis::Script,
+    spend_window: redis::Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -87,6 +106,10 @@ fn revision_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:revision")
 }
 
+fn window_key(window: &str) -> String {
+    format!("toolgate:{{window:{window}}}:calls")
+}
+
 fn lease_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:lease")
 }
@@ -102,6 +125,7 @@ impl RedisStore {
             compare_and_set: redis::Script::new(COMPARE_AND_SET),
             release: redis::Script::new(RELEASE),
             renew: redis::Script::new(RENEW),
+            spend_window: redis::Script::new(SPEND_WINDOW),
         };
         Ok(Self { connection, scripts: Arc::new(scripts) })
     }
@@ -199,6 +223,37 @@ impl FlowStore for RedisStore {
     fn is_shared(&self) -> bool {
         true
     }
+
+    async fn spend_window(
+        &self,
+        window: &str,
+        calls: u32,
+        per_ms: u64,
+    ) -> Result<Option<Result<String, u64>>, StoreError> {
+        let mut connection = self.connection.clone();
+        let ticket = uuid::Uuid::new_v4().simple().to_string();
+        let (admitted, wait): (u8, u64) = self
+            .scripts
+            .spend_window
+            .key(window_key(window))
+            .arg(per_ms.max(1))
+            .arg(calls)
+            .arg(&ticket)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+        Ok(Some(if admitted == 1 { Ok(ticket) } else { Err(wait) }))
+    }
+
+    async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
+        let mut connection = self.connection.clone();
+        redis::cmd("ZREM")
+            .arg(window_key(window))
+            .arg(ticket)
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(unavailable)
+    }
 }
 
 /// A held Redis lease: renewed until dropped, then released if still this holder's.
@@ -266,5 +321,20 @@ mod tests {
             .unwrap();
         let waited = tokio::time::timeout(Duration::from_secs(5), store.lease(&key)).await;
         assert!(waited.is_ok(), "the lease of a holder that stopped renewing expires");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_window_counts_every_replica_and_gives_back_a_refund() {
+        let Some(url) = test_url() else { return };
+        let (a, b) = (RedisStore::connect(&url).await.unwrap(), RedisStore::connect(&url).await.unwrap());
+        let window = format!("test:{}", uuid::Uuid::new_v4().simple());
+        let mut tickets = Vec::new();
+        for store in [&a, &b, &a] {
+            tickets.push(store.spend_window(&window, 3, 60_000).await.unwrap().unwrap().expect("within the limit"));
+        }
+        let wait = b.spend_window(&window, 3, 60_000).await.unwrap().unwrap().expect_err("the fourth of 3/minute");
+        assert!((59_000..=60_000).contains(&wait), "the oldest call leaves the window in about a minute: {wait}");
+        a.refund_window(&window, &tickets[1]).await.unwrap();
+        b.spend_window(&window, 3, 60_000).await.unwrap().unwrap().expect("a refunded call frees its place");
     }
 }
