@@ -542,12 +542,13 @@ impl Admitted<'_> {
                 if let Some(domain) = self.selects.clone().or_else(|| switches.map(str::to_string)) {
                     next.active_domain = Some(domain);
                 }
-                Some(self.records.commit(&flow.key, &self.flow_before, next).await?)
+                Some(self.records.commit(&flow.key, &self.flow_before, next, self._leases.flow.as_ref()).await?)
             }
             _ => None,
         };
         if let (Some(instance), Some(before), Some(to)) = (&self.instance, &self.instance_before, &to) {
-            self.records.commit(&instance.key, before, before.with_state(instance.machine.id(), to)).await?;
+            let next = before.with_state(instance.machine.id(), to);
+            self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
         }
         if let Some((to, machine)) = to.as_ref().zip(machine) {
             let on = self

@@ -42,17 +42,23 @@ impl Records<'_> {
         Ok(snapshot)
     }
 
-    /// Commits `next` over `before`; a handle's flow gets a fresh expiry.
+    /// Commits `next` over `before`, under `lease` when the call holds the key's lease (a
+    /// shared store then refuses a holder that lost it); a handle's flow gets a fresh expiry.
     pub(crate) async fn commit(
         &self,
         key: &StoreKey,
         before: &Snapshot,
         mut next: Snapshot,
+        lease: Option<&FlowLease>,
     ) -> Result<Snapshot, ToolError> {
         if key.is_handle_flow() {
             next.expires_at_ms = Some(self.flows.expiry_from(next.updated_at_ms));
         }
-        next.version = self.store.compare_and_set(key, before.version, &next).await.map_err(store_failure)?;
+        let committed = match lease {
+            Some(lease) => self.store.commit_leased(key, before.version, &next, lease).await,
+            None => self.store.compare_and_set(key, before.version, &next).await,
+        };
+        next.version = committed.map_err(store_failure)?;
         Ok(next)
     }
 
@@ -67,6 +73,7 @@ impl Records<'_> {
 fn store_failure(error: StoreError) -> ToolError {
     match error {
         StoreError::Unavailable(_) => ToolError::store_unavailable(error, 1000),
+        StoreError::LeaseLost => ToolError::store_unavailable(error, 0),
         // Under the lease a conflict means the lease was lost (e.g. it expired on a
         // shared backend while the handler ran): nothing was committed.
         StoreError::Conflict { .. } => {

@@ -59,6 +59,22 @@ pub trait FlowStore: Send + Sync + 'static {
     /// for, and never lets the key's version go back.
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError>;
 
+    /// [`FlowStore::compare_and_set`] by the holder of `lease` on `key`: a backend whose
+    /// leases can be lost (they expire) commits only while `lease` still holds, so a holder
+    /// that lost its lease — paused past its expiry while another took over — cannot
+    /// commit ([`StoreError::LeaseLost`]). The default, for a store whose leases live and
+    /// die with this process, is the plain compare-and-set.
+    async fn commit_leased(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        lease: &FlowLease,
+    ) -> Result<u64, StoreError> {
+        let _ = lease;
+        self.compare_and_set(key, expected_version, next).await
+    }
+
     /// Whether other processes share this store's records (replicas): state handles then
     /// need a key every replica knows, so a server on a shared store without a configured
     /// handle key refuses to start.
@@ -92,12 +108,25 @@ pub trait FlowStore: Send + Sync + 'static {
 #[must_use = "the lease is released as soon as it is dropped"]
 pub struct FlowLease {
     _guard: Box<dyn Send + Sync>,
+    fence: Option<String>,
 }
 
 impl FlowLease {
     /// Wraps a backend's guard; dropping the lease drops (and so releases) it.
     pub fn new(guard: impl Send + Sync + 'static) -> Self {
-        Self { _guard: Box::new(guard) }
+        Self { _guard: Box::new(guard), fence: None }
+    }
+
+    /// A lease a shared backend can lose (it expires unless renewed), with the fencing
+    /// token that names this holding: [`FlowStore::commit_leased`] commits only while the
+    /// store still holds that token for the key.
+    pub fn fenced(guard: impl Send + Sync + 'static, fence: impl Into<String>) -> Self {
+        Self { _guard: Box::new(guard), fence: Some(fence.into()) }
+    }
+
+    /// The fencing token, for a lease that has one.
+    pub fn fence(&self) -> Option<&str> {
+        self.fence.as_deref()
     }
 }
 
@@ -113,6 +142,10 @@ pub enum StoreError {
     /// The backend cannot be reached or answered with an error; nothing was written.
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// The commit's lease was no longer held (it expired and perhaps another holder took
+    /// it); nothing was written.
+    #[error("the lease on the record was lost before the commit")]
+    LeaseLost,
     /// A compare-and-set found another version than expected; nothing was written.
     #[error("version conflict: expected {expected}, found {found}")]
     Conflict {

@@ -28,6 +28,9 @@ const LEASE_POLL: Duration = Duration::from_millis(5);
 
 const COMPARE_AND_SET: &str = r#"
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[4] then
+  return {2, current}
+end
 if current ~= tonumber(ARGV[1]) then
   return {0, current}
 end
@@ -129,29 +132,15 @@ impl RedisStore {
         };
         Ok(Self { connection, scripts: Arc::new(scripts) })
     }
-}
 
-#[async_trait]
-impl FlowStore for RedisStore {
-    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
-        let mut connection = self.connection.clone();
-        let (version, text): (Option<u64>, Option<String>) = redis::cmd("HMGET")
-            .arg(record_key(key))
-            .arg("v")
-            .arg("s")
-            .query_async(&mut connection)
-            .await
-            .map_err(unavailable)?;
-        match (version, text) {
-            (Some(version), Some(text)) => {
-                let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
-                Ok(Snapshot { version, ..snapshot })
-            }
-            _ => Ok(Snapshot::default()),
-        }
-    }
-
-    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
+    /// Compare-and-set in one script; with `fence`, only while the key's lease holds it.
+    async fn commit(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        fence: &str,
+    ) -> Result<u64, StoreError> {
         let mut connection = self.connection.clone();
         let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
         let expires = next.expires_at_ms.map(|ms| ms.to_string()).unwrap_or_default();
@@ -160,20 +149,23 @@ impl FlowStore for RedisStore {
             .compare_and_set
             .key(record_key(key))
             .key(revision_key(key))
+            .key(lease_key(key))
             .arg(expected_version)
             .arg(text)
             .arg(expires)
+            .arg(fence)
             .invoke_async(&mut connection)
             .await
             .map_err(unavailable)?;
-        if applied == 1 {
-            Ok(version)
-        } else {
-            Err(StoreError::Conflict { expected: expected_version, found: version })
+        match applied {
+            1 => Ok(version),
+            2 => Err(StoreError::LeaseLost),
+            _ => Err(StoreError::Conflict { expected: expected_version, found: version }),
         }
     }
 
-    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+    /// Takes `key`'s lease: waits until `SET NX` succeeds, then renews it until dropped.
+    async fn take_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
         let lease = lease_key(key);
         let token = uuid::Uuid::new_v4().simple().to_string();
         let mut connection = self.connection.clone();
@@ -212,7 +204,49 @@ impl FlowStore for RedisStore {
                 }
             }
         });
-        Ok(FlowLease::new(RedisLease { store: self.clone(), key: lease, token, renewal }))
+        let fence = token.clone();
+        Ok(FlowLease::fenced(RedisLease { store: self.clone(), key: lease, token, renewal }, fence))
+    }
+}
+
+#[async_trait]
+impl FlowStore for RedisStore {
+    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        let mut connection = self.connection.clone();
+        let (version, text): (Option<u64>, Option<String>) = redis::cmd("HMGET")
+            .arg(record_key(key))
+            .arg("v")
+            .arg("s")
+            .query_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+        match (version, text) {
+            (Some(version), Some(text)) => {
+                let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
+                Ok(Snapshot { version, ..snapshot })
+            }
+            _ => Ok(Snapshot::default()),
+        }
+    }
+
+    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
+        self.commit(key, expected_version, next, "").await
+    }
+
+    async fn commit_leased(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        lease: &FlowLease,
+    ) -> Result<u64, StoreError> {
+        // A lease of this store always has its token; one without is not this store's.
+        let fence = lease.fence().ok_or(StoreError::LeaseLost)?;
+        self.commit(key, expected_version, next, fence).await
+    }
+
+    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        self.take_lease(key).await
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
@@ -336,5 +370,25 @@ mod tests {
         assert!((59_000..=60_000).contains(&wait), "the oldest call leaves the window in about a minute: {wait}");
         a.refund_window(&window, &tickets[1]).await.unwrap();
         b.spend_window(&window, 3, 60_000).await.unwrap().unwrap().expect("a refunded call frees its place");
+    }
+
+    /// A holder that lost its lease (it expired, and another took it) cannot commit, even
+    /// over the version it read; the new holder can.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_holder_that_lost_its_lease_cannot_commit() {
+        let Some(url) = test_url() else { return };
+        let store = RedisStore::connect(&url).await.unwrap();
+        let key = StoreKey::instance("invoice", &format!("fencing-{}", uuid::Uuid::new_v4().simple()));
+        let v1 = store.compare_and_set(&key, 0, &Snapshot::default().with_state("invoice", "approved")).await.unwrap();
+        let first = store.lease(&key).await.unwrap();
+        // Its lease expires (as under a long pause) and a second holder takes the key.
+        let mut connection = store.connection.clone();
+        redis::cmd("DEL").arg(lease_key(&key)).query_async::<()>(&mut connection).await.unwrap();
+        let second = store.lease(&key).await.unwrap();
+        let paid = Snapshot::default().with_state("invoice", "discharged");
+        assert_eq!(store.commit_leased(&key, v1, &paid, &first).await, Err(StoreError::LeaseLost));
+        assert_eq!(store.load(&key).await.unwrap().version, v1, "nothing was written");
+        store.commit_leased(&key, v1, &paid, &second).await.expect("the holder commits");
+        drop((first, second));
     }
 }
