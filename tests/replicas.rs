@@ -127,3 +127,96 @@ async fn a_declared_rate_limit_counts_across_replicas() {
     }
     assert_eq!(admitted, 30, "30 a minute across both replicas");
 }
+
+/// A Redis of this test's own, which it can stop and start again on the same port and data.
+struct OwnRedis {
+    port: u16,
+    dir: std::path::PathBuf,
+}
+
+impl OwnRedis {
+    fn start() -> Option<Self> {
+        if std::process::Command::new("redis-server").arg("--version").output().is_err() {
+            eprintln!("SKIPPED: the Redis fault test needs `redis-server` on PATH (`.ci/run` installs it)");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let dir = std::env::temp_dir().join(format!("toolgate-redis-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let redis = Self { port, dir };
+        redis.run();
+        Some(redis)
+    }
+
+    fn run(&self) {
+        let status = std::process::Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "yes", "--dir", self.dir.to_str().unwrap(), "--dbfilename", "dump.rdb"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        for _ in 0..100 {
+            if self.cli(&["ping"]) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("redis-server did not start");
+    }
+
+    /// Stops it, writing its data first, as a maintenance restart would.
+    fn stop(&self) {
+        assert!(self.cli(&["shutdown", "save"]) || !self.cli(&["ping"]));
+    }
+
+    fn cli(&self, args: &[&str]) -> bool {
+        std::process::Command::new("redis-cli")
+            .args(["-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .is_ok_and(|out| out.status.success() && !String::from_utf8_lossy(&out.stdout).contains("ERR"))
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = self.cli(&["shutdown", "nosave"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[tokio::test]
+async fn while_redis_is_down_calls_get_store_unavailable_and_when_it_is_back_they_continue() {
+    let Some(redis) = OwnRedis::start() else { return };
+    let (_server, url) = replica("invoice", &redis.url(), &[]).await;
+    let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+    let id = fresh_invoice();
+    client.ok("invoice_submit", inv(&id)).await;
+
+    redis.stop();
+    for tool in ["invoice_approve", "invoice_view"] {
+        let (refused, is_error) = client.call(tool, inv(&id)).await;
+        assert!(is_error, "{tool}: {refused}");
+        assert_eq!(refused["code"], "STORE_UNAVAILABLE", "{tool}: {refused}");
+        assert!(refused["retry_after_ms"].as_u64().is_some(), "{refused}");
+    }
+
+    redis.run();
+    // The connection comes back by itself; the invoice is where it was.
+    let mut approved = None;
+    for _ in 0..100 {
+        let (content, is_error) = client.call("invoice_approve", inv(&id)).await;
+        if !is_error {
+            approved = Some(content);
+            break;
+        }
+        assert_eq!(content["code"], "STORE_UNAVAILABLE", "{content}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(approved.expect("the store came back")["state"], "approved");
+}
