@@ -331,7 +331,20 @@ impl ToolError {
     pub(crate) fn store_unavailable(detail: impl std::fmt::Display, retry_after_ms: u64) -> Self {
         let correlation_id = correlation_id();
         tracing::error!(%correlation_id, %detail, "state store unavailable");
-        Self::new(Repr::StoreUnavailable(StoreUnavailable { retry_after_ms, correlation_id }))
+        Self::new(Repr::StoreUnavailable(StoreUnavailable { retry_after_ms, correlation_id, outcome_unknown: false }))
+    }
+
+    /// `STORE_UNAVAILABLE` for a commit whose outcome is unknown (the store went away while
+    /// it was on its way): `outcome_unknown: true`, never reported as success or as "nothing
+    /// was committed".
+    pub(crate) fn commit_outcome_unknown(detail: impl std::fmt::Display) -> Self {
+        let correlation_id = correlation_id();
+        tracing::error!(%correlation_id, %detail, "a commit's outcome is unknown");
+        Self::new(Repr::StoreUnavailable(StoreUnavailable {
+            retry_after_ms: 1_000,
+            correlation_id,
+            outcome_unknown: true,
+        }))
     }
 }
 
@@ -473,6 +486,23 @@ mod tests {
         assert_eq!(value["allowed_tools"], json!(["invoice_submit"]));
         assert_eq!(value["unlocked_by"], json!(["invoice_approve"]));
         assert!(value["message"].as_str().unwrap().contains("invoice_discharge"));
+    }
+
+    #[test]
+    fn a_commit_of_unknown_outcome_never_says_nothing_happened() {
+        let unknown = ToolError::commit_outcome_unknown("connection dropped");
+        let content = unknown.to_structured();
+        assert_eq!(
+            (content["code"].as_str(), content["outcome_unknown"].as_bool()),
+            (Some("STORE_UNAVAILABLE"), Some(true))
+        );
+        let message = content["message"].as_str().unwrap();
+        assert!(
+            message.contains("may or may not have happened") && !message.contains("nothing was committed"),
+            "{message}"
+        );
+        let down = ToolError::store_unavailable("refused", 1).to_structured();
+        assert!(down.get("outcome_unknown").is_none(), "{down}");
     }
 
     #[test]

@@ -142,12 +142,26 @@ pub(super) struct Timeout {
 /// not have; nothing was committed. The detail is in the server's log under
 /// `correlation_id`.
 #[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
-#[error("the state store is unavailable; nothing was committed (correlation id {correlation_id})")]
+#[error("{}", store_unavailable_message(self))]
 pub(super) struct StoreUnavailable {
     /// When retrying makes sense.
     pub(super) retry_after_ms: u64,
     /// Where the server's log has the detail.
     pub(super) correlation_id: String,
+    /// The store went away while a commit was on its way: it may or may not have happened.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) outcome_unknown: bool,
+}
+
+fn store_unavailable_message(refusal: &StoreUnavailable) -> String {
+    let id = &refusal.correlation_id;
+    if refusal.outcome_unknown {
+        format!(
+            "the state store stopped answering while the call was being committed: it may or may not have happened; read the object's state before calling again (correlation id {id})"
+        )
+    } else {
+        format!("the state store is unavailable; nothing was committed (correlation id {id})")
+    }
 }
 
 /// `INTERNAL`: a bug on the server side (a handler that panicked, an output that does not

@@ -74,6 +74,7 @@ fn store_failure(error: StoreError) -> ToolError {
     match error {
         StoreError::Unavailable(_) => ToolError::store_unavailable(error, 1000),
         StoreError::LeaseLost => ToolError::store_unavailable(error, 0),
+        StoreError::OutcomeUnknown(_) => ToolError::commit_outcome_unknown(error),
         // Under the lease a conflict means the lease was lost (e.g. it expired on a
         // shared backend while the handler ran): nothing was committed.
         StoreError::Conflict { .. } => {

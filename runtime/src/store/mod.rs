@@ -142,6 +142,10 @@ pub enum StoreError {
     /// The backend cannot be reached or answered with an error; nothing was written.
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// The store stopped answering after a commit was sent: it may or may not have been
+    /// applied.
+    #[error("the commit's outcome is unknown: {0}")]
+    OutcomeUnknown(String),
     /// The commit's lease was no longer held (it expired and perhaps another holder took
     /// it); nothing was written.
     #[error("the lease on the record was lost before the commit")]

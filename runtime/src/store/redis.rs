@@ -101,6 +101,16 @@ fn unavailable(error: impl std::fmt::Display) -> StoreError {
     StoreError::Unavailable(error.to_string())
 }
 
+/// A failed commit: refused before it was sent, or lost on the way — then it may have been
+/// applied, and must not be reported as not having happened.
+fn commit_failure(error: redis::RedisError) -> StoreError {
+    if error.is_connection_dropped() || error.is_timeout() || error.is_io_error() {
+        StoreError::OutcomeUnknown(error.to_string())
+    } else {
+        StoreError::Unavailable(error.to_string())
+    }
+}
+
 fn record_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:record")
 }
@@ -156,7 +166,7 @@ impl RedisStore {
             .arg(fence)
             .invoke_async(&mut connection)
             .await
-            .map_err(unavailable)?;
+            .map_err(commit_failure)?;
         match applied {
             1 => Ok(version),
             2 => Err(StoreError::LeaseLost),
