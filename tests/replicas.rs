@@ -220,3 +220,17 @@ async fn while_redis_is_down_calls_get_store_unavailable_and_when_it_is_back_the
     }
     assert_eq!(approved.expect("the store came back")["state"], "approved");
 }
+
+#[tokio::test]
+async fn a_session_on_one_replica_hears_when_another_replica_moves_what_it_lists() {
+    let Some(redis) = redis_url() else { return };
+    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", &redis, &[]), replica("invoice", &redis, &[]));
+    let id = fresh_invoice();
+    let mut watcher = TestClient::http_as(&url_a, Lifecycle::Session, None).await;
+    watcher.ok("invoice_view", inv(&id)).await;
+    assert!(watcher.tool_names().await.contains(&"invoice_submit".to_string()));
+    let mover = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
+    mover.ok("invoice_submit", inv(&id)).await;
+    watcher.expect_list_changed().await;
+    assert!(watcher.tool_names().await.contains(&"invoice_approve".to_string()));
+}

@@ -23,7 +23,7 @@ use crate::error::ToolError;
 use crate::flow::Origin;
 use crate::gate::{self, Admission, Admitted, Caller, Committed, Gate, Judge, Records, Refused};
 use crate::registry::{STATE_FIELD, ToolEntry, ToolKind};
-use crate::store::Snapshot;
+use crate::store::{Snapshot, StoreKey};
 
 /// A finished call: the `structuredContent` to return, whether it is an error, and
 /// whether the session's tool list changed.
@@ -31,6 +31,8 @@ pub(super) struct Reply {
     pub(super) content: Value,
     pub(super) is_error: bool,
     pub(super) listing_changed: bool,
+    /// The keyed instance whose state the call moved, if it fired a transition on one.
+    pub(super) moved: Option<StoreKey>,
 }
 
 /// Where a call comes from: its flow's origin, who is calling, and — for a session that
@@ -49,6 +51,8 @@ struct Done {
     listing_changed: bool,
     /// The handle the result returns, when a handle names the call's flow.
     handle: Option<String>,
+    /// The keyed instance whose state a transition moved.
+    moved: Option<StoreKey>,
 }
 
 impl Shared {
@@ -72,7 +76,9 @@ impl Shared {
         };
         let (outcome, idempotency) = match gate::admit(&judge, tool, source.origin, source.caller, arguments).await {
             // An idempotent retry: the first result, as it was.
-            Ok(Admission::Replay(content)) => return Reply { content, is_error: false, listing_changed: false },
+            Ok(Admission::Replay(content)) => {
+                return Reply { content, is_error: false, listing_changed: false, moved: None };
+            }
             Ok(Admission::Run(admitted)) => {
                 let active = tool.domain.is_none().then(|| self.active_domain(&admitted.flow_before));
                 let idempotency = admitted.idempotency.clone();
@@ -85,7 +91,7 @@ impl Shared {
             Err(refused) => (Err(refused), None),
         };
         match outcome {
-            Ok(Done { mut content, domain, listing_changed, handle }) => {
+            Ok(Done { mut content, domain, listing_changed, handle, moved }) => {
                 field::echo(&mut content, domain.as_deref());
                 if let (Some(handle), Value::Object(fields)) = (handle, &mut content) {
                     fields.insert(self.flows.argument().into(), handle.into());
@@ -93,7 +99,7 @@ impl Shared {
                 if let Some(idempotency) = idempotency {
                     idempotency.remember(self.store.as_ref(), &content).await;
                 }
-                Reply { content, is_error: false, listing_changed }
+                Reply { content, is_error: false, listing_changed, moved }
             }
             Err(Refused { error, new_flow, active_domain }) => {
                 let mut content = error.to_structured();
@@ -101,7 +107,7 @@ impl Shared {
                     self.flows.explain_new_flow(&error, &mut content);
                 }
                 field::echo(&mut content, tool.domain.or(active_domain.as_deref()));
-                Reply { content, is_error: true, listing_changed: false }
+                Reply { content, is_error: true, listing_changed: false, moved: None }
             }
         }
     }
@@ -144,12 +150,15 @@ impl Shared {
         let from = admitted.from.clone();
         let handle_id = admitted.flow.as_ref().and_then(|f| f.handle_id.clone());
         let focused = admitted.instance.as_ref().map(|i| (i.machine.id().to_string(), i.id.clone()));
+        let instance_key = admitted.instance.as_ref().map(|i| i.key.clone());
         let switch = admitted.switch.as_ref().map(|s| s.domain.clone());
         // A call that writes nothing (a read) commits synchronously: the commit's future,
         // which holds the store's, is built (boxed) only for a call that writes.
         let Committed { flow_before, flow_after, to } =
             if admitted.writes() { Box::pin(admitted.commit()).await? } else { admitted.unchanged() };
         let flow_now = flow_after.as_ref().unwrap_or(&flow_before);
+        // A transition on a keyed instance moved it for every session listing from it.
+        let moved_instance = instance_key.filter(|_| to.is_some());
         let handle = handle_id
             .zip(flow_now.expires_at_ms.filter(|_| flow_now.version > 0))
             .map(|(id, expires)| self.flows.handle(&id, expires, principal));
@@ -189,7 +198,7 @@ impl Shared {
                 (json!({ "domain": switch, "previous_domain": previous, "tools": callable }), switch)
             }
         };
-        Ok(Done { content, domain, listing_changed, handle })
+        Ok(Done { content, domain, listing_changed, handle, moved: moved_instance })
     }
 
     /// What a session with `focus` lists over `flow`.

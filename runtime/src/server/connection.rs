@@ -33,7 +33,7 @@ pub struct Connection {
     state: Arc<ConnectionState>,
 }
 
-struct ConnectionState {
+pub(crate) struct ConnectionState {
     shared: Arc<Shared>,
     /// Random, so no client can name it and replicas sharing a store never collide; made
     /// when first needed (a sessionless request, served by a handler of its own, never
@@ -47,6 +47,16 @@ struct ConnectionState {
     /// Who opened the session (its principal's digest, `None` for an anonymous one): set
     /// by `initialize`; every later request must be the same principal.
     owner: std::sync::OnceLock<Option<String>>,
+    /// The principal that opened the session, for its listings when another session's
+    /// commit moves an instance it lists from.
+    opener: std::sync::OnceLock<Option<Principal>>,
+    /// The client, for notifications no call of its own causes.
+    peer: std::sync::OnceLock<rmcp::service::Peer<RoleServer>>,
+    /// The names its latest `tools/list` (or notification) showed, to tell it only of a
+    /// change; `None` before it listed.
+    listed: std::sync::Mutex<Option<Vec<String>>>,
+    /// One refresh at a time, so two commits never both tell it of one change.
+    refreshing: tokio::sync::Mutex<()>,
 }
 
 /// A kept connection's flow is its own: removed from the store when the connection ends,
@@ -88,6 +98,10 @@ impl Connection {
             focus: SessionFocus::default(),
             log_threshold: LogThreshold::default(),
             owner: std::sync::OnceLock::new(),
+            opener: std::sync::OnceLock::new(),
+            peer: std::sync::OnceLock::new(),
+            listed: std::sync::Mutex::new(None),
+            refreshing: tokio::sync::Mutex::new(()),
         };
         Self { shared, state: Arc::new(state) }
     }
@@ -164,6 +178,59 @@ impl Connection {
     }
 }
 
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Connection {
+    /// This kept session lists from its focus instances: it watches them.
+    fn watch_focus(&self, principal: Option<&Principal>) {
+        for (machine, entry) in self.state.focus.current() {
+            let Some(m) = self.shared.registry.machines().find(|m| m.id() == machine) else { continue };
+            self.shared.watchers.watch(gate::instance_key(m, &entry.instance, principal), &self.state);
+        }
+    }
+
+    /// Another session's commit moved an instance this session lists from: tell its client
+    /// if what it lists changed.
+    async fn refresh(self) {
+        let _one_at_a_time = self.state.refreshing.lock().await;
+        let (Some(peer), Origin::Connection(flow)) = (self.state.peer.get(), self.origin()) else { return };
+        let principal = self.state.opener.get().cloned().flatten();
+        let Ok(tools) = self.listing(&flow, principal.as_ref()).await else { return };
+        let names: Vec<String> =
+            self.visible_to(tools, principal.as_ref()).iter().map(|t| t.name.to_string()).collect();
+        {
+            let mut listed = lock(&self.state.listed);
+            match listed.as_ref() {
+                // It never listed: nothing to correct.
+                None => return,
+                Some(before) if *before == names => return,
+                Some(_) => *listed = Some(names),
+            }
+        }
+        let changed = ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
+        if let Err(error) = peer.send_notification(ServerNotification::ToolListChangedNotification(changed)).await {
+            tracing::debug!(%error, "a session that lists from a moved instance could not be told");
+        }
+    }
+}
+
+impl super::Shared {
+    /// A commit moved the instance at `key`: every other kept session listing from it
+    /// re-lists and hears `list_changed` if its list changed (`except`: the session whose
+    /// call it was, which its own reply tells).
+    pub(super) fn tell_watchers(self: &Arc<Self>, key: &StoreKey, except: Option<&Arc<ConnectionState>>) {
+        for state in self.watchers.watching(key) {
+            if except.is_some_and(|caller| Arc::ptr_eq(caller, &state)) {
+                continue;
+            }
+            let connection = Connection { shared: self.clone(), state };
+            tokio::spawn(connection.refresh());
+        }
+    }
+}
+
 fn store_unavailable(error: crate::store::StoreError) -> ErrorData {
     tracing::warn!(%error, "tools/list cannot load the flow");
     ErrorData::internal_error("the flow store is unavailable", Some(json!({ "code": "STORE_UNAVAILABLE" })))
@@ -189,7 +256,10 @@ impl ServerHandler for Connection {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         self.state.kept.store(true, Ordering::Release);
-        let _ = self.state.owner.set(self.principal(&context).as_ref().map(Principal::digest));
+        let opener = self.principal(&context);
+        let _ = self.state.owner.set(opener.as_ref().map(Principal::digest));
+        let _ = self.state.opener.set(opener);
+        let _ = self.state.peer.set(context.peer.clone());
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -207,7 +277,11 @@ impl ServerHandler for Connection {
             // see, each saying when it is callable.
             Origin::Sessionless => self.shared.registry.definitions(),
         };
-        let mut result = ListToolsResult::with_all_items(self.visible_to(tools, principal.as_ref()));
+        let tools = self.visible_to(tools, principal.as_ref());
+        if self.state.kept.load(Ordering::Acquire) {
+            *lock(&self.state.listed) = Some(tools.iter().map(|t| t.name.to_string()).collect());
+        }
+        let mut result = ListToolsResult::with_all_items(tools);
         if self.shared.registry.has_scopes() {
             // The list varies by the authorization the request presents (and by nothing
             // else): no one else may be served it from a cache.
@@ -241,6 +315,12 @@ impl ServerHandler for Connection {
         // future — the pipeline, the handler, the commit — is allocated once here instead
         // of being copied whole at every move (callgrind: `tokio::task::spawn`).
         let reply = Box::pin(self.shared.call(tool, source, client.clone(), arguments)).await;
+        if kept {
+            self.watch_focus(caller.principal.as_ref());
+        }
+        if let Some(moved) = &reply.moved {
+            self.shared.tell_watchers(moved, Some(&self.state));
+        }
         if reply.listing_changed {
             // Only this session: other sessions' lists did not change. On the call's own
             // stream where there is one, ahead of the result that caused it.

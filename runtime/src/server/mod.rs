@@ -8,6 +8,7 @@ mod connection;
 mod focus;
 mod http;
 mod transport;
+mod watchers;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,6 +61,8 @@ pub(crate) struct Shared {
     pub(crate) auth: AuthOptions,
     /// How `confirm`ed tools are confirmed.
     pub(crate) confirmations: Confirmations,
+    /// Which kept sessions list from which keyed instance.
+    pub(crate) watchers: watchers::Watchers<connection::ConnectionState>,
 }
 
 /// How a server learns who is calling.
@@ -107,6 +110,31 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
+    /// With a store other replicas write too: tells this process's sessions of the
+    /// instances those replicas move (their `list_changed`), for as long as the server
+    /// lives. Needs a Tokio runtime; built outside one, the server hears only its own
+    /// sessions' commits.
+    fn follow_other_replicas(&self) {
+        let (Some(mut commits), Ok(runtime)) = (self.shared.store.commits(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let shared = Arc::downgrade(&self.shared);
+        runtime.spawn(async move {
+            use tokio::sync::broadcast::error::RecvError;
+            loop {
+                match commits.recv().await {
+                    Ok(key) => {
+                        let Some(shared) = shared.upgrade() else { return };
+                        shared.tell_watchers(&key, None);
+                    }
+                    Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "missed commits of other replicas"),
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
     /// Starts building a server named `name` from every `#[action]` and `machine!` linked
     /// into the binary.
     pub fn from_registry(name: impl Into<String>) -> ServerBuilder {
@@ -579,7 +607,7 @@ impl ServerBuilder {
                 ToolKind::SwitchDomain => None,
             })
             .collect();
-        Ok(Server {
+        let server = Server {
             shared: Arc::new(Shared {
                 registry,
                 store,
@@ -593,8 +621,11 @@ impl ServerBuilder {
                 limiters,
                 auth,
                 confirmations: self.confirmations,
+                watchers: Default::default(),
             }),
-        })
+        };
+        server.follow_other_replicas();
+        Ok(server)
     }
 }
 

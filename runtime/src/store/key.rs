@@ -50,6 +50,12 @@ impl StoreKey {
         Self(format!("idempotency:{}:{principal}:{}:{tool}:{key}", principal.len(), tool.len()))
     }
 
+    /// A key as a store wrote it (a shared store's commit feed).
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn from_stored(text: String) -> Self {
+        Self(text)
+    }
+
     /// Whether the key names a flow a state handle names (such flows expire).
     pub(crate) fn is_handle_flow(&self) -> bool {
         self.0.starts_with("handle:")

@@ -75,6 +75,13 @@ pub trait FlowStore: Send + Sync + 'static {
         self.compare_and_set(key, expected_version, next).await
     }
 
+    /// The keys of records other processes commit, as they commit them (a shared store's
+    /// feed, so that a replica's sessions hear of another replica's transitions); `None`
+    /// (the default) for a store no other process writes.
+    fn commits(&self) -> Option<tokio::sync::broadcast::Receiver<StoreKey>> {
+        None
+    }
+
     /// Whether other processes share this store's records (replicas): state handles then
     /// need a key every replica knows, so a server on a shared store without a configured
     /// handle key refuses to start.

@@ -36,6 +36,7 @@ if current ~= tonumber(ARGV[1]) then
 end
 local version = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2])
+redis.call('PUBLISH', 'toolgate:commits', ARGV[5])
 if ARGV[3] ~= '' then
   redis.call('PEXPIREAT', KEYS[1], ARGV[3])
 else
@@ -82,6 +83,8 @@ return 0
 pub struct RedisStore {
     connection: ConnectionManager,
     scripts: Arc<Scripts>,
+    /// Every commit any replica makes, as the `toolgate:commits` channel announces it.
+    commits: tokio::sync::broadcast::Sender<StoreKey>,
 }
 
 struct Scripts {
@@ -99,6 +102,37 @@ impl std::fmt::Debug for RedisStore {
 
 fn unavailable(error: impl std::fmt::Display) -> StoreError {
     StoreError::Unavailable(error.to_string())
+}
+
+/// Forwards the `toolgate:commits` channel to `commits` for as long as the store lives,
+/// subscribing again after a lost connection.
+async fn announce_commits(client: redis::Client, commits: tokio::sync::broadcast::WeakSender<StoreKey>) {
+    use futures_util::StreamExt;
+    loop {
+        let subscribed = async {
+            let mut pubsub = client.get_async_pubsub().await?;
+            pubsub.subscribe("toolgate:commits").await?;
+            Ok::<_, redis::RedisError>(pubsub)
+        };
+        match subscribed.await {
+            Ok(mut pubsub) => {
+                let mut messages = pubsub.on_message();
+                while let Some(message) = messages.next().await {
+                    // The store is gone: so is its feed.
+                    let Some(commits) = commits.upgrade() else { return };
+                    if let Ok(key) = message.get_payload::<String>() {
+                        // Nobody listening is not an error.
+                        let _ = commits.send(StoreKey::from_stored(key));
+                    }
+                }
+            }
+            Err(error) => tracing::debug!(%error, "cannot subscribe to the commit feed; retrying"),
+        }
+        if commits.upgrade().is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }
 
 /// A failed commit: refused before it was sent, or lost on the way — then it may have been
@@ -133,14 +167,16 @@ impl RedisStore {
     /// made meanwhile get `STORE_UNAVAILABLE`.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let client = redis::Client::open(url).map_err(unavailable)?;
-        let connection = ConnectionManager::new(client).await.map_err(unavailable)?;
+        let connection = ConnectionManager::new(client.clone()).await.map_err(unavailable)?;
         let scripts = Scripts {
             compare_and_set: redis::Script::new(COMPARE_AND_SET),
             release: redis::Script::new(RELEASE),
             renew: redis::Script::new(RENEW),
             spend_window: redis::Script::new(SPEND_WINDOW),
         };
-        Ok(Self { connection, scripts: Arc::new(scripts) })
+        let (commits, _) = tokio::sync::broadcast::channel(1024);
+        tokio::spawn(announce_commits(client, commits.downgrade()));
+        Ok(Self { connection, scripts: Arc::new(scripts), commits })
     }
 
     /// Compare-and-set in one script; with `fence`, only while the key's lease holds it.
@@ -164,6 +200,7 @@ impl RedisStore {
             .arg(text)
             .arg(expires)
             .arg(fence)
+            .arg(key.as_str())
             .invoke_async(&mut connection)
             .await
             .map_err(commit_failure)?;
@@ -266,6 +303,10 @@ impl FlowStore for RedisStore {
 
     fn is_shared(&self) -> bool {
         true
+    }
+
+    fn commits(&self) -> Option<tokio::sync::broadcast::Receiver<StoreKey>> {
+        Some(self.commits.subscribe())
     }
 
     async fn spend_window(
