@@ -154,7 +154,31 @@ async fn reject(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<I
 /// Discharge (pay) an approved invoice. Does not refund or reopen invoices.
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
 async fn discharge(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
-    invoices.pay(&input.id)
+    fault_test::pause().await;
+    let paid = invoices.pay(&input.id)?;
+    fault_test::count().await;
+    Ok(paid)
+}
+
+/// Hooks for toolgate's fault tests, inert unless their environment variables are set:
+/// a pause inside the discharge (`INVOICE_TEST_DISCHARGE_PAUSE_MS`), and a count of the
+/// discharges whose handler finished, kept in Redis outside this process
+/// (`INVOICE_TEST_DISCHARGE_COUNTER=redis://HOST:PORT/DB#KEY`).
+mod fault_test {
+    pub(crate) async fn pause() {
+        if let Some(ms) = std::env::var("INVOICE_TEST_DISCHARGE_PAUSE_MS").ok().and_then(|ms| ms.parse().ok()) {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
+    }
+
+    pub(crate) async fn count() {
+        let Ok(target) = std::env::var("INVOICE_TEST_DISCHARGE_COUNTER") else { return };
+        let Some((url, key)) = target.split_once('#') else { return };
+        let Ok(client) = redis::Client::open(url) else { return };
+        if let Ok(mut connection) = client.get_multiplexed_async_connection().await {
+            let _: Result<i64, _> = redis::cmd("INCR").arg(key).query_async(&mut connection).await;
+        }
+    }
 }
 
 fn euro() -> Result<Currency, ToolError> {

@@ -29,9 +29,28 @@ fn inv(id: &str) -> Value {
 }
 
 async fn replica(example: &str, redis: &str, extra: &[&str]) -> (tokio::process::Child, String) {
+    replica_with(example, redis, extra, &[]).await
+}
+
+async fn replica_with(
+    example: &str,
+    redis: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (tokio::process::Child, String) {
     let store = redis.to_string();
     let args: Vec<&str> = ["--store", store.as_str()].into_iter().chain(extra.iter().copied()).collect();
-    spawn_http_example(example, &args, &[KEY]).await
+    let env: Vec<(&str, &str)> = [KEY].into_iter().chain(env.iter().copied()).collect();
+    spawn_http_example(example, &args, &env).await
+}
+
+/// How many discharges' handlers finished, counted in Redis by the example's fault-test
+/// hook (`INVOICE_TEST_DISCHARGE_COUNTER`), outside the processes.
+async fn discharges_counted(redis: &str, key: &str) -> i64 {
+    let client = redis::Client::open(redis).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let count: Option<i64> = redis::cmd("GET").arg(key).query_async(&mut connection).await.unwrap();
+    count.unwrap_or(0)
 }
 
 #[tokio::test]
@@ -52,8 +71,12 @@ async fn an_invoice_approved_on_one_replica_is_discharged_on_the_other_once() {
 #[tokio::test]
 async fn concurrent_discharges_split_across_replicas_pay_once() {
     let Some(redis) = redis_url() else { return };
-    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", &redis, &[]), replica("invoice", &redis, &[]));
     let id = fresh_invoice();
+    let counter_key = format!("toolgate-test:discharges:{id}");
+    let counter = format!("{redis}#{counter_key}");
+    let env = [("INVOICE_TEST_DISCHARGE_COUNTER", counter.as_str())];
+    let ((_a, url_a), (_b, url_b)) =
+        tokio::join!(replica_with("invoice", &redis, &[], &env), replica_with("invoice", &redis, &[], &env));
     let setup = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
     setup.ok("invoice_submit", inv(&id)).await;
     setup.ok("invoice_approve", inv(&id)).await;
@@ -74,6 +97,48 @@ async fn concurrent_discharges_split_across_replicas_pay_once() {
         }
     }
     assert_eq!(paid, 1, "one discharge across both replicas");
+    assert_eq!(
+        discharges_counted(&redis, &counter_key).await,
+        1,
+        "the handler ran once, counted outside the processes"
+    );
+}
+
+/// A replica killed while it holds an invoice's lease inside a slow handler: its lease runs
+/// out, the other replica discharges the invoice, and the killed one's work never commits.
+#[tokio::test]
+async fn a_replica_killed_holding_a_lease_is_outlived_and_its_work_never_commits() {
+    let Some(redis) = redis_url() else { return };
+    let id = fresh_invoice();
+    let counter_key = format!("toolgate-test:discharges:{id}");
+    let counter = format!("{redis}#{counter_key}");
+    let slow = [("INVOICE_TEST_DISCHARGE_PAUSE_MS", "3000"), ("INVOICE_TEST_DISCHARGE_COUNTER", counter.as_str())];
+    let quick = [("INVOICE_TEST_DISCHARGE_COUNTER", counter.as_str())];
+    let lease = ["--lease-ttl", "600ms"];
+    let ((mut a, url_a), (_b, url_b)) =
+        tokio::join!(replica_with("invoice", &redis, &lease, &slow), replica_with("invoice", &redis, &lease, &quick));
+    let setup = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
+    setup.ok("invoice_submit", inv(&id)).await;
+    setup.ok("invoice_approve", inv(&id)).await;
+
+    // A takes the invoice's lease and sits in its handler.
+    let on_a = {
+        let (url, id) = (url_a.clone(), id.clone());
+        tokio::spawn(async move {
+            let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+            client.try_call("invoice_discharge", inv(&id)).await.map(drop)
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    a.kill().await.unwrap();
+    let _ = on_a.await;
+
+    // B waits out A's lease (600 ms, no longer renewed) and discharges.
+    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
+    let paid = b.ok("invoice_discharge", inv(&id)).await;
+    assert_eq!(paid["state"], "discharged");
+    assert_eq!(discharges_counted(&redis, &counter_key).await, 1, "only B's handler finished");
+    assert_eq!(b.refused("invoice_discharge", inv(&id)).await["current_state"], "discharged");
 }
 
 #[tokio::test]

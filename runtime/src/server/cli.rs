@@ -15,6 +15,8 @@ const USAGE: &str = "usage: <server> [--http ADDR [HTTP OPTIONS]] [--handle-ttl 
   --store STORE         where state lives: `sqlite:PATH` (default: sqlite:./<server name>.db, kept
                         across restarts), `redis://HOST:PORT/DB` (shared by replicas; needs
                         TOOLGATE_HANDLE_KEY), or `memory` (forgotten at exit; for tests)
+  --lease-ttl SECS      how long a Redis lease lives unless renewed (default 10; `500ms` too): how
+                        long a crashed replica keeps an instance from the others
 
 HTTP options:
   --stateless                  no sessions (MCP 2026-07-28); conversations travel in state handles
@@ -53,15 +55,26 @@ HTTP options:
 /// A Redis store, in a build with the `redis` feature: connected before the server is
 /// built; a Redis that cannot be reached stops the start.
 #[cfg(feature = "redis")]
-async fn redis_store(builder: ServerBuilder, url: &str) -> Result<ServerBuilder, ServeError> {
+async fn redis_store(
+    builder: ServerBuilder,
+    url: &str,
+    lease_ttl: Option<Duration>,
+) -> Result<ServerBuilder, ServeError> {
     let store = crate::store::RedisStore::connect(url)
         .await
         .map_err(|error| ServeError::Usage(format!("`--store {url}`: cannot reach Redis: {error}")))?;
-    Ok(builder.store(store))
+    Ok(builder.store(match lease_ttl {
+        Some(ttl) => store.with_lease_ttl(ttl),
+        None => store,
+    }))
 }
 
 #[cfg(not(feature = "redis"))]
-async fn redis_store(_builder: ServerBuilder, url: &str) -> Result<ServerBuilder, ServeError> {
+async fn redis_store(
+    _builder: ServerBuilder,
+    url: &str,
+    _lease_ttl: Option<Duration>,
+) -> Result<ServerBuilder, ServeError> {
     Err(ServeError::Usage(format!("`--store {url}`: this server was built without Redis (toolgate's `redis` feature)")))
 }
 
@@ -71,7 +84,7 @@ const STORE_ENV: &str = "TOOLGATE_STORE";
 impl ServerBuilder {
     /// The store the command line (or `TOOLGATE_STORE`) names; without one, the store the
     /// builder was given, else the file `./<server name>.db`.
-    async fn store_from(self, spec: Option<&str>) -> Result<Self, ServeError> {
+    async fn store_from(self, spec: Option<&str>, lease_ttl: Option<Duration>) -> Result<Self, ServeError> {
         match spec {
             Some("memory") => {
                 tracing::warn!("state is kept in memory (`--store memory`): a restart forgets every transition");
@@ -81,7 +94,7 @@ impl ServerBuilder {
                 Ok(self.store_file(&spec["sqlite:".len()..]))
             }
             Some(spec) if spec.starts_with("redis://") || spec.starts_with("rediss://") => {
-                redis_store(self, spec).await
+                redis_store(self, spec, lease_ttl).await
             }
             Some(other) => Err(ServeError::Usage(format!(
                 "`--store {other}`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`"
@@ -165,6 +178,7 @@ struct Command {
     authorization_servers: Vec<String>,
     confirmation_page: Option<String>,
     store: Option<String>,
+    lease_ttl: Option<Duration>,
 }
 
 /// How the `--jwt-*` flags configure the server, if they are given.
@@ -362,6 +376,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
                 let path = args.next().ok_or_else(|| usage("`--tokens` needs a file path".into()))?;
                 command.tokens_file = Some(path.into());
             }
+            "--lease-ttl" if command.lease_ttl.is_none() => {
+                command.lease_ttl = Some(duration(&arg, args.next())?);
+            }
             "--challenge-ttl" if command.challenge_ttl.is_none() => {
                 command.challenge_ttl = Some(duration(&arg, args.next())?);
             }
@@ -374,6 +391,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
             | "--otp-outbox"
             | "--tokens"
             | "--challenge-ttl"
+            | "--lease-ttl"
             | "--stateless"
             | "--handle-ttl"
             | "--max-sessions"
@@ -476,7 +494,7 @@ impl ServerBuilder {
             return Ok(());
         }
         let store = command.store.clone().or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
-        self = self.store_from(store.as_deref()).await?;
+        self = self.store_from(store.as_deref(), command.lease_ttl).await?;
         let state_file = self.store_file.clone();
         let server = self.build()?;
         if let Some(path) = state_file {

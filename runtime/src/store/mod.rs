@@ -30,7 +30,7 @@ mod sqlite;
 use async_trait::async_trait;
 
 #[cfg(feature = "redis")]
-pub use self::redis::{LEASE_TTL, RedisStore};
+pub use self::redis::{LEASE_TTL, MIN_LEASE_TTL, RedisStore};
 pub use key::StoreKey;
 pub use memory::MemoryStore;
 pub use snapshot::Snapshot;

@@ -23,6 +23,9 @@ use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey};
 /// How long a lease lives unless renewed; renewed every third of it while held.
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
 
+/// The shortest lease time accepted: renewals every third of it must reach Redis in time.
+pub const MIN_LEASE_TTL: Duration = Duration::from_millis(300);
+
 /// How often a waiter asks for a held lease again.
 const LEASE_POLL: Duration = Duration::from_millis(5);
 
@@ -85,6 +88,8 @@ pub struct RedisStore {
     scripts: Arc<Scripts>,
     /// Every commit any replica makes, as the `toolgate:commits` channel announces it.
     commits: tokio::sync::broadcast::Sender<StoreKey>,
+    /// How long a lease lives unless renewed.
+    lease_ttl: Duration,
 }
 
 struct Scripts {
@@ -176,7 +181,15 @@ impl RedisStore {
         };
         let (commits, _) = tokio::sync::broadcast::channel(1024);
         tokio::spawn(announce_commits(client, commits.downgrade()));
-        Ok(Self { connection, scripts: Arc::new(scripts), commits })
+        Ok(Self { connection, scripts: Arc::new(scripts), commits, lease_ttl: LEASE_TTL })
+    }
+
+    /// The same store, its leases living `ttl` unless renewed (default [`LEASE_TTL`], at
+    /// least [`MIN_LEASE_TTL`]): how long a crashed replica can keep an instance from the
+    /// others.
+    pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl.max(MIN_LEASE_TTL);
+        self
     }
 
     /// Compare-and-set in one script; with `fence`, only while the key's lease holds it.
@@ -222,7 +235,7 @@ impl RedisStore {
                 .arg(&token)
                 .arg("NX")
                 .arg("PX")
-                .arg(LEASE_TTL.as_millis() as u64)
+                .arg(self.lease_ttl.as_millis() as u64)
                 .query_async(&mut connection)
                 .await
                 .map_err(unavailable)?;
@@ -236,13 +249,13 @@ impl RedisStore {
         let renewal = tokio::spawn(async move {
             let mut connection = store.connection.clone();
             loop {
-                tokio::time::sleep(LEASE_TTL / 3).await;
+                tokio::time::sleep(store.lease_ttl / 3).await;
                 let renewed: redis::RedisResult<u8> = store
                     .scripts
                     .renew
                     .key(&renewed_key)
                     .arg(&renewed_token)
-                    .arg(LEASE_TTL.as_millis() as u64)
+                    .arg(store.lease_ttl.as_millis() as u64)
                     .invoke_async(&mut connection)
                     .await;
                 if !matches!(renewed, Ok(1)) {
