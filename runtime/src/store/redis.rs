@@ -397,8 +397,13 @@ mod tests {
     async fn passes_the_store_conformance_suite() {
         let Some(url) = test_url() else { return };
         let store = RedisStore::connect(&url).await.expect("connect to the test Redis");
+        // The suite's own keys only (`conformance-*`): never anything else in that database.
         let mut connection = store.connection.clone();
-        redis::cmd("FLUSHDB").query_async::<()>(&mut connection).await.unwrap();
+        let keys: Vec<String> =
+            redis::cmd("KEYS").arg("toolgate:{connection:conformance-*}:*").query_async(&mut connection).await.unwrap();
+        for key in keys {
+            redis::cmd("DEL").arg(key).query_async::<()>(&mut connection).await.unwrap();
+        }
         crate::store::conformance::check(&store).await;
     }
 
