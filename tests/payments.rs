@@ -86,13 +86,7 @@ impl Deployment {
 
     /// The code the outbox holds for `challenge_id`.
     fn code(&self, challenge_id: &str) -> String {
-        let outbox = std::fs::read_to_string(&self.outbox).expect("the outbox");
-        let line = outbox
-            .lines()
-            .map(|line| serde_json::from_str::<Value>(line).unwrap())
-            .find(|line| line["challenge_id"] == challenge_id)
-            .expect("a code for the challenge");
-        line["otp"].as_str().unwrap().to_string()
+        common::confirm::code_in(&self.outbox, challenge_id)
     }
 }
 

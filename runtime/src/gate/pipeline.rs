@@ -196,6 +196,16 @@ pub(crate) async fn admit<'a>(
 }
 
 impl<'a> Candidate<'a> {
+    /// What the call acts on, for the digests that bind a confirmation or an idempotent
+    /// call to it: the instance's store key, else the flow's, else nothing.
+    fn subject(&self) -> &str {
+        match (&self.instance, &self.flow) {
+            (Some(instance), _) => instance.key.as_str(),
+            (None, Some(flow)) => flow.key.as_str(),
+            (None, None) => "",
+        }
+    }
+
     /// Step 2: who is calling — a principal where the tool needs one (`transactional`, a
     /// `Principal` parameter, a scope), holding every scope the tool requires. Nothing in
     /// the arguments counts.
@@ -254,11 +264,7 @@ impl<'a> Candidate<'a> {
     /// (the first call spent its code). The same key with other arguments is refused.
     async fn recall(&mut self) -> Result<Option<Value>, ToolError> {
         let (Some(argument), Some(principal)) = (self.tool.idempotency_key(), &self.principal) else { return Ok(None) };
-        let subject = match (&self.instance, &self.flow) {
-            (Some(instance), _) => instance.key.as_str(),
-            (None, Some(flow)) => flow.key.as_str(),
-            (None, None) => "",
-        };
+        let subject = self.subject();
         let owned = [field::DOMAIN_FIELD, self.judge.records.flows.argument()];
         self.idempotency =
             super::idempotency::of_call(argument, principal, self.tool.name, subject, &self.arguments, &owned)?;
@@ -320,11 +326,7 @@ impl<'a> Candidate<'a> {
         }
         // Step 2 refused a confirmed tool's call without a principal.
         let Some(principal) = &self.principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
-        let subject = match (&self.instance, &self.flow) {
-            (Some(instance), _) => instance.key.as_str(),
-            (None, Some(flow)) => flow.key.as_str(),
-            (None, None) => "",
-        };
+        let subject = self.subject();
         let principal_key = principal.key();
         let transaction =
             Transaction { principal: &principal_key, tool: self.tool.name, subject, arguments: &self.arguments };

@@ -283,6 +283,11 @@ impl Registry {
         self.tools.iter().map(|t| t.tool.clone()).collect()
     }
 
+    /// Every scope some tool requires, once each, sorted.
+    pub(crate) fn declared_scopes(&self) -> std::collections::BTreeSet<&'static str> {
+        self.tools.iter().flat_map(|t| t.scopes().iter().copied()).collect()
+    }
+
     /// Whether some tool requires a scope, so that what a client lists depends on who it is.
     pub(crate) fn has_scopes(&self) -> bool {
         self.tools.iter().any(|t| !t.scopes().is_empty())

@@ -527,13 +527,11 @@ impl ServerBuilder {
         };
         let mut auth = self.auth;
         if let Some(subject) = auth.stdio_every_scope.take() {
-            let scopes: std::collections::BTreeSet<&str> =
-                registry.tools().iter().flat_map(|t| t.scopes().iter().copied()).collect();
+            let scopes = registry.declared_scopes();
             auth.stdio_principal = Some(Principal::new(subject).with_scopes(scopes));
         }
         if !auth.every_scope_tokens.is_empty() {
-            let scopes: std::collections::BTreeSet<&str> =
-                registry.tools().iter().flat_map(|t| t.scopes().iter().copied()).collect();
+            let scopes = registry.declared_scopes();
             let tokens = auth.every_scope_tokens.drain(..).fold(StaticTokens::new(), |tokens, (subject, secret)| {
                 tokens.token(secret, Principal::new(subject).with_scopes(scopes.iter().copied()))
             });
@@ -565,8 +563,7 @@ impl ServerBuilder {
             }
         }
         if let Some((resource, servers)) = auth.protected_resource.take() {
-            let scopes: std::collections::BTreeSet<&str> =
-                registry.tools().iter().flat_map(|t| t.scopes().iter().copied()).collect();
+            let scopes = registry.declared_scopes();
             auth.metadata =
                 Some(ProtectedResource::new(resource, servers, scopes.into_iter().map(str::to_string).collect()));
         }
