@@ -108,3 +108,33 @@ async fn every_acknowledged_transition_survives_a_kill() {
         assert_eq!(client.ok("invoice_view", inv(id)).await["state"], "review", "{id} was acknowledged");
     }
 }
+
+/// A declared limit's spent calls are in the file too: a restart does not hand a client
+/// a fresh allowance (`bus_search` allows 30 a minute per client).
+#[tokio::test]
+async fn a_rate_limit_stays_spent_across_a_restart() {
+    let file = StateFile::new("rate-limit");
+    let store = file.store_arg();
+    let search = |flow: &str| {
+        json!({
+            "domain": "bus", "origin": "Madrid", "destination": "Valencia",
+            "departure": "2026-12-04T08:00:00+01:00", "passengers": 2, "flow": flow,
+        })
+    };
+    let switch = json!({ "domain": "bus", "reason": "the user wants a bus" });
+    let (mut server, url) = spawn_http_example("travel", &["--stateless", "--store", &store], &[]).await;
+    let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+    let mut flow = client.ok("switch_domain", switch.clone()).await["flow"].as_str().unwrap().to_string();
+    for _ in 0..30 {
+        flow = client.ok("bus_search", search(&flow)).await["flow"].as_str().unwrap().to_string();
+    }
+    drop(client);
+    server.kill().await.unwrap();
+
+    let (_server, url) = spawn_http_example("travel", &["--stateless", "--store", &store], &[]).await;
+    let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+    let flow = client.ok("switch_domain", switch).await["flow"].as_str().unwrap().to_string();
+    let refused = client.refused("bus_search", search(&flow)).await;
+    assert_eq!(refused["code"], "RATE_LIMITED", "{refused}");
+    assert!(refused["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0 && ms <= 60_000), "{refused}");
+}

@@ -197,10 +197,23 @@ async fn a_declared_rate_limit_counts_across_replicas() {
 struct OwnRedis {
     port: u16,
     dir: std::path::PathBuf,
+    /// Serving TLS only (`rediss://`), with the certificate in `tests/fixtures/tls`.
+    tls: bool,
 }
+
+/// The test-only CA and the certificate it signed for 127.0.0.1.
+const TLS_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls");
 
 impl OwnRedis {
     fn start() -> Option<Self> {
+        Self::start_serving(false)
+    }
+
+    fn start_tls() -> Option<Self> {
+        Self::start_serving(true)
+    }
+
+    fn start_serving(tls: bool) -> Option<Self> {
         if std::process::Command::new("redis-server").arg("--version").output().is_err() {
             eprintln!("SKIPPED: the Redis fault test needs `redis-server` on PATH (`.ci/run` installs it)");
             return None;
@@ -209,14 +222,30 @@ impl OwnRedis {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
         let dir = std::env::temp_dir().join(format!("toolgate-redis-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let redis = Self { port, dir };
+        let redis = Self { port, dir, tls };
         redis.run();
         Some(redis)
     }
 
     fn run(&self) {
+        let port = self.port.to_string();
+        let ports: Vec<String> = if self.tls {
+            ["--port", "0", "--tls-port", &port, "--tls-auth-clients", "no"]
+                .into_iter()
+                .map(String::from)
+                .chain(
+                    ["cert-file", "key-file", "ca-cert-file"]
+                        .iter()
+                        .zip(["redis.pem", "redis.key", "ca.pem"])
+                        .flat_map(|(flag, file)| [format!("--tls-{flag}"), format!("{TLS_FIXTURES}/{file}")]),
+                )
+                .collect()
+        } else {
+            vec!["--port".into(), port]
+        };
         let status = std::process::Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(&ports)
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(["--daemonize", "yes", "--dir", self.dir.to_str().unwrap(), "--dbfilename", "dump.rdb"])
             .status()
             .unwrap();
@@ -236,15 +265,19 @@ impl OwnRedis {
     }
 
     fn cli(&self, args: &[&str]) -> bool {
+        let tls: &[String] =
+            if self.tls { &["--tls".into(), "--cacert".into(), format!("{TLS_FIXTURES}/ca.pem")] } else { &[] };
         std::process::Command::new("redis-cli")
             .args(["-p", &self.port.to_string()])
+            .args(tls)
             .args(args)
             .output()
             .is_ok_and(|out| out.status.success() && !String::from_utf8_lossy(&out.stdout).contains("ERR"))
     }
 
     fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        format!("{scheme}://127.0.0.1:{}/0", self.port)
     }
 }
 
@@ -298,4 +331,35 @@ async fn a_session_on_one_replica_hears_when_another_replica_moves_what_it_lists
     mover.ok("invoice_submit", inv(&id)).await;
     watcher.expect_list_changed().await;
     assert!(watcher.tool_names().await.contains(&"invoice_approve".to_string()));
+}
+
+/// `rediss://`: two replicas share a Redis that speaks only TLS, its certificate signed by
+/// a private authority given with `--redis-ca`; without it the certificate is not trusted
+/// and the server does not start.
+#[tokio::test]
+async fn replicas_share_a_redis_over_tls_verified_against_the_given_authority() {
+    let Some(redis) = OwnRedis::start_tls() else { return };
+    let url = redis.url();
+    let untrusted = tokio::process::Command::new(common::example_binary("invoice"))
+        .args(["--http", "127.0.0.1:0", "--store", &url])
+        .env(KEY.0, KEY.1)
+        .output();
+    let untrusted = tokio::time::timeout(common::PATIENCE, untrusted).await.expect("the server exits").unwrap();
+    assert!(!untrusted.status.success(), "a Redis certificate no trusted authority signed was accepted");
+    let stderr = String::from_utf8_lossy(&untrusted.stderr);
+    assert!(stderr.contains("cannot reach Redis"), "{stderr}");
+
+    let ca = format!("{TLS_FIXTURES}/ca.pem");
+    let trusting = ["--redis-ca", ca.as_str()];
+    let ((_a, url_a), (_b, url_b)) =
+        tokio::join!(replica("invoice", &url, &trusting), replica("invoice", &url, &trusting));
+    let (a, b) = (
+        TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await,
+        TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await,
+    );
+    let id = fresh_invoice();
+    a.ok("invoice_submit", inv(&id)).await;
+    a.ok("invoice_approve", inv(&id)).await;
+    assert_eq!(b.ok("invoice_discharge", inv(&id)).await["state"], "discharged");
+    assert_eq!(a.refused("invoice_discharge", inv(&id)).await["code"], "FORBIDDEN");
 }

@@ -17,6 +17,8 @@ pub mod registry;
 mod schema;
 pub mod server;
 pub mod store;
+#[cfg(feature = "tls")]
+mod tls;
 pub mod types;
 mod wait;
 

@@ -107,6 +107,7 @@ impl JwtAuthenticator {
     /// fetched when first needed, again every 5 minutes, and when a token names a key not
     /// seen yet (at most every 30 seconds).
     pub fn jwks(issuer: impl Into<String>, audience: impl Into<String>, url: impl Into<String>) -> Self {
+        crate::tls::install_crypto_provider();
         let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default();
         let cache = JwksCache { url: url.into(), client, state: tokio::sync::Mutex::default() };
         Self::new(issuer, audience, Keys::Jwks(cache))

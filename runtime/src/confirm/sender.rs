@@ -113,6 +113,8 @@ pub struct WebhookSender {
 impl WebhookSender {
     /// Posts codes to `url`; the model is told they went by `channel` (`sms`, `email`).
     pub fn new(url: impl Into<String>, channel: impl Into<String>) -> Self {
+        #[cfg(feature = "tls")]
+        crate::tls::install_crypto_provider();
         let client = reqwest::Client::builder().timeout(std::time::Duration::from_secs(10)).build().unwrap_or_default();
         Self { url: url.into(), channel: channel.into(), client }
     }

@@ -335,8 +335,9 @@ impl<'a> Candidate<'a> {
     }
 
     /// Step 9: the declared rate limit, counted per client, instance or tool — never per
-    /// flow, which a client can mint at will — in the store when replicas share it (30 a
-    /// minute is 30 a minute across all of them), else in this process.
+    /// flow, which a client can mint at will — in the store (30 a minute is 30 a minute
+    /// across every replica sharing it, and across a restart of a file store), or in this
+    /// process for a store that keeps no windows.
     async fn spend_allowance(&self, caller: &Caller) -> Result<Option<Spent<'a>>, ToolError> {
         let Some(limiter) = self.judge.limiter else { return Ok(None) };
         let limit = limiter.limit();
@@ -346,16 +347,13 @@ impl<'a> Candidate<'a> {
             RatePer::Tool => "tool".into(),
         };
         let store = self.judge.records.store;
-        if store.is_shared() {
-            let window = format!("{}:{key}", self.tool.name);
-            return match store.spend_window(&window, limit.calls, limit.per_ms).await {
-                Ok(Some(Ok(ticket))) => Ok(Some(Spent::Shared { store, window, ticket })),
-                Ok(Some(Err(retry_after_ms))) => Err(ToolError::rate_limited(limit.to_string(), retry_after_ms)),
-                Ok(None) => limiter.admit(&key).map(Some),
-                Err(error) => Err(ToolError::store_unavailable(error, 1_000)),
-            };
+        let window = format!("{}:{key}", self.tool.name);
+        match store.spend_window(&window, limit.calls, limit.per_ms).await {
+            Ok(Some(Ok(ticket))) => Ok(Some(Spent::Stored { store, window, ticket })),
+            Ok(Some(Err(retry_after_ms))) => Err(ToolError::rate_limited(limit.to_string(), retry_after_ms)),
+            Ok(None) => limiter.admit(&key).map(Some),
+            Err(error) => Err(ToolError::store_unavailable(error, 1_000)),
         }
-        limiter.admit(&key).map(Some)
     }
 
     /// Whether the call may write its flow — a conversation machine's transition, a domain

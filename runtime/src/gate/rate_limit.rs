@@ -43,14 +43,14 @@ impl std::fmt::Debug for Limiter {
     }
 }
 
-/// A call's spent allowance: in this process's [`Limiter`], or in a store that every
-/// replica counts in.
+/// A call's spent allowance: in the store (which every replica sharing it counts in), or
+/// in this process's [`Limiter`] for a store that keeps no windows.
 #[must_use = "a refused call gives its allowance back with `refund`"]
 pub(crate) enum Spent<'a> {
     /// Counted by this process.
     Local { limiter: &'a Limiter, key: String, serial: u64 },
-    /// Counted in the shared store.
-    Shared { store: &'a dyn FlowStore, window: String, ticket: String },
+    /// Counted in the store.
+    Stored { store: &'a dyn FlowStore, window: String, ticket: String },
 }
 
 impl Spent<'_> {
@@ -66,7 +66,7 @@ impl Spent<'_> {
                     }
                 }
             }
-            Self::Shared { store, window, ticket } => {
+            Self::Stored { store, window, ticket } => {
                 if let Err(error) = store.refund_window(&window, &ticket).await {
                     tracing::warn!(%error, "cannot give a refused call's allowance back");
                 }

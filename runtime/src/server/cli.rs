@@ -17,6 +17,8 @@ const USAGE: &str = "usage: <server> [--http ADDR [HTTP OPTIONS]] [--handle-ttl 
                         TOOLGATE_HANDLE_KEY), or `memory` (forgotten at exit; for tests)
   --lease-ttl SECS      how long a Redis lease lives unless renewed (default 10; `500ms` too): how
                         long a crashed replica keeps an instance from the others
+  --redis-ca FILE       for `rediss://` (TLS): trust only the certificate authorities in this PEM
+                        file (default: the system's)
 
 HTTP options:
   --stateless                  no sessions (MCP 2026-07-28); conversations travel in state handles
@@ -50,41 +52,71 @@ HTTP options:
   --stdio-principal NAME   who a stdio connection is: NAME with every scope the tools declare
 
   TOOLGATE_STORE        the store, as `--store` gives it (the flag wins)
+  TOOLGATE_REDIS_CA     the PEM file `--redis-ca` gives (the flag wins)
   TOOLGATE_TOKENS       more tokens, as `--token` gives them: `clerk=s3cret,auditor=t0ken`";
 
 /// A Redis store, in a build with the `redis` feature: connected before the server is
 /// built; a Redis that cannot be reached stops the start.
 #[cfg(feature = "redis")]
-async fn redis_store(
-    builder: ServerBuilder,
-    url: &str,
-    lease_ttl: Option<Duration>,
-) -> Result<ServerBuilder, ServeError> {
-    let store = crate::store::RedisStore::connect(url)
-        .await
-        .map_err(|error| ServeError::Usage(format!("`--store {url}`: cannot reach Redis: {error}")))?;
+async fn redis_store(builder: ServerBuilder, url: &str, options: &RedisOptions) -> Result<ServerBuilder, ServeError> {
+    use crate::store::RedisStore;
+    let connected = match &options.ca {
+        None => RedisStore::connect(url).await,
+        Some(path) => {
+            let pem =
+                std::fs::read(path).map_err(|e| ServeError::Usage(format!("`--redis-ca {}`: {e}", path.display())))?;
+            RedisStore::connect_trusting(url, &pem).await
+        }
+    };
+    let lease_ttl = options.lease_ttl;
+    let store = connected
+        .map_err(|error| ServeError::Store(format!("`--store {}`: cannot reach Redis: {error}", redacted(url))))?;
     Ok(builder.store(match lease_ttl {
         Some(ttl) => store.with_lease_ttl(ttl),
         None => store,
     }))
 }
 
+/// `url` as a message may show it: a password it carries is replaced by `***`.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(_) => url.to_string(),
+        Err(_) => "(an unreadable URL)".to_string(),
+    }
+}
+
 #[cfg(not(feature = "redis"))]
-async fn redis_store(
-    _builder: ServerBuilder,
-    url: &str,
-    _lease_ttl: Option<Duration>,
-) -> Result<ServerBuilder, ServeError> {
-    Err(ServeError::Usage(format!("`--store {url}`: this server was built without Redis (toolgate's `redis` feature)")))
+async fn redis_store(_builder: ServerBuilder, url: &str, _options: &RedisOptions) -> Result<ServerBuilder, ServeError> {
+    Err(ServeError::Usage(format!(
+        "`--store {}`: this server was built without Redis (toolgate's `redis` feature)",
+        redacted(url)
+    )))
 }
 
 /// The store, from the environment: `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`.
 const STORE_ENV: &str = "TOOLGATE_STORE";
 
+/// The certificate authorities to trust for `rediss://`, from the environment (a PEM file).
+const REDIS_CA_ENV: &str = "TOOLGATE_REDIS_CA";
+
+/// How a Redis store is connected and leased.
+#[derive(Debug, PartialEq, Default)]
+struct RedisOptions {
+    /// `--lease-ttl`.
+    lease_ttl: Option<Duration>,
+    /// `--redis-ca` (or `TOOLGATE_REDIS_CA`): trust only these authorities.
+    ca: Option<std::path::PathBuf>,
+}
+
 impl ServerBuilder {
     /// The store the command line (or `TOOLGATE_STORE`) names; without one, the store the
     /// builder was given, else the file `./<server name>.db`.
-    async fn store_from(self, spec: Option<&str>, lease_ttl: Option<Duration>) -> Result<Self, ServeError> {
+    async fn store_from(self, spec: Option<&str>, redis: &RedisOptions) -> Result<Self, ServeError> {
         match spec {
             Some("memory") => {
                 tracing::warn!("state is kept in memory (`--store memory`): a restart forgets every transition");
@@ -94,7 +126,7 @@ impl ServerBuilder {
                 Ok(self.store_file(&spec["sqlite:".len()..]))
             }
             Some(spec) if spec.starts_with("redis://") || spec.starts_with("rediss://") => {
-                redis_store(self, spec, lease_ttl).await
+                redis_store(self, spec, redis).await
             }
             Some(other) => Err(ServeError::Usage(format!(
                 "`--store {other}`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`"
@@ -120,6 +152,9 @@ pub enum ServeError {
     /// The command line is wrong.
     #[error("{0}\n\n{USAGE}")]
     Usage(String),
+    /// The store named on the command line cannot be used.
+    #[error("{0}")]
+    Store(String),
     /// Binding or serving failed.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
@@ -179,6 +214,7 @@ struct Command {
     confirmation_page: Option<String>,
     store: Option<String>,
     lease_ttl: Option<Duration>,
+    redis_ca: Option<String>,
 }
 
 /// How the `--jwt-*` flags configure the server, if they are given.
@@ -352,6 +388,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
             | "--jwt-secret-env"
             | "--resource"
             | "--confirmation-page"
+            | "--redis-ca"
             | "--store" => {
                 let value = args.next().ok_or_else(|| usage(format!("`{arg}` needs a value")))?;
                 let slot = match arg.as_str() {
@@ -362,6 +399,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Command, ServeError> 
                     "--jwt-secret-env" => &mut command.jwt_secret_env,
                     "--confirmation-page" => &mut command.confirmation_page,
                     "--store" => &mut command.store,
+                    "--redis-ca" => &mut command.redis_ca,
                     _ => &mut command.resource,
                 };
                 if slot.replace(value).is_some() {
@@ -494,7 +532,15 @@ impl ServerBuilder {
             return Ok(());
         }
         let store = command.store.clone().or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
-        self = self.store_from(store.as_deref(), command.lease_ttl).await?;
+        let redis = RedisOptions {
+            lease_ttl: command.lease_ttl,
+            ca: command
+                .redis_ca
+                .clone()
+                .or_else(|| std::env::var(REDIS_CA_ENV).ok().filter(|s| !s.is_empty()))
+                .map(Into::into),
+        };
+        self = self.store_from(store.as_deref(), &redis).await?;
         let state_file = self.store_file.clone();
         let server = self.build()?;
         if let Some(path) = state_file {
@@ -572,5 +618,13 @@ mod tests {
             let error = parse(args(line)).expect_err("must fail").to_string();
             assert!(error.contains(expected) && error.contains("usage:"), "{line:?}: {error}");
         }
+    }
+
+    #[test]
+    fn a_store_url_is_shown_without_its_password() {
+        assert_eq!(redacted("rediss://:hunter2@cache.internal:6380/0"), "rediss://:***@cache.internal:6380/0");
+        assert_eq!(redacted("redis://app:hunter2@10.0.0.5/1"), "redis://app:***@10.0.0.5/1");
+        assert_eq!(redacted("redis://127.0.0.1:6379/0"), "redis://127.0.0.1:6379/0");
+        assert!(!redacted("redis://:hunter2@[bad").contains("hunter2"));
     }
 }

@@ -22,6 +22,10 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     expired_records_load_as_absent(store).await;
     concurrent_writers_from_one_version_have_one_winner(store).await;
     records_keep_their_payload(store).await;
+    a_challenge_is_spent_once(store).await;
+    a_held_lease_commits_over_the_version_it_read(store).await;
+    rate_limit_windows_admit_n_per_period(store).await;
+    concurrent_spenders_share_one_window(store).await;
 }
 
 fn key(name: &str) -> StoreKey {
@@ -174,4 +178,83 @@ async fn records_keep_their_payload<S: FlowStore>(store: &S) {
     let snapshot = Snapshot { record: Some(payload.clone()), ..Snapshot::default() };
     store.compare_and_set(&record, 0, &snapshot).await.unwrap();
     assert_eq!(store.load(&record).await.unwrap().record, Some(payload));
+}
+
+/// Many confirmations of one challenge at once, each reading it unspent and writing it
+/// spent: exactly one succeeds, so a one-time code confirms one call.
+async fn a_challenge_is_spent_once<S: FlowStore + Clone>(store: &S) {
+    let record = key("challenge");
+    let unspent = Snapshot { record: Some(serde_json::json!({ "spent": false })), ..Snapshot::default() };
+    store.compare_and_set(&record, 0, &unspent).await.unwrap();
+    let confirmations: Vec<_> = (0..16)
+        .map(|_| {
+            let (store, record) = (store.clone(), record.clone());
+            tokio::spawn(async move {
+                let read = store.load(&record).await.unwrap();
+                if read.record != Some(serde_json::json!({ "spent": false })) {
+                    return false;
+                }
+                let spent = Snapshot { record: Some(serde_json::json!({ "spent": true })), ..read.next() };
+                store.compare_and_set(&record, read.version, &spent).await.is_ok()
+            })
+        })
+        .collect();
+    let mut confirmed = 0;
+    for confirmation in confirmations {
+        confirmed += usize::from(confirmation.await.unwrap());
+    }
+    assert_eq!(confirmed, 1, "one challenge confirmed {confirmed} calls");
+}
+
+/// A lease's holder commits through [`FlowStore::commit_leased`], over the version it read
+/// and no other.
+async fn a_held_lease_commits_over_the_version_it_read<S: FlowStore>(store: &S) {
+    let record = key("leased-commit");
+    let lease = store.lease(&record).await.unwrap();
+    let v1 = store.commit_leased(&record, 0, &Snapshot::default().with_state("m", "a"), &lease).await.unwrap();
+    let stale = store.commit_leased(&record, 0, &Snapshot::default().with_state("m", "b"), &lease).await;
+    assert_eq!(stale, Err(StoreError::Conflict { expected: 0, found: v1 }));
+    drop(lease);
+    assert_eq!(store.load(&record).await.unwrap().state_of("m", "?"), "a");
+}
+
+/// A store that keeps rate-limit windows ([`FlowStore::spend_window`] answers `Some`)
+/// admits at most N calls in every period, says when the next is admitted, gives a
+/// refunded call's place back, and keeps windows apart. A store that keeps none is
+/// skipped: each process then counts its own calls.
+async fn rate_limit_windows_admit_n_per_period<S: FlowStore>(store: &S) {
+    let (window, other) = ("conformance-window", "conformance-window-other");
+    let per_ms = 400;
+    let Some(first) = store.spend_window(window, 3, per_ms).await.unwrap() else { return };
+    let first = first.expect("the first call of a window is admitted");
+    for _ in 0..2 {
+        store.spend_window(window, 3, per_ms).await.unwrap().unwrap().expect("within the limit");
+    }
+    let wait = store.spend_window(window, 3, per_ms).await.unwrap().unwrap().expect_err("the fourth of 3 per period");
+    assert!((1..=per_ms).contains(&wait), "retry after {wait} ms for a {per_ms} ms window");
+    store.spend_window(other, 3, per_ms).await.unwrap().unwrap().expect("another window has its own allowance");
+    store.refund_window(window, &first).await.unwrap();
+    store.spend_window(window, 3, per_ms).await.unwrap().unwrap().expect("a refunded call frees its place");
+    store.spend_window(window, 3, per_ms).await.unwrap().unwrap().expect_err("and only one place");
+    tokio::time::sleep(Duration::from_millis(per_ms + 50)).await;
+    store.spend_window(window, 3, per_ms).await.unwrap().unwrap().expect("the calls left the window");
+}
+
+/// Spenders from many tasks at once on one window: exactly N are admitted.
+async fn concurrent_spenders_share_one_window<S: FlowStore + Clone>(store: &S) {
+    let window = "conformance-window-concurrent";
+    if store.spend_window("conformance-window-probe", 1, 1).await.unwrap().is_none() {
+        return;
+    }
+    let spenders: Vec<_> = (0..16)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.spend_window(window, 5, 60_000).await.unwrap().unwrap().is_ok() })
+        })
+        .collect();
+    let mut admitted = 0;
+    for spender in spenders {
+        admitted += usize::from(spender.await.unwrap());
+    }
+    assert_eq!(admitted, 5, "5 calls a minute admitted {admitted}");
 }

@@ -1,4 +1,4 @@
-//! The in-process store: the default for one process.
+//! The in-process store: for tests, and for a server told `--store memory`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 
 use super::leases::LocalLeases;
+use super::windows::WindowLog;
 use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 
 /// Keeps flows and instances in this process's memory. Cheap to clone; clones share them.
@@ -27,6 +28,7 @@ struct Inner {
     leases: LocalLeases,
     /// The last version assigned, to any key.
     revision: AtomicU64,
+    windows: Mutex<WindowLog>,
 }
 
 /// Sweep expired records once every this many commits.
@@ -48,6 +50,10 @@ impl MemoryStore {
         // Only short, non-panicking critical sections touch the maps; a poisoned lock
         // still holds consistent data, so keep serving instead of failing every flow.
         self.inner.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn windows(&self) -> MutexGuard<'_, WindowLog> {
+        self.inner.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -79,6 +85,20 @@ impl FlowStore for MemoryStore {
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
         self.records().remove(key);
+        Ok(())
+    }
+
+    async fn spend_window(
+        &self,
+        window: &str,
+        calls: u32,
+        per_ms: u64,
+    ) -> Result<Option<Result<String, u64>>, StoreError> {
+        Ok(Some(self.windows().spend(window, calls, per_ms, now_ms())))
+    }
+
+    async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
+        self.windows().refund(window, ticket);
         Ok(())
     }
 }

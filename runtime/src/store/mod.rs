@@ -26,6 +26,7 @@ mod memory;
 mod redis;
 mod snapshot;
 mod sqlite;
+mod windows;
 
 use async_trait::async_trait;
 

@@ -167,11 +167,30 @@ fn lease_key(key: &StoreKey) -> String {
 }
 
 impl RedisStore {
-    /// Connects to `url` (`redis://HOST:PORT/DB`; `rediss://` for TLS where the `redis`
-    /// crate was built with it). The connection reconnects by itself after a failure; calls
-    /// made meanwhile get `STORE_UNAVAILABLE`.
+    /// Connects to `url`: `redis://HOST:PORT/DB`, or `rediss://HOST:PORT/DB` for TLS,
+    /// verified against the system's certificate authorities. The connection reconnects
+    /// by itself after a failure; calls made meanwhile get `STORE_UNAVAILABLE`.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url).map_err(unavailable)?;
+        if url.starts_with("rediss://") {
+            crate::tls::install_crypto_provider();
+        }
+        Self::with_client(redis::Client::open(url).map_err(unavailable)?).await
+    }
+
+    /// Connects to the `rediss://` `url` trusting only the certificate authorities in
+    /// `ca_pem` (PEM): a Redis whose certificate a private authority signed.
+    pub async fn connect_trusting(url: &str, ca_pem: &[u8]) -> Result<Self, StoreError> {
+        if !url.starts_with("rediss://") {
+            return Err(StoreError::Unavailable(
+                "a certificate authority to trust needs a TLS URL (`rediss://`)".into(),
+            ));
+        }
+        crate::tls::install_crypto_provider();
+        let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(ca_pem.to_vec()) };
+        Self::with_client(redis::Client::build_with_tls(url, certificates).map_err(unavailable)?).await
+    }
+
+    async fn with_client(client: redis::Client) -> Result<Self, StoreError> {
         let connection = ConnectionManager::new(client.clone()).await.map_err(unavailable)?;
         let scripts = Scripts {
             compare_and_set: redis::Script::new(COMPARE_AND_SET),
@@ -399,8 +418,10 @@ mod tests {
         let store = RedisStore::connect(&url).await.expect("connect to the test Redis");
         // The suite's own keys only (`conformance-*`): never anything else in that database.
         let mut connection = store.connection.clone();
-        let keys: Vec<String> =
-            redis::cmd("KEYS").arg("toolgate:{connection:conformance-*}:*").query_async(&mut connection).await.unwrap();
+        let mut keys: Vec<String> = Vec::new();
+        for pattern in ["toolgate:{connection:conformance-*}:*", "toolgate:{window:conformance-*}:*"] {
+            keys.extend(redis::cmd("KEYS").arg(pattern).query_async::<Vec<String>>(&mut connection).await.unwrap());
+        }
         for key in keys {
             redis::cmd("DEL").arg(key).query_async::<()>(&mut connection).await.unwrap();
         }

@@ -2,6 +2,9 @@
 //! no server to install — what a server started from the command line keeps its state in
 //! unless told otherwise (`ARCHITECTURE.md`, "Stores", says why SQLite).
 //!
+//! - **Everything in one file**: records (instances, flows, challenges, idempotency
+//!   records) and the calls of declared rate limits, so neither a paid invoice nor a
+//!   limit's spent calls are forgotten by a restart.
 //! - **Durable before the reply.** Each commit is one SQLite transaction in WAL mode with
 //!   `synchronous = FULL`: it is on disk when `compare_and_set` returns, so when the reply
 //!   says a transition happened, a crash cannot take it back; a crash mid-commit leaves the
@@ -12,8 +15,8 @@
 //!   records, assigns them.
 //! - **Bounded.** Reads store nothing (a million `invoice_view`s of made-up ids add no
 //!   record); expired records — flows named by handles, confirmation challenges,
-//!   idempotency records — are deleted when the store opens and then every
-//!   [`SWEEP_EVERY`] commits. Instances in a final state are kept: forgetting one would
+//!   idempotency records — and calls that left their rate-limit window are deleted when
+//!   the store opens and then every [`SWEEP_EVERY`] commits. Instances in a final state are kept: forgetting one would
 //!   make a paid invoice payable again.
 
 use std::fs::File;
@@ -107,6 +110,13 @@ impl SqliteStore {
                  ) WITHOUT ROWID;
                  CREATE INDEX IF NOT EXISTS records_expiry ON records (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
                  CREATE TABLE IF NOT EXISTS revision (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL);
+                 CREATE TABLE IF NOT EXISTS windows (
+                     window TEXT NOT NULL,
+                     ticket INTEGER NOT NULL,
+                     until_ms INTEGER NOT NULL,
+                     PRIMARY KEY (window, ticket)
+                 ) WITHOUT ROWID;
+                 CREATE INDEX IF NOT EXISTS windows_expiry ON windows (until_ms);
                  INSERT OR IGNORE INTO revision (id, last) VALUES (1, 0);",
             )
             .map_err(|e| io(&e))?;
@@ -144,12 +154,46 @@ impl SqliteStore {
         self.inner.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Deletes expired records.
+    /// Deletes expired records and the calls that left their rate-limit windows.
     fn sweep(&self) -> rusqlite::Result<usize> {
-        self.connection().execute(
-            "DELETE FROM records WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1",
-            params![now_ms() as i64],
-        )
+        let connection = self.connection();
+        let now = now_ms() as i64;
+        let records = connection
+            .execute("DELETE FROM records WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1", params![now])?;
+        let calls = connection.execute("DELETE FROM windows WHERE until_ms <= ?1", params![now])?;
+        Ok(records + calls)
+    }
+
+    /// Admits one call under `window` (durably, like a commit: a restart does not give a
+    /// limit's calls back), or says in how many milliseconds the oldest leaves it.
+    fn spend_window_blocking(&self, window: &str, calls: u32, per_ms: u64) -> Result<Result<String, u64>, StoreError> {
+        let now = now_ms() as i64;
+        let mut connection = self.connection();
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
+        transaction
+            .execute("DELETE FROM windows WHERE window = ?1 AND until_ms <= ?2", params![window, now])
+            .map_err(unavailable)?;
+        let (admitted, leaves): (i64, Option<i64>) = transaction
+            .query_row("SELECT COUNT(*), MIN(until_ms) FROM windows WHERE window = ?1", params![window], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .map_err(unavailable)?;
+        if admitted >= i64::from(calls) {
+            return Ok(Err(leaves.map_or(1, |until| (until - now).max(1) as u64)));
+        }
+        // Tickets come from the store's one counter, so they never repeat.
+        let ticket: i64 = transaction
+            .query_row("UPDATE revision SET last = last + 1 WHERE id = 1 RETURNING last", [], |row| row.get(0))
+            .map_err(unavailable)?;
+        let until = now.saturating_add(per_ms.max(1).min(i64::MAX as u64) as i64);
+        transaction
+            .execute(
+                "INSERT INTO windows (window, ticket, until_ms) VALUES (?1, ?2, ?3)",
+                params![window, ticket, until],
+            )
+            .map_err(unavailable)?;
+        transaction.commit().map_err(unavailable)?;
+        Ok(Ok(ticket.to_string()))
     }
 
     fn load_blocking(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
@@ -234,6 +278,33 @@ impl FlowStore for SqliteStore {
         let (store, key) = (self.clone(), key.clone());
         tokio::task::spawn_blocking(move || {
             store.connection().execute("DELETE FROM records WHERE key = ?1", params![key.as_str()]).map(drop)
+        })
+        .await
+        .map_err(unavailable)?
+        .map_err(unavailable)
+    }
+
+    async fn spend_window(
+        &self,
+        window: &str,
+        calls: u32,
+        per_ms: u64,
+    ) -> Result<Option<Result<String, u64>>, StoreError> {
+        let (store, window) = (self.clone(), window.to_string());
+        tokio::task::spawn_blocking(move || store.spend_window_blocking(&window, calls, per_ms))
+            .await
+            .map_err(unavailable)?
+            .map(Some)
+    }
+
+    async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
+        let (store, window) = (self.clone(), window.to_string());
+        let Ok(ticket) = ticket.parse::<i64>() else { return Ok(()) };
+        tokio::task::spawn_blocking(move || {
+            store
+                .connection()
+                .execute("DELETE FROM windows WHERE window = ?1 AND ticket = ?2", params![window, ticket])
+                .map(drop)
         })
         .await
         .map_err(unavailable)?
