@@ -157,6 +157,20 @@ impl Endpoint {
         tokio::time::timeout(PATIENCE, send).await.expect("the server did not answer").expect("POST")
     }
 
+    /// POSTs `body` exactly as given (malformed, say) and reads the reply to request `id`.
+    async fn request_raw(&self, id: u64, headers: HeaderMap, body: &str) -> Reply {
+        let send = self
+            .http
+            .post(&self.url)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, ACCEPT_BOTH)
+            .headers(headers)
+            .body(body.to_string())
+            .send();
+        let response = tokio::time::timeout(PATIENCE, send).await.expect("the server did not answer").expect("POST");
+        tokio::time::timeout(PATIENCE, read_reply(response, id)).await.expect("the reply did not complete")
+    }
+
     /// POSTs request `id` and reads the reply that answers it.
     async fn request(&self, id: u64, headers: HeaderMap, body: &Value) -> Reply {
         let response = self.post(headers, body).await;
@@ -464,6 +478,12 @@ impl RawSession {
             }
         }
         self.endpoint.request(id, headers, &body).await
+    }
+
+    /// POSTs `body` on the session exactly as given (it may be malformed) and reads the
+    /// reply to request `id` (what the body's `id` would be, if it has one).
+    pub async fn post_raw(&self, body: &str, id: u64) -> Reply {
+        self.endpoint.request_raw(id, self.headers(), body).await
     }
 
     /// Calls a tool on the session; returns its `structuredContent` and whether it is an

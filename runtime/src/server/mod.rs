@@ -9,6 +9,7 @@ mod focus;
 mod http;
 mod transport;
 mod watchers;
+mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -12,13 +12,15 @@ use tokio::net::TcpListener;
 
 use super::call_stream::CallStreamSessions;
 use super::http::{SessionCap, answer_session_refusals, limit_clients};
+use super::wire;
 use super::{ServeError, Server};
 use crate::gate::Limiter;
 
 impl Server {
     /// Serves one client over this process's stdin/stdout until it disconnects.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
-        let running = self.connection().serve(rmcp::transport::stdio()).await?;
+        // rmcp's line transport, but a line that is not one JSON-RPC message is answered.
+        let running = self.connection().serve(wire::CheckedStdio::new()).await?;
         running.waiting().await?;
         Ok(())
     }
@@ -42,10 +44,12 @@ impl Server {
         let options = &self.shared.http;
         let server = self.clone();
         let factory = move || Ok(server.http_connection());
+        // Innermost: only one well-formed JSON-RPC message per body reaches rmcp.
+        let checked = axum::middleware::from_fn_with_state(Arc::new(options.max_request_body_bytes), wire::check_http);
         let router = if self.shared.sessionless {
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
-            axum::Router::new().fallback_service(service)
+            axum::Router::new().fallback_service(service).layer(checked)
         } else {
             let manager = Arc::new(CallStreamSessions {
                 inner: options.session_manager(),
@@ -53,7 +57,7 @@ impl Server {
             });
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);
-            axum::Router::new().fallback_service(service).layer(refusals)
+            axum::Router::new().fallback_service(service).layer(checked).layer(refusals)
         };
         // Who is calling, resolved before rmcp sees the request.
         let auth = &self.shared.auth;

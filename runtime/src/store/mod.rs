@@ -36,7 +36,7 @@ pub use key::StoreKey;
 pub use memory::MemoryStore;
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::now_ms;
-pub use sqlite::{OpenError, SWEEP_EVERY, SqliteStore};
+pub use sqlite::{CACHED_KEYS, OpenError, SWEEP_EVERY, SqliteStore};
 
 /// A backend that keeps flows and instances as [`Snapshot`]s.
 #[async_trait]

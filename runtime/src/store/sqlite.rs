@@ -13,12 +13,17 @@
 //!   clear message (an exclusive lock on `<file>-lock`): leases are this process's.
 //! - **Versions never go back**, across removals and restarts: one counter, stored with the
 //!   records, assigns them.
+//! - **Reads from memory.** The file is this process's alone, so what it last read or
+//!   wrote of a key is what the file holds: loads are answered from a cache kept in step
+//!   with every commit and removal (a call that only reads costs no SQL), bounded to
+//!   [`CACHED_KEYS`] keys (present or absent), emptied when full.
 //! - **Bounded.** Reads store nothing (a million `invoice_view`s of made-up ids add no
 //!   record); expired records — flows named by handles, confirmation challenges,
 //!   idempotency records — and calls that left their rate-limit window are deleted when
 //!   the store opens and then every [`SWEEP_EVERY`] commits. Instances in a final state are kept: forgetting one would
 //!   make a paid invoice payable again.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -32,6 +37,9 @@ use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 /// Expired records are swept once every this many commits (and when the store opens).
 pub const SWEEP_EVERY: u64 = 1024;
 
+/// The most keys whose record (or absence) the read cache holds.
+pub const CACHED_KEYS: usize = 16_384;
+
 /// A store in one SQLite file. Cheap to clone; clones share the file.
 #[derive(Clone)]
 pub struct SqliteStore {
@@ -41,6 +49,9 @@ pub struct SqliteStore {
 struct Inner {
     path: PathBuf,
     connection: Mutex<Connection>,
+    /// What the file holds for recently read or written keys (`None`: no record). Changed
+    /// only while the connection is held, in the order the file changes.
+    cache: Mutex<HashMap<StoreKey, Option<Snapshot>>>,
     leases: LocalLeases,
     /// Held for the store's life: no other process opens the file meanwhile.
     _lock: File,
@@ -123,6 +134,7 @@ impl SqliteStore {
         let inner = Inner {
             path: path.clone(),
             connection: Mutex::new(connection),
+            cache: Mutex::default(),
             leases: LocalLeases::default(),
             _lock: lock,
         };
@@ -196,7 +208,24 @@ impl SqliteStore {
         Ok(Ok(ticket.to_string()))
     }
 
+    fn cache(&self) -> MutexGuard<'_, HashMap<StoreKey, Option<Snapshot>>> {
+        self.inner.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Remembers what the file now holds for `key` (call with the connection held).
+    fn remember(&self, key: &StoreKey, record: Option<Snapshot>) {
+        let mut cache = self.cache();
+        if cache.len() >= CACHED_KEYS && !cache.contains_key(key) {
+            cache.clear();
+        }
+        cache.insert(key.clone(), record);
+    }
+
     fn load_blocking(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        let now = now_ms();
+        if let Some(cached) = self.cache().get(key) {
+            return Ok(cached.as_ref().filter(|s| !s.is_expired(now)).cloned().unwrap_or_default());
+        }
         let connection = self.connection();
         let row: Option<(i64, String)> = connection
             .query_row(
@@ -206,13 +235,16 @@ impl SqliteStore {
             )
             .optional()
             .map_err(unavailable)?;
-        match row {
-            None => Ok(Snapshot::default()),
+        let snapshot = match row {
+            None => None,
             Some((version, text)) => {
                 let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
-                Ok(Snapshot { version: version as u64, ..snapshot })
+                Some(Snapshot { version: version as u64, ..snapshot })
             }
-        }
+        };
+        self.remember(key, snapshot.clone());
+        drop(connection);
+        Ok(snapshot.unwrap_or_default())
     }
 
     fn compare_and_set_blocking(&self, key: &StoreKey, expected: u64, next: &Snapshot) -> Result<u64, StoreError> {
@@ -245,6 +277,7 @@ impl SqliteStore {
             .map_err(unavailable)?;
         // Durable (WAL, synchronous = FULL) when this returns.
         transaction.commit().map_err(unavailable)?;
+        self.remember(key, Some(stored));
         drop(connection);
         if (version as u64).is_multiple_of(SWEEP_EVERY)
             && let Err(error) = self.sweep()
@@ -277,7 +310,10 @@ impl FlowStore for SqliteStore {
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
         let (store, key) = (self.clone(), key.clone());
         tokio::task::spawn_blocking(move || {
-            store.connection().execute("DELETE FROM records WHERE key = ?1", params![key.as_str()]).map(drop)
+            let connection = store.connection();
+            connection.execute("DELETE FROM records WHERE key = ?1", params![key.as_str()])?;
+            store.remember(&key, None);
+            Ok::<_, rusqlite::Error>(())
         })
         .await
         .map_err(unavailable)?

@@ -1,0 +1,357 @@
+//! What reaches rmcp is one well-formed JSON-RPC message: a body or a line that is not
+//! JSON, holds an object with a member named twice, nests too deeply, or is not a single
+//! JSON-RPC 2.0 message (a batch, `[]`, a string) is answered here, with the JSON-RPC
+//! error the specification names — `-32700` (parse error) or `-32600` (invalid request),
+//! with HTTP 400 — and never reaches a handler.
+//!
+//! Duplicate members matter beyond tidiness: JSON leaves their meaning open, serde keeps
+//! the last value and many proxies the first, so a gateway that inspected
+//! `{"amount": 1, "amount": 9000}` would have approved another call than the one served.
+//!
+//! rmcp answers these itself otherwise, with 415 and serde's text over HTTP, and on stdio
+//! not at all (an unparsable request then never gets a reply). `docs/upstream.md` has the
+//! report.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+
+/// Objects and arrays nested deeper than this are refused (serde_json itself stops at 128).
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// The JSON-RPC code for a body that is not JSON (or not one meaning of it).
+const PARSE_ERROR: i32 = -32700;
+/// The JSON-RPC code for JSON that is not one JSON-RPC 2.0 message.
+const INVALID_REQUEST: i32 = -32600;
+
+/// Why a message was refused: its JSON-RPC error, and the `id` to answer with.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refusal {
+    code: i32,
+    message: String,
+    id: Value,
+}
+
+impl Refusal {
+    fn body(&self) -> Value {
+        json!({ "jsonrpc": "2.0", "id": self.id, "error": { "code": self.code, "message": self.message } })
+    }
+}
+
+/// Checks that `bytes` is one JSON-RPC 2.0 message with no object member named twice and
+/// no nesting deeper than [`MAX_DEPTH`].
+pub(crate) fn check(bytes: &[u8]) -> Result<(), Refusal> {
+    let problem = RefCell::new(None);
+    let mut reader = serde_json::Deserializer::from_slice(bytes);
+    let walked = Walk { depth: 0, problem: &problem }.deserialize(&mut reader).and_then(|()| reader.end());
+    if let Err(error) = walked {
+        let message = match problem.into_inner() {
+            Some(problem) => format!("Parse error: {problem}"),
+            None if error.is_eof() => "Parse error: the message ends before its JSON does".to_string(),
+            None => format!("Parse error: not JSON (line {}, column {})", error.line(), error.column()),
+        };
+        return Err(Refusal { code: PARSE_ERROR, message, id: Value::Null });
+    }
+    // Well-formed JSON (already walked once, so this cannot fail or recurse too deep).
+    let value: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+    let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
+    let invalid = |message: &str| Err(Refusal { code: INVALID_REQUEST, message: message.to_string(), id: id.clone() });
+    let Some(object) = value.as_object() else {
+        return match value {
+            Value::Array(_) => invalid("Invalid Request: one JSON-RPC message per request; batches are not supported"),
+            _ => invalid("Invalid Request: a JSON-RPC message is an object"),
+        };
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid("Invalid Request: `jsonrpc` must be \"2.0\"");
+    }
+    let is_request = object.get("method").is_some_and(Value::is_string);
+    let is_response = object.contains_key("result") || object.contains_key("error");
+    if !is_request && !is_response {
+        return invalid("Invalid Request: a message has a string `method`, or a `result` or an `error`");
+    }
+    if object.get("params").is_some_and(|params| !params.is_object() && !params.is_null()) {
+        return invalid("Invalid Request: `params` must be an object");
+    }
+    if object.get("id").is_some_and(|id| !id.is_string() && !id.is_number()) {
+        return invalid("Invalid Request: `id` must be a string or a number");
+    }
+    Ok(())
+}
+
+/// Walks a JSON value without keeping it, failing on a member named twice in one object or
+/// on nesting deeper than [`MAX_DEPTH`], and saying which in `problem`.
+struct Walk<'p> {
+    depth: usize,
+    problem: &'p RefCell<Option<String>>,
+}
+
+impl Walk<'_> {
+    fn deeper<E: de::Error>(&self) -> Result<Self, E> {
+        if self.depth >= MAX_DEPTH {
+            *self.problem.borrow_mut() = Some(format!("nested deeper than {MAX_DEPTH} levels"));
+            return Err(E::custom("too deep"));
+        }
+        Ok(Walk { depth: self.depth + 1, problem: self.problem })
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+        let inner = self.deeper()?;
+        while items.next_element_seed(Walk { depth: inner.depth, problem: inner.problem })?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+        let inner = self.deeper()?;
+        let mut seen = std::collections::HashSet::new();
+        while let Some(name) = members.next_key::<String>()? {
+            if !seen.insert(name.clone()) {
+                let shown: String = name.chars().take(64).collect();
+                *self.problem.borrow_mut() = Some(format!("the member `{shown}` appears twice in one object"));
+                return Err(de::Error::custom("duplicate member"));
+            }
+            members.next_value_seed(Walk { depth: inner.depth, problem: inner.problem })?;
+        }
+        Ok(())
+    }
+}
+
+fn is_json(request: &Request) -> bool {
+    request
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The HTTP side, innermost around rmcp's service: a JSON POST body is checked (and
+/// answered 400 with its JSON-RPC error when refused) before rmcp parses it; the DELETE
+/// that ends a session answers 200 (rmcp says 202, which clients take for a failure).
+pub(crate) async fn check_http(State(max_body_bytes): State<Arc<usize>>, request: Request, next: Next) -> Response {
+    if request.method() == http::Method::DELETE {
+        let mut response = next.run(request).await;
+        if response.status() == http::StatusCode::ACCEPTED {
+            *response.status_mut() = http::StatusCode::OK;
+        }
+        return response;
+    }
+    if request.method() != http::Method::POST || !is_json(&request) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, *max_body_bytes).await else {
+        return (http::StatusCode::PAYLOAD_TOO_LARGE, "the request body is larger than this server accepts")
+            .into_response();
+    };
+    if let Err(refusal) = check(&bytes) {
+        let headers = [(http::header::CONTENT_TYPE, "application/json")];
+        return (http::StatusCode::BAD_REQUEST, headers, refusal.body().to_string()).into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The stdio side: rmcp's line transport, except that a line that is not one well-formed
+/// JSON-RPC message is answered here (a request that cannot be parsed gets its error
+/// instead of no reply at all).
+pub(crate) struct CheckedStdio {
+    lines: FramedRead<tokio::io::Stdin, LinesCodec>,
+    out: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+}
+
+/// The longest line read from stdin; a longer one is skipped.
+const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+impl CheckedStdio {
+    pub(crate) fn new() -> Self {
+        Self {
+            lines: FramedRead::new(tokio::io::stdin(), LinesCodec::new_with_max_length(MAX_LINE_BYTES)),
+            out: Arc::new(tokio::sync::Mutex::new(tokio::io::stdout())),
+        }
+    }
+}
+
+async fn write_line(out: &tokio::sync::Mutex<tokio::io::Stdout>, line: &[u8]) -> std::io::Result<()> {
+    let mut out = out.lock().await;
+    out.write_all(line).await?;
+    out.write_all(b"\n").await?;
+    out.flush().await
+}
+
+impl rmcp::transport::Transport<RoleServer> for CheckedStdio {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        async move {
+            let line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            write_line(&out, &line).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let line = match self.lines.next().await? {
+                Ok(line) => line,
+                Err(LinesCodecError::MaxLineLengthExceeded) => {
+                    tracing::warn!(max = MAX_LINE_BYTES, "skipped a stdin line longer than the limit");
+                    continue;
+                }
+                Err(LinesCodecError::Io(_)) => return None,
+            };
+            let line = line.trim_start_matches('\u{feff}').trim_end_matches('\r');
+            if line.trim().is_empty() {
+                continue;
+            }
+            let refusal = match check(line.as_bytes()) {
+                Ok(()) => match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(line) {
+                    Ok(message) => return Some(message),
+                    // A well-formed message rmcp does not know (its own checks differ).
+                    Err(_) => Refusal {
+                        code: INVALID_REQUEST,
+                        message: "Invalid Request: not a JSON-RPC message this server understands".into(),
+                        id: serde_json::from_str::<Value>(line)
+                            .ok()
+                            .and_then(|v| v.get("id").cloned())
+                            .unwrap_or(Value::Null),
+                    },
+                },
+                Err(refusal) => refusal,
+            };
+            let body = refusal.body().to_string();
+            if write_line(&self.out, body.as_bytes()).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(text: &str) -> (i32, String, Value) {
+        let refusal = check(text.as_bytes()).expect_err(text);
+        (refusal.code, refusal.message, refusal.id)
+    }
+
+    #[test]
+    fn one_well_formed_message_passes() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":2}]}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":"a","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":null}"#,
+        ] {
+            assert_eq!(check(text.as_bytes()), Ok(()), "{text}");
+        }
+    }
+
+    #[test]
+    fn what_is_not_json_is_a_parse_error_without_serde_text() {
+        for text in ["", "not json", r#"{"jsonrpc":"2.0","id":1,"#, r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#] {
+            let (code, message, id) = refused(text);
+            assert_eq!((code, &id), (PARSE_ERROR, &Value::Null), "{text}");
+            assert!(message.starts_with("Parse error:") && !message.contains("expected"), "{text}: {message}");
+        }
+    }
+
+    #[test]
+    fn a_member_named_twice_at_any_depth_is_a_parse_error() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"amount":1,"amount":9000}}}"#,
+        ] {
+            let (code, message, _) = refused(text);
+            assert_eq!(code, PARSE_ERROR);
+            assert!(message.contains("appears twice"), "{message}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_serde_json_gives_up() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{}1{}}}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let (code, message, _) = refused(&deep);
+        assert_eq!(code, PARSE_ERROR);
+        assert!(message.contains("nested deeper than 64"), "{message}");
+        let shallow = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{}1{}}}}}}}"#,
+            "[".repeat(50),
+            "]".repeat(50)
+        );
+        assert_eq!(check(shallow.as_bytes()), Ok(()));
+    }
+
+    #[test]
+    fn json_that_is_not_one_message_is_an_invalid_request_with_its_id() {
+        for (text, id) in [
+            ("[]", Value::Null),
+            (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, Value::Null),
+            (r#""ping""#, Value::Null),
+            (r#"{"foo":1}"#, Value::Null),
+            (r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#, json!(3)),
+            (r#"{"jsonrpc":"2.0","id":"x","method":"ping","params":[1]}"#, json!("x")),
+            (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, Value::Null),
+        ] {
+            let (code, _, answered) = refused(text);
+            assert_eq!((code, answered), (INVALID_REQUEST, id), "{text}");
+        }
+    }
+}
