@@ -261,7 +261,15 @@ impl ServerHandler for Connection {
         let _ = self.state.opener.set(opener);
         let _ = self.state.peer.set(context.peer.clone());
         context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
+        let mut result = self.negotiate_initialize(&request)?;
+        if self.shared.sessionless
+            && let Some(tools) = result.capabilities.tools.as_mut()
+        {
+            // A sessionless server has no stream to send a 2025-11-25 client
+            // `list_changed` on (2026-07-28 clients hear it on `subscriptions/listen`).
+            tools.list_changed = None;
+        }
+        Ok(result)
     }
 
     async fn list_tools(
@@ -366,6 +374,25 @@ impl ServerHandler for Connection {
                 Some(json!({ "method": request.method })),
             ),
         })
+    }
+
+    /// `subscriptions/listen` (2026-07-28): whatever this server advertises may be heard
+    /// (rmcp narrows the request to it).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    /// Holds the acknowledged stream open, registered with the server, until the client
+    /// closes it.
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let principal = self.principal(context.request_context());
+        self.check_owner(principal.as_ref())?;
+        let _listening = self.shared.listeners.listen(context.sink().clone());
+        context.cancelled().await;
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -7,6 +7,7 @@ mod cli;
 mod connection;
 mod focus;
 mod http;
+mod listeners;
 mod transport;
 mod watchers;
 mod wire;
@@ -64,6 +65,8 @@ pub(crate) struct Shared {
     pub(crate) confirmations: Confirmations,
     /// Which kept sessions list from which keyed instance.
     pub(crate) watchers: watchers::Watchers<connection::ConnectionState>,
+    /// The open `subscriptions/listen` streams.
+    pub(crate) listeners: listeners::Listeners,
 }
 
 /// How a server learns who is calling.
@@ -172,6 +175,19 @@ impl Server {
     /// The checked registry this server serves.
     pub fn registry(&self) -> &Registry {
         &self.shared.registry
+    }
+
+    /// Tells the clients listening for it (`subscriptions/listen` with `toolsListChanged`,
+    /// MCP 2026-07-28) that the tool list changed, for a server whose tools change while it
+    /// runs. (A session's own list, which follows its conversation and instances, tells its
+    /// client by itself.)
+    pub async fn tools_changed(&self) {
+        self.shared.listeners.tools_changed().await;
+    }
+
+    /// How many `subscriptions/listen` streams are open on this server.
+    pub fn listening_streams(&self) -> usize {
+        self.shared.listeners.len()
     }
 }
 
@@ -620,6 +636,7 @@ impl ServerBuilder {
                 auth,
                 confirmations: self.confirmations,
                 watchers: Default::default(),
+                listeners: Default::default(),
             }),
         };
         server.follow_other_replicas();
