@@ -50,44 +50,70 @@ impl Refusal {
 }
 
 /// Checks that `bytes` is one JSON-RPC 2.0 message with no object member named twice and
-/// no nesting deeper than [`MAX_DEPTH`].
+/// no nesting deeper than [`MAX_DEPTH`], in one pass that keeps nothing of the message
+/// but its top-level shape (rmcp parses it afterwards).
 pub(crate) fn check(bytes: &[u8]) -> Result<(), Refusal> {
     let problem = RefCell::new(None);
     let mut reader = serde_json::Deserializer::from_slice(bytes);
-    let walked = Walk { depth: 0, problem: &problem }.deserialize(&mut reader).and_then(|()| reader.end());
-    if let Err(error) = walked {
-        let message = match problem.into_inner() {
-            Some(problem) => format!("Parse error: {problem}"),
-            None if error.is_eof() => "Parse error: the message ends before its JSON does".to_string(),
-            None => format!("Parse error: not JSON (line {}, column {})", error.line(), error.column()),
-        };
-        return Err(Refusal { code: PARSE_ERROR, message, id: Value::Null });
-    }
-    // Well-formed JSON (already walked once, so this cannot fail or recurse too deep).
-    let value: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
-    let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
-    let invalid = |message: &str| Err(Refusal { code: INVALID_REQUEST, message: message.to_string(), id: id.clone() });
-    let Some(object) = value.as_object() else {
-        return match value {
-            Value::Array(_) => invalid("Invalid Request: one JSON-RPC message per request; batches are not supported"),
-            _ => invalid("Invalid Request: a JSON-RPC message is an object"),
-        };
+    let walked = Walk { depth: 0, problem: &problem }.deserialize(&mut reader).and_then(|kind| {
+        reader.end()?;
+        Ok(kind)
+    });
+    let top = match walked {
+        Ok(top) => top,
+        Err(error) => {
+            let message = match problem.into_inner() {
+                Some(problem) => format!("Parse error: {problem}"),
+                None if error.is_eof() => "Parse error: the message ends before its JSON does".to_string(),
+                None => format!("Parse error: not JSON (line {}, column {})", error.line(), error.column()),
+            };
+            return Err(Refusal { code: PARSE_ERROR, message, id: Value::Null });
+        }
     };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    let Kind::Object(message) = top else {
+        let message = match top {
+            Kind::Array => "Invalid Request: one JSON-RPC message per request; batches are not supported",
+            _ => "Invalid Request: a JSON-RPC message is an object",
+        };
+        return Err(Refusal { code: INVALID_REQUEST, message: message.into(), id: Value::Null });
+    };
+    let id = message.id.clone().unwrap_or(Value::Null);
+    let invalid = |message: &str| Err(Refusal { code: INVALID_REQUEST, message: message.to_string(), id: id.clone() });
+    if !message.jsonrpc_2_0 {
         return invalid("Invalid Request: `jsonrpc` must be \"2.0\"");
     }
-    let is_request = object.get("method").is_some_and(Value::is_string);
-    let is_response = object.contains_key("result") || object.contains_key("error");
-    if !is_request && !is_response {
+    if !message.string_method && !message.result_or_error {
         return invalid("Invalid Request: a message has a string `method`, or a `result` or an `error`");
     }
-    if object.get("params").is_some_and(|params| !params.is_object() && !params.is_null()) {
+    if message.bad_params {
         return invalid("Invalid Request: `params` must be an object");
     }
-    if object.get("id").is_some_and(|id| !id.is_string() && !id.is_number()) {
+    if message.bad_id {
         return invalid("Invalid Request: `id` must be a string or a number");
     }
     Ok(())
+}
+
+/// What a JSON value is, as far as the message's shape needs to know.
+enum Kind {
+    Object(Box<Members>),
+    Array,
+    /// Whether it is `"2.0"`, and its text for a member of the top-level object (an id).
+    Str(bool, Option<String>),
+    Number(Value),
+    Other(bool),
+}
+
+/// What the top-level object's members say about it (only the top level's are read).
+#[derive(Default)]
+struct Members {
+    jsonrpc_2_0: bool,
+    string_method: bool,
+    result_or_error: bool,
+    bad_params: bool,
+    bad_id: bool,
+    /// The request's id, when it is a string or a number.
+    id: Option<Value>,
 }
 
 /// Walks a JSON value without keeping it, failing on a member named twice in one object or
@@ -97,8 +123,8 @@ struct Walk<'p> {
     problem: &'p RefCell<Option<String>>,
 }
 
-impl Walk<'_> {
-    fn deeper<E: de::Error>(&self) -> Result<Self, E> {
+impl<'p> Walk<'p> {
+    fn deeper<E: de::Error>(&self) -> Result<Walk<'p>, E> {
         if self.depth >= MAX_DEPTH {
             *self.problem.borrow_mut() = Some(format!("nested deeper than {MAX_DEPTH} levels"));
             return Err(E::custom("too deep"));
@@ -108,57 +134,96 @@ impl Walk<'_> {
 }
 
 impl<'de> DeserializeSeed<'de> for Walk<'_> {
-    type Value = ();
+    type Value = Kind;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Kind, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
+/// An object member's name, borrowed from the message unless it has escapes.
+struct Name<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Name<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(std::borrow::Cow::Borrowed(name)))
+            }
+            fn visit_str<E>(self, name: &str) -> Result<Name<'de>, E> {
+                Ok(Name(std::borrow::Cow::Owned(name.to_string())))
+            }
+        }
+        deserializer.deserialize_str(Visit)
+    }
+}
+
 impl<'de> Visitor<'de> for Walk<'_> {
-    type Value = ();
+    type Value = Kind;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a JSON value")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
+    fn visit_bool<E>(self, _: bool) -> Result<Kind, E> {
+        Ok(Kind::Other(false))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E>(self, n: i64) -> Result<Kind, E> {
+        Ok(Kind::Number(n.into()))
     }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
+    fn visit_u64<E>(self, n: u64) -> Result<Kind, E> {
+        Ok(Kind::Number(n.into()))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    fn visit_f64<E>(self, n: f64) -> Result<Kind, E> {
+        Ok(Kind::Number(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)))
     }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
+    fn visit_str<E>(self, text: &str) -> Result<Kind, E> {
+        // Only a top-level member's text can be the id to echo; nothing deeper is kept.
+        Ok(Kind::Str(text == "2.0", (self.depth == 1).then(|| text.chars().take(256).collect())))
     }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_unit<E>(self) -> Result<Kind, E> {
+        Ok(Kind::Other(true))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Kind, A::Error> {
         let inner = self.deeper()?;
         while items.next_element_seed(Walk { depth: inner.depth, problem: inner.problem })?.is_some() {}
-        Ok(())
+        Ok(Kind::Array)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Kind, A::Error> {
         let inner = self.deeper()?;
-        let mut seen = std::collections::HashSet::new();
-        while let Some(name) = members.next_key::<String>()? {
-            if !seen.insert(name.clone()) {
+        let top = self.depth == 0;
+        let mut shape = Members::default();
+        let mut seen: Vec<std::borrow::Cow<'de, str>> = Vec::new();
+        while let Some(Name(name)) = members.next_key::<Name<'de>>()? {
+            if seen.contains(&name) {
                 let shown: String = name.chars().take(64).collect();
                 *self.problem.borrow_mut() = Some(format!("the member `{shown}` appears twice in one object"));
                 return Err(de::Error::custom("duplicate member"));
             }
-            members.next_value_seed(Walk { depth: inner.depth, problem: inner.problem })?;
+            let value = members.next_value_seed(Walk { depth: inner.depth, problem: inner.problem })?;
+            if top {
+                match (name.as_ref(), value) {
+                    ("jsonrpc", Kind::Str(is_2_0, _)) => shape.jsonrpc_2_0 = is_2_0,
+                    ("method", Kind::Str(..)) => shape.string_method = true,
+                    ("result" | "error", _) => shape.result_or_error = true,
+                    ("params", Kind::Object(_) | Kind::Other(true)) => {}
+                    ("params", _) => shape.bad_params = true,
+                    ("id", Kind::Number(id)) => shape.id = Some(id),
+                    ("id", Kind::Str(_, text)) => shape.id = text.map(Value::String),
+                    ("id", _) => shape.bad_id = true,
+                    _ => {}
+                }
+            }
+            seen.push(name);
         }
-        Ok(())
+        Ok(Kind::Object(Box::new(shape)))
     }
 }
 
