@@ -363,3 +363,43 @@ async fn replicas_share_a_redis_over_tls_verified_against_the_given_authority() 
     assert_eq!(b.ok("invoice_discharge", inv(&id)).await["state"], "discharged");
     assert_eq!(a.refused("invoice_discharge", inv(&id)).await["code"], "FORBIDDEN");
 }
+
+/// Tells the time in a city's zone. Keeps nothing and reads no state.
+#[toolgate::action(global)]
+async fn replicas_clock(input: ClockRequest) -> Result<Clock, toolgate::ToolError> {
+    Ok(Clock { city: input.city, reading: "12:00".into() })
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ClockRequest {
+    /// The city.
+    city: String,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Clock {
+    city: String,
+    reading: String,
+}
+
+/// With Redis down, a tool that needs no state keeps answering (sessionless HTTP), and
+/// nothing crashes; tools that need state get `STORE_UNAVAILABLE` (the test above).
+#[tokio::test]
+async fn while_redis_is_down_a_tool_that_needs_no_state_keeps_working() {
+    let Some(redis) = OwnRedis::start() else { return };
+    let store = toolgate::store::RedisStore::connect(&redis.url()).await.unwrap();
+    let server = toolgate::Server::from_registry("replicas-clock")
+        .store(store)
+        .handle_key(KEY.1.as_bytes().to_vec())
+        .sessionless()
+        .build()
+        .unwrap();
+    let url = common::serve_in_process(server).await;
+    let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+    client.ok("replicas_clock", json!({ "city": "Lisbon" })).await;
+    redis.stop();
+    assert!(!redis.cli(&["ping"]), "Redis is still up");
+    for _ in 0..3 {
+        assert_eq!(client.ok("replicas_clock", json!({ "city": "Lisbon" })).await["reading"], "12:00");
+    }
+}
