@@ -146,28 +146,25 @@ impl Endpoint {
 
     /// POSTs `body` with the content negotiation every POST needs plus `headers`.
     async fn post(&self, headers: HeaderMap, body: &Value) -> reqwest::Response {
+        self.post_bytes(headers, serde_json::to_vec(body).expect("serialize request")).await
+    }
+
+    /// POSTs `body` exactly as given (malformed, say), as [`Self::post`] does.
+    async fn post_bytes(&self, headers: HeaderMap, body: Vec<u8>) -> reqwest::Response {
         let send = self
             .http
             .post(&self.url)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, ACCEPT_BOTH)
             .headers(headers)
-            .body(serde_json::to_vec(body).expect("serialize request"))
+            .body(body)
             .send();
         tokio::time::timeout(PATIENCE, send).await.expect("the server did not answer").expect("POST")
     }
 
-    /// POSTs `body` exactly as given (malformed, say) and reads the reply to request `id`.
+    /// POSTs `body` exactly as given and reads the reply to request `id`.
     async fn request_raw(&self, id: u64, headers: HeaderMap, body: &str) -> Reply {
-        let send = self
-            .http
-            .post(&self.url)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, ACCEPT_BOTH)
-            .headers(headers)
-            .body(body.to_string())
-            .send();
-        let response = tokio::time::timeout(PATIENCE, send).await.expect("the server did not answer").expect("POST");
+        let response = self.post_bytes(headers, body.as_bytes().to_vec()).await;
         tokio::time::timeout(PATIENCE, read_reply(response, id)).await.expect("the reply did not complete")
     }
 
