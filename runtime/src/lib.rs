@@ -8,11 +8,13 @@ mod action;
 mod arguments;
 mod auth;
 pub mod confirm;
+pub mod content;
 mod domain;
 mod error;
 pub mod flow;
 pub mod fsm;
 mod gate;
+pub mod input;
 pub mod registry;
 mod schema;
 pub mod server;
@@ -39,7 +41,7 @@ pub use server::{Server, ServerBuilder};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::action::{
-        ActionRegistration, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo, RateLimit, RatePer,
+        ActionRegistration, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo, RateLimit, RatePer,
         SourceLocation, StateRequirement,
     };
     pub use crate::action::{

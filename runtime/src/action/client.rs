@@ -18,6 +18,8 @@ use rmcp::service::{Peer, RequestContext};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use crate::input::Inputs;
+
 /// How severe a message to the client is (MCP's syslog levels), lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -69,23 +71,28 @@ impl LogLevel {
 }
 
 /// The lowest level a connection's client wants (`logging/setLevel`); `Info` until it
-/// says otherwise.
+/// says otherwise. `None`: no messages at all.
 #[derive(Debug, Clone)]
-pub(crate) struct LogThreshold(Arc<Mutex<LogLevel>>);
+pub(crate) struct LogThreshold(Arc<Mutex<Option<LogLevel>>>);
 
 impl Default for LogThreshold {
     fn default() -> Self {
-        Self(Arc::new(Mutex::new(LogLevel::Info)))
+        Self(Arc::new(Mutex::new(Some(LogLevel::Info))))
     }
 }
 
 impl LogThreshold {
     pub(crate) fn set(&self, level: LoggingLevel) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = LogLevel::from_mcp(level);
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(LogLevel::from_mcp(level));
+    }
+
+    /// What one MCP 2026-07-28 request asked for in its `_meta` (nothing: no messages).
+    fn of_request(level: Option<LoggingLevel>) -> Self {
+        Self(Arc::new(Mutex::new(level.map(LogLevel::from_mcp))))
     }
 
     fn admits(&self, level: LogLevel) -> bool {
-        level >= *self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some_and(|lowest| level >= lowest)
     }
 }
 
@@ -98,23 +105,37 @@ pub(crate) struct CallClient {
     threshold: LogThreshold,
     /// The call's own response stream, while it is open (stateful HTTP).
     stream: Option<UnboundedSender<ServerJsonRpcMessage>>,
+    /// How the call asks the client questions.
+    inputs: Arc<Inputs>,
 }
 
 impl CallClient {
     /// `stream`: where messages the call causes go ahead of its response, if the
     /// transport gives the call a stream of its own; else they go through the peer.
+    /// `threshold`: the connection's log level, for a request of a revision that sets it
+    /// with `logging/setLevel` (a 2026-07-28 request says its own in `_meta`).
     pub(crate) fn new(
         context: &RequestContext<RoleServer>,
         threshold: LogThreshold,
         stream: Option<UnboundedSender<ServerJsonRpcMessage>>,
+        inputs: Arc<Inputs>,
     ) -> Self {
+        let threshold = match context.meta.protocol_version() {
+            Some(version) if !version.has_initialize() => LogThreshold::of_request(context.meta.log_level()),
+            _ => threshold,
+        };
         Self {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
             cancel: context.ct.clone(),
             threshold,
             stream,
+            inputs,
         }
+    }
+
+    pub(crate) fn inputs(&self) -> &Inputs {
+        &self.inputs
     }
 
     /// Sends a notification the call causes: on the call's own stream while it is open,

@@ -3,7 +3,14 @@
 use rmcp::RoleServer;
 use rmcp::service::Peer;
 
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
 use super::{CallClient, LogLevel, States};
+use crate::error::ToolError;
+use crate::input::{Answer, Ask};
 use crate::auth::Principal;
 use crate::flow::FlowId;
 use crate::store::StoreKey;
@@ -89,9 +96,79 @@ impl Ctx {
     }
 
     /// The client itself, for what the negotiated protocol allows the server to ask of it
-    /// (sampling, elicitation, roots). MCP 2026-07-28 refuses server-to-client requests.
+    /// (sampling, elicitation, roots). MCP 2026-07-28 refuses server-to-client requests:
+    /// ask through [`Ctx::ask`] instead, which works on both revisions.
     pub fn peer(&self) -> &Peer<RoleServer> {
         self.client.peer()
+    }
+}
+
+/// Asking the client (see [`crate::input`] for how each protocol revision carries it).
+impl Ctx {
+    /// Asks the client one question, under `key` (a name of the handler's choosing, unique
+    /// within the call: on MCP 2026-07-28 the answer comes back under it in the retried
+    /// call). The wait counts against the handler's deadline.
+    ///
+    /// ```no_run
+    /// # use toolgate_runtime::{Ctx, ToolError};
+    /// # use toolgate_runtime::input::Ask;
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Reason { reason: String }
+    /// # async fn f(ctx: Ctx) -> Result<(), ToolError> {
+    /// let answer = ctx.ask("reason", Ask::form::<Reason>("Why is this invoice rejected?")?).await?;
+    /// let Some(Reason { reason }) = answer.accepted::<Reason>()? else {
+    ///     return Err(ToolError::failed("NOT_REJECTED", "the person did not give a reason"));
+    /// };
+    /// # Ok(()) }
+    /// ```
+    pub async fn ask(&self, key: impl Into<String>, question: Ask) -> Result<Answer, ToolError> {
+        let key = key.into();
+        let mut answers = self.ask_all([(key.clone(), question)]).await?;
+        answers.remove(&key).ok_or_else(|| ToolError::internal("an asked question has no answer"))
+    }
+
+    /// Asks several questions at once (on MCP 2026-07-28, in one round).
+    pub async fn ask_all(
+        &self,
+        questions: impl IntoIterator<Item = (String, Ask)>,
+    ) -> Result<BTreeMap<String, Answer>, ToolError> {
+        self.client.inputs().ask_all(questions.into_iter().collect()).await
+    }
+
+    /// Asks the person to fill in a form of `T`'s fields (elicitation, form mode); `None`
+    /// if they declined or cancelled.
+    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
+        &self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Result<Option<T>, ToolError> {
+        self.ask(key, Ask::form::<T>(message)?).await?.accepted()
+    }
+
+    /// Asks the person to open `url` (elicitation, URL mode): for what must not pass through
+    /// the model. Whether they accepted.
+    pub async fn elicit_url(
+        &self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<bool, ToolError> {
+        Ok(matches!(self.ask(key, Ask::url(message, url)).await?, Answer::Accepted(_)))
+    }
+
+    /// Asks the client's model to complete `prompt` (sampling) in at most `max_tokens`
+    /// tokens; the text it wrote.
+    #[deprecated(note = "sampling is deprecated by MCP (SEP-2577); clients may stop offering it")]
+    #[allow(deprecated)]
+    pub async fn sample(
+        &self,
+        key: impl Into<String>,
+        prompt: impl Into<String>,
+        max_tokens: u32,
+    ) -> Result<String, ToolError> {
+        match self.ask(key, Ask::sample(prompt, max_tokens)).await? {
+            Answer::Sampled { text, .. } => Ok(text),
+            _ => Err(ToolError::input_unavailable("the client did not sample")),
+        }
     }
 }
 

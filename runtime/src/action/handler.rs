@@ -53,6 +53,23 @@ impl<T: Serialize + JsonSchema + Send + 'static> ActionOutput for T {
     const IO: OutputIo<T> = OutputIo { schema: schema_for::<T>, render: serialize_output::<T>, types: PhantomData };
 }
 
+/// Content blocks: the result's `content`, with no structured type of the handler's own.
+impl ActionOutput for crate::content::Content {
+    const IO: OutputIo<Self> = OutputIo {
+        schema: empty_object_schema,
+        render: |content| Ok(Output { structured: Value::Object(Map::new()), blocks: Some(content.into_blocks()) }),
+        types: PhantomData,
+    };
+}
+
+/// What a handler's output becomes: the result's `structuredContent`, and its content
+/// blocks when the handler returned [`Content`](crate::content::Content).
+#[derive(Debug)]
+pub struct Output {
+    pub(crate) structured: Value,
+    pub(crate) blocks: Option<Vec<rmcp::model::ContentBlock>>,
+}
+
 /// A handler with its types erased.
 #[derive(Clone, Copy)]
 pub struct Handler {
@@ -91,8 +108,8 @@ impl InputIo<()> {
 pub struct OutputIo<O> {
     /// The output's schema.
     pub schema: fn() -> Schema,
-    /// Output → `structuredContent`.
-    pub render: fn(O) -> Result<Value, ToolError>,
+    /// Output → `structuredContent` (and content blocks).
+    pub render: fn(O) -> Result<Output, ToolError>,
     types: PhantomData<fn(O)>,
 }
 
@@ -100,7 +117,7 @@ pub struct OutputIo<O> {
 pub type Arguments = Map<String, Value>;
 
 /// What the generated call function returns.
-pub type Called = BoxFuture<Result<Value, ToolError>>;
+pub type Called = BoxFuture<Result<Output, ToolError>>;
 
 fn schema_for<T: JsonSchema>() -> Schema {
     SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>()
@@ -136,9 +153,9 @@ fn deserialize_input<I: DeserializeOwned>(arguments: Map<String, Value>) -> Resu
     })
 }
 
-fn serialize_output<O: Serialize>(output: O) -> Result<Value, ToolError> {
+fn serialize_output<O: Serialize>(output: O) -> Result<Output, ToolError> {
     match serde_json::to_value(output) {
-        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(structured @ Value::Object(_)) => Ok(Output { structured, blocks: None }),
         Ok(other) => {
             Err(ToolError::internal(format_args!("the handler's output must serialize to a JSON object, got {other}")))
         }

@@ -18,7 +18,7 @@ pub(crate) use client::{CallClient, LogThreshold};
 pub use ctx::{Ctx, Progress};
 pub use declared::{DeclaredMachine, DeclaredState, IdChar, MachineDeclared, MachineId, declared_machine};
 pub use extract::FromCtx;
-pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, OutputIo};
+pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo};
 pub use placement::{AtModuleLevel, ThisAction};
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};

@@ -87,6 +87,8 @@ codes! {
     Timeout = "TIMEOUT",
     /// The client cancelled the call.
     Cancelled = "CANCELLED",
+    /// The call needs to ask the client something it cannot ask or the client cannot answer.
+    InputUnavailable = "INPUT_UNAVAILABLE",
     /// The flow store is down.
     StoreUnavailable = "STORE_UNAVAILABLE",
     /// A bug on the server side.
@@ -144,6 +146,8 @@ enum Repr {
     // The client asked not to hear back, so this result rarely travels.
     #[error("the call was cancelled; nothing was committed")]
     Cancelled,
+    #[error("{0}; nothing was committed")]
+    InputUnavailable(String),
     #[error("{0}")]
     StoreUnavailable(StoreUnavailable),
     #[error("{0}")]
@@ -327,6 +331,11 @@ impl ToolError {
         Self::new(Repr::Cancelled)
     }
 
+    /// `INPUT_UNAVAILABLE`: the handler needed the client's answer and cannot have it.
+    pub(crate) fn input_unavailable(message: impl Into<String>) -> Self {
+        Self::new(Repr::InputUnavailable(message.into()))
+    }
+
     /// `STORE_UNAVAILABLE`: `detail` goes to the server's log under a fresh correlation id.
     pub(crate) fn store_unavailable(detail: impl std::fmt::Display, retry_after_ms: u64) -> Self {
         let correlation_id = correlation_id();
@@ -383,6 +392,7 @@ impl ToolError {
             Repr::InsufficientScope(_) => Code::InsufficientScope,
             Repr::Timeout(_) => Code::Timeout,
             Repr::Cancelled => Code::Cancelled,
+            Repr::InputUnavailable(_) => Code::InputUnavailable,
             Repr::StoreUnavailable(_) => Code::StoreUnavailable,
             Repr::Internal(_) => Code::Internal,
             Repr::Failed(failure) => return Err(failure),
@@ -429,7 +439,7 @@ impl ToolError {
             Repr::StoreUnavailable(refusal) => to_value(refusal),
             Repr::Internal(internal) => to_value(internal),
             Repr::Failed(failure) => to_value(&failure.advice()),
-            Repr::NotFound(_) | Repr::Cancelled => Map::new(),
+            Repr::NotFound(_) | Repr::Cancelled | Repr::InputUnavailable(_) => Map::new(),
         };
         for (key, value) in fields {
             // `code` and `message` are the contract; nothing a payload says overwrites them.

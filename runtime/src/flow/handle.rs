@@ -133,10 +133,7 @@ impl HandleSigner {
     /// can present it.
     pub(crate) fn mint(&self, flow_id: &str, expires_at_ms: u64, principal: Option<&Principal>) -> String {
         let claims = Claims { flow: flow_id.to_string(), expires_at_ms, principal: principal.map(Principal::digest) };
-        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).expect("claims serialize"));
-        let signed = format!("{PREFIX}.{payload}");
-        let tag = URL_SAFE_NO_PAD.encode(self.tag(&signed));
-        format!("{signed}.{tag}")
+        self.seal(PREFIX, &serde_json::to_vec(&claims).expect("claims serialize"))
     }
 
     /// Checks the tag first (in constant time), then that `principal` is the one the handle
@@ -148,21 +145,7 @@ impl HandleSigner {
         now_ms: u64,
         principal: Option<&Principal>,
     ) -> Result<Verified, HandleError> {
-        let (signed, tag) = handle.rsplit_once('.').ok_or(HandleError::Invalid)?;
-        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| HandleError::Invalid)?;
-        // Every key is tried (each comparison in constant time): how long this takes
-        // says nothing about which key, if any, matched.
-        let matched = self.macs.iter().fold(false, |matched, mac| {
-            let mut mac = mac.clone();
-            mac.update(signed.as_bytes());
-            mac.verify_slice(&tag).is_ok() | matched
-        });
-        if !matched {
-            return Err(HandleError::Invalid);
-        }
-        // Signed by us: what follows can only fail if our own format changed.
-        let payload = signed.strip_prefix(PREFIX).and_then(|p| p.strip_prefix('.')).ok_or(HandleError::Invalid)?;
-        let bytes = URL_SAFE_NO_PAD.decode(payload).map_err(|_| HandleError::Invalid)?;
+        let bytes = self.open(PREFIX, handle).ok_or(HandleError::Invalid)?;
         let claims: Claims = serde_json::from_slice(&bytes).map_err(|_| HandleError::Invalid)?;
         if claims.principal != principal.map(Principal::digest) {
             return Err(HandleError::Invalid);
@@ -171,6 +154,32 @@ impl HandleSigner {
             return Err(HandleError::Expired);
         }
         Ok(Verified { flow_id: claims.flow })
+    }
+
+    /// `payload` signed with the signing key for `purpose` (a prefix naming what the token
+    /// is, `tg1` for a handle: a token sealed for one purpose never opens as another).
+    /// Signed, not encrypted: the payload is readable.
+    pub(crate) fn seal(&self, purpose: &str, payload: &[u8]) -> String {
+        let signed = format!("{purpose}.{}", URL_SAFE_NO_PAD.encode(payload));
+        let tag = URL_SAFE_NO_PAD.encode(self.tag(&signed));
+        format!("{signed}.{tag}")
+    }
+
+    /// The payload of a token [`seal`](Self::seal)ed for `purpose` by any accepted key;
+    /// `None` for anything else (forged, altered, another purpose's).
+    pub(crate) fn open(&self, purpose: &str, token: &str) -> Option<Vec<u8>> {
+        let (signed, tag) = token.rsplit_once('.')?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+        let matched = self.macs.iter().fold(false, |matched, mac| {
+            let mut mac = mac.clone();
+            mac.update(signed.as_bytes());
+            mac.verify_slice(&tag).is_ok() | matched
+        });
+        let payload = signed.strip_prefix(purpose)?.strip_prefix('.')?;
+        if !matched {
+            return None;
+        }
+        URL_SAFE_NO_PAD.decode(payload).ok()
     }
 
     fn tag(&self, signed: &str) -> Vec<u8> {

@@ -77,6 +77,11 @@ impl Flows {
         Self { signer, argument }
     }
 
+    /// The signer, for other tokens the server seals with the same keys.
+    pub(crate) fn signer(&self) -> &HandleSigner {
+        &self.signer
+    }
+
     /// The argument that carries handles.
     pub(crate) fn argument(&self) -> &str {
         &self.argument

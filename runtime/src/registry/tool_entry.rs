@@ -244,7 +244,12 @@ impl ToolEntry {
                 return Err(vec![StartupProblem::Schema { tool, problem, location }]);
             }
         };
-        let output = output.map(|mut schema| {
+        // An output with no field at all (a handler returning content blocks, on a tool
+        // toolgate adds no field to) has no structured content to describe.
+        let has_fields = |schema: &JsonObject| {
+            schema.get("properties").and_then(Value::as_object).is_some_and(|properties| !properties.is_empty())
+        };
+        let output = output.filter(has_fields).map(|mut schema| {
             admit_errors(&mut schema);
             let mut schema = Value::Object(schema);
             keep_standard_formats(&mut schema);

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use super::Shared;
 use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
-use crate::action::{ActionRegistration, CallClient, Ctx};
+use crate::action::{ActionRegistration, CallClient, Ctx, Output};
 use crate::auth::Principal;
 use crate::domain::field;
 use crate::error::ToolError;
@@ -29,6 +29,8 @@ use crate::store::{Snapshot, StoreKey};
 /// whether the session's tool list changed.
 pub(super) struct Reply {
     pub(super) content: Value,
+    /// The content blocks of a handler that returned [`Content`](crate::content::Content).
+    pub(super) blocks: Option<Vec<rmcp::model::ContentBlock>>,
     pub(super) is_error: bool,
     pub(super) listing_changed: bool,
     /// The keyed instance whose state the call moved, if it fired a transition on one.
@@ -46,6 +48,7 @@ pub(super) struct CallSource<'a> {
 /// A successful call before its reply is built.
 struct Done {
     content: Value,
+    blocks: Option<Vec<rmcp::model::ContentBlock>>,
     /// The domain the result echoes.
     domain: Option<String>,
     listing_changed: bool,
@@ -77,7 +80,7 @@ impl Shared {
         let (outcome, idempotency) = match gate::admit(&judge, tool, source.origin, source.caller, arguments).await {
             // An idempotent retry: the first result, as it was.
             Ok(Admission::Replay(content)) => {
-                return Reply { content, is_error: false, listing_changed: false, moved: None };
+                return Reply { content, blocks: None, is_error: false, listing_changed: false, moved: None };
             }
             Ok(Admission::Run(admitted)) => {
                 let active = tool.domain.is_none().then(|| self.active_domain(&admitted.flow_before));
@@ -91,7 +94,7 @@ impl Shared {
             Err(refused) => (Err(refused), None),
         };
         match outcome {
-            Ok(Done { mut content, domain, listing_changed, handle, moved }) => {
+            Ok(Done { mut content, blocks, domain, listing_changed, handle, moved }) => {
                 field::echo(&mut content, domain.as_deref());
                 if let (Some(handle), Value::Object(fields)) = (handle, &mut content) {
                     fields.insert(self.flows.argument().into(), handle.into());
@@ -99,7 +102,7 @@ impl Shared {
                 if let Some(idempotency) = idempotency {
                     idempotency.remember(self.store.as_ref(), &content).await;
                 }
-                Reply { content, is_error: false, listing_changed, moved }
+                Reply { content, blocks, is_error: false, listing_changed, moved }
             }
             Err(Refused { error, new_flow, active_domain }) => {
                 let mut content = error.to_structured();
@@ -107,7 +110,7 @@ impl Shared {
                     self.flows.explain_new_flow(&error, &mut content);
                 }
                 field::echo(&mut content, tool.domain.or(active_domain.as_deref()));
-                Reply { content, is_error: true, listing_changed: false, moved: None }
+                Reply { content, blocks: None, is_error: true, listing_changed: false, moved: None }
             }
         }
     }
@@ -180,13 +183,13 @@ impl Shared {
             _ => false,
         };
 
-        let (content, domain) = match output {
-            Some(mut content) => {
+        let (content, blocks, domain) = match output {
+            Some(Output { structured: mut content, blocks }) => {
                 if let (Some(state), Value::Object(fields)) = (&state, &mut content) {
                     fields.insert(STATE_FIELD.into(), state.as_str().into());
                 }
                 let domain = tool.domain.map(str::to_string).or_else(|| self.active_domain(flow_now));
-                (content, domain)
+                (content, blocks, domain)
             }
             None => {
                 // `switch_domain`: the domain now active, and what can be called in it.
@@ -195,10 +198,10 @@ impl Shared {
                     .seen_by(principal)
                     .callable_names();
                 let previous = flow_before.active_domain.clone();
-                (json!({ "domain": switch, "previous_domain": previous, "tools": callable }), switch)
+                (json!({ "domain": switch, "previous_domain": previous, "tools": callable }), None, switch)
             }
         };
-        Ok(Done { content, domain, listing_changed, handle, moved: moved_instance })
+        Ok(Done { content, blocks, domain, listing_changed, handle, moved: moved_instance })
     }
 
     /// What a session with `focus` lists over `flow`.
@@ -218,7 +221,7 @@ impl Shared {
         registration: &'static ActionRegistration,
         arguments: Map<String, Value>,
         ctx: Ctx,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<Output, ToolError> {
         let deadline = registration.timeout_ms.map_or(self.limits.handler_timeout, Duration::from_millis);
         let cancellation = ctx.client.cancellation().clone();
         // Creating the handler's future runs none of its code (the generated call function

@@ -16,6 +16,7 @@ use serde_json::json;
 use super::Shared;
 use super::call::CallSource;
 use super::call_stream::CallSink;
+use super::rounds::Retry;
 use super::focus::{SessionFocus, focus_states};
 use crate::action::{CallClient, LogThreshold};
 use crate::auth::Principal;
@@ -317,7 +318,10 @@ impl ServerHandler for Connection {
         let stream = context.extensions.get::<CallSink>().map(|sink| sink.0.clone());
         let caller = self.caller(&context);
         self.check_owner(caller.principal.as_ref())?;
-        let client = CallClient::new(&context, self.state.log_threshold.clone(), stream);
+        let retry = Retry { request_state: request.request_state, input_responses: request.input_responses };
+        let call = format!("tools/call:{}", tool.name);
+        let round = self.shared.round(&context, kept, caller.principal.as_ref(), &call, &arguments, retry)?;
+        let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
         let source = CallSource { origin: &origin, caller: &caller, session };
         // Boxed: rmcp moves this handler's future into a task of its own, so the call's
         // future — the pipeline, the handler, the commit — is allocated once here instead
@@ -335,10 +339,22 @@ impl ServerHandler for Connection {
             let changed = ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
             client.notify(ServerNotification::ToolListChangedNotification(changed)).await;
         }
-        let result = if reply.is_error {
-            CallToolResult::structured_error(reply.content)
-        } else {
-            CallToolResult::structured(reply.content)
+        if reply.is_error
+            && let Some(asked) = round.unanswered(&self.shared)
+        {
+            // The handler stopped to ask the client (MCP 2026-07-28): nothing committed.
+            return asked.map(Into::into);
+        }
+        let result = match reply.blocks {
+            _ if reply.is_error => CallToolResult::structured_error(reply.content),
+            None => CallToolResult::structured(reply.content),
+            // Content blocks are the result's content; toolgate's own fields, if the tool
+            // has any, its structured content.
+            Some(blocks) => {
+                let mut result = CallToolResult::success(blocks);
+                result.structured_content = Some(reply.content).filter(|c| c.as_object().is_some_and(|o| !o.is_empty()));
+                result
+            }
         };
         Ok(result.into())
     }

@@ -8,6 +8,7 @@ mod connection;
 mod focus;
 mod http;
 mod listeners;
+mod rounds;
 mod transport;
 mod watchers;
 mod wire;

@@ -1,0 +1,403 @@
+//! Asking the client during a call: elicitation (a form the person fills in, or a URL
+//! they open), and the deprecated sampling and roots.
+//!
+//! A handler asks through [`Ctx::ask`](crate::Ctx::ask) and friends; how the question
+//! travels depends on the protocol revision of the call:
+//!
+//! - **MCP 2025-11-25** (stdio, a stateful HTTP session): the server sends the client a
+//!   request (`elicitation/create`, `sampling/createMessage`, `roots/list`) and the
+//!   handler waits for its answer, within its deadline; a cancelled call stops waiting.
+//!   A sessionless server cannot wait for an answer on this revision: the question is
+//!   refused with `INPUT_UNAVAILABLE`.
+//! - **MCP 2026-07-28** (multi round-trip requests): the call ends with an
+//!   `InputRequiredResult` naming the questions, and a `requestState` the server sealed;
+//!   the client retries the call with the answers, and the handler runs again from the
+//!   start, this time receiving them. Nothing commits in a round that asked. The sealed
+//!   state is bound to the principal, the tool and the arguments: it is refused on any
+//!   other call, and altered it is refused too (`-32602`).
+//!
+//! Either way, a question the client did not declare it can answer is refused: on
+//! 2026-07-28 with the protocol's `-32021` error naming the capability, on 2025-11-25 with
+//! `INPUT_UNAVAILABLE`.
+//!
+//! Because a 2026-07-28 handler runs once per round, what it does before its questions
+//! are answered runs once per round too: ask first, act after.
+
+// Sampling and roots are deprecated by SEP-2577 in rmcp 3.11 but still part of the
+// revisions toolgate serves; they stay behind toolgate's own `Ask`.
+#![allow(deprecated)]
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ElicitationSchema, InputRequest,
+    InputRequests, ListRootsRequest, ListRootsResult, RootsCapabilities, SamplingCapability, SamplingMessage,
+    UrlElicitationCapability,
+};
+use rmcp::service::{Peer, RequestContext};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::auth::Principal;
+use crate::error::ToolError;
+use crate::flow::HandleSigner;
+
+/// One question for the client, for [`Ctx::ask`](crate::Ctx::ask).
+#[derive(Debug, Clone)]
+pub struct Ask {
+    request: InputRequest,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Form,
+    Url,
+    Sampling,
+    Roots,
+}
+
+impl Ask {
+    /// A form the person fills in, its fields those of `T` (a flat object of strings,
+    /// numbers, booleans and enums, as MCP elicitation allows), with `message` saying why.
+    /// Fails (an internal error) for a `T` that is not such an object.
+    pub fn form<T: JsonSchema>(message: impl Into<String>) -> Result<Self, ToolError> {
+        let schema = ElicitationSchema::from_type::<T>().map_err(|_| {
+            ToolError::internal(format_args!(
+                "`{}` cannot be asked for in a form: elicitation takes a flat object of strings, numbers, booleans and enums",
+                std::any::type_name::<T>()
+            ))
+        })?;
+        Ok(Self::with_schema(message.into(), schema))
+    }
+
+    /// A form described by a JSON Schema (`{"type": "object", "properties": …}`, flat,
+    /// as MCP elicitation allows). Fails (an internal error) for any other schema.
+    pub fn form_schema(message: impl Into<String>, schema: Value) -> Result<Self, ToolError> {
+        let schema: ElicitationSchema = serde_json::from_value(schema).map_err(|_| {
+            ToolError::internal("this schema cannot be asked for in a form: elicitation takes a flat object schema")
+        })?;
+        Ok(Self::with_schema(message.into(), schema))
+    }
+
+    fn with_schema(message: String, requested_schema: ElicitationSchema) -> Self {
+        let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
+        Self { request: InputRequest::Elicitation(ElicitRequest::new(params)), kind: Kind::Form }
+    }
+
+    /// A page for the person to open (URL-mode elicitation): for what must not pass through
+    /// the model (a payment, a sign-in). The answer says whether they accepted.
+    pub fn url(message: impl Into<String>, url: impl Into<String>) -> Self {
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: message.into(),
+            url: url.into(),
+            elicitation_id: uuid::Uuid::new_v4().simple().to_string(),
+        };
+        Self { request: InputRequest::Elicitation(ElicitRequest::new(params)), kind: Kind::Url }
+    }
+
+    /// A completion from the client's model, of at most `max_tokens` tokens, for `prompt`.
+    #[deprecated(note = "sampling is deprecated by MCP (SEP-2577); clients may stop offering it")]
+    pub fn sample(prompt: impl Into<String>, max_tokens: u32) -> Self {
+        let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], max_tokens);
+        Self { request: InputRequest::CreateMessage(CreateMessageRequest::new(params)), kind: Kind::Sampling }
+    }
+
+    /// The client's roots (the directories or places it works in).
+    #[deprecated(note = "roots are deprecated by MCP (SEP-2577); clients may stop offering them")]
+    pub fn roots() -> Self {
+        Self { request: InputRequest::ListRoots(ListRootsRequest::default()), kind: Kind::Roots }
+    }
+
+    /// The capability a client declares when it can answer this question.
+    fn capability(&self) -> ClientCapabilities {
+        let mut needed = ClientCapabilities::default();
+        match self.kind {
+            Kind::Form => needed.elicitation = Some(ElicitationCapability::default()),
+            Kind::Url => {
+                needed.elicitation = Some(ElicitationCapability::new().with_url(UrlElicitationCapability::default()));
+            }
+            Kind::Sampling => needed.sampling = Some(SamplingCapability::default()),
+            Kind::Roots => needed.roots = Some(RootsCapabilities::default()),
+        }
+        needed
+    }
+
+    /// Whether a client with `capabilities` can answer.
+    fn answerable_by(&self, capabilities: &ClientCapabilities) -> bool {
+        let elicitation = capabilities.elicitation.as_ref();
+        match self.kind {
+            // A bare `elicitation: {}` means forms (MCP 2025-06-18).
+            Kind::Form => elicitation.is_some_and(|e| e.form.is_some() || e.url.is_none()),
+            Kind::Url => elicitation.is_some_and(|e| e.url.is_some()),
+            Kind::Sampling => capabilities.sampling.is_some(),
+            Kind::Roots => capabilities.roots.is_some(),
+        }
+    }
+
+    /// The client's answer in `value` (an MCP result), if it is one for this question.
+    fn read(&self, value: Value) -> Option<Answer> {
+        match self.kind {
+            Kind::Form | Kind::Url => {
+                let result: ElicitResult = serde_json::from_value(value).ok()?;
+                Some(match result.action {
+                    ElicitationAction::Accept => Answer::Accepted(result.content),
+                    ElicitationAction::Decline => Answer::Declined,
+                    // `cancel`, and whatever later revisions add: no choice made.
+                    _ => Answer::Cancelled,
+                })
+            }
+            Kind::Sampling => {
+                let result: CreateMessageResult = serde_json::from_value(value).ok()?;
+                let text = result.message.content.into_vec().into_iter().find_map(|block| block.as_text().cloned())?;
+                Some(Answer::Sampled { text: text.text, model: result.model })
+            }
+            Kind::Roots => {
+                let result: ListRootsResult = serde_json::from_value(value).ok()?;
+                Some(Answer::Roots(result.roots.into_iter().map(|root| Root { uri: root.uri, name: root.name }).collect()))
+            }
+        }
+    }
+}
+
+/// The client's answer to an [`Ask`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Answer {
+    /// The person accepted: with the form's content (none for a URL).
+    Accepted(Option<Value>),
+    /// The person declined.
+    Declined,
+    /// The person dismissed the question without choosing.
+    Cancelled,
+    /// The client's model answered (sampling).
+    Sampled {
+        /// The text of its message.
+        text: String,
+        /// The model that wrote it.
+        model: String,
+    },
+    /// The client's roots.
+    Roots(Vec<Root>),
+}
+
+impl Answer {
+    /// The accepted form's content as `T`; `None` if the person declined or cancelled.
+    /// Content that is not a `T` is an `INVALID_ARGUMENT` naming the field.
+    pub fn accepted<T: DeserializeOwned>(self) -> Result<Option<T>, ToolError> {
+        match self {
+            Self::Accepted(content) => {
+                let content = content.unwrap_or(Value::Object(Map::new()));
+                serde_path_to_error::deserialize(content).map(Some).map_err(|error| {
+                    let field = error.path().to_string();
+                    ToolError::invalid_argument(field, "the answer to the form does not have this field's type")
+                })
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// One of the client's roots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// Its URI (`file:///home/ann/project`).
+    pub uri: String,
+    /// Its name, if the client gave one.
+    pub name: Option<String>,
+}
+
+/// How one call's questions reach its client, and what a 2026-07-28 round asked.
+#[derive(Debug)]
+pub(crate) struct Inputs {
+    era: Era,
+    round: Mutex<Round>,
+}
+
+#[derive(Debug)]
+enum Era {
+    /// MCP 2026-07-28: questions end the round; `answers` came with the retry.
+    Rounds { capabilities: ClientCapabilities, answers: BTreeMap<String, Value> },
+    /// MCP 2025-11-25 on a connection the server keeps: a request to the client.
+    Requests { peer: Peer<RoleServer>, capabilities: ClientCapabilities },
+    /// No way to ask (a sessionless 2025-11-25 request).
+    Unavailable,
+}
+
+#[derive(Debug, Default)]
+struct Round {
+    /// Answers the handler used, carried into the next round's sealed state.
+    used: BTreeMap<String, Value>,
+    /// Questions not answered yet.
+    pending: InputRequests,
+    /// What the client must declare to answer a question it cannot.
+    missing: Option<ClientCapabilities>,
+}
+
+/// How a call that asked ended, when its handler did not finish.
+pub(crate) enum Unanswered {
+    /// Questions for the client (2026-07-28): answer them and call again.
+    Questions { requests: InputRequests, answered: BTreeMap<String, Value> },
+    /// A question the client declared it cannot answer (2026-07-28).
+    Missing(ClientCapabilities),
+}
+
+impl Inputs {
+    /// For the request `context` serves: `kept`, whether the server keeps its connection;
+    /// `answers`, what a 2026-07-28 retry brought (its sealed state's and its own).
+    pub(crate) fn new(context: &RequestContext<RoleServer>, kept: bool, answers: BTreeMap<String, Value>) -> Self {
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let era = match context.protocol_version() {
+            Some(version) if !version.has_initialize() => Era::Rounds { capabilities, answers },
+            _ if kept => Era::Requests { peer: context.peer.clone(), capabilities },
+            _ => Era::Unavailable,
+        };
+        Self { era, round: Mutex::new(Round::default()) }
+    }
+
+    /// Inputs where nothing can be asked (a call made outside a client request).
+    #[cfg(test)]
+    pub(crate) fn unavailable() -> Self {
+        Self { era: Era::Unavailable, round: Mutex::new(Round::default()) }
+    }
+
+    fn round(&self) -> std::sync::MutexGuard<'_, Round> {
+        self.round.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Asks every question, keyed by names the handler chooses (unique within the call);
+    /// answers in the same keys.
+    pub(crate) async fn ask_all(&self, questions: Vec<(String, Ask)>) -> Result<BTreeMap<String, Answer>, ToolError> {
+        match &self.era {
+            Era::Unavailable => Err(ToolError::input_unavailable(
+                "this call cannot ask the client anything: a sessionless server cannot wait for an answer on MCP 2025-11-25 (use a session, or MCP 2026-07-28)",
+            )),
+            Era::Rounds { capabilities, answers } => {
+                let mut round = self.round();
+                let mut answered = BTreeMap::new();
+                for (key, ask) in questions {
+                    if !ask.answerable_by(capabilities) {
+                        round.missing = Some(ask.capability());
+                        return Err(unanswerable(&ask));
+                    }
+                    match answers.get(&key).cloned().and_then(|value| Some((ask.read(value.clone())?, value))) {
+                        Some((answer, value)) => {
+                            round.used.insert(key.clone(), value);
+                            answered.insert(key, answer);
+                        }
+                        None => {
+                            round.pending.insert(key, ask.request);
+                        }
+                    }
+                }
+                if round.pending.is_empty() {
+                    Ok(answered)
+                } else {
+                    Err(ToolError::input_unavailable("the client must answer first"))
+                }
+            }
+            Era::Requests { peer, capabilities } => {
+                let mut answered = BTreeMap::new();
+                for (key, ask) in questions {
+                    if !ask.answerable_by(capabilities) {
+                        return Err(unanswerable(&ask));
+                    }
+                    let answer = request(peer, &ask).await?;
+                    answered.insert(key, answer);
+                }
+                Ok(answered)
+            }
+        }
+    }
+
+    /// After a handler that did not finish: whether it stopped to ask (2026-07-28).
+    pub(crate) fn unanswered(&self) -> Option<Unanswered> {
+        let mut round = self.round();
+        if let Some(missing) = round.missing.take() {
+            return Some(Unanswered::Missing(missing));
+        }
+        if round.pending.is_empty() {
+            return None;
+        }
+        Some(Unanswered::Questions {
+            requests: std::mem::take(&mut round.pending),
+            answered: std::mem::take(&mut round.used),
+        })
+    }
+}
+
+fn unanswerable(ask: &Ask) -> ToolError {
+    let what = match ask.kind {
+        Kind::Form => "elicitation (forms)",
+        Kind::Url => "URL elicitation",
+        Kind::Sampling => "sampling",
+        Kind::Roots => "roots",
+    };
+    ToolError::input_unavailable(format!("the client did not declare {what}, which this call needs"))
+}
+
+/// Asks a 2025-11-25 client, and waits for its answer.
+async fn request(peer: &Peer<RoleServer>, ask: &Ask) -> Result<Answer, ToolError> {
+    let refused = |error: rmcp::ServiceError| {
+        tracing::info!(%error, "the client did not answer the server's question");
+        ToolError::input_unavailable("the client did not answer the question this call asked")
+    };
+    let value = match &ask.request {
+        InputRequest::Elicitation(request) => {
+            serde_json::to_value(peer.create_elicitation(request.params.clone()).await.map_err(refused)?)
+        }
+        InputRequest::CreateMessage(request) => {
+            serde_json::to_value(peer.create_message(request.params.clone()).await.map_err(refused)?)
+        }
+        InputRequest::ListRoots(_) => serde_json::to_value(peer.list_roots().await.map_err(refused)?),
+        _ => return Err(ToolError::input_unavailable("this question cannot be asked on MCP 2025-11-25")),
+    };
+    value
+        .ok()
+        .and_then(|value| ask.read(value))
+        .ok_or_else(|| ToolError::input_unavailable("the client's answer is not one to the question asked"))
+}
+
+/// How long a sealed `requestState` is accepted.
+const REQUEST_STATE_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// What a token seals for a request state.
+const PURPOSE: &str = "tgs1";
+
+/// The state a 2026-07-28 round hands the client, sealed: the answers so far, bound to one
+/// call (its principal, its method and name, its arguments).
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    call: String,
+    answered: BTreeMap<String, Value>,
+    expires_at_ms: u64,
+    nonce: String,
+}
+
+/// Which call a request state belongs to: a digest of the principal, the method and name
+/// (`tools/call:invoice_pay`), and the arguments.
+pub(crate) fn call_digest(principal: Option<&Principal>, call: &str, arguments: &Map<String, Value>) -> String {
+    let principal = principal.map(Principal::key).unwrap_or_default();
+    crate::confirm::Transaction { principal: &principal, tool: call, subject: "", arguments }.digest()
+}
+
+/// Seals the answers of a round for the call `call` (its [`call_digest`]).
+pub(crate) fn seal(signer: &HandleSigner, call: String, answered: BTreeMap<String, Value>) -> String {
+    let expires_at_ms = crate::store::now_ms().saturating_add(REQUEST_STATE_TTL.as_millis() as u64);
+    let sealed = Sealed { call, answered, expires_at_ms, nonce: uuid::Uuid::new_v4().simple().to_string() };
+    signer.seal(PURPOSE, &serde_json::to_vec(&sealed).expect("a request state serializes"))
+}
+
+/// The answers sealed in `token`, if the server sealed it for the call `call`, and it has
+/// not expired.
+pub(crate) fn open(signer: &HandleSigner, token: &str, call: &str) -> Option<BTreeMap<String, Value>> {
+    let sealed: Sealed = serde_json::from_slice(&signer.open(PURPOSE, token)?).ok()?;
+    (sealed.call == call && sealed.expires_at_ms > crate::store::now_ms()).then_some(sealed.answered)
+}

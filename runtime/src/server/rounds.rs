@@ -1,0 +1,71 @@
+//! The rounds of a request that asks the client (MCP 2026-07-28's multi round-trip
+//! requests): a retry's sealed `requestState` opened and checked against the call, and a
+//! round that stopped to ask ended with an `InputRequiredResult` (see [`crate::input`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{ErrorData, InputRequiredResult, InputResponses};
+use rmcp::service::RequestContext;
+use serde_json::{Map, Value, json};
+
+use super::Shared;
+use crate::auth::Principal;
+use crate::input::{self, Inputs, Unanswered};
+
+/// One round of a request: how its handler asks, and which call it is.
+pub(super) struct Round {
+    pub(super) inputs: Arc<Inputs>,
+    /// The call the round's state is bound to ([`input::call_digest`]).
+    call: String,
+}
+
+/// What a request's retry brings: its sealed state and its answers.
+pub(super) struct Retry {
+    pub(super) request_state: Option<String>,
+    pub(super) input_responses: Option<InputResponses>,
+}
+
+impl Shared {
+    /// Starts a round of the request `call` (`tools/call:NAME`) with `arguments`, made by
+    /// `principal`: a retry's sealed state must be this server's, for this very call, and
+    /// unexpired, or the request is refused (`-32602`) before anything runs.
+    pub(super) fn round(
+        &self,
+        context: &RequestContext<RoleServer>,
+        kept: bool,
+        principal: Option<&Principal>,
+        call: &str,
+        arguments: &Map<String, Value>,
+        retry: Retry,
+    ) -> Result<Round, ErrorData> {
+        let digest = input::call_digest(principal, call, arguments);
+        let mut answers = match &retry.request_state {
+            None => BTreeMap::new(),
+            Some(state) => input::open(self.flows.signer(), state, &digest).ok_or_else(|| {
+                ErrorData::invalid_params(
+                    "requestState failed its integrity check, expired, or belongs to another call: call again without it",
+                    Some(json!({ "code": "INVALID_REQUEST_STATE" })),
+                )
+            })?,
+        };
+        // This round's answers; an answer to a question no round asked is never read.
+        answers.extend(retry.input_responses.unwrap_or_default());
+        Ok(Round { inputs: Arc::new(Inputs::new(context, kept, answers)), call: digest })
+    }
+}
+
+impl Round {
+    /// After a handler that did not finish: the round's end if it stopped to ask — the
+    /// questions with the answers so far sealed, or the capability the client lacks.
+    pub(super) fn unanswered(&self, shared: &Shared) -> Option<Result<InputRequiredResult, ErrorData>> {
+        Some(match self.inputs.unanswered()? {
+            Unanswered::Questions { requests, answered } => {
+                let state = input::seal(shared.flows.signer(), self.call.clone(), answered);
+                Ok(InputRequiredResult::new(Some(requests), Some(state)))
+            }
+            Unanswered::Missing(capabilities) => Err(ErrorData::missing_required_client_capability(capabilities)),
+        })
+    }
+}
