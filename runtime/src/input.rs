@@ -161,7 +161,9 @@ impl Ask {
             }
             Kind::Roots => {
                 let result: ListRootsResult = serde_json::from_value(value).ok()?;
-                Some(Answer::Roots(result.roots.into_iter().map(|root| Root { uri: root.uri, name: root.name }).collect()))
+                Some(Answer::Roots(
+                    result.roots.into_iter().map(|root| Root { uri: root.uri, name: root.name }).collect(),
+                ))
             }
         }
     }

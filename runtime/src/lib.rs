@@ -7,6 +7,7 @@
 mod action;
 mod arguments;
 mod auth;
+pub mod completion;
 pub mod confirm;
 pub mod content;
 mod domain;
@@ -15,7 +16,9 @@ pub mod flow;
 pub mod fsm;
 mod gate;
 pub mod input;
+pub mod prompt;
 pub mod registry;
+pub mod resource;
 mod schema;
 pub mod server;
 pub mod store;

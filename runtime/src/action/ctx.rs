@@ -9,10 +9,10 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::{CallClient, LogLevel, States};
-use crate::error::ToolError;
-use crate::input::{Answer, Ask};
 use crate::auth::Principal;
+use crate::error::ToolError;
 use crate::flow::FlowId;
+use crate::input::{Answer, Ask};
 use crate::store::StoreKey;
 
 /// The context of one tool call: a handler receives it when it takes a `ctx: Ctx` parameter.

@@ -3,7 +3,7 @@
 
 mod instance_key;
 
-pub(crate) use instance_key::CanonicalKeys;
+pub(crate) use instance_key::{CanonicalKeys, InstanceKey};
 mod startup_error;
 mod tool_entry;
 
@@ -286,6 +286,14 @@ impl Registry {
     /// Every scope some tool requires, once each, sorted.
     pub(crate) fn declared_scopes(&self) -> std::collections::BTreeSet<&'static str> {
         self.tools.iter().flat_map(|t| t.scopes().iter().copied()).collect()
+    }
+
+    /// The keyed machine `machine` and its key, as its tools read it from their arguments.
+    pub(crate) fn instance_key_of(&self, machine: &str) -> Option<(&Machine, &InstanceKey)> {
+        self.tools.iter().find_map(|tool| {
+            let m = tool.machine.as_deref().filter(|m| m.id() == machine)?;
+            Some((m, tool.instance.as_ref()?))
+        })
     }
 
     /// Whether some tool requires a scope, so that what a client lists depends on who it is.

@@ -135,6 +135,11 @@ pub enum StartupProblem {
         /// What is wrong with it.
         problem: String,
     },
+    /// A resource, resource template or prompt is declared wrongly.
+    Catalog {
+        /// What is wrong.
+        problem: String,
+    },
     /// The state store cannot be opened.
     Store {
         /// Why.
@@ -206,6 +211,7 @@ impl fmt::Display for StartupProblem {
             ),
             Self::Authentication { problem } => f.write_str(problem),
             Self::Store { problem } => f.write_str(problem),
+            Self::Catalog { problem } => f.write_str(problem),
             Self::HandleKey { problem } => {
                 write!(f, "{problem} (set it with ServerBuilder::handle_key or TOOLGATE_HANDLE_KEY)")
             }

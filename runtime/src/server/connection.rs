@@ -1,27 +1,32 @@
 //! [`Connection`]: rmcp's `ServerHandler` for one client connection — stdio, one stateful
 //! Streamable HTTP session, or one sessionless request.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, ServerNotification,
-    Tool, ToolListChangedNotification,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ErrorData, GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
+    ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig,
+    ServerNotification, SubscribeRequestParams, Tool, ToolListChangedNotification, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Shared;
 use super::call::CallSource;
 use super::call_stream::CallSink;
-use super::rounds::Retry;
+use super::catalog::Named;
 use super::focus::{SessionFocus, focus_states};
+use super::rounds::Retry;
 use crate::action::{CallClient, LogThreshold};
 use crate::auth::Principal;
 use crate::flow::Origin;
 use crate::gate::{self, Caller, Gate, Peer};
+use crate::prompt::PromptCall;
 use crate::store::StoreKey;
 
 /// Serves one client connection. A connection the server keeps (stdio, or a stateful
@@ -58,6 +63,9 @@ pub(crate) struct ConnectionState {
     listed: std::sync::Mutex<Option<Vec<String>>>,
     /// One refresh at a time, so two commits never both tell it of one change.
     refreshing: tokio::sync::Mutex<()>,
+    /// The resources it subscribed to (`resources/subscribe`, MCP 2025-11-25), each with
+    /// the instance it names, for a template bound to instances.
+    subscribed: std::sync::Mutex<BTreeMap<String, Option<StoreKey>>>,
 }
 
 /// A kept connection's flow is its own: removed from the store when the connection ends,
@@ -103,6 +111,7 @@ impl Connection {
             peer: std::sync::OnceLock::new(),
             listed: std::sync::Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
+            subscribed: std::sync::Mutex::new(BTreeMap::new()),
         };
         Self { shared, state: Arc::new(state) }
     }
@@ -222,12 +231,91 @@ impl super::Shared {
     /// re-lists and hears `list_changed` if its list changed (`except`: the session whose
     /// call it was, which its own reply tells).
     pub(super) fn tell_watchers(self: &Arc<Self>, key: &StoreKey, except: Option<&Arc<ConnectionState>>) {
+        self.tell_resource_subscribers(key);
         for state in self.watchers.watching(key) {
             if except.is_some_and(|caller| Arc::ptr_eq(caller, &state)) {
                 continue;
             }
             let connection = Connection { shared: self.clone(), state };
             tokio::spawn(connection.refresh());
+        }
+    }
+}
+
+impl Connection {
+    /// What subscribing to `uri` means for `principal`: the URI, and the instance it names
+    /// for a template bound to instances; `None` for a URI the principal may not read.
+    fn subscription(&self, uri: String, principal: Option<&Principal>) -> Option<(String, Option<StoreKey>)> {
+        let instance = match self.shared.resolve(&uri, principal)? {
+            Named::Resource(_) => None,
+            Named::Template { instance, .. } => instance.map(|instance| instance.key),
+        };
+        Some((uri, instance))
+    }
+}
+
+/// A prompt's renderer failed: the structured error as the JSON-RPC error's data.
+fn prompt_failed(name: &str, error: &crate::error::ToolError) -> ErrorData {
+    let mut data = error.to_structured();
+    if let Value::Object(fields) = &mut data {
+        fields.insert("prompt".into(), name.into());
+    }
+    match error.code() {
+        "INVALID_ARGUMENT" | "NOT_FOUND" => ErrorData::invalid_params(error.to_string(), Some(data)),
+        _ => ErrorData::internal_error(error.to_string(), Some(data)),
+    }
+}
+
+impl super::Shared {
+    /// A commit moved the instance at `key`: the sessions subscribed to one of its
+    /// resources, and the streams listening to one, hear `notifications/resources/updated`.
+    fn tell_resource_subscribers(self: &Arc<Self>, key: &StoreKey) {
+        let sessions = self.resource_watchers.watching(key);
+        if sessions.is_empty() && self.listeners.len() == 0 {
+            return;
+        }
+        let (shared, key) = (self.clone(), key.clone());
+        tokio::spawn(async move {
+            for session in sessions {
+                let uris: Vec<String> = lock(&session.subscribed)
+                    .iter()
+                    .filter(|(_, of)| of.as_ref() == Some(&key))
+                    .map(|(uri, _)| uri.clone())
+                    .collect();
+                for uri in uris {
+                    session.resource_updated(uri).await;
+                }
+            }
+            shared.listeners.instance_moved(&key).await;
+        });
+    }
+
+    /// The kept sessions still open.
+    pub(super) fn open_sessions(&self) -> Vec<Arc<ConnectionState>> {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|session| session.strong_count() > 0);
+        sessions.iter().filter_map(std::sync::Weak::upgrade).collect()
+    }
+}
+
+impl ConnectionState {
+    /// Tells the client `uri` changed, if it subscribed to it.
+    pub(super) async fn resource_updated(&self, uri: String) {
+        if !lock(&self.subscribed).contains_key(&uri) {
+            return;
+        }
+        let Some(peer) = self.peer.get() else { return };
+        let updated = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+        if let Err(error) = peer.notify_resource_updated(updated).await {
+            tracing::debug!(%error, "a subscribed session could not be told a resource changed");
+        }
+    }
+
+    /// Sends the client `notification` (a list changed), if it is a session with a client.
+    pub(super) async fn notify(&self, notification: ServerNotification) {
+        let Some(peer) = self.peer.get() else { return };
+        if let Err(error) = peer.send_notification(notification).await {
+            tracing::debug!(%error, "a session could not be told a list changed");
         }
     }
 }
@@ -240,8 +328,22 @@ fn store_unavailable(error: crate::store::StoreError) -> ErrorData {
 impl ServerHandler for Connection {
     #[allow(deprecated)] // logging: deprecated by SEP-2577, still served for the revisions that have it
     fn get_info(&self) -> ServerConfig {
-        let capabilities =
+        let catalog = &self.shared.catalog;
+        let mut capabilities =
             ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
+        if catalog.has_resources() {
+            let mut resources = ResourcesCapability::default();
+            (resources.subscribe, resources.list_changed) = (Some(true), Some(true));
+            capabilities.resources = Some(resources);
+        }
+        if catalog.has_prompts() {
+            let mut prompts = PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
+        }
+        if catalog.has_completions() {
+            capabilities.completions = Some(Default::default());
+        }
         let config = ServerConfig::new(capabilities).with_server_info(self.shared.implementation.clone());
         match &self.shared.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
@@ -263,12 +365,22 @@ impl ServerHandler for Connection {
         let _ = self.state.peer.set(context.peer.clone());
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        if self.shared.sessionless
-            && let Some(tools) = result.capabilities.tools.as_mut()
-        {
-            // A sessionless server has no stream to send a 2025-11-25 client
-            // `list_changed` on (2026-07-28 clients hear it on `subscriptions/listen`).
-            tools.list_changed = None;
+        if self.shared.sessionless {
+            // A sessionless server has no stream to send a 2025-11-25 client a
+            // notification on (2026-07-28 clients hear them on `subscriptions/listen`).
+            let capabilities = &mut result.capabilities;
+            if let Some(tools) = capabilities.tools.as_mut() {
+                tools.list_changed = None;
+            }
+            if let Some(prompts) = capabilities.prompts.as_mut() {
+                prompts.list_changed = None;
+            }
+            if let Some(resources) = capabilities.resources.as_mut() {
+                resources.list_changed = None;
+                resources.subscribe = None;
+            }
+        } else {
+            lock(&self.shared.sessions).push(Arc::downgrade(&self.state));
         }
         Ok(result)
     }
@@ -352,7 +464,8 @@ impl ServerHandler for Connection {
             // has any, its structured content.
             Some(blocks) => {
                 let mut result = CallToolResult::success(blocks);
-                result.structured_content = Some(reply.content).filter(|c| c.as_object().is_some_and(|o| !o.is_empty()));
+                result.structured_content =
+                    Some(reply.content).filter(|c| c.as_object().is_some_and(|o| !o.is_empty()));
                 result
             }
         };
@@ -398,7 +511,13 @@ impl ServerHandler for Connection {
         &self,
         requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
-        Some(requested.supported_by(&self.get_info().capabilities))
+        let mut accepted = requested.supported_by(&self.get_info().capabilities);
+        // Only resources this server has (which of them a principal may read, `listen`
+        // sees); a URI it does not know is dropped from the acknowledgement.
+        if let Some(uris) = accepted.resource_subscriptions.as_mut() {
+            uris.retain(|uri| self.shared.knows(uri));
+        }
+        Some(accepted)
     }
 
     /// Holds the acknowledged stream open, registered with the server, until the client
@@ -406,9 +525,133 @@ impl ServerHandler for Connection {
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
         let principal = self.principal(context.request_context());
         self.check_owner(principal.as_ref())?;
-        let _listening = self.shared.listeners.listen(context.sink().clone());
+        let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
+        let resources = uris.into_iter().filter_map(|uri| self.subscription(uri, principal.as_ref())).collect();
+        let _listening = self.shared.listeners.listen(context.sink().clone(), resources);
         context.cancelled().await;
         Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let principal = self.principal(&context);
+        self.check_owner(principal.as_ref())?;
+        Ok(self.shared.list_resources(principal.as_ref()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let principal = self.principal(&context);
+        self.check_owner(principal.as_ref())?;
+        Ok(self.shared.list_resource_templates(principal.as_ref()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let principal = self.principal(&context);
+        self.check_owner(principal.as_ref())?;
+        Ok(self.shared.read_resource(&request.uri, principal.as_ref()).await?.into())
+    }
+
+    /// `resources/subscribe` (MCP 2025-11-25 sessions): the session hears
+    /// `notifications/resources/updated` for `uri` — for an instance's resource, whenever a
+    /// call moves the instance.
+    #[allow(deprecated)] // legacy-only since 2026-07-28, still served to the revisions that have it
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let principal = self.principal(&context);
+        self.check_owner(principal.as_ref())?;
+        let (uri, instance) = self.subscription(request.uri.clone(), principal.as_ref()).ok_or_else(|| {
+            ErrorData::resource_not_found(format!("no resource `{}`", request.uri), Some(json!({ "uri": request.uri })))
+        })?;
+        if let Some(key) = &instance {
+            self.shared.resource_watchers.watch(key.clone(), &self.state);
+        }
+        lock(&self.state.subscribed).insert(uri, instance);
+        Ok(())
+    }
+
+    #[allow(deprecated)] // legacy-only since 2026-07-28, still served to the revisions that have it
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.check_owner(self.principal(&context).as_ref())?;
+        lock(&self.state.subscribed).remove(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let principal = self.principal(&context);
+        self.check_owner(principal.as_ref())?;
+        Ok(self.shared.list_prompts(principal.as_ref()))
+    }
+
+    /// `prompts/get`; a prompt that asks the client runs in rounds like a tool call.
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let principal = self.principal(&context);
+        self.check_owner(principal.as_ref())?;
+        let prompt = self.shared.prompt(&request.name, principal.as_ref())?;
+        let raw = request.arguments.unwrap_or_default();
+        let mut arguments = BTreeMap::new();
+        for (name, value) in &raw {
+            let Value::String(value) = value else {
+                return Err(ErrorData::invalid_params(
+                    format!("argument `{name}` of prompt `{}` must be a string", request.name),
+                    Some(json!({ "prompt": request.name, "argument": name })),
+                ));
+            };
+            arguments.insert(name.clone(), value.clone());
+        }
+        if let Some(missing) = prompt.missing(&arguments).first() {
+            return Err(ErrorData::invalid_params(
+                format!("prompt `{}` requires the argument `{missing}`", request.name),
+                Some(json!({ "prompt": request.name, "argument": missing })),
+            ));
+        }
+        let kept = matches!(self.origin(), Origin::Connection(_));
+        let retry = Retry { request_state: request.request_state, input_responses: request.input_responses };
+        let call = format!("prompts/get:{}", request.name);
+        let round = self.shared.round(&context, kept, principal.as_ref(), &call, &raw, retry)?;
+        let call = PromptCall { arguments, principal: principal.clone(), inputs: round.inputs.clone() };
+        match self.shared.render(&prompt, call).await {
+            Ok(result) => Ok(result.into()),
+            Err(error) => match round.unanswered(&self.shared) {
+                Some(asked) => asked.map(Into::into),
+                None => Err(prompt_failed(&request.name, &error)),
+            },
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let principal = self.principal(&context);
+        self.check_owner(principal.as_ref())?;
+        self.shared.complete(&request, principal.as_ref())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

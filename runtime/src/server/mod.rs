@@ -1,8 +1,10 @@
 //! The MCP server: a [`Server`] holds the registry and the flow store; each client
 //! connection (stdio, or one Streamable HTTP session) is served by a [`Connection`].
 
+mod builder;
 mod call;
 mod call_stream;
+mod catalog;
 mod cli;
 mod connection;
 mod focus;
@@ -13,30 +15,27 @@ mod transport;
 mod watchers;
 mod wire;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::Implementation;
 
+pub use builder::ServerBuilder;
 pub use cli::ServeError;
 pub use connection::Connection;
 use http::HttpOptions;
 pub use http::{DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 
-use std::collections::HashMap;
-
 use crate::action::States;
+use crate::auth::Authenticator;
+use crate::auth::Principal;
 use crate::auth::metadata::ProtectedResource;
-use crate::auth::{Authenticator, Principal, StaticTokens};
-use crate::confirm::{Channel, Confirmations, OtpSender, TotpSecrets};
-use crate::domain::DomainPolicy;
-use crate::flow::handle::{HANDLE_KEY_ENV, HANDLE_KEYS_ENV};
-use crate::flow::{DEFAULT_HANDLE_TTL, Flows, HandleSigner, WeakKey};
-use crate::fsm::Machine;
+use crate::confirm::Confirmations;
+use crate::flow::Flows;
 use crate::gate::Limiter;
-use crate::registry::ToolKind;
-use crate::registry::{Registry, RegistryOptions, StartupError, StartupProblem};
-use crate::store::{FlowStore, MemoryStore};
+use crate::registry::Registry;
+use crate::store::FlowStore;
 
 /// A toolgate MCP server: the registry of tools, the machines, and the flow store.
 ///
@@ -68,6 +67,12 @@ pub(crate) struct Shared {
     pub(crate) watchers: watchers::Watchers<connection::ConnectionState>,
     /// The open `subscriptions/listen` streams.
     pub(crate) listeners: listeners::Listeners,
+    /// Resources, resource templates and prompts.
+    pub(crate) catalog: catalog::Catalog,
+    /// The kept sessions (stdio, stateful HTTP), for what every one of them hears.
+    pub(crate) sessions: std::sync::Mutex<Vec<std::sync::Weak<connection::ConnectionState>>>,
+    /// Which sessions subscribed to a resource of which keyed instance.
+    pub(crate) resource_watchers: watchers::Watchers<connection::ConnectionState>,
 }
 
 /// How a server learns who is calling.
@@ -143,22 +148,7 @@ impl Server {
     /// Starts building a server named `name` from every `#[action]` and `machine!` linked
     /// into the binary.
     pub fn from_registry(name: impl Into<String>) -> ServerBuilder {
-        ServerBuilder {
-            name: name.into(),
-            version: "0.0.0".into(),
-            instructions: None,
-            options: RegistryOptions::default(),
-            store: None,
-            store_file: None,
-            handle_keys: Vec::new(),
-            handle_ttl: DEFAULT_HANDLE_TTL,
-            limits: Limits { lease_wait: DEFAULT_LEASE_WAIT, handler_timeout: DEFAULT_HANDLER_TIMEOUT },
-            sessionless: false,
-            http: HttpOptions::default(),
-            states: States::default(),
-            auth: AuthOptions::default(),
-            confirmations: Confirmations::default(),
-        }
+        ServerBuilder::new(name.into())
     }
 
     /// A handler for one new client connection the caller keeps open (stdio-like), with
@@ -186,485 +176,87 @@ impl Server {
         self.shared.listeners.tools_changed().await;
     }
 
+    /// Offers another prompt while the server runs (replacing one of the same name), and
+    /// tells the clients that listen for it (`notifications/prompts/list_changed`).
+    pub async fn add_prompt(&self, prompt: crate::prompt::Prompt) {
+        {
+            let mut prompts = self.shared.catalog.prompts.write().unwrap_or_else(|p| p.into_inner());
+            prompts.retain(|p| p.name() != prompt.name());
+            prompts.push(prompt);
+        }
+        self.prompts_changed().await;
+    }
+
+    /// Stops offering the prompt `name`, telling listening clients; whether it was offered.
+    pub async fn remove_prompt(&self, name: &str) -> bool {
+        let removed = {
+            let mut prompts = self.shared.catalog.prompts.write().unwrap_or_else(|p| p.into_inner());
+            let before = prompts.len();
+            prompts.retain(|p| p.name() != name);
+            prompts.len() != before
+        };
+        if removed {
+            self.prompts_changed().await;
+        }
+        removed
+    }
+
+    /// Offers another resource while the server runs (replacing one at the same URI), and
+    /// tells the clients that listen for it (`notifications/resources/list_changed`).
+    pub async fn add_resource(&self, resource: crate::resource::Resource) {
+        {
+            let mut resources = self.shared.catalog.resources.write().unwrap_or_else(|p| p.into_inner());
+            resources.retain(|r| r.uri() != resource.uri());
+            resources.push(resource);
+        }
+        self.resources_changed().await;
+    }
+
+    /// Stops offering the resource at `uri`, telling listening clients; whether it was
+    /// offered.
+    pub async fn remove_resource(&self, uri: &str) -> bool {
+        let removed = {
+            let mut resources = self.shared.catalog.resources.write().unwrap_or_else(|p| p.into_inner());
+            let before = resources.len();
+            resources.retain(|r| r.uri() != uri);
+            resources.len() != before
+        };
+        if removed {
+            self.resources_changed().await;
+        }
+        removed
+    }
+
+    /// Tells the clients subscribed to `uri` (a 2025-11-25 session's `resources/subscribe`,
+    /// a 2026-07-28 `subscriptions/listen`) that its content changed. (The resources of a
+    /// template bound to instances are told by the commits that move them.)
+    pub async fn resource_updated(&self, uri: &str) {
+        for session in self.shared.open_sessions() {
+            session.resource_updated(uri.to_string()).await;
+        }
+        self.shared.listeners.resource_updated(uri).await;
+    }
+
+    /// Tells every session and listening client that the prompt list changed.
+    async fn prompts_changed(&self) {
+        let changed = rmcp::model::PromptListChangedNotification::default();
+        for session in self.shared.open_sessions() {
+            session.notify(rmcp::model::ServerNotification::PromptListChangedNotification(changed.clone())).await;
+        }
+        self.shared.listeners.prompts_changed().await;
+    }
+
+    /// Tells every session and listening client that the resource list changed.
+    async fn resources_changed(&self) {
+        let changed = rmcp::model::ResourceListChangedNotification::default();
+        for session in self.shared.open_sessions() {
+            session.notify(rmcp::model::ServerNotification::ResourceListChangedNotification(changed.clone())).await;
+        }
+        self.shared.listeners.resources_changed().await;
+    }
+
     /// How many `subscriptions/listen` streams are open on this server.
     pub fn listening_streams(&self) -> usize {
         self.shared.listeners.len()
-    }
-}
-
-/// Configures a [`Server`]; finish with [`ServerBuilder::build`] or
-/// [`ServerBuilder::run_cli`].
-#[must_use = "a builder does nothing until built"]
-pub struct ServerBuilder {
-    name: String,
-    version: String,
-    instructions: Option<String>,
-    options: RegistryOptions,
-    store: Option<Arc<dyn FlowStore>>,
-    /// A SQLite file to open once the registry is known to be valid.
-    store_file: Option<std::path::PathBuf>,
-    handle_keys: Vec<Vec<u8>>,
-    handle_ttl: Duration,
-    limits: Limits,
-    sessionless: bool,
-    http: HttpOptions,
-    states: States,
-    auth: AuthOptions,
-    confirmations: Confirmations,
-}
-
-impl std::fmt::Debug for ServerBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerBuilder").field("name", &self.name).finish_non_exhaustive()
-    }
-}
-
-impl ServerBuilder {
-    /// The version reported in `serverInfo`.
-    pub fn version(mut self, version: impl Into<String>) -> Self {
-        self.version = version.into();
-        self
-    }
-
-    /// The `instructions` sent to clients at initialization.
-    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.instructions = Some(instructions.into());
-        self
-    }
-
-    /// Adds a machine loaded at start-up (see [`Machine::from_xstate_json`]); actions
-    /// bound to it use `#[action(machine = "…", startup_checked)]`.
-    pub fn machine(mut self, machine: Machine) -> Self {
-        self.options.machines.push(machine);
-        self
-    }
-
-    /// How the intent lock applies (default [`DomainPolicy::Strict`]).
-    pub fn domain_policy(mut self, policy: DomainPolicy) -> Self {
-        self.options.policy = policy;
-        self
-    }
-
-    /// Lists only the active domain's tools (plus global ones, such as `switch_domain`)
-    /// in each session's `tools/list`; `switch_domain` then notifies `list_changed`.
-    /// Calls are checked against the active domain either way.
-    pub fn list_active_domain_only(mut self) -> Self {
-        self.options.list_active_only = true;
-        self
-    }
-
-    /// A one-line description of `domain`, listed in `switch_domain`'s description.
-    pub fn describe_domain(mut self, domain: impl Into<String>, description: impl Into<String>) -> Self {
-        self.options.domain_descriptions.insert(domain.into(), description.into());
-        self
-    }
-
-    /// Gives the keys of keyed machine `machine` one canonical spelling: `spelling`
-    /// receives the key a call names (after the key field's own schema — its `pattern`,
-    /// say — accepted it) and returns the key's one spelling for that object, or a problem
-    /// to report as `INVALID_ARGUMENT` on the key field. The handler receives the
-    /// canonical spelling too.
-    ///
-    /// An instance is named by its key's text: if `INV-1` and `inv-1` (or `INV-01`) are
-    /// one invoice to your handlers but two keys to the server, they are two instances
-    /// with two states, and an invoice paid as one can be paid again as the other. Either
-    /// constrain the key field so each object has one accepted spelling (a `pattern`),
-    /// or canonicalize it here.
-    ///
-    /// ```
-    /// # use toolgate_runtime::Server;
-    /// let builder = Server::from_registry("invoices").canonical_key("invoice", |id| {
-    ///     let id = id.trim().to_ascii_uppercase();
-    ///     let digits = id.strip_prefix("INV-").ok_or("must start with `INV-`")?;
-    ///     let number: u64 = digits.parse().map_err(|_| format!("`{digits}` is not a number"))?;
-    ///     Ok(format!("INV-{number}"))
-    /// });
-    /// ```
-    pub fn canonical_key<F>(mut self, machine: impl Into<String>, spelling: F) -> Self
-    where
-        F: Fn(&str) -> Result<String, std::borrow::Cow<'static, str>> + Send + Sync + 'static,
-    {
-        let spelling = move |key: &str| spelling(key).map_err(std::borrow::Cow::into_owned);
-        self.options.canonical_keys.0.insert(machine.into(), Arc::new(spelling));
-        self
-    }
-
-    /// Keeps flows in `store` instead of the default [`MemoryStore`].
-    pub fn store(mut self, store: impl FlowStore) -> Self {
-        self.store = Some(Arc::new(store));
-        self
-    }
-
-    /// The key that signs state handles (at least 32 bytes). Without one, the server
-    /// reads `TOOLGATE_HANDLE_KEY`; without that, it makes a random key for this process
-    /// only and warns: replicas, or a restart, then refuse each other's handles.
-    pub fn handle_key(mut self, key: impl Into<Vec<u8>>) -> Self {
-        self.handle_keys = vec![key.into()];
-        self
-    }
-
-    /// The keys of state handles, for rotation: the first signs, every one verifies. To
-    /// rotate, put the new key first and drop the old one after one
-    /// [`handle_ttl`](Self::handle_ttl), when no handle it signed is still alive. Without
-    /// keys the server reads `TOOLGATE_HANDLE_KEYS` (comma-separated), then
-    /// `TOOLGATE_HANDLE_KEY`.
-    pub fn handle_keys(mut self, keys: impl IntoIterator<Item = impl Into<Vec<u8>>>) -> Self {
-        self.handle_keys = keys.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// How long a state handle and its flow live after their last use (default 1 hour).
-    pub fn handle_ttl(mut self, ttl: Duration) -> Self {
-        self.handle_ttl = ttl;
-        self
-    }
-
-    /// The argument that carries the state handle (default `flow`).
-    pub fn handle_argument(mut self, name: impl Into<String>) -> Self {
-        self.options.handle_argument = name.into();
-        self
-    }
-
-    /// How long a transitioning call waits for an instance or flow another call is
-    /// changing, before it gets `FLOW_BUSY` (default 5 s).
-    pub fn lease_wait(mut self, wait: Duration) -> Self {
-        self.limits.lease_wait = wait;
-        self
-    }
-
-    /// The deadline of handlers whose action sets none (`#[action(timeout = "…")]`);
-    /// past it the call gets `TIMEOUT` and commits nothing (default 30 s).
-    pub fn handler_timeout(mut self, timeout: Duration) -> Self {
-        self.limits.handler_timeout = timeout;
-        self
-    }
-
-    /// Serves Streamable HTTP without sessions (MCP 2026-07-28): every request stands
-    /// alone, `tools/list` is the same for everyone, and conversations are named by state
-    /// handles. The default, stateful server serves sessionless requests too.
-    pub fn sessionless(mut self) -> Self {
-        self.sessionless = true;
-        self
-    }
-
-    /// Gives handlers the application state `value` (a database pool, an HTTP client,
-    /// configuration): a handler parameter `State<T>` receives a clone of it. Call it once
-    /// per type; a handler asking for a type the server was not given stops the server
-    /// at start-up, naming the handler and the type.
-    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.states.insert(value);
-        self
-    }
-
-    /// The `Host` names (or `host:port`s) Streamable HTTP answers; loopback by default
-    /// (DNS-rebinding protection). A public deployment lists its own names.
-    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.http.allowed_hosts = hosts.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// The browser `Origin`s Streamable HTTP accepts (`https://app.example.com:443`,
-    /// `http://localhost:*`); pages from loopback by default. A request whose `Origin` is
-    /// not listed gets 403; requests without `Origin` (non-browser clients) pass.
-    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.http.allowed_origins = origins.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// How many Streamable HTTP sessions may live at once (default 1,000); a request that
-    /// would open another gets 503 with `Retry-After`, while live sessions keep working.
-    /// Every session counts, whatever the request that opened it said in its headers.
-    pub fn max_sessions(mut self, max: usize) -> Self {
-        self.http.max_sessions = max;
-        self
-    }
-
-    /// How long a session may stay idle before the server closes it (default 5 minutes).
-    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.http.session_idle_timeout = timeout;
-        self
-    }
-
-    /// The largest request body Streamable HTTP accepts (default 4 MiB).
-    pub fn max_request_body_bytes(mut self, bytes: usize) -> Self {
-        self.http.max_request_body_bytes = bytes;
-        self
-    }
-
-    /// A server-wide limit on the HTTP requests one client (one peer IP address) may send:
-    /// at most `calls` in any window of `per`. Past it the request gets HTTP 429 with
-    /// `Retry-After` before anything else runs. Off by default; the per-tool limits of
-    /// `#[action(rate_limit = …)]` apply either way. Behind a reverse proxy every request
-    /// comes from the proxy's address: limit there instead.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// # use toolgate_runtime::Server;
-    /// let builder = Server::from_registry("books").client_rate_limit(600, Duration::from_secs(60));
-    /// ```
-    pub fn client_rate_limit(mut self, calls: u32, per: Duration) -> Self {
-        let per_ms = u64::try_from(per.as_millis()).unwrap_or(u64::MAX).max(1);
-        self.http.client_rate_limit =
-            Some(crate::action::RateLimit { calls: calls.max(1), per_ms, per: crate::action::RatePer::Client });
-        self
-    }
-
-    /// Resolves the `Authorization: Bearer …` token of every Streamable HTTP request to a
-    /// [`Principal`] (a request whose token it refuses gets 401 with `WWW-Authenticate`).
-    /// Tools that are `transactional`, require a `scope` or take a `Principal` refuse
-    /// callers without one; tools requiring a scope are listed only to principals holding
-    /// it.
-    ///
-    /// ```
-    /// # use toolgate_runtime::{Principal, Server, StaticTokens};
-    /// let tokens = StaticTokens::new().token("s3cret", Principal::new("clerk").with_scopes(["payments:capture"]));
-    /// let builder = Server::from_registry("payments").authenticator(tokens).require_authentication();
-    /// ```
-    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
-        self.auth.authenticator = Some(Arc::new(authenticator));
-        self
-    }
-
-    /// Declares this server an OAuth 2.0 protected resource (RFC 9728), as the MCP
-    /// authorization specification asks of servers that take tokens from an authorization
-    /// server: `resource` is the MCP endpoint's absolute URL (tokens name it as their
-    /// audience), `authorization_servers` the issuers. [`Server::serve_http`] then serves
-    /// the metadata at `/.well-known/oauth-protected-resource/mcp` (see
-    /// [`Server::well_known_router`] for your own router), and every 401's
-    /// `WWW-Authenticate` names it in `resource_metadata`.
-    pub fn protected_resource(
-        mut self,
-        resource: impl Into<String>,
-        authorization_servers: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Self {
-        let servers = authorization_servers.into_iter().map(Into::into).collect();
-        self.auth.protected_resource = Some((resource.into(), servers));
-        self
-    }
-
-    /// Refuses every Streamable HTTP request without credentials with 401 and a
-    /// `WWW-Authenticate: Bearer` challenge, as the MCP authorization specification asks,
-    /// instead of serving it anonymously. Needs an [`authenticator`](Self::authenticator).
-    pub fn require_authentication(mut self) -> Self {
-        self.auth.required = true;
-        self
-    }
-
-    /// Who a stdio connection (or one from [`Server::connection`]) is: stdio carries no
-    /// credentials, so the deployment says.
-    pub fn stdio_principal(mut self, principal: Principal) -> Self {
-        self.auth.stdio_principal = Some(principal);
-        self
-    }
-
-    /// A bearer token standing for the principal `subject`, in no tenant, with every scope
-    /// the server's tools declare: for development and tests (`--token clerk=s3cret` on
-    /// the command line). Combined with an [`authenticator`](Self::authenticator), these
-    /// tokens are tried first.
-    pub fn token_with_every_scope(mut self, subject: impl Into<String>, secret: impl Into<String>) -> Self {
-        self.auth.every_scope_tokens.push((subject.into(), secret.into()));
-        self
-    }
-
-    /// Delivers the one-time codes of `confirm`ed tools ([`OutboxSender`](crate::confirm::OutboxSender)
-    /// for development, a [`WebhookSender`](crate::confirm) or your own [`OtpSender`]). A
-    /// server with a confirmed tool and no channel does not start.
-    pub fn otp_sender(mut self, sender: impl OtpSender) -> Self {
-        self.confirmations.channel = Some(Channel::Sender(Arc::new(sender)));
-        self
-    }
-
-    /// Offers the one-time codes of `confirm`ed tools on a confirmation page to clients that
-    /// take URL-mode elicitation (MCP 2025-11-25 sessions and stdio): the client shows the
-    /// person `url` (this server's `/confirm`, as the person's browser reaches it, e.g.
-    /// `https://mcp.example.com/confirm`) with the code in its fragment, never through the
-    /// model. Other clients get the code by the configured channel ([`otp_sender`](Self::otp_sender),
-    /// [`totp`](Self::totp)). [`Server::serve_http`] serves the page at `/confirm`.
-    pub fn confirmation_page(mut self, url: impl Into<String>) -> Self {
-        self.confirmations.page = Some(url.into());
-        self
-    }
-
-    /// Confirms `confirm`ed tools with the TOTP code of each principal's authenticator app
-    /// instead of a delivered code.
-    pub fn totp(mut self, secrets: TotpSecrets) -> Self {
-        self.confirmations.channel = Some(Channel::Totp(secrets));
-        self
-    }
-
-    /// How long a confirmation challenge lives (default 5 minutes).
-    pub fn challenge_ttl(mut self, ttl: Duration) -> Self {
-        self.confirmations.ttl = ttl;
-        self
-    }
-
-    /// How long a confirmation challenge lives (default 5 minutes), how many wrong codes it
-    /// takes (default 5), and how long confirmations of a tool stay locked for a principal
-    /// after that (default 15 minutes).
-    pub fn confirmation_limits(mut self, ttl: Duration, max_attempts: u32, lock: Duration) -> Self {
-        self.confirmations.ttl = ttl;
-        self.confirmations.max_attempts = max_attempts.max(1);
-        self.confirmations.lock = lock;
-        self
-    }
-
-    /// Who a stdio connection is: the principal `subject`, in no tenant, with every scope
-    /// the server's tools declare (`--stdio-principal NAME`).
-    pub fn stdio_principal_with_every_scope(mut self, subject: impl Into<String>) -> Self {
-        self.auth.stdio_every_scope = Some(subject.into());
-        self
-    }
-
-    /// Keeps the server's state in the SQLite file at `path` (created if missing; see
-    /// [`SqliteStore`](crate::store::SqliteStore)), opened by [`build`](Self::build) once the
-    /// registry is valid. What a server started from the command line does by default,
-    /// with `./<server name>.db`.
-    pub fn store_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
-        self.store = None;
-        self.store_file = Some(path.into());
-        self
-    }
-
-    /// Collects and checks the registry; every problem is reported at once.
-    pub fn build(self) -> Result<Server, StartupError> {
-        let handle_argument = self.options.handle_argument.clone();
-        let registry = Registry::collect(self.options, &self.states);
-        // Warn about a per-process key only where handles can be minted.
-        let uses_handles = registry.as_ref().is_ok_and(Registry::uses_flows);
-        let has_handle_key = !self.handle_keys.is_empty()
-            || std::env::var_os(HANDLE_KEYS_ENV).is_some()
-            || std::env::var_os(HANDLE_KEY_ENV).is_some();
-        let handles = handle_signer(self.handle_keys, self.handle_ttl, uses_handles);
-        let (registry, handles) = match (registry, handles) {
-            (Ok(registry), Ok(handles)) => (registry, handles),
-            (registry, handles) => {
-                let mut problems = registry.err().map(|e| e.problems).unwrap_or_default();
-                problems.extend(handles.err().map(|weak| StartupProblem::HandleKey { problem: weak.to_string() }));
-                return Err(StartupError { problems });
-            }
-        };
-        let mut auth = self.auth;
-        if let Some(subject) = auth.stdio_every_scope.take() {
-            let scopes = registry.declared_scopes();
-            auth.stdio_principal = Some(Principal::new(subject).with_scopes(scopes));
-        }
-        if !auth.every_scope_tokens.is_empty() {
-            let scopes = registry.declared_scopes();
-            let tokens = auth.every_scope_tokens.drain(..).fold(StaticTokens::new(), |tokens, (subject, secret)| {
-                tokens.token(secret, Principal::new(subject).with_scopes(scopes.iter().copied()))
-            });
-            auth.authenticator = Some(match auth.authenticator.take() {
-                Some(configured) => Arc::new(crate::auth::FirstOf(Arc::new(tokens), configured)),
-                None => Arc::new(tokens),
-            });
-        }
-        let confirmed: Vec<&str> = registry.tools().iter().filter(|t| t.confirm().is_some()).map(|t| t.name).collect();
-        if !confirmed.is_empty() && self.confirmations.channel.is_none() && self.confirmations.page.is_none() {
-            return Err(StartupError {
-                problems: vec![StartupProblem::Authentication {
-                    problem: format!(
-                        "{} must be confirmed with a one-time code and no channel is configured: give the server an OTP sender (ServerBuilder::otp_sender, `--otp-outbox PATH` for development) or TOTP secrets",
-                        confirmed.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
-                    ),
-                }],
-            });
-        }
-        for tool in registry.tools() {
-            if let Some(above) = tool.confirm().and_then(|policy| policy.above)
-                && let Err(error) = crate::types::Money::parse(above.amount, above.currency)
-            {
-                return Err(StartupError {
-                    problems: vec![StartupProblem::Authentication {
-                        problem: format!("`{}`: `confirm_above` is not an amount of money: {error}", tool.name),
-                    }],
-                });
-            }
-        }
-        if let Some((resource, servers)) = auth.protected_resource.take() {
-            let scopes = registry.declared_scopes();
-            auth.metadata =
-                Some(ProtectedResource::new(resource, servers, scopes.into_iter().map(str::to_string).collect()));
-        }
-        let store: Arc<dyn FlowStore> = match (self.store, &self.store_file) {
-            (Some(store), _) => store,
-            (None, Some(path)) => match crate::store::SqliteStore::open(path) {
-                Ok(store) => {
-                    tracing::info!(path = %store.path().display(), "state kept in a SQLite file");
-                    Arc::new(store)
-                }
-                Err(error) => {
-                    return Err(StartupError { problems: vec![StartupProblem::Store { problem: error.to_string() }] });
-                }
-            },
-            (None, None) => Arc::new(MemoryStore::new()),
-        };
-        if store.is_shared() && !has_handle_key {
-            return Err(StartupError {
-                problems: vec![StartupProblem::HandleKey {
-                    problem: "a store shared by replicas needs a state-handle key every replica knows; a random one per process would make each replica refuse the others' handles".into(),
-                }],
-            });
-        }
-        if auth.required && auth.authenticator.is_none() {
-            return Err(StartupError {
-                problems: vec![StartupProblem::Authentication {
-                    problem:
-                        "authentication is required but no authenticator is configured: every request would be refused"
-                            .into(),
-                }],
-            });
-        }
-        let limiters = registry
-            .tools()
-            .iter()
-            .filter_map(|tool| match tool.kind {
-                ToolKind::Action(registration) => registration.rate_limit.map(|limit| (tool.name, Limiter::new(limit))),
-                ToolKind::SwitchDomain => None,
-            })
-            .collect();
-        let server = Server {
-            shared: Arc::new(Shared {
-                registry,
-                store,
-                implementation: Implementation::new(self.name, self.version),
-                instructions: self.instructions,
-                flows: Flows::new(handles, handle_argument),
-                limits: self.limits,
-                sessionless: self.sessionless,
-                http: self.http,
-                states: self.states,
-                limiters,
-                auth,
-                confirmations: self.confirmations,
-                watchers: Default::default(),
-                listeners: Default::default(),
-            }),
-        };
-        server.follow_other_replicas();
-        Ok(server)
-    }
-}
-
-/// The handle signer: the configured keys, else `TOOLGATE_HANDLE_KEYS`, else
-/// `TOOLGATE_HANDLE_KEY`, else a random key for this process alone, said loudly.
-fn handle_signer(configured: Vec<Vec<u8>>, ttl: Duration, warn: bool) -> Result<HandleSigner, WeakKey> {
-    let from_env = || {
-        if let Some(keys) = std::env::var_os(HANDLE_KEYS_ENV) {
-            let keys = keys.into_encoded_bytes();
-            return Some(keys.split(|&b| b == b',').map(<[u8]>::to_vec).collect());
-        }
-        std::env::var_os(HANDLE_KEY_ENV).map(|key| vec![key.into_encoded_bytes()])
-    };
-    let keys = Some(configured).filter(|keys| !keys.is_empty()).or_else(from_env);
-    match keys {
-        Some(keys) => HandleSigner::with_keys(keys, ttl),
-        None => {
-            if warn {
-                tracing::warn!(
-                    "no state-handle key configured ({HANDLE_KEY_ENV} or ServerBuilder::handle_key): using a random key for this process only; handles will not survive a restart or work on another replica"
-                );
-            }
-            Ok(HandleSigner::ephemeral(ttl))
-        }
     }
 }
