@@ -319,6 +319,14 @@ impl Inputs {
         }
     }
 
+    /// Whether the client declared it can answer `ask`.
+    pub(crate) fn answerable(&self, ask: &Ask) -> bool {
+        match &self.era {
+            Era::Rounds { capabilities, .. } | Era::Requests { capabilities, .. } => ask.answerable_by(capabilities),
+            Era::Unavailable => false,
+        }
+    }
+
     /// After a handler that did not finish: whether it stopped to ask (2026-07-28).
     pub(crate) fn unanswered(&self) -> Option<Unanswered> {
         let mut round = self.round();

@@ -26,6 +26,7 @@ pub struct Ctx {
     pub(crate) states: States,
     pub(crate) principal: Option<Principal>,
     pub(crate) client: CallClient,
+    pub(crate) server: std::sync::Weak<crate::server::Shared>,
 }
 
 impl Ctx {
@@ -86,6 +87,17 @@ impl Ctx {
     /// logging in SEP-2577.)
     pub async fn log(&self, level: LogLevel, message: impl Into<String>) {
         self.client.log(level, self.tool, message.into()).await;
+    }
+
+    /// The server serving the call: to offer another prompt, or to tell listening clients
+    /// that something changed ([`Server::resource_updated`](crate::Server::resource_updated)).
+    pub fn server(&self) -> Option<crate::Server> {
+        self.server.upgrade().map(crate::Server::from_shared)
+    }
+
+    /// Whether the client said it can answer `question` (its declared capabilities).
+    pub fn can_ask(&self, question: &Ask) -> bool {
+        self.client.inputs().answerable(question)
     }
 
     /// Whether the client cancelled this call. The server drops a cancelled handler at its

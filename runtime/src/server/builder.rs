@@ -502,7 +502,8 @@ impl ServerBuilder {
             })
             .collect();
         let server = Server {
-            shared: Arc::new(Shared {
+            shared: Arc::new_cyclic(|this| Shared {
+                this: this.clone(),
                 registry,
                 store,
                 implementation: Implementation::new(self.name, self.version),

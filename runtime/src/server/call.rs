@@ -144,6 +144,7 @@ impl Shared {
                     states: self.states.clone(),
                     principal: principal.cloned(),
                     client,
+                    server: self.this.clone(),
                 };
                 let arguments = std::mem::take(&mut admitted.arguments);
                 Some(self.run(registration, arguments, ctx).await?)

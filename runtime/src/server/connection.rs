@@ -489,9 +489,14 @@ impl ServerHandler for Connection {
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
-        let problem = invalid_params(&request.method, request.params.clone().unwrap_or_default());
+        // MCP 2026-07-28 removed the handshake and the methods that need a session.
+        let removed = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+        let modern = context.protocol_version().is_some_and(|version| !version.has_initialize());
+        let problem = (!modern || !removed.contains(&request.method.as_str()))
+            .then(|| invalid_params(&request.method, request.params.clone().unwrap_or_default()))
+            .flatten();
         Err(match problem {
             Some(problem) => ErrorData::invalid_params(
                 format!("invalid params for `{}`: {problem}", request.method),

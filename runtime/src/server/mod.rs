@@ -46,6 +46,8 @@ pub struct Server {
 }
 
 pub(crate) struct Shared {
+    /// Itself, for what outlives a borrow of it (a handler's [`Ctx::server`](crate::Ctx::server)).
+    pub(crate) this: std::sync::Weak<Shared>,
     pub(crate) registry: Registry,
     pub(crate) store: Arc<dyn FlowStore>,
     pub(crate) implementation: Implementation,
@@ -143,6 +145,10 @@ impl Server {
                 }
             }
         });
+    }
+
+    pub(crate) fn from_shared(shared: Arc<Shared>) -> Self {
+        Self { shared }
     }
 
     /// Starts building a server named `name` from every `#[action]` and `machine!` linked
