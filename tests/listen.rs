@@ -7,9 +7,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::raw::SessionlessClient;
+use common::raw::ListenStream;
 use common::serve_in_process;
-use serde_json::{Value, json};
+use serde_json::json;
 use toolgate::{Server, action};
 
 /// Says hello to the caller. Does not remember anyone.
@@ -23,67 +23,19 @@ struct Greeting {
     greeting: String,
 }
 
-/// One open listening stream: its SSE messages as they arrive.
-struct Stream {
-    response: reqwest::Response,
-    pending: Vec<u8>,
-}
-
-impl Stream {
-    async fn open(url: &str, id: u64, notifications: Value) -> Self {
-        let mut params = json!({ "notifications": notifications });
-        params["_meta"] = SessionlessClient::request_meta();
-        let body = json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params });
-        let response = reqwest::Client::new()
-            .post(url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", "subscriptions/listen")
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
-        Self { response, pending: Vec::new() }
-    }
-
-    /// The next message on the stream, or `None` if none comes within `wait`.
-    async fn next(&mut self, wait: Duration) -> Option<Value> {
-        tokio::time::timeout(wait, async {
-            loop {
-                if let Some(end) = self.pending.windows(2).position(|w| w == b"\n\n") {
-                    let event: Vec<u8> = self.pending.drain(..end + 2).collect();
-                    let event = String::from_utf8(event).unwrap();
-                    let data: String =
-                        event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
-                    if !data.trim().is_empty() {
-                        return serde_json::from_str(&data).unwrap();
-                    }
-                    continue;
-                }
-                let chunk = self.response.chunk().await.unwrap().expect("the stream ended");
-                self.pending.extend_from_slice(&chunk);
-            }
-        })
-        .await
-        .ok()
-    }
-}
-
 #[tokio::test]
 async fn a_listener_hears_what_it_asked_for_tagged_with_its_subscription() {
     let server = Server::from_registry("listen").build().unwrap();
     let url = serve_in_process(server.clone()).await;
 
-    let mut tools = Stream::open(&url, 7, json!({ "toolsListChanged": true })).await;
+    let mut tools = ListenStream::open(&url, 7, json!({ "toolsListChanged": true }), &[]).await;
     let ack = tools.next(common::PATIENCE).await.expect("an acknowledgement");
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
     assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
     assert_eq!(ack["params"]["notifications"], json!({ "toolsListChanged": true }));
 
     // Prompts are not served: the filter the server acknowledges leaves them out.
-    let mut prompts = Stream::open(&url, 8, json!({ "promptsListChanged": true })).await;
+    let mut prompts = ListenStream::open(&url, 8, json!({ "promptsListChanged": true }), &[]).await;
     let ack = prompts.next(common::PATIENCE).await.expect("an acknowledgement");
     assert_eq!(ack["params"]["notifications"], json!({}), "{ack}");
 

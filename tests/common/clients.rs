@@ -82,11 +82,21 @@ pub struct Observer {
     pub progress: Arc<Mutex<Vec<ProgressEvent>>>,
     /// `(level, data)` in arrival order, the level as MCP spells it.
     pub logs: Arc<Mutex<Vec<(String, Value)>>>,
+    /// The URIs of `notifications/resources/updated`, in arrival order.
+    pub resources_updated: Arc<Mutex<Vec<String>>>,
 }
 
 impl ClientHandler for Observer {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.list_changed.send(());
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.resources_updated.lock().unwrap().push(params.uri);
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -115,7 +125,7 @@ pub struct TestClient {
 
 fn observer() -> (Observer, mpsc::UnboundedReceiver<()>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (Observer { list_changed: tx, progress: Arc::default(), logs: Arc::default() }, rx)
+    (Observer { list_changed: tx, progress: Arc::default(), logs: Arc::default(), resources_updated: Arc::default() }, rx)
 }
 
 impl TestClient {

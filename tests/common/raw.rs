@@ -515,3 +515,53 @@ impl RawSession {
         tokio::time::timeout(PATIENCE, delete).await.expect("the server did not answer").expect("DELETE").status()
     }
 }
+
+/// One open `subscriptions/listen` stream (MCP 2026-07-28), as the conformance suite opens
+/// it — a raw streaming POST — with its server-sent messages as they arrive.
+pub struct ListenStream {
+    response: reqwest::Response,
+    pending: Vec<u8>,
+}
+
+impl ListenStream {
+    /// Opens a stream as request `id`, asking for `notifications` (a subscription filter),
+    /// with `extra_headers` (a bearer token, say).
+    pub async fn open(url: &str, id: u64, notifications: Value, extra_headers: &[(&str, &str)]) -> Self {
+        let mut params = json!({ "notifications": notifications });
+        params["_meta"] = SessionlessClient::request_meta();
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params });
+        let mut headers = header_map(&[
+            ("MCP-Protocol-Version", SESSIONLESS_VERSION),
+            ("Mcp-Method", "subscriptions/listen"),
+            ("Content-Type", "application/json"),
+            ("Accept", ACCEPT_BOTH),
+        ]);
+        headers.extend(header_map(extra_headers));
+        let response =
+            reqwest::Client::new().post(url).headers(headers).body(body.to_string()).send().await.expect("listen");
+        assert_eq!(response.status(), 200);
+        Self { response, pending: Vec::new() }
+    }
+
+    /// The next message on the stream, or `None` if none comes within `wait`.
+    pub async fn next(&mut self, wait: std::time::Duration) -> Option<Value> {
+        tokio::time::timeout(wait, async {
+            loop {
+                if let Some(end) = self.pending.windows(2).position(|w| w == b"\n\n") {
+                    let event: Vec<u8> = self.pending.drain(..end + 2).collect();
+                    let event = String::from_utf8(event).unwrap();
+                    let data: String =
+                        event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
+                    if !data.trim().is_empty() {
+                        return serde_json::from_str(&data).unwrap();
+                    }
+                    continue;
+                }
+                let chunk = self.response.chunk().await.unwrap().expect("the stream ended");
+                self.pending.extend_from_slice(&chunk);
+            }
+        })
+        .await
+        .ok()
+    }
+}
