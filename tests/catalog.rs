@@ -62,7 +62,9 @@ async fn memo_publish(input: MemoRef, _principal: Principal) -> Result<Memo, Too
 /// Draw the memo's stamp, as a picture. Does not file or publish it.
 #[action(domain = "memo")]
 async fn memo_stamp(input: MemoRef, _principal: Principal) -> Result<Content, ToolError> {
-    Ok(Content::new().with(Block::text(format!("The stamp of {}", input.id))).with(Block::image(b"GIF89a", "image/gif")))
+    Ok(Content::new()
+        .with(Block::text(format!("The stamp of {}", input.id)))
+        .with(Block::image(b"GIF89a", "image/gif")))
 }
 
 const ALICE: &str = "alice-of-a-0123456789";
@@ -134,10 +136,8 @@ async fn resources_prompts_and_completions_through_rmcp() {
     assert!(missing.to_string().contains("requires the argument `topic`"), "{missing}");
 
     let reference = Reference::for_prompt("memo_draft");
-    let completion = peer
-        .complete(CompleteRequestParams::new(reference, ArgumentInfo::new("topic", "b")))
-        .await
-        .unwrap();
+    let completion =
+        peer.complete(CompleteRequestParams::new(reference, ArgumentInfo::new("topic", "b"))).await.unwrap();
     assert_eq!(completion.completion.values, ["budget", "benefits"]);
 
     // A tool answering with content blocks: the blocks are the content, and toolgate's own

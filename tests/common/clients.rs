@@ -125,7 +125,15 @@ pub struct TestClient {
 
 fn observer() -> (Observer, mpsc::UnboundedReceiver<()>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (Observer { list_changed: tx, progress: Arc::default(), logs: Arc::default(), resources_updated: Arc::default() }, rx)
+    (
+        Observer {
+            list_changed: tx,
+            progress: Arc::default(),
+            logs: Arc::default(),
+            resources_updated: Arc::default(),
+        },
+        rx,
+    )
 }
 
 impl TestClient {

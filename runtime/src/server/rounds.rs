@@ -17,8 +17,21 @@ use crate::input::{self, Inputs, Unanswered};
 /// One round of a request: how its handler asks, and which call it is.
 pub(super) struct Round {
     pub(super) inputs: Arc<Inputs>,
-    /// The call the round's state is bound to ([`input::call_digest`]).
-    call: String,
+    /// What the round's state is bound to, kept only where rounds exist (MCP 2026-07-28):
+    /// its digest ([`input::call_digest`]) is computed only if the round seals a state.
+    call: Option<Call>,
+}
+
+struct Call {
+    principal: Option<Principal>,
+    name: String,
+    arguments: Map<String, Value>,
+}
+
+impl Call {
+    fn digest(&self) -> String {
+        input::call_digest(self.principal.as_ref(), &self.name, &self.arguments)
+    }
 }
 
 /// What a request's retry brings: its sealed state and its answers.
@@ -40,19 +53,24 @@ impl Shared {
         arguments: &Map<String, Value>,
         retry: Retry,
     ) -> Result<Round, ErrorData> {
-        let digest = input::call_digest(principal, call, arguments);
-        let mut answers = match &retry.request_state {
-            None => BTreeMap::new(),
-            Some(state) => input::open(self.flows.signer(), state, &digest).ok_or_else(|| {
+        let rounds = context.protocol_version().is_some_and(|version| !version.has_initialize());
+        let call = rounds.then(|| Call {
+            principal: principal.cloned(),
+            name: call.to_string(),
+            arguments: arguments.clone(),
+        });
+        let mut answers = match (&retry.request_state, &call) {
+            (Some(state), Some(call)) => input::open(self.flows.signer(), state, &call.digest()).ok_or_else(|| {
                 ErrorData::invalid_params(
                     "requestState failed its integrity check, expired, or belongs to another call: call again without it",
                     Some(json!({ "code": "INVALID_REQUEST_STATE" })),
                 )
             })?,
+            _ => BTreeMap::new(),
         };
         // This round's answers; an answer to a question no round asked is never read.
         answers.extend(retry.input_responses.unwrap_or_default());
-        Ok(Round { inputs: Arc::new(Inputs::new(context, kept, answers)), call: digest })
+        Ok(Round { inputs: Arc::new(Inputs::new(context, kept, answers)), call })
     }
 }
 
@@ -62,7 +80,8 @@ impl Round {
     pub(super) fn unanswered(&self, shared: &Shared) -> Option<Result<InputRequiredResult, ErrorData>> {
         Some(match self.inputs.unanswered()? {
             Unanswered::Questions { requests, answered } => {
-                let state = input::seal(shared.flows.signer(), self.call.clone(), answered);
+                let call = self.call.as_ref()?;
+                let state = input::seal(shared.flows.signer(), call.digest(), answered);
                 Ok(InputRequiredResult::new(Some(requests), Some(state)))
             }
             Unanswered::Missing(capabilities) => Err(ErrorData::missing_required_client_capability(capabilities)),
