@@ -6,6 +6,10 @@
 //! and a client that calls it anyway gets `FORBIDDEN` naming that invoice, its state, and
 //! the tools it *can* call.
 //!
+//! Each invoice also has a receipt, `invoice://INV-7/receipt` (`resources/read`), that
+//! exists only once the invoice is discharged: before that, it is "resource not found",
+//! and a client listening to it hears `notifications/resources/updated` when it appears.
+//!
 //! ```text
 //! cargo run --example invoice                            # MCP over stdio
 //! cargo run --example invoice -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
@@ -15,6 +19,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use toolgate::prelude::*;
+use toolgate::resource::{Body, ReadRequest, ResourceTemplate};
 use toolgate::types::{Currency, Money};
 
 // One machine per invoice: `key: "id"` makes the `id` argument of every invoice tool
@@ -185,11 +190,31 @@ fn euro() -> Result<Currency, ToolError> {
     Currency::parse("EUR").map_err(ToolError::internal)
 }
 
+/// An invoice's receipt, bound to the invoice's instance: readable only once it is
+/// discharged (and only the invoice it names).
+fn receipts(invoices: Invoices) -> ResourceTemplate {
+    let read = move |read: ReadRequest| {
+        let invoices = invoices.clone();
+        async move {
+            let id = read.variable("id").unwrap_or_default();
+            let invoice = invoices.find(id)?;
+            Ok(Body::text(format!("Receipt: invoice {id}, {} paid in full.", invoice.amount), "text/plain"))
+        }
+    };
+    ResourceTemplate::new("invoice://{id}/receipt", "invoice-receipt", read)
+        .description("The receipt of a discharged invoice; it does not exist before the invoice is paid")
+        .mime_type("text/plain")
+        .instances_of("invoice", "id")
+        .in_states(["discharged"])
+}
+
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
+    let invoices = Invoices::default();
     toolgate::Server::from_registry("invoice")
         .version(env!("CARGO_PKG_VERSION"))
-        .state(Invoices::default())
+        .resource_template(receipts(invoices.clone()))
+        .state(invoices)
         .instructions("Invoice workflow: submit, then approve (or reject), then discharge. Tools appear as the invoice's state allows.")
         .run_cli()
         .await

@@ -57,12 +57,22 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     let discharge = tools.iter().find(|t| t.name == "invoice_discharge").expect("discharge listed once approved");
     assert!(discharge.description.as_deref().unwrap().starts_with("Discharge (pay) an approved invoice"));
 
+    // The receipt does not exist before the invoice is paid.
+    let receipt = || rmcp::model::ReadResourceRequestParams::new("invoice://INV-7/receipt");
+    let unpaid = client.service.read_resource(receipt()).await.expect_err("no receipt before payment");
+    assert!(unpaid.to_string().contains("no resource `invoice://INV-7/receipt`"), "{unpaid}");
+
     // discharge works, once.
     let done = client.ok("invoice_discharge", inv("INV-7")).await;
     assert_eq!((done["state"].as_str(), done["outcome"].as_str()), (Some("discharged"), Some("discharged")));
     client.expect_list_changed().await;
     assert_eq!(client.tool_names().await, ["invoice_view"]);
     assert_eq!(client.refused("invoice_discharge", inv("INV-7")).await["current_state"], "discharged");
+    let paid = client.service.read_resource(receipt()).await.expect("the receipt of a paid invoice");
+    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &paid.contents[0] else {
+        panic!("{paid:?}")
+    };
+    assert!(text.starts_with("Receipt: invoice INV-7, "), "{text}");
 }
 
 /// The machine belongs to each invoice: approving INV-1 does not make INV-2 payable.

@@ -90,6 +90,12 @@ async fn wrong_call_params_are_invalid_params_saying_which_member() {
     let reply = client.request("no/such/method", params, &[]).await;
     assert_eq!(reply.status, 404);
     assert_eq!(reply.error()["code"], -32601);
+    // The methods 2026-07-28 removed do not exist there, whatever their params.
+    for removed in ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"] {
+        let reply = client.request(removed, json!({}), &[]).await;
+        assert_eq!(reply.status, 404, "{removed}");
+        assert_eq!(reply.error()["code"], -32601, "{removed}");
+    }
 }
 
 #[tokio::test]
