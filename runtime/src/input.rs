@@ -264,12 +264,6 @@ impl Inputs {
         Self { era, round: Mutex::new(Round::default()) }
     }
 
-    /// Inputs where nothing can be asked (a call made outside a client request).
-    #[cfg(test)]
-    pub(crate) fn unavailable() -> Self {
-        Self { era: Era::Unavailable, round: Mutex::new(Round::default()) }
-    }
-
     fn round(&self) -> std::sync::MutexGuard<'_, Round> {
         self.round.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }

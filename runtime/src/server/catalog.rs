@@ -50,7 +50,7 @@ fn cache_scope(varies: bool) -> CacheScope {
 
 /// What a URI names, for one principal.
 pub(crate) enum Named<'a> {
-    Resource(Resource),
+    Resource(Box<Resource>),
     Template { template: &'a ResourceTemplate, variables: BTreeMap<String, String>, instance: Option<InstanceRef> },
 }
 
@@ -114,7 +114,7 @@ impl Shared {
     pub(super) fn resolve(&self, uri: &str, principal: Option<&Principal>) -> Option<Named<'_>> {
         let resources = read(&self.catalog.resources);
         if let Some(resource) = resources.iter().find(|r| r.definition.uri == uri) {
-            return may_see(&resource.scopes, principal).then(|| Named::Resource(resource.clone()));
+            return may_see(&resource.scopes, principal).then(|| Named::Resource(Box::new(resource.clone())));
         }
         drop(resources);
         self.catalog.templates.iter().filter(|t| may_see(&t.scopes, principal)).find_map(|template| {
