@@ -380,7 +380,10 @@ impl ServerHandler for Connection {
                 resources.subscribe = None;
             }
         } else {
-            lock(&self.shared.sessions).push(Arc::downgrade(&self.state));
+            let mut sessions = lock(&self.shared.sessions);
+            // Closed sessions leave as new ones come: the list stays as long as the live ones.
+            sessions.retain(|session| session.strong_count() > 0);
+            sessions.push(Arc::downgrade(&self.state));
         }
         Ok(result)
     }
@@ -430,9 +433,13 @@ impl ServerHandler for Connection {
         let stream = context.extensions.get::<CallSink>().map(|sink| sink.0.clone());
         let caller = self.caller(&context);
         self.check_owner(caller.principal.as_ref())?;
-        let retry = Retry { request_state: request.request_state, input_responses: request.input_responses };
-        let call = format!("tools/call:{}", tool.name);
-        let round = self.shared.round(&context, kept, caller.principal.as_ref(), &call, &arguments, retry)?;
+        let retry = Retry {
+            method: "tools/call",
+            name: tool.name,
+            request_state: request.request_state,
+            input_responses: request.input_responses,
+        };
+        let round = self.shared.round(&context, kept, caller.principal.as_ref(), &arguments, retry)?;
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
         let source = CallSource { origin: &origin, caller: &caller, session };
         // Boxed: rmcp moves this handler's future into a task of its own, so the call's
@@ -636,9 +643,13 @@ impl ServerHandler for Connection {
             ));
         }
         let kept = matches!(self.origin(), Origin::Connection(_));
-        let retry = Retry { request_state: request.request_state, input_responses: request.input_responses };
-        let call = format!("prompts/get:{}", request.name);
-        let round = self.shared.round(&context, kept, principal.as_ref(), &call, &raw, retry)?;
+        let retry = Retry {
+            method: "prompts/get",
+            name: &request.name,
+            request_state: request.request_state,
+            input_responses: request.input_responses,
+        };
+        let round = self.shared.round(&context, kept, principal.as_ref(), &raw, retry)?;
         let call = PromptCall { arguments, principal: principal.clone(), inputs: round.inputs.clone() };
         match self.shared.render(&prompt, call).await {
             Ok(result) => Ok(result.into()),

@@ -35,28 +35,30 @@ impl Call {
 }
 
 /// What a request's retry brings: its sealed state and its answers.
-pub(super) struct Retry {
+pub(super) struct Retry<'a> {
+    /// The method and name the round belongs to (`tools/call`, `invoice_pay`).
+    pub(super) method: &'static str,
+    pub(super) name: &'a str,
     pub(super) request_state: Option<String>,
     pub(super) input_responses: Option<InputResponses>,
 }
 
 impl Shared {
-    /// Starts a round of the request `call` (`tools/call:NAME`) with `arguments`, made by
-    /// `principal`: a retry's sealed state must be this server's, for this very call, and
-    /// unexpired, or the request is refused (`-32602`) before anything runs.
+    /// Starts a round of the request `retry` names, with `arguments`, made by `principal`:
+    /// a retry's sealed state must be this server's, for this very call, and unexpired, or
+    /// the request is refused (`-32602`) before anything runs.
     pub(super) fn round(
         &self,
         context: &RequestContext<RoleServer>,
         kept: bool,
         principal: Option<&Principal>,
-        call: &str,
         arguments: &Map<String, Value>,
-        retry: Retry,
+        retry: Retry<'_>,
     ) -> Result<Round, ErrorData> {
         let rounds = context.protocol_version().is_some_and(|version| !version.has_initialize());
         let call = rounds.then(|| Call {
             principal: principal.cloned(),
-            name: call.to_string(),
+            name: format!("{}:{}", retry.method, retry.name),
             arguments: arguments.clone(),
         });
         let mut answers = match (&retry.request_state, &call) {
