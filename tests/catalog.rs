@@ -227,6 +227,37 @@ async fn a_commit_tells_the_listeners_and_sessions_subscribed_to_the_instance() 
 }
 
 #[tokio::test]
+async fn lists_and_reads_say_how_long_and_for_whom_they_may_be_cached() {
+    let url = serve_in_process(server()).await;
+    let client = SessionlessClient::new(&url);
+    for method in ["resources/list", "resources/templates/list", "prompts/list"] {
+        let list = client.request(method, json!({}), &[]).await.result();
+        assert_eq!(
+            (list["ttlMs"].as_u64(), list["cacheScope"].as_str()),
+            (Some(300_000), Some("public")),
+            "{method}: {list}"
+        );
+    }
+    let fixed = client.request("resources/read", json!({ "uri": "docs://style" }), &[]).await.result();
+    assert_eq!((fixed["ttlMs"].as_u64(), fixed["cacheScope"].as_str()), (Some(300_000), Some("public")), "{fixed}");
+    let read_each_time = client.request("resources/read", json!({ "uri": "docs://clock" }), &[]).await.result();
+    assert_eq!(
+        (read_each_time["ttlMs"].as_u64(), read_each_time["cacheScope"].as_str()),
+        (Some(0), Some("private")),
+        "{read_each_time}"
+    );
+    // A resource that needs a scope makes the list vary by who asks.
+    let scoped = Server::from_registry("scoped-catalog")
+        .resource(Resource::fixed("docs://secret", "secret", Body::text("s", "text/plain")).scope("docs:read"))
+        .build()
+        .unwrap();
+    let url = serve_in_process(scoped).await;
+    let list = SessionlessClient::new(&url).request("resources/list", json!({}), &[]).await.result();
+    assert_eq!(list["cacheScope"], "private", "{list}");
+    assert_eq!(list["resources"], json!([]), "hidden from who lacks the scope: {list}");
+}
+
+#[tokio::test]
 async fn catalog_mistakes_stop_the_server_at_start_up() {
     let read = |_| async { Ok(Body::text("", "text/plain")) };
     let problems = Server::from_registry("bad-catalog")
