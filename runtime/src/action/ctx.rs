@@ -26,7 +26,8 @@ pub struct Ctx {
     pub(crate) states: States,
     pub(crate) principal: Option<Principal>,
     pub(crate) client: CallClient,
-    pub(crate) server: std::sync::Weak<crate::server::Shared>,
+    /// The server serving the call (its shared state, which the server module names).
+    pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
 }
 
 impl Ctx {
@@ -87,12 +88,6 @@ impl Ctx {
     /// logging in SEP-2577.)
     pub async fn log(&self, level: LogLevel, message: impl Into<String>) {
         self.client.log(level, self.tool, message.into()).await;
-    }
-
-    /// The server serving the call: to offer another prompt, or to tell listening clients
-    /// that something changed ([`Server::resource_updated`](crate::Server::resource_updated)).
-    pub fn server(&self) -> Option<crate::Server> {
-        self.server.upgrade().map(crate::Server::from_shared)
     }
 
     /// Whether the client said it can answer `question` (its declared capabilities).

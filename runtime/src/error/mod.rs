@@ -656,6 +656,7 @@ mod tests {
             ToolError::rate_limited("1/second", 1),
             ToolError::timeout(1),
             ToolError::cancelled(),
+            ToolError::input_unavailable("no answer"),
             ToolError::store_unavailable("down", 1),
             ToolError::internal("bug"),
         ];

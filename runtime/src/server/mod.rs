@@ -112,6 +112,15 @@ pub const DEFAULT_LEASE_WAIT: Duration = Duration::from_secs(5);
 /// The default handler deadline.
 pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
 
+impl crate::Ctx {
+    /// The server serving the call: to offer another prompt, or to tell listening clients
+    /// that something changed ([`Server::resource_updated`]).
+    pub fn server(&self) -> Option<Server> {
+        let shared = self.server.upgrade()?.downcast::<Shared>().ok()?;
+        Some(Server::from_shared(shared))
+    }
+}
+
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
