@@ -1,12 +1,49 @@
 //! The examples through the official MCP Python SDK's default high-level client
-//! (`mcp.client.Client(url)`, pinned in `tests/python/requirements.txt`), over Streamable
-//! HTTP in both the stateful and the `--stateless` mode.
+//! (`mcp.client.Client`, pinned in `tests/python/requirements.txt`), at both protocol
+//! revisions, over stdio and Streamable HTTP.
 //!
-//! The flows themselves are the scripts in `tests/python/`; this file provides what they
-//! need: a virtualenv with the pinned SDK at `<target dir>/python-sdk-venv` (created on
-//! first use, which needs `python3` with `venv` and pip, and network access to PyPI), and
-//! the example servers they talk to.
-
+//! The flows themselves are the scripts in `tests/python/`, one per example; this file
+//! provides what they need: a virtualenv with the pinned SDK at
+//! `<target dir>/python-sdk-venv` (created on first use, which needs `python3` with `venv`
+//! and pip, and network access to PyPI), and the example servers they talk to.
+//!
+//! # The matrix
+//!
+//! The invoice and travel flows each run over stdio (the SDK launches the example), over
+//! HTTP against a stateful server, and at 2026-07-28 also against a `--stateless` one:
+//!
+//! | revision | stdio | HTTP | HTTP `--stateless` |
+//! |---|---|---|---|
+//! | 2025-11-25 | ✓ | ✓ | — |
+//! | 2026-07-28 | ✓ | ✓ | ✓ |
+//!
+//! How the SDK (mcp 2.3.0) picks the revision: `Client(..., mode="legacy")` runs the
+//! `initialize` handshake offering 2025-11-25; the default `mode="auto"` probes
+//! `server/discover` at 2026-07-28 and adopts it (falling back to `initialize` on a server
+//! that does not answer it); the same over stdio (`Client(stdio_client(...))`) and HTTP.
+//! Every run checks the revision the client settled on.
+//!
+//! Every run covers `tools/list`; a gated refusal returned as a tool result with `isError`
+//! and a structured code (`FORBIDDEN` for paying an invoice that is not approved;
+//! `DOMAIN_NOT_SELECTED` and `DOMAIN_MISMATCH` in travel); transitions checked by the
+//! result's `state`; and change notifications:
+//!
+//! - where the conversation is the connection (a 2025-11-25 session; stdio at either
+//!   revision), the listing follows it, and the client's message handler must hear
+//!   `notifications/tools/list_changed` after each transition that changes it (the flow
+//!   then lists again, as a client does before calling what the change brought);
+//! - at 2026-07-28 the client opens `subscriptions/listen` (`Client.listen`) and checks the
+//!   acknowledged filter; on the invoice it listens to the invoice's receipt and must
+//!   receive `ResourceUpdated` for it on the subscription when the invoice moves. (Over HTTP
+//!   at 2026-07-28 every client gets the same listing, which never changes, so there is no
+//!   `tools/list_changed` for a flow to hear; the flows check that the listing stayed.)
+//!
+//! No cell is left out: the SDK speaks both revisions over both transports.
+//!
+//! A run passes only if the client printed nothing but the script's `ok:` lines and
+//! `PASS`: a warning the SDK logs (e.g. "Session termination failed", or "Tool X not listed
+//! by server" when a result cannot be validated) fails it ([`common::servers::run_quiet_client`]).
+//! A stdio server's own log goes to a file, shown when the run fails.
 mod common;
 
 use std::fs::{File, OpenOptions};
@@ -14,6 +51,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use common::servers::run_quiet_client;
 use common::{run_command as run, target_dir};
 use tokio::process::{Child, Command};
 use tokio::sync::OnceCell;
@@ -122,44 +160,104 @@ async fn serve(name: &str, key: &str, extra: &[&str]) -> Server {
     Server { url, _child: child }
 }
 
-/// Runs `tests/python/<script>` with the venv's Python; panics with its output on failure.
-async fn run_script(script: &str, args: &[&str]) {
-    let python = venv_python().await;
-    let mut command = Command::new(python);
-    command.arg(scripts_dir().join(script)).args(args).env("PYTHONDONTWRITEBYTECODE", "1");
-    if let Err(failure) = run(&mut command, SCRIPT_PATIENCE, script).await {
-        panic!("{failure}");
+/// The protocol revisions the flows run at.
+const LEGACY: &str = "2025-11-25";
+const MODERN: &str = "2026-07-28";
+
+/// How a flow reaches its example.
+#[derive(Clone, Copy, Debug)]
+enum Transport {
+    /// The SDK launches the example and talks over its stdin/stdout.
+    Stdio,
+    /// Streamable HTTP, with sessions (which also serve sessionless 2026-07-28 requests).
+    Http,
+    /// Streamable HTTP, `--stateless`.
+    Stateless,
+}
+
+impl Transport {
+    /// The example's flags for this transport's HTTP mode.
+    fn mode(self) -> &'static [&'static str] {
+        match self {
+            Transport::Stateless => &["--stateless"],
+            Transport::Stdio | Transport::Http => &[],
+        }
     }
 }
 
-/// The invoice workflow, with state kept per invoice id and a `tools/list` that never changes.
-async fn invoice(mode: &[&str]) {
-    let server = serve("invoice", HANDLE_KEY, mode).await;
-    run_script("invoice_flow.py", &[server.url.as_str()]).await;
+/// A file of this test binary's own under the target directory, removed first.
+fn scratch(tag: &str, suffix: &str) -> PathBuf {
+    let path = target_dir().join(format!("python-sdk-{tag}-{}.{suffix}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
 }
 
-/// The travel intent lock with signed flow handles: refused drift, refused forged, foreign
-/// and expired handles, and a `tools/list` that never changes.
-async fn travel(mode: &[&str]) {
-    let outbox = target_dir().join(format!("python-sdk-travel-otp-{}-{}.jsonl", std::process::id(), mode.len()));
-    let _ = std::fs::remove_file(&outbox);
+/// The scripts' SERVER argument for the example `name` launched over stdio with `args`
+/// (and `--store memory`), its stderr going to `log`.
+fn stdio_server(name: &str, args: &[&str], log: &Path) -> String {
+    let mut argv = vec!["--store", "memory"];
+    argv.extend_from_slice(args);
+    let spec = serde_json::json!({ "command": common::example_binary(name), "args": argv, "stderr": log });
+    format!("stdio:{spec}")
+}
+
+/// Runs `tests/python/<script>` with the venv's Python; panics with its output on failure,
+/// on any line it printed beyond its progress, and with the stdio server's `log` if any.
+async fn run_script(script: &str, args: &[&str], log: Option<&Path>) {
+    let python = venv_python().await;
+    let mut command = Command::new(python);
+    command.arg(scripts_dir().join(script)).args(args).env("PYTHONDONTWRITEBYTECODE", "1");
+    if let Err(failure) = run_quiet_client(&mut command, SCRIPT_PATIENCE, script).await {
+        let log = log.map(|log| std::fs::read_to_string(log).unwrap_or_default()).unwrap_or_default();
+        panic!("{failure}\n--- the stdio server's log ---\n{log}");
+    }
+    if let Some(log) = log {
+        let _ = std::fs::remove_file(log);
+    }
+}
+
+/// The invoice workflow, with state kept per invoice id.
+async fn invoice(protocol: &str, transport: Transport) {
+    if let Transport::Stdio = transport {
+        let log = scratch(&format!("invoice-{protocol}"), "log");
+        let server = stdio_server("invoice", &[], &log);
+        return run_script("invoice_flow.py", &[protocol, &server], Some(&log)).await;
+    }
+    let server = serve("invoice", HANDLE_KEY, transport.mode()).await;
+    run_script("invoice_flow.py", &[protocol, server.url.as_str()], None).await;
+}
+
+/// The travel intent lock; at 2026-07-28 over HTTP with signed flow handles, also refused
+/// forged, foreign and expired ones.
+async fn travel(protocol: &str, transport: Transport) {
+    let tag = format!("travel-{protocol}-{transport:?}");
+    let outbox = scratch(&tag, "jsonl");
+    let outbox_arg = outbox.to_str().unwrap();
+    if let Transport::Stdio = transport {
+        // The stdio connection's principal is the example's traveller.
+        let log = scratch(&tag, "log");
+        let server = stdio_server("travel", &["--otp-outbox", outbox_arg], &log);
+        run_script("travel_flow.py", &[protocol, &server, "-", outbox_arg], Some(&log)).await;
+        let _ = std::fs::remove_file(&outbox);
+        return;
+    }
+    let mode = transport.mode();
     let token = format!("traveller={TRAVELLER_TOKEN}");
     let booking: Vec<&str> =
-        mode.iter().copied().chain(["--token", token.as_str(), "--otp-outbox", outbox.to_str().unwrap()]).collect();
+        mode.iter().copied().chain(["--token", token.as_str(), "--otp-outbox", outbox_arg]).collect();
+    let server = serve("travel", HANDLE_KEY, &booking).await;
+    let mut args = vec![protocol, server.url.as_str(), TRAVELLER_TOKEN, outbox_arg];
+    // Handles (and their checks against other servers) exist where HTTP has no session.
     let short_ttl: Vec<&str> = mode.iter().copied().chain(["--handle-ttl", "100ms"]).collect();
-    let (server, other_key, short_lived) = tokio::join!(
-        serve("travel", HANDLE_KEY, &booking),
-        serve("travel", OTHER_HANDLE_KEY, mode),
-        serve("travel", HANDLE_KEY, &short_ttl),
-    );
-    let args = [
-        server.url.as_str(),
-        TRAVELLER_TOKEN,
-        outbox.to_str().unwrap(),
-        other_key.url.as_str(),
-        short_lived.url.as_str(),
-    ];
-    run_script("travel_flow.py", &args).await;
+    let others = if protocol == MODERN {
+        Some(tokio::join!(serve("travel", OTHER_HANDLE_KEY, mode), serve("travel", HANDLE_KEY, &short_ttl)))
+    } else {
+        None
+    };
+    if let Some((other_key, short_lived)) = &others {
+        args.extend([other_key.url.as_str(), short_lived.url.as_str()]);
+    }
+    run_script("travel_flow.py", &args, None).await;
     let _ = std::fs::remove_file(&outbox);
 }
 
@@ -170,13 +268,12 @@ const TRAVELLER_TOKEN: &str = "python-sdk-traveller-token-0001";
 const CLERK_TOKEN: &str = "python-sdk-clerk-token-0001";
 
 async fn payments(mode: &[&str]) {
-    let outbox = target_dir().join(format!("python-sdk-otp-{}-{}.jsonl", std::process::id(), mode.len()));
-    let _ = std::fs::remove_file(&outbox);
+    let outbox = scratch(&format!("payments-{}", mode.len()), "jsonl");
     let token = format!("clerk={CLERK_TOKEN}");
     let args: Vec<&str> =
         mode.iter().copied().chain(["--token", token.as_str(), "--otp-outbox", outbox.to_str().unwrap()]).collect();
     let server = serve("payments", HANDLE_KEY, &args).await;
-    run_script("payments_flow.py", &[server.url.as_str(), CLERK_TOKEN, outbox.to_str().unwrap()]).await;
+    run_script("payments_flow.py", &[server.url.as_str(), CLERK_TOKEN, outbox.to_str().unwrap()], None).await;
     let _ = std::fs::remove_file(&outbox);
 }
 
@@ -191,21 +288,51 @@ async fn python_sdk_payments_confirmed_capture_stateless() {
 }
 
 #[tokio::test]
-async fn python_sdk_invoice_stateful() {
-    invoice(&[]).await;
+async fn python_sdk_invoice_stdio_2025_11_25() {
+    invoice(LEGACY, Transport::Stdio).await;
 }
 
 #[tokio::test]
-async fn python_sdk_invoice_stateless() {
-    invoice(&["--stateless"]).await;
+async fn python_sdk_invoice_stdio_2026_07_28() {
+    invoice(MODERN, Transport::Stdio).await;
 }
 
 #[tokio::test]
-async fn python_sdk_travel_stateful() {
-    travel(&[]).await;
+async fn python_sdk_invoice_http_2025_11_25() {
+    invoice(LEGACY, Transport::Http).await;
 }
 
 #[tokio::test]
-async fn python_sdk_travel_stateless() {
-    travel(&["--stateless"]).await;
+async fn python_sdk_invoice_http_2026_07_28() {
+    invoice(MODERN, Transport::Http).await;
+}
+
+#[tokio::test]
+async fn python_sdk_invoice_http_2026_07_28_stateless() {
+    invoice(MODERN, Transport::Stateless).await;
+}
+
+#[tokio::test]
+async fn python_sdk_travel_stdio_2025_11_25() {
+    travel(LEGACY, Transport::Stdio).await;
+}
+
+#[tokio::test]
+async fn python_sdk_travel_stdio_2026_07_28() {
+    travel(MODERN, Transport::Stdio).await;
+}
+
+#[tokio::test]
+async fn python_sdk_travel_http_2025_11_25() {
+    travel(LEGACY, Transport::Http).await;
+}
+
+#[tokio::test]
+async fn python_sdk_travel_http_2026_07_28() {
+    travel(MODERN, Transport::Http).await;
+}
+
+#[tokio::test]
+async fn python_sdk_travel_http_2026_07_28_stateless() {
+    travel(MODERN, Transport::Stateless).await;
 }

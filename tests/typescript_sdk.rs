@@ -1,7 +1,49 @@
-//! The examples through the official MCP TypeScript SDK client (pinned in
-//! `tests/typescript/package.json`), which validates `structuredContent` against each
-//! tool's `outputSchema` even on `isError` results: refusals must arrive as tool results
-//! with their fields, and the client must print no schema warning.
+//! The examples through the official MCP TypeScript SDK client, pinned in
+//! `tests/typescript/package.json` in both of its lines: v1, `@modelcontextprotocol/sdk`
+//! 1.32.2 (the newest 1.x), and v2, `@modelcontextprotocol/client` 2.4.0 (the line that speaks
+//! 2026-07-28). The scripts are `tests/typescript/*.mjs`, one per flow, taking the line,
+//! the revision and the server.
+//!
+//! # The matrix
+//!
+//! The invoice and travel flows (`invoice_flow.mjs`, `travel_flow.mjs`) run in these cells;
+//! HTTP at 2026-07-28 runs against a stateful and a `--stateless` server:
+//!
+//! | line | revision | stdio | HTTP |
+//! |---|---|---|---|
+//! | v1 | 2025-11-25 | ✓ | ✓ |
+//! | v1 | 2026-07-28 | — | — |
+//! | v2 | 2025-11-25 | ✓ | ✓ |
+//! | v2 | 2026-07-28 | ✓ | ✓ (both servers) |
+//!
+//! v1 has no 2026-07-28 cells because it cannot speak it: it knows the revisions up to
+//! 2025-11-25 only (`SUPPORTED_PROTOCOL_VERSIONS` in its `types.js`), always runs the
+//! `initialize` handshake, and has no `subscriptions/listen`. v2 runs the same handshake
+//! unless told otherwise (`versionNegotiation` defaults to `mode: "legacy"`); with
+//! `versionNegotiation: { mode: { pin: "2026-07-28" } }` it probes `server/discover` (over
+//! stdio on a short-lived sibling process it launches from the same parameters) and
+//! connects at 2026-07-28 or fails; `client.listen(filter)` opens a listen stream whose
+//! notifications reach the handlers registered with `setNotificationHandler`.
+//!
+//! Every run checks the negotiated revision and covers `tools/list`; a gated refusal
+//! returned as a tool result with `isError` and a structured code (`FORBIDDEN` for paying an
+//! invoice that is not approved; `DOMAIN_NOT_SELECTED` and `DOMAIN_MISMATCH` in travel);
+//! transitions checked by the result's `state`; and change notifications: where the
+//! conversation is the connection (a 2025-11-25 session; stdio at either revision) the
+//! client's handler must hear `notifications/tools/list_changed` after each transition that
+//! changes the listing; at 2026-07-28 the client opens `subscriptions/listen` and checks the
+//! acknowledged filter, and on the invoice must hear `notifications/resources/updated` for
+//! the invoice's receipt, tagged with the subscription, when the invoice moves. (Over HTTP
+//! at 2026-07-28 every client gets the same listing, which never changes.)
+//!
+//! `refusals.mjs` (v1, HTTP, 2025-11-25) checks the refusals' fields: v1 validates
+//! `structuredContent` against each tool's `outputSchema` even on `isError` results, so
+//! refusals must arrive as tool results with their fields and no schema warning.
+//!
+//! A run passes only if the client printed nothing but the script's `ok:` lines and `PASS`:
+//! `console.warn`, `console.error` or a Node process warning fails it
+//! ([`common::servers::run_quiet_client`]). A stdio server's own log goes to a file, shown
+//! when the run fails.
 //!
 //! On first use the pinned SDK is installed under `<target dir>/typescript-sdk` with the
 //! machine's `npm`, which needs access to the npm registry. The client runs on the system's
@@ -13,7 +55,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{run_command, spawn_http_example, target_dir};
+use common::servers::run_quiet_client;
+use common::{example_binary, run_command, spawn_http_example, target_dir};
 use tokio::process::Command;
 use tokio::sync::OnceCell;
 
@@ -91,7 +134,12 @@ async fn install() -> Result<PathBuf, String> {
     };
     // The script runs from beside its node_modules (ES modules resolve from there).
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    std::fs::copy(scripts_dir().join("refusals.mjs"), dir.join("refusals.mjs")).map_err(|e| e.to_string())?;
+    for entry in std::fs::read_dir(scripts_dir()).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|extension| extension == "mjs") {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).map_err(|e| e.to_string())?;
+        }
+    }
     let sdk_installed = dir.join("node_modules").join("@modelcontextprotocol").join("sdk").exists();
     if let (Some(node), true, true) = (node(), sdk_installed, installed == wanted) {
         return Ok(node);
@@ -103,16 +151,94 @@ async fn install() -> Result<PathBuf, String> {
     node().ok_or_else(|| format!("npm install did not provide {}'s node", package.unwrap_or_default()))
 }
 
-async fn run(example: &str) {
+/// Runs `<script> ARGS` with the installed SDK; panics with its output on failure, on any
+/// line it printed beyond its progress, and with the stdio server's `log` if any.
+async fn run_script(script: &str, args: &[&str], log: Option<&Path>) {
     let node = NODE.get_or_init(install).await.clone().unwrap_or_else(|error| panic!("{error}"));
-    let (_server, url) = spawn_http_example(example, &[], &[]).await;
     let dir = target_dir().join("typescript-sdk");
-    let script = dir.join("refusals.mjs");
     let mut command = Command::new(node);
-    command.arg(&script).arg(&url).arg(example).current_dir(&dir);
-    if let Err(failure) = run_command(&mut command, SCRIPT_PATIENCE, "refusals.mjs").await {
-        panic!("{failure}");
+    command.arg(dir.join(script)).args(args).current_dir(&dir);
+    if let Err(failure) = run_quiet_client(&mut command, SCRIPT_PATIENCE, script).await {
+        let log = log.map(|log| std::fs::read_to_string(log).unwrap_or_default()).unwrap_or_default();
+        panic!("{failure}\n--- the stdio server's log ---\n{log}");
     }
+    if let Some(log) = log {
+        let _ = std::fs::remove_file(log);
+    }
+}
+
+/// The refusals' fields, through v1 over HTTP.
+async fn refusals(example: &str) {
+    let (_server, url) = spawn_http_example(example, &[], &[]).await;
+    run_script("refusals.mjs", &[&url, example], None).await;
+}
+
+/// The protocol revisions the flows run at.
+const LEGACY: &str = "2025-11-25";
+const MODERN: &str = "2026-07-28";
+
+/// How a flow reaches its example.
+#[derive(Clone, Copy, Debug)]
+enum Transport {
+    /// The SDK launches the example and talks over its stdin/stdout.
+    Stdio,
+    /// Streamable HTTP, with sessions (which also serve sessionless 2026-07-28 requests).
+    Http,
+    /// Streamable HTTP, `--stateless`.
+    Stateless,
+}
+
+/// The bearer token of the travel example's traveller.
+const TRAVELLER_TOKEN: &str = "typescript-sdk-traveller-token-0001";
+
+/// A file of this test binary's own under the target directory, removed first.
+fn scratch(tag: &str, suffix: &str) -> PathBuf {
+    let path = target_dir().join(format!("typescript-sdk-{tag}-{}.{suffix}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// Runs `<example>_flow.mjs` with the SDK `line` at `protocol` over `transport`. The travel
+/// example books with a one-time code from a development outbox: over HTTP the traveller
+/// presents a token, over stdio the connection's principal is the traveller.
+async fn flow(example: &str, line: &str, protocol: &str, transport: Transport) {
+    let tag = format!("{example}-{line}-{protocol}-{transport:?}");
+    let outbox = scratch(&tag, "jsonl");
+    let outbox_arg = outbox.to_str().unwrap().to_string();
+    let booking = format!("traveller={TRAVELLER_TOKEN}");
+    let mut server_args: Vec<&str> = Vec::new();
+    if example == "travel" {
+        server_args.extend(["--otp-outbox", &outbox_arg]);
+    }
+    let script = format!("{example}_flow.mjs");
+    let mut args = vec![line.to_string(), protocol.to_string()];
+    let (log, _server) = match transport {
+        Transport::Stdio => {
+            let log = scratch(&tag, "log");
+            let argv: Vec<&str> = ["--store", "memory"].into_iter().chain(server_args).collect();
+            let spec = serde_json::json!({ "command": example_binary(example), "args": argv, "stderr": log });
+            args.push(format!("stdio:{spec}"));
+            (Some(log), None)
+        }
+        Transport::Http | Transport::Stateless => {
+            if let Transport::Stateless = transport {
+                server_args.push("--stateless");
+            }
+            if example == "travel" {
+                server_args.extend(["--token", &booking]);
+            }
+            let (server, url) = spawn_http_example(example, &server_args, &[]).await;
+            args.push(url);
+            (None, Some(server))
+        }
+    };
+    if example == "travel" {
+        let token = if let Transport::Stdio = transport { "-" } else { TRAVELLER_TOKEN };
+        args.extend([token.to_string(), outbox_arg.clone()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_script(&script, &args, log.as_deref()).await;
+    let _ = std::fs::remove_file(&outbox);
 }
 
 #[test]
@@ -124,10 +250,80 @@ fn node_versions_are_read_from_node_version() {
 
 #[tokio::test]
 async fn typescript_sdk_gets_the_invoice_refusals_as_results() {
-    run("invoice").await;
+    refusals("invoice").await;
 }
 
 #[tokio::test]
 async fn typescript_sdk_gets_the_travel_refusals_as_results() {
-    run("travel").await;
+    refusals("travel").await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v1_invoice_stdio_2025_11_25() {
+    flow("invoice", "v1", LEGACY, Transport::Stdio).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v1_invoice_http_2025_11_25() {
+    flow("invoice", "v1", LEGACY, Transport::Http).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_invoice_stdio_2025_11_25() {
+    flow("invoice", "v2", LEGACY, Transport::Stdio).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_invoice_http_2025_11_25() {
+    flow("invoice", "v2", LEGACY, Transport::Http).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_invoice_stdio_2026_07_28() {
+    flow("invoice", "v2", MODERN, Transport::Stdio).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_invoice_http_2026_07_28() {
+    flow("invoice", "v2", MODERN, Transport::Http).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_invoice_http_2026_07_28_stateless() {
+    flow("invoice", "v2", MODERN, Transport::Stateless).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v1_travel_stdio_2025_11_25() {
+    flow("travel", "v1", LEGACY, Transport::Stdio).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v1_travel_http_2025_11_25() {
+    flow("travel", "v1", LEGACY, Transport::Http).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_travel_stdio_2025_11_25() {
+    flow("travel", "v2", LEGACY, Transport::Stdio).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_travel_http_2025_11_25() {
+    flow("travel", "v2", LEGACY, Transport::Http).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_travel_stdio_2026_07_28() {
+    flow("travel", "v2", MODERN, Transport::Stdio).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_travel_http_2026_07_28() {
+    flow("travel", "v2", MODERN, Transport::Http).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_travel_http_2026_07_28_stateless() {
+    flow("travel", "v2", MODERN, Transport::Stateless).await;
 }

@@ -111,3 +111,25 @@ pub async fn serve_router(service: axum::Router) -> String {
     tokio::spawn(async move { axum::serve(listener, router).await.expect("serve") });
     url
 }
+
+/// Runs an SDK client script (`command`) like [`run_command`], and checks that it printed
+/// nothing but its own progress: `ok: …` lines and a final `PASS` on stdout, nothing on
+/// stderr. Any other line — a warning the SDK logged or printed, a runtime's deprecation
+/// notice — is a failure, described with both streams.
+pub async fn run_quiet_client(
+    command: &mut Command,
+    patience: Duration,
+    what: &str,
+) -> Result<std::process::Output, String> {
+    let output = run_command(command, patience, what).await?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stray: Vec<&str> =
+        stdout.lines().filter(|line| !(line.starts_with("ok: ") || *line == "PASS")).chain(stderr.lines()).collect();
+    if !stray.is_empty() || stdout.lines().last() != Some("PASS") {
+        return Err(format!(
+            "{what}: the client printed more than its progress (a warning?): {stray:?}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
+        ));
+    }
+    Ok(output)
+}

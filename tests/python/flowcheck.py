@@ -1,19 +1,42 @@
 """Shared helpers for the end-to-end scripts: call tools through the MCP Python SDK's
-default high-level client (`mcp.client.Client(url)`) and fail with a clear message.
+default high-level client (`mcp.client.Client`) and fail with a clear message.
 
-A check that fails raises `Failed`; `run` prints it and exits with status 1.
+The client connects over Streamable HTTP (a URL) or stdio (`stdio:` and a JSON object
+`{"command": PATH, "args": [...], "stderr": LOG}`: the server to launch, and the file its
+stderr goes to, since the server's log is not the client's output), at 2025-11-25
+(`mode="legacy"`: the initialize handshake) or 2026-07-28 (the default `mode="auto"`,
+which probes `server/discover` and must settle on 2026-07-28).
+
+Output: `ok: …` lines and a final `PASS` on stdout, and nothing else anywhere. A check that
+fails raises `Failed`; `run` prints it on stderr and exits with status 1. The Rust side fails
+a run that prints any other line, so a warning the SDK logs (through `logging`, which `run`
+sets up to name the level and logger) or issues (`warnings`) fails the run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
+import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import mcp_types as types
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+
+LEGACY = "2025-11-25"
+"""The initialize era: a session (over HTTP) or the connection (stdio) is the conversation."""
+
+MODERN = "2026-07-28"
+"""Per-request `_meta`, `server/discover` and `subscriptions/listen`."""
+
+PATIENCE = 10.0
+"""Seconds to wait for a notification a step caused."""
 
 
 class Failed(Exception):
@@ -112,13 +135,69 @@ async def confirmed(client: Client, tool: str, arguments: dict[str, Any], outbox
     return await ok(client, tool, {**arguments, "challenge_id": challenge, "otp": code_for(outbox, challenge)})
 
 
-def bearer_client(url: str, token: str) -> Client:
+def bearer_client(url: str, token: str, **options: Any) -> Client:
     """The default client, whose HTTP requests carry the user's bearer token."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=300))
-    return Client(streamable_http_client(url, http_client=http))
+    return Client(streamable_http_client(url, http_client=http), **options)
+
+
+class Heard:
+    """What the server told the client outside results: the client's `message_handler`.
+
+    Counts `notifications/tools/list_changed`, however it arrived (unsolicited on a
+    session, or on a listen stream, which the SDK tees here too). An exception the
+    transport hit, which the SDK hands here, is a failure, raised by `check_quiet`.
+    """
+
+    def __init__(self) -> None:
+        self.tools_changed = 0
+        self.faults: list[str] = []
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.tools_changed += 1
+        elif isinstance(message, Exception):
+            self.faults.append(repr(message))
+
+    def check_quiet(self) -> None:
+        check(not self.faults, f"the client's transport failed: {self.faults}")
+
+
+def is_stdio(server: str) -> bool:
+    return server.startswith("stdio:")
+
+
+def connect(server: str, protocol: str, heard: Heard, token: str | None = None) -> Client:
+    """The default client for `server` (a URL, or `stdio:` and the server's JSON spec) at
+    `protocol`; over HTTP with the user's bearer `token` if given."""
+    check(protocol in (LEGACY, MODERN), f"unknown protocol {protocol}")
+    options: dict[str, Any] = {"mode": "legacy" if protocol == LEGACY else "auto", "message_handler": heard}
+    if is_stdio(server):
+        spec = json.loads(server.removeprefix("stdio:"))
+        params = StdioServerParameters(command=spec["command"], args=spec["args"])
+        log = open(spec["stderr"], "a", encoding="utf-8")  # the server's, open while it runs
+        atexit.register(log.close)
+        return Client(stdio_client(params, errlog=log), **options)
+    if token is not None:
+        return bearer_client(server, token, **options)
+    return Client(server, **options)
+
+
+def negotiated(client: Client, protocol: str) -> None:
+    """Checks the revision the client settled on."""
+    check(client.protocol_version == protocol, f"negotiated {client.protocol_version}, expected {protocol}")
+    passed(f"negotiated {protocol}")
+
+
+async def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Waits until `condition()` holds; fails with `what` after PATIENCE seconds."""
+    deadline = time.monotonic() + PATIENCE
+    while not condition():
+        check(time.monotonic() < deadline, f"{what}: nothing after {PATIENCE} s")
+        await asyncio.sleep(0.02)
 
 
 def passed(step: str) -> None:
@@ -137,6 +216,8 @@ def failures(error: BaseException) -> list[Failed]:
 
 def run(flow: Callable[..., Awaitable[None]], usage: str, min_args: int, max_args: int) -> None:
     """Runs `flow(*argv)`; exits 2 on bad usage, 1 on a failed check or any error."""
+    # Warnings name their level and logger (the default would print the bare message).
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = sys.argv[1:]
     if not min_args <= len(args) <= max_args:
         print(f"usage: {usage}", file=sys.stderr)

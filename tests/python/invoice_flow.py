@@ -1,70 +1,152 @@
 """The invoice example through the MCP Python SDK's default client.
 
-    python invoice_flow.py http://127.0.0.1:PORT/mcp
+    python invoice_flow.py 2025-11-25|2026-07-28 SERVER
+
+SERVER is the endpoint's URL or `stdio:` and the server's JSON spec (see flowcheck.py).
 
 Invoice state belongs to the invoice (keyed by `id`) and is shared by all clients, so the
-ids are fresh per run. `tools/list` never changes: the server, not the listing, refuses
-calls the invoice's state does not allow.
+ids are fresh per run. Where the conversation is the connection — a 2025-11-25 session, or
+stdio at either revision — the listing follows the invoice the conversation works on, and
+a transition that changes it is announced with `notifications/tools/list_changed`. Over
+HTTP at 2026-07-28 every client gets the same listing, which never changes: the server, not
+the listing, refuses calls the invoice's state does not allow. At 2026-07-28 the client
+listens (`subscriptions/listen`) to the invoice's receipt and hears it updated when the
+invoice moves.
 """
 
 import random
+from contextlib import AsyncExitStack
 
-from mcp.client import Client
+import anyio
+from mcp.client.subscriptions import ResourceUpdated
 
-from flowcheck import check, expect, ok, passed, refused, run, same_listing, tool_listing
+from flowcheck import (
+    LEGACY,
+    MODERN,
+    PATIENCE,
+    Heard,
+    check,
+    connect,
+    expect,
+    is_stdio,
+    negotiated,
+    ok,
+    passed,
+    refused,
+    run,
+    same_listing,
+    show,
+    tool_listing,
+    wait_for,
+)
 
-PROTOCOL = "2026-07-28"
+DRAFT_TOOLS = ["invoice_amend", "invoice_submit", "invoice_view"]
+REVIEW_TOOLS = ["invoice_approve", "invoice_reject", "invoice_view"]
+ALL_TOOLS = sorted({*DRAFT_TOOLS, *REVIEW_TOOLS, "invoice_discharge"})
 
 
 def fresh_id() -> str:
     return f"INV-{random.randrange(10**8, 10**9)}"
 
 
-async def flow(url: str) -> None:
+def receipt(invoice: str) -> str:
+    return f"invoice://{invoice}/receipt"
+
+
+def names(listing: list[tuple[str, str | None]]) -> list[str]:
+    return sorted(name for name, _ in listing)
+
+
+async def flow(protocol: str, server: str) -> None:
     approved, untouched = fresh_id(), fresh_id()
     while untouched == approved:
         untouched = fresh_id()
+    # The conversation is the connection: a session, or stdio.
+    per_conversation = protocol == LEGACY or is_stdio(server)
 
     def on(invoice: str) -> dict[str, str]:
         return {"domain": "invoice", "id": invoice}
 
-    async with Client(url) as client:
-        check(
-            client.protocol_version == PROTOCOL,
-            f"negotiated protocol {client.protocol_version}, expected {PROTOCOL}",
-        )
-        passed(f"negotiated {PROTOCOL}")
+    heard = Heard()
+    async with connect(server, protocol, heard) as client:
+        negotiated(client, protocol)
         listing = await tool_listing(client)
-        passed(f"tools/list: {[name for name, _ in listing]}")
+        expected = DRAFT_TOOLS if per_conversation else ALL_TOOLS
+        check(names(listing) == expected, f"tools/list: {names(listing)}, expected {expected}")
+        passed(f"tools/list: {names(listing)}")
 
-        submitted = await ok(client, "invoice_submit", on(approved))
-        expect(submitted, "state", "review", f"invoice_submit {approved}")
-        passed(f"invoice_submit {approved} -> review")
+        async with AsyncExitStack() as stack:
+            subscription = None
+            if protocol == MODERN:
+                subscription = await stack.enter_async_context(
+                    client.listen(tools_list_changed=True, resource_subscriptions=[receipt(approved)])
+                )
+                honored = subscription.honored
+                check(honored.tools_list_changed is True, f"listen did not honor toolsListChanged: {honored}")
+                check(
+                    honored.resource_subscriptions == [receipt(approved)],
+                    f"listen did not honor the receipt: {honored}",
+                )
+                passed(f"subscriptions/listen acknowledged: {honored}")
 
-        approval = await ok(client, "invoice_approve", on(approved))
-        expect(approval, "state", "approved", f"invoice_approve {approved}")
-        passed(f"invoice_approve {approved} -> approved")
+            early = await refused(client, "invoice_discharge", on(untouched), "FORBIDDEN")
+            expect(early, "instance", untouched, f"invoice_discharge of the untouched {untouched}")
+            expect(early, "current_state", "draft", f"invoice_discharge of the untouched {untouched}")
+            check("invoice_submit" in early.get("allowed_tools", []), f"FORBIDDEN allows {show(early)}")
+            passed(f"invoice_discharge {untouched} (never touched) -> FORBIDDEN in draft")
 
-        early = await refused(client, "invoice_discharge", on(untouched), "FORBIDDEN")
-        expect(early, "instance", untouched, f"invoice_discharge of the untouched {untouched}")
-        expect(early, "current_state", "draft", f"invoice_discharge of the untouched {untouched}")
-        passed(f"invoice_discharge {untouched} (never touched) -> FORBIDDEN in draft")
+            async def relisted(what: str, changes_before: int) -> list[str]:
+                """Where the listing follows the conversation: the list_changed `what` caused,
+                and the listing asked again (as a client does on list_changed, before it calls
+                a tool the change brought; the SDK validates a result against the listing)."""
+                await wait_for(lambda: heard.tools_changed > changes_before, f"tools/list_changed after {what}")
+                return names(await tool_listing(client, fresh=True))
 
-        paid = await ok(client, "invoice_discharge", on(approved))
-        expect(paid, "state", "discharged", f"invoice_discharge {approved}")
-        passed(f"invoice_discharge {approved} -> discharged")
+            changes_before = heard.tools_changed
+            submitted = await ok(client, "invoice_submit", on(approved))
+            expect(submitted, "state", "review", f"invoice_submit {approved}")
+            passed(f"invoice_submit {approved} -> review")
+            if per_conversation:
+                after = await relisted("invoice_submit", changes_before)
+                check(after == REVIEW_TOOLS, f"tools/list after invoice_submit: {after}, expected {REVIEW_TOOLS}")
+                passed(f"tools/list_changed -> {after}")
+            if subscription is not None:
+                with anyio.fail_after(PATIENCE):
+                    event = await anext(subscription)
+                check(event == ResourceUpdated(uri=receipt(approved)), f"the listen stream delivered {event}")
+                passed(f"the listen stream delivered resources/updated for {receipt(approved)}")
 
-        again = await refused(client, "invoice_discharge", on(approved), "FORBIDDEN")
-        expect(again, "current_state", "discharged", f"invoice_discharge {approved} a second time")
-        passed(f"invoice_discharge {approved} again -> FORBIDDEN in discharged")
+            changes_before = heard.tools_changed
+            approval = await ok(client, "invoice_approve", on(approved))
+            expect(approval, "state", "approved", f"invoice_approve {approved}")
+            passed(f"invoice_approve {approved} -> approved")
+            if per_conversation:
+                after = await relisted("invoice_approve", changes_before)
+                check("invoice_discharge" in after, f"tools/list after invoice_approve: {after}")
+                passed(f"tools/list_changed -> {after}")
 
-        viewed = await ok(client, "invoice_view", on(approved))
-        expect(viewed, "state", "discharged", f"invoice_view {approved}")
-        passed(f"invoice_view {approved} -> discharged")
+            changes_before = heard.tools_changed
+            paid = await ok(client, "invoice_discharge", on(approved))
+            expect(paid, "state", "discharged", f"invoice_discharge {approved}")
+            passed(f"invoice_discharge {approved} -> discharged")
+            if per_conversation:
+                after = await relisted("invoice_discharge", changes_before)
+                check("invoice_discharge" not in after, f"tools/list after invoice_discharge: {after}")
+                passed(f"tools/list_changed -> {after}")
 
-        same_listing(listing, await tool_listing(client, fresh=True))
-        passed("tools/list unchanged")
+            again = await refused(client, "invoice_discharge", on(approved), "FORBIDDEN")
+            expect(again, "current_state", "discharged", f"invoice_discharge {approved} a second time")
+            passed(f"invoice_discharge {approved} again -> FORBIDDEN in discharged")
+
+            viewed = await ok(client, "invoice_view", on(approved))
+            expect(viewed, "state", "discharged", f"invoice_view {approved}")
+            passed(f"invoice_view {approved} -> discharged")
+
+            if not per_conversation:
+                same_listing(listing, await tool_listing(client, fresh=True))
+                passed("tools/list unchanged")
+    heard.check_quiet()
 
 
 if __name__ == "__main__":
-    run(flow, "invoice_flow.py URL", 1, 1)
+    run(flow, "invoice_flow.py 2025-11-25|2026-07-28 SERVER", 2, 2)

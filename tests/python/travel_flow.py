@@ -1,21 +1,50 @@
 """The travel example through the MCP Python SDK's default client.
 
-    python travel_flow.py URL TOKEN OUTBOX [OTHER_KEY_URL] [SHORT_TTL_URL]
+    python travel_flow.py 2025-11-25|2026-07-28 SERVER TOKEN OUTBOX [OTHER_KEY_URL] [SHORT_TTL_URL]
 
-Flow state lives in a signed handle the client passes back as the `flow` argument; the
-server refuses drift between domains and any handle it did not sign, or signed too long
-ago. OTHER_KEY_URL serves the same example under another `TOOLGATE_HANDLE_KEY`;
-SHORT_TTL_URL serves it with `--handle-ttl 100ms`; either may be `-` to skip its checks.
-`tools/list` never changes. Booking is transactional and confirmed: the traveller's
-client presents TOKEN, and the code comes from the server's development OUTBOX.
+SERVER is the endpoint's URL or `stdio:` and the server's JSON spec (see flowcheck.py).
+
+The intent lock: nothing is callable before a domain is selected, `switch_domain` is the
+way in, and a call into another domain is refused with DOMAIN_MISMATCH. Booking is
+transactional and confirmed: over HTTP the traveller's client presents TOKEN (`-` for
+none), over stdio the traveller is the connection's principal, and the code comes from the
+server's development OUTBOX.
+
+Where the conversation is the connection — a 2025-11-25 session, or stdio at either
+revision — it lists only the active domain's tools and announces each change with
+`notifications/tools/list_changed`. Over HTTP at 2026-07-28 flow state lives in a signed
+handle the client passes back as the `flow` argument, every client gets the same listing,
+which never changes, and the client listens (`subscriptions/listen`) for changes to it;
+the server refuses any handle it did not sign, or signed too long ago. OTHER_KEY_URL serves
+the same example under another `TOOLGATE_HANDLE_KEY`; SHORT_TTL_URL serves it with
+`--handle-ttl 100ms`; either may be `-` (or absent) to skip its checks.
 """
 
 import asyncio
+from contextlib import AsyncExitStack
 from typing import Any
 
 from mcp.client import Client
 
-from flowcheck import bearer_client, check, confirmed, expect, ok, passed, refused, run, same_listing, show, tool_listing
+from flowcheck import (
+    LEGACY,
+    MODERN,
+    Heard,
+    check,
+    confirmed,
+    connect,
+    expect,
+    is_stdio,
+    negotiated,
+    ok,
+    passed,
+    refused,
+    run,
+    same_listing,
+    show,
+    tool_listing,
+    wait_for,
+)
 
 BUS_SEARCH = {
     "domain": "bus",
@@ -55,57 +84,114 @@ async def switch_to_bus(client: Client) -> str:
     return handle_of(switched, "switch_domain to bus")
 
 
-async def flow(url: str, token: str, outbox: str, other_key_url: str = "-", short_ttl_url: str = "-") -> None:
-    async with bearer_client(url, token) as client:
-        passed(f"negotiated {client.protocol_version}")
+def names(listing: list[tuple[str, str | None]]) -> list[str]:
+    return sorted(name for name, _ in listing)
+
+
+async def flow(
+    protocol: str, server: str, token: str, outbox: str, other_key_url: str = "-", short_ttl_url: str = "-"
+) -> None:
+    per_conversation = protocol == LEGACY or is_stdio(server)
+    heard = Heard()
+    async with connect(server, protocol, heard, None if token == "-" else token) as client:
+        negotiated(client, protocol)
         listing = await tool_listing(client)
-        passed(f"tools/list: {[name for name, _ in listing]}")
+        if per_conversation:
+            check(names(listing) == ["switch_domain"], f"tools/list before a domain is selected: {names(listing)}")
+        else:
+            for tool in ["switch_domain", "bus_search", "bus_book", "car_rental_search"]:
+                check(tool in names(listing), f"tools/list lacks {tool}: {names(listing)}")
+        passed(f"tools/list: {names(listing)}")
 
-        unselected = await refused(client, "bus_search", BUS_SEARCH, "DOMAIN_NOT_SELECTED")
-        check(isinstance(unselected.get("hint"), str), f"DOMAIN_NOT_SELECTED without a hint: {show(unselected)}")
-        passed("bus_search without a handle -> DOMAIN_NOT_SELECTED with a hint")
+        async def list_changed(what: str, changes_before: int, expected: list[str]) -> None:
+            """Where the listing follows the conversation: the list_changed `what` caused,
+            and the listing asked again (as a client does before calling what it brought)."""
+            if not per_conversation:
+                return
+            await wait_for(lambda: heard.tools_changed > changes_before, f"tools/list_changed after {what}")
+            after = names(await tool_listing(client, fresh=True))
+            check(after == expected, f"tools/list after {what}: {after}, expected {expected}")
+            passed(f"tools/list_changed -> {after}")
 
-        handle = await switch_to_bus(client)
-        passed("switch_domain bus -> a flow handle")
+        # Where the conversation is a handle, each result carries the next one; elsewhere none.
+        handle: str | None = None
 
-        quoted = await ok(client, "bus_search", {**BUS_SEARCH, "flow": handle})
-        expect(quoted, "state", "quoted", "bus_search")
-        offers = quoted.get("offers")
-        check(isinstance(offers, list) and len(offers) > 0, f"bus_search: expected offers, got {show(quoted)}")
-        handle = handle_of(quoted, "bus_search")
-        passed(f"bus_search -> quoted, {len(offers)} offers")
+        def follow(content: dict[str, Any], what: str) -> None:
+            nonlocal handle
+            if per_conversation:
+                check("flow" not in content, f"{what}: a flow handle where the connection is the flow: {show(content)}")
+            else:
+                handle = content.get("flow", handle)
+                check(isinstance(handle, str) and handle != "", f"{what}: no `flow` handle in {show(content)}")
 
-        booked = await confirmed(client, "bus_book", {"domain": "bus", "offer_id": offers[0]["id"], "flow": handle}, outbox)
-        expect(booked, "state", "booked", "bus_book")
-        handle = booked.get("flow", handle)
-        passed(f"bus_book {offers[0]['id']} -> booked")
+        def with_flow(arguments: dict[str, Any]) -> dict[str, Any]:
+            return arguments if handle is None else {**arguments, "flow": handle}
 
-        await refused(client, "car_rental_search", {**CAR_SEARCH, "flow": handle}, "DOMAIN_MISMATCH")
-        passed("car_rental_search in the bus flow -> DOMAIN_MISMATCH")
+        async with AsyncExitStack() as stack:
+            if protocol == MODERN:
+                subscription = await stack.enter_async_context(client.listen(tools_list_changed=True))
+                check(subscription.honored.tools_list_changed is True, f"listen: {subscription.honored}")
+                passed(f"subscriptions/listen acknowledged: {subscription.honored}")
 
-        forged = await refused(client, "bus_search", {**BUS_SEARCH, "flow": tampered(handle)}, "INVALID_HANDLE")
-        check(isinstance(forged.get("hint"), str), f"INVALID_HANDLE without a hint: {show(forged)}")
-        passed("a tampered handle -> INVALID_HANDLE with a hint")
+            unselected = await refused(client, "bus_search", BUS_SEARCH, "DOMAIN_NOT_SELECTED")
+            check(isinstance(unselected.get("hint"), str), f"DOMAIN_NOT_SELECTED without a hint: {show(unselected)}")
+            passed("bus_search before switch_domain -> DOMAIN_NOT_SELECTED with a hint")
 
-        await refused(client, "bus_search", {**BUS_SEARCH, "flow": "abc"}, "INVALID_HANDLE")
-        passed("a made-up handle -> INVALID_HANDLE")
+            changes_before = heard.tools_changed
+            switched = await ok(client, "switch_domain", SWITCH_TO_BUS)
+            expect(switched, "domain", "bus", "switch_domain to bus")
+            follow(switched, "switch_domain")
+            passed("switch_domain bus")
+            await list_changed("switch_domain", changes_before, ["bus_search", "switch_domain"])
 
-        if other_key_url != "-":
-            async with Client(other_key_url) as other:
-                await refused(other, "bus_search", {**BUS_SEARCH, "flow": handle}, "INVALID_HANDLE")
-            passed("a handle signed under another key -> INVALID_HANDLE")
+            changes_before = heard.tools_changed
+            quoted = await ok(client, "bus_search", with_flow(BUS_SEARCH))
+            expect(quoted, "state", "quoted", "bus_search")
+            offers = quoted.get("offers")
+            check(isinstance(offers, list) and len(offers) > 0, f"bus_search: expected offers, got {show(quoted)}")
+            follow(quoted, "bus_search")
+            passed(f"bus_search -> quoted, {len(offers)} offers")
+            await list_changed("bus_search", changes_before, ["bus_book", "bus_search", "switch_domain"])
 
-        if short_ttl_url != "-":
-            async with Client(short_ttl_url) as short:
-                stale = await switch_to_bus(short)
-                await asyncio.sleep(0.2)  # the server's --handle-ttl is 100ms
-                expired = await refused(short, "bus_search", {**BUS_SEARCH, "flow": stale}, "HANDLE_EXPIRED")
-                check("flow" not in expired, f"HANDLE_EXPIRED must not start a new flow, got {show(expired)}")
-            passed("a handle past its TTL -> HANDLE_EXPIRED, no new flow")
+            booking = with_flow({"domain": "bus", "offer_id": offers[0]["id"]})
+            booked = await confirmed(client, "bus_book", booking, outbox)
+            expect(booked, "state", "booked", "bus_book")
+            follow(booked, "bus_book")
+            passed(f"bus_book {offers[0]['id']} with the code -> booked")
 
-        same_listing(listing, await tool_listing(client, fresh=True))
-        passed("tools/list unchanged")
+            drift = await refused(client, "car_rental_search", with_flow(CAR_SEARCH), "DOMAIN_MISMATCH")
+            expect(drift, "active_domain", "bus", "car_rental_search in the bus flow")
+            passed("car_rental_search in the bus flow -> DOMAIN_MISMATCH")
+
+            if handle is not None:
+                await handle_checks(client, handle, other_key_url, short_ttl_url)
+                same_listing(listing, await tool_listing(client, fresh=True))
+                passed("tools/list unchanged")
+    heard.check_quiet()
+
+
+async def handle_checks(client: Client, handle: str, other_key_url: str, short_ttl_url: str) -> None:
+    """Handles the server did not sign, or signed too long ago, are refused."""
+    forged = await refused(client, "bus_search", {**BUS_SEARCH, "flow": tampered(handle)}, "INVALID_HANDLE")
+    check(isinstance(forged.get("hint"), str), f"INVALID_HANDLE without a hint: {show(forged)}")
+    passed("a tampered handle -> INVALID_HANDLE with a hint")
+
+    await refused(client, "bus_search", {**BUS_SEARCH, "flow": "abc"}, "INVALID_HANDLE")
+    passed("a made-up handle -> INVALID_HANDLE")
+
+    if other_key_url != "-":
+        async with Client(other_key_url) as other:
+            await refused(other, "bus_search", {**BUS_SEARCH, "flow": handle}, "INVALID_HANDLE")
+        passed("a handle signed under another key -> INVALID_HANDLE")
+
+    if short_ttl_url != "-":
+        async with Client(short_ttl_url) as short:
+            stale = await switch_to_bus(short)
+            await asyncio.sleep(0.2)  # the server's --handle-ttl is 100ms
+            expired = await refused(short, "bus_search", {**BUS_SEARCH, "flow": stale}, "HANDLE_EXPIRED")
+            check("flow" not in expired, f"HANDLE_EXPIRED must not start a new flow, got {show(expired)}")
+        passed("a handle past its TTL -> HANDLE_EXPIRED, no new flow")
 
 
 if __name__ == "__main__":
-    run(flow, "travel_flow.py URL TOKEN OUTBOX [OTHER_KEY_URL] [SHORT_TTL_URL]", 3, 5)
+    run(flow, "travel_flow.py 2025-11-25|2026-07-28 SERVER TOKEN OUTBOX [OTHER_KEY_URL] [SHORT_TTL_URL]", 4, 6)
