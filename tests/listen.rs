@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::raw::ListenStream;
 use common::serve_in_process;
-use serde_json::json;
+use serde_json::{Value, json};
 use toolgate::{Server, action};
 
 /// Says hello to the caller. Does not remember anyone.
@@ -68,4 +68,64 @@ async fn a_session_server_started_sessionless_does_not_promise_list_changed_over
     let result = reply.result();
     assert!(result["capabilities"]["tools"].is_object(), "{result}");
     assert_eq!(result["capabilities"]["tools"].get("listChanged"), None, "{result}");
+}
+
+/// MCP 2026-07-28 over stdio: the connection's own tool list follows its conversation, and
+/// a change reaches only a stream it opened to listen (never as an unrequested
+/// notification); closing stdin ends the stream and the server.
+#[tokio::test]
+async fn over_stdio_a_list_change_goes_to_the_connections_listening_stream_and_eof_ends_it() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = tokio::process::Command::new(common::example_binary("invoice"))
+        .args(["--store", "memory"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let meta = common::raw::SessionlessClient::request_meta();
+    let listen = json!({ "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": { "_meta": meta, "notifications": { "toolsListChanged": true } } });
+    let submit = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "_meta": meta, "name": "invoice_submit", "arguments": { "domain": "invoice", "id": "INV-7" } } });
+    let view = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": { "_meta": meta, "name": "invoice_view", "arguments": { "domain": "invoice", "id": "INV-7" } } });
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(common::PATIENCE, lines.next_line()).await.expect("a message");
+        serde_json::from_str(&line.unwrap().expect("stdout open")).unwrap()
+    };
+    stdin.write_all(format!("{listen}\n").as_bytes()).await.unwrap();
+    let ack = next().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+
+    // The submit moves INV-7, which this connection now lists from: the change is told on
+    // the stream, tagged with its id, and nowhere else.
+    stdin.write_all(format!("{submit}\n").as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    while !seen.iter().any(|m: &Value| m["id"] == 2) {
+        seen.push(next().await);
+    }
+    assert_eq!(seen.last().unwrap()["result"]["structuredContent"]["state"], "review", "{seen:?}");
+    // A round trip after the call, so that a notification still on its way has arrived.
+    stdin.write_all(format!("{view}\n").as_bytes()).await.unwrap();
+    while !seen.iter().any(|m: &Value| m["id"] == 3) {
+        seen.push(next().await);
+    }
+    let changes: Vec<&Value> = seen.iter().filter(|m| m["method"] == "notifications/tools/list_changed").collect();
+    assert_eq!(changes.len(), 1, "one change, on the stream: {seen:?}");
+    assert_eq!(changes[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 1, "{seen:?}");
+
+    // End of input: the listening stream ends (its final result is written), and so does
+    // the server.
+    drop(stdin);
+    let mut rest = Vec::new();
+    while let Ok(Ok(Some(line))) = tokio::time::timeout(common::PATIENCE, lines.next_line()).await {
+        rest.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    assert!(rest.iter().any(|m| m["id"] == 1 && m["result"].is_object()), "the stream ended: {rest:?}");
+    let status = tokio::time::timeout(common::PATIENCE, child.wait()).await.expect("the server exits at EOF");
+    assert!(status.unwrap().success());
 }

@@ -66,6 +66,8 @@ pub(crate) struct ConnectionState {
     /// The resources it subscribed to (`resources/subscribe`, MCP 2025-11-25), each with
     /// the instance it names, for a template bound to instances.
     subscribed: std::sync::Mutex<BTreeMap<String, Option<StoreKey>>>,
+    /// Cancelled when the transport ends (stdin closed): its listening streams stop.
+    ended: tokio_util::sync::CancellationToken,
 }
 
 /// A kept connection's flow is its own: removed from the store when the connection ends,
@@ -112,8 +114,20 @@ impl Connection {
             listed: std::sync::Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
             subscribed: std::sync::Mutex::new(BTreeMap::new()),
+            ended: tokio_util::sync::CancellationToken::new(),
         };
         Self { shared, state: Arc::new(state) }
+    }
+
+    /// Cancelled when this connection's transport ends.
+    pub(super) fn ended(&self) -> tokio_util::sync::CancellationToken {
+        self.state.ended.clone()
+    }
+
+    /// This kept connection, as the owner of its listening streams (MCP 2026-07-28 over
+    /// stdio): what changes its own tool list is told on them.
+    fn owner(&self) -> Option<usize> {
+        self.state.kept.load(Ordering::Acquire).then_some(Arc::as_ptr(&self.state) as usize)
     }
 
     fn origin(&self) -> Origin {
@@ -205,7 +219,7 @@ impl Connection {
     /// if what it lists changed.
     async fn refresh(self) {
         let _one_at_a_time = self.state.refreshing.lock().await;
-        let (Some(peer), Origin::Connection(flow)) = (self.state.peer.get(), self.origin()) else { return };
+        let Origin::Connection(flow) = self.origin() else { return };
         let principal = self.state.opener.get().cloned().flatten();
         let Ok(tools) = self.listing(&flow, principal.as_ref()).await else { return };
         let names: Vec<String> =
@@ -219,9 +233,19 @@ impl Connection {
                 Some(_) => *listed = Some(names),
             }
         }
-        let changed = ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
-        if let Err(error) = peer.send_notification(ServerNotification::ToolListChangedNotification(changed)).await {
-            tracing::debug!(%error, "a session that lists from a moved instance could not be told");
+        match self.state.peer.get() {
+            // A 2025-11-25 session: its client hears it on the session.
+            Some(peer) => {
+                let changed =
+                    ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
+                if let Err(error) =
+                    peer.send_notification(ServerNotification::ToolListChangedNotification(changed)).await
+                {
+                    tracing::debug!(%error, "a session that lists from a moved instance could not be told");
+                }
+            }
+            // A 2026-07-28 connection (stdio): only on the streams it opened to listen.
+            None => self.shared.listeners.tools_changed_for(self.owner()).await,
         }
     }
 }
@@ -453,10 +477,17 @@ impl ServerHandler for Connection {
             self.shared.tell_watchers(moved, Some(&self.state));
         }
         if reply.listing_changed {
-            // Only this session: other sessions' lists did not change. On the call's own
-            // stream where there is one, ahead of the result that caused it.
-            let changed = ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
-            client.notify(ServerNotification::ToolListChangedNotification(changed)).await;
+            // Only this session: other sessions' lists did not change.
+            if context.protocol_version().is_none_or(|version| version.has_initialize()) {
+                // On the call's own stream where there is one, ahead of the result that
+                // caused it.
+                let changed =
+                    ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
+                client.notify(ServerNotification::ToolListChangedNotification(changed)).await;
+            } else {
+                // MCP 2026-07-28 sends only what a listening stream asked for.
+                self.shared.listeners.tools_changed_for(self.owner()).await;
+            }
         }
         if reply.is_error
             && let Some(asked) = round.unanswered(&self.shared)
@@ -539,8 +570,11 @@ impl ServerHandler for Connection {
         self.check_owner(principal.as_ref())?;
         let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
         let resources = uris.into_iter().filter_map(|uri| self.subscription(uri, principal.as_ref())).collect();
-        let _listening = self.shared.listeners.listen(context.sink().clone(), resources);
-        context.cancelled().await;
+        let _listening = self.shared.listeners.listen(context.sink().clone(), resources, self.owner());
+        tokio::select! {
+            () = context.cancelled() => {}
+            () = self.state.ended.cancelled() => {}
+        }
         Ok(())
     }
 

@@ -20,7 +20,9 @@ impl Server {
     /// Serves one client over this process's stdin/stdout until it disconnects.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         // rmcp's line transport, but a line that is not one JSON-RPC message is answered.
-        let running = self.connection().serve(wire::CheckedStdio::new()).await?;
+        let connection = self.connection();
+        let ended = connection.ended();
+        let running = connection.serve(wire::CheckedStdio::new(ended)).await?;
         running.waiting().await?;
         Ok(())
     }

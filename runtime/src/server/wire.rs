@@ -268,16 +268,21 @@ pub(crate) async fn check_http(State(max_body_bytes): State<Arc<usize>>, request
 pub(crate) struct CheckedStdio {
     lines: FramedRead<tokio::io::Stdin, LinesCodec>,
     out: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+    /// Cancelled when stdin ends: what is still running for the client (a listening
+    /// stream) stops, and the server can exit.
+    ended: tokio_util::sync::CancellationToken,
 }
 
 /// The longest line read from stdin; a longer one is skipped.
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 impl CheckedStdio {
-    pub(crate) fn new() -> Self {
+    /// `ended` is cancelled when stdin ends.
+    pub(crate) fn new(ended: tokio_util::sync::CancellationToken) -> Self {
         Self {
             lines: FramedRead::new(tokio::io::stdin(), LinesCodec::new_with_max_length(MAX_LINE_BYTES)),
             out: Arc::new(tokio::sync::Mutex::new(tokio::io::stdout())),
+            ended,
         }
     }
 }
@@ -304,6 +309,21 @@ impl rmcp::transport::Transport<RoleServer> for CheckedStdio {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let message = self.next_message().await;
+        if message.is_none() {
+            self.ended.cancel();
+        }
+        message
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl CheckedStdio {
+    /// The next well-formed message; `None` when stdin ends.
+    async fn next_message(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             let line = match self.lines.next().await? {
                 Ok(line) => line,
@@ -337,10 +357,6 @@ impl rmcp::transport::Transport<RoleServer> for CheckedStdio {
                 return None;
             }
         }
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        Ok(())
     }
 }
 
