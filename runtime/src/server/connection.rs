@@ -267,6 +267,52 @@ impl super::Shared {
 }
 
 impl Connection {
+    /// `prompts/get`: the prompt's messages, or a round that asks the client.
+    async fn prompt_get(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let principal = self.principal(&context);
+        self.check_owner(principal.as_ref())?;
+        let prompt = self.shared.prompt(&request.name, principal.as_ref())?;
+        let raw = request.arguments.unwrap_or_default();
+        let mut arguments = BTreeMap::new();
+        for (name, value) in &raw {
+            let Value::String(value) = value else {
+                return Err(ErrorData::invalid_params(
+                    format!("argument `{name}` of prompt `{}` must be a string", request.name),
+                    Some(json!({ "prompt": request.name, "argument": name })),
+                ));
+            };
+            arguments.insert(name.clone(), value.clone());
+        }
+        if let Some(missing) = prompt.missing(&arguments).first() {
+            return Err(ErrorData::invalid_params(
+                format!("prompt `{}` requires the argument `{missing}`", request.name),
+                Some(json!({ "prompt": request.name, "argument": missing })),
+            ));
+        }
+        let kept = matches!(self.origin(), Origin::Connection(_));
+        let retry = Retry {
+            method: "prompts/get",
+            name: &request.name,
+            request_state: request.request_state,
+            input_responses: request.input_responses,
+        };
+        let round = self.shared.round(&context, kept, principal.as_ref(), &raw, retry)?;
+        let call = PromptCall { arguments, principal: principal.clone(), inputs: round.inputs.clone() };
+        match self.shared.render(&prompt, call).await {
+            Ok(result) => Ok(result.into()),
+            Err(error) => match round.unanswered(&self.shared) {
+                Some(asked) => asked.map(Into::into),
+                None => Err(prompt_failed(&request.name, &error)),
+            },
+        }
+    }
+}
+
+impl Connection {
     /// What subscribing to `uri` means for `principal`: the URI, and the instance it names
     /// for a template bound to instances; `None` for a URI the principal may not read.
     fn subscription(&self, uri: String, principal: Option<&Principal>) -> Option<(String, Option<StoreKey>)> {
@@ -563,19 +609,9 @@ impl ServerHandler for Connection {
         Some(accepted)
     }
 
-    /// Holds the acknowledged stream open, registered with the server, until the client
-    /// closes it.
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
-        let principal = self.principal(context.request_context());
-        self.check_owner(principal.as_ref())?;
-        let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
-        let resources = uris.into_iter().filter_map(|uri| self.subscription(uri, principal.as_ref())).collect();
-        let _listening = self.shared.listeners.listen(context.sink().clone(), resources, self.owner());
-        tokio::select! {
-            () = context.cancelled() => {}
-            () = self.state.ended.cancelled() => {}
-        }
-        Ok(())
+        // Boxed: see `read_resource`.
+        Box::pin(self.listening(context)).await
     }
 
     async fn list_resources(
@@ -605,7 +641,9 @@ impl ServerHandler for Connection {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
-        Ok(self.shared.read_resource(&request.uri, principal.as_ref()).await?.into())
+        // Boxed, as every handler future that awaits much: rmcp's request future is as large
+        // as the largest of them, and is moved whole into a task for every request.
+        Ok(Box::pin(self.shared.read_resource(&request.uri, principal.as_ref())).await?.into())
     }
 
     /// `resources/subscribe` (MCP 2025-11-25 sessions): the session hears
@@ -656,42 +694,8 @@ impl ServerHandler for Connection {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
-        let prompt = self.shared.prompt(&request.name, principal.as_ref())?;
-        let raw = request.arguments.unwrap_or_default();
-        let mut arguments = BTreeMap::new();
-        for (name, value) in &raw {
-            let Value::String(value) = value else {
-                return Err(ErrorData::invalid_params(
-                    format!("argument `{name}` of prompt `{}` must be a string", request.name),
-                    Some(json!({ "prompt": request.name, "argument": name })),
-                ));
-            };
-            arguments.insert(name.clone(), value.clone());
-        }
-        if let Some(missing) = prompt.missing(&arguments).first() {
-            return Err(ErrorData::invalid_params(
-                format!("prompt `{}` requires the argument `{missing}`", request.name),
-                Some(json!({ "prompt": request.name, "argument": missing })),
-            ));
-        }
-        let kept = matches!(self.origin(), Origin::Connection(_));
-        let retry = Retry {
-            method: "prompts/get",
-            name: &request.name,
-            request_state: request.request_state,
-            input_responses: request.input_responses,
-        };
-        let round = self.shared.round(&context, kept, principal.as_ref(), &raw, retry)?;
-        let call = PromptCall { arguments, principal: principal.clone(), inputs: round.inputs.clone() };
-        match self.shared.render(&prompt, call).await {
-            Ok(result) => Ok(result.into()),
-            Err(error) => match round.unanswered(&self.shared) {
-                Some(asked) => asked.map(Into::into),
-                None => Err(prompt_failed(&request.name, &error)),
-            },
-        }
+        // Boxed: see `read_resource`.
+        Box::pin(self.prompt_get(request, context)).await
     }
 
     async fn complete(
@@ -706,6 +710,23 @@ impl ServerHandler for Connection {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared.registry.tool(name).map(|t| t.tool.clone())
+    }
+}
+
+impl Connection {
+    /// Holds an acknowledged stream open, registered with the server, until the client
+    /// closes it or the transport ends.
+    async fn listening(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let principal = self.principal(context.request_context());
+        self.check_owner(principal.as_ref())?;
+        let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
+        let resources = uris.into_iter().filter_map(|uri| self.subscription(uri, principal.as_ref())).collect();
+        let _listening = self.shared.listeners.listen(context.sink().clone(), resources, self.owner());
+        tokio::select! {
+            () = context.cancelled() => {}
+            () = self.state.ended.cancelled() => {}
+        }
+        Ok(())
     }
 }
 
