@@ -252,16 +252,29 @@ pub(crate) enum Unanswered {
 }
 
 impl Inputs {
-    /// For the request `context` serves: `kept`, whether the server keeps its connection;
-    /// `answers`, what a 2026-07-28 retry brought (its sealed state's and its own).
-    pub(crate) fn new(context: &RequestContext<RoleServer>, kept: bool, answers: BTreeMap<String, Value>) -> Self {
+    /// For the request `context` serves: `rounds`, whether it is of a revision that asks
+    /// in rounds (2026-07-28); `kept`, whether the server keeps its connection; `answers`,
+    /// what a 2026-07-28 retry brought (its sealed state's and its own).
+    pub(crate) fn new(
+        context: &RequestContext<RoleServer>,
+        rounds: bool,
+        kept: bool,
+        answers: BTreeMap<String, Value>,
+    ) -> Self {
         let capabilities = context.client_capabilities().unwrap_or_default();
-        let era = match context.protocol_version() {
-            Some(version) if !version.has_initialize() => Era::Rounds { capabilities, answers },
-            _ if kept => Era::Requests { peer: context.peer.clone(), capabilities },
-            _ => Era::Unavailable,
+        let era = if rounds {
+            Era::Rounds { capabilities, answers }
+        } else if kept {
+            Era::Requests { peer: context.peer.clone(), capabilities }
+        } else {
+            Era::Unavailable
         };
         Self { era, round: Mutex::new(Round::default()) }
+    }
+
+    /// Whether the request is of a revision that asks in rounds (MCP 2026-07-28).
+    pub(crate) fn in_rounds(&self) -> bool {
+        matches!(self.era, Era::Rounds { .. })
     }
 
     fn round(&self) -> std::sync::MutexGuard<'_, Round> {

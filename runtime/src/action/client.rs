@@ -120,10 +120,7 @@ impl CallClient {
         stream: Option<UnboundedSender<ServerJsonRpcMessage>>,
         inputs: Arc<Inputs>,
     ) -> Self {
-        let threshold = match context.meta.protocol_version() {
-            Some(version) if !version.has_initialize() => LogThreshold::of_request(context.meta.log_level()),
-            _ => threshold,
-        };
+        let threshold = if inputs.in_rounds() { LogThreshold::of_request(context.meta.log_level()) } else { threshold };
         Self {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),

@@ -66,8 +66,9 @@ pub(crate) struct ConnectionState {
     /// The resources it subscribed to (`resources/subscribe`, MCP 2025-11-25), each with
     /// the instance it names, for a template bound to instances.
     subscribed: std::sync::Mutex<BTreeMap<String, Option<StoreKey>>>,
-    /// Cancelled when the transport ends (stdin closed): its listening streams stop.
-    ended: tokio_util::sync::CancellationToken,
+    /// Cancelled when the transport ends (stdin closed): its listening streams stop. Made
+    /// only for a transport that says when it ends (stdio).
+    ended: std::sync::OnceLock<tokio_util::sync::CancellationToken>,
 }
 
 /// A kept connection's flow is its own: removed from the store when the connection ends,
@@ -114,14 +115,14 @@ impl Connection {
             listed: std::sync::Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
             subscribed: std::sync::Mutex::new(BTreeMap::new()),
-            ended: tokio_util::sync::CancellationToken::new(),
+            ended: std::sync::OnceLock::new(),
         };
         Self { shared, state: Arc::new(state) }
     }
 
     /// Cancelled when this connection's transport ends.
     pub(super) fn ended(&self) -> tokio_util::sync::CancellationToken {
-        self.state.ended.clone()
+        self.state.ended.get_or_init(tokio_util::sync::CancellationToken::new).clone()
     }
 
     /// This kept connection, as the owner of its listening streams (MCP 2026-07-28 over
@@ -267,6 +268,80 @@ impl super::Shared {
 }
 
 impl Connection {
+    /// `tools/call`: the call through the pipeline, then what it tells whom.
+    async fn serve_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(tool) = self.shared.registry.tool(&request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`", request.name),
+                Some(json!({ "tool": request.name })),
+            ));
+        };
+        let origin = self.origin();
+        let kept = matches!(origin, Origin::Connection(_));
+        let session = kept.then(|| (&self.state.focus, self.state.focus.begin()));
+        let arguments = request.arguments.unwrap_or_default();
+        // The call's own response stream, where the transport gave it one (stateful HTTP).
+        let stream = context.extensions.get::<CallSink>().map(|sink| sink.0.clone());
+        let caller = self.caller(&context);
+        self.check_owner(caller.principal.as_ref())?;
+        let retry = Retry {
+            method: "tools/call",
+            name: tool.name.into(),
+            request_state: request.request_state,
+            input_responses: request.input_responses,
+        };
+        let round = self.shared.round(&context, kept, caller.principal.as_ref(), &arguments, retry)?;
+        let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
+        let source = CallSource { origin: &origin, caller: &caller, session };
+        // Boxed on its own: a future is built on the stack and then moved into its box, so
+        // the call's (the pipeline, the handler, the commit) is built once in place here.
+        let reply = Box::pin(self.shared.call(tool, source, client.clone(), arguments)).await;
+        if kept {
+            self.watch_focus(caller.principal.as_ref());
+        }
+        if let Some(moved) = &reply.moved {
+            self.shared.tell_watchers(moved, Some(&self.state));
+        }
+        if reply.listing_changed {
+            // Only this session: other sessions' lists did not change.
+            if !round.in_rounds() {
+                // On the call's own stream where there is one, ahead of the result that
+                // caused it.
+                let changed =
+                    ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
+                client.notify(ServerNotification::ToolListChangedNotification(changed)).await;
+            } else {
+                // MCP 2026-07-28 sends only what a listening stream asked for.
+                self.shared.listeners.tools_changed_for(self.owner()).await;
+            }
+        }
+        if reply.is_error
+            && let Some(asked) = round.unanswered(&self.shared)
+        {
+            // The handler stopped to ask the client (MCP 2026-07-28): nothing committed.
+            return asked.map(Into::into);
+        }
+        let result = match reply.blocks {
+            _ if reply.is_error => CallToolResult::structured_error(reply.content),
+            None => CallToolResult::structured(reply.content),
+            // Content blocks are the result's content; toolgate's own fields, if the tool
+            // has any, its structured content.
+            Some(blocks) => {
+                let mut result = CallToolResult::success(blocks);
+                result.structured_content =
+                    Some(reply.content).filter(|c| c.as_object().is_some_and(|o| !o.is_empty()));
+                result
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+impl Connection {
     /// `prompts/get`: the prompt's messages, or a round that asks the client.
     async fn prompt_get(
         &self,
@@ -296,7 +371,7 @@ impl Connection {
         let kept = matches!(self.origin(), Origin::Connection(_));
         let retry = Retry {
             method: "prompts/get",
-            name: &request.name,
+            name: request.name.clone().into(),
             request_state: request.request_state,
             input_responses: request.input_responses,
         };
@@ -489,71 +564,10 @@ impl ServerHandler for Connection {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = self.shared.registry.tool(&request.name) else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`", request.name),
-                Some(json!({ "tool": request.name })),
-            ));
-        };
-        let origin = self.origin();
-        let kept = matches!(origin, Origin::Connection(_));
-        let session = kept.then(|| (&self.state.focus, self.state.focus.begin()));
-        let arguments = request.arguments.unwrap_or_default();
-        // The call's own response stream, where the transport gave it one (stateful HTTP).
-        let stream = context.extensions.get::<CallSink>().map(|sink| sink.0.clone());
-        let caller = self.caller(&context);
-        self.check_owner(caller.principal.as_ref())?;
-        let retry = Retry {
-            method: "tools/call",
-            name: tool.name,
-            request_state: request.request_state,
-            input_responses: request.input_responses,
-        };
-        let round = self.shared.round(&context, kept, caller.principal.as_ref(), &arguments, retry)?;
-        let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
-        let source = CallSource { origin: &origin, caller: &caller, session };
-        // Boxed: rmcp moves this handler's future into a task of its own, so the call's
-        // future — the pipeline, the handler, the commit — is allocated once here instead
-        // of being copied whole at every move (callgrind: `tokio::task::spawn`).
-        let reply = Box::pin(self.shared.call(tool, source, client.clone(), arguments)).await;
-        if kept {
-            self.watch_focus(caller.principal.as_ref());
-        }
-        if let Some(moved) = &reply.moved {
-            self.shared.tell_watchers(moved, Some(&self.state));
-        }
-        if reply.listing_changed {
-            // Only this session: other sessions' lists did not change.
-            if context.protocol_version().is_none_or(|version| version.has_initialize()) {
-                // On the call's own stream where there is one, ahead of the result that
-                // caused it.
-                let changed =
-                    ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
-                client.notify(ServerNotification::ToolListChangedNotification(changed)).await;
-            } else {
-                // MCP 2026-07-28 sends only what a listening stream asked for.
-                self.shared.listeners.tools_changed_for(self.owner()).await;
-            }
-        }
-        if reply.is_error
-            && let Some(asked) = round.unanswered(&self.shared)
-        {
-            // The handler stopped to ask the client (MCP 2026-07-28): nothing committed.
-            return asked.map(Into::into);
-        }
-        let result = match reply.blocks {
-            _ if reply.is_error => CallToolResult::structured_error(reply.content),
-            None => CallToolResult::structured(reply.content),
-            // Content blocks are the result's content; toolgate's own fields, if the tool
-            // has any, its structured content.
-            Some(blocks) => {
-                let mut result = CallToolResult::success(blocks);
-                result.structured_content =
-                    Some(reply.content).filter(|c| c.as_object().is_some_and(|o| !o.is_empty()));
-                result
-            }
-        };
-        Ok(result.into())
+        // Boxed: rmcp's request future is as large as the largest handler's, and is moved
+        // whole into a task for every request (callgrind: `memcpy` under
+        // `tokio::task::spawn`); boxed, each handler adds a pointer to it.
+        Box::pin(self.serve_call(request, context)).await
     }
 
     /// `logging/setLevel`: the lowest level of the messages handlers send this client.
@@ -610,7 +624,7 @@ impl ServerHandler for Connection {
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
-        // Boxed: see `read_resource`.
+        // Boxed: see `call_tool`.
         Box::pin(self.listening(context)).await
     }
 
@@ -641,8 +655,7 @@ impl ServerHandler for Connection {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
-        // Boxed, as every handler future that awaits much: rmcp's request future is as large
-        // as the largest of them, and is moved whole into a task for every request.
+        // Boxed: see `call_tool`.
         Ok(Box::pin(self.shared.read_resource(&request.uri, principal.as_ref())).await?.into())
     }
 
@@ -694,7 +707,7 @@ impl ServerHandler for Connection {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        // Boxed: see `read_resource`.
+        // Boxed: see `call_tool`.
         Box::pin(self.prompt_get(request, context)).await
     }
 
@@ -722,9 +735,12 @@ impl Connection {
         let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
         let resources = uris.into_iter().filter_map(|uri| self.subscription(uri, principal.as_ref())).collect();
         let _listening = self.shared.listeners.listen(context.sink().clone(), resources, self.owner());
-        tokio::select! {
-            () = context.cancelled() => {}
-            () = self.state.ended.cancelled() => {}
+        match self.state.ended.get() {
+            Some(ended) => tokio::select! {
+                () = context.cancelled() => {}
+                () = ended.cancelled() => {}
+            },
+            None => context.cancelled().await,
         }
         Ok(())
     }

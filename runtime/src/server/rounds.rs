@@ -2,6 +2,7 @@
 //! requests): a retry's sealed `requestState` opened and checked against the call, and a
 //! round that stopped to ask ended with an `InputRequiredResult` (see [`crate::input`]).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -24,21 +25,22 @@ pub(super) struct Round {
 
 struct Call {
     principal: Option<Principal>,
-    name: String,
+    method: &'static str,
+    name: Cow<'static, str>,
     arguments: Map<String, Value>,
 }
 
 impl Call {
     fn digest(&self) -> String {
-        input::call_digest(self.principal.as_ref(), &self.name, &self.arguments)
+        input::call_digest(self.principal.as_ref(), &format!("{}:{}", self.method, self.name), &self.arguments)
     }
 }
 
 /// What a request's retry brings: its sealed state and its answers.
-pub(super) struct Retry<'a> {
+pub(super) struct Retry {
     /// The method and name the round belongs to (`tools/call`, `invoice_pay`).
     pub(super) method: &'static str,
-    pub(super) name: &'a str,
+    pub(super) name: Cow<'static, str>,
     pub(super) request_state: Option<String>,
     pub(super) input_responses: Option<InputResponses>,
 }
@@ -53,12 +55,13 @@ impl Shared {
         kept: bool,
         principal: Option<&Principal>,
         arguments: &Map<String, Value>,
-        retry: Retry<'_>,
+        retry: Retry,
     ) -> Result<Round, ErrorData> {
         let rounds = context.protocol_version().is_some_and(|version| !version.has_initialize());
         let call = rounds.then(|| Call {
             principal: principal.cloned(),
-            name: format!("{}:{}", retry.method, retry.name),
+            method: retry.method,
+            name: retry.name,
             arguments: arguments.clone(),
         });
         let mut answers = match (&retry.request_state, &call) {
@@ -72,11 +75,17 @@ impl Shared {
         };
         // This round's answers; an answer to a question no round asked is never read.
         answers.extend(retry.input_responses.unwrap_or_default());
-        Ok(Round { inputs: Arc::new(Inputs::new(context, kept, answers)), call })
+        Ok(Round { inputs: Arc::new(Inputs::new(context, rounds, kept, answers)), call })
     }
 }
 
 impl Round {
+    /// Whether the request is of a revision that asks in rounds (MCP 2026-07-28), where the
+    /// server sends only the notifications a listening stream asked for.
+    pub(super) fn in_rounds(&self) -> bool {
+        self.call.is_some()
+    }
+
     /// After a handler that did not finish: the round's end if it stopped to ask — the
     /// questions with the answers so far sealed, or the capability the client lacks.
     pub(super) fn unanswered(&self, shared: &Shared) -> Option<Result<InputRequiredResult, ErrorData>> {
