@@ -16,6 +16,7 @@ pub mod flow;
 pub mod fsm;
 mod gate;
 pub mod input;
+pub mod inspect;
 pub mod prompt;
 pub mod registry;
 pub mod resource;

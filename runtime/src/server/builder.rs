@@ -398,6 +398,12 @@ impl ServerBuilder {
         self
     }
 
+    /// The checked registry alone, without a store or anything else a running server
+    /// needs: what `describe`, `export` and `audit` read.
+    pub(super) fn into_registry(self) -> Result<Registry, StartupError> {
+        Registry::collect(self.options, &self.states)
+    }
+
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
         let handle_argument = self.options.handle_argument.clone();

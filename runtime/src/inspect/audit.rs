@@ -1,0 +1,368 @@
+//! The routing checklist of the source documents, applied to every tool: what a model
+//! needs from a tool's name, description and schema to route to it and call it right, and
+//! what the server needs to stop a wrong call.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::fmt::Write;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::model::callable_in;
+use crate::fsm::Machine;
+use crate::registry::{Registry, ToolEntry, ToolKind};
+
+/// One rule of the checklist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Rule {
+    /// The name starts with the tool's domain (`invoice_pay`).
+    DomainPrefix,
+    /// The description says what the tool does *not* do.
+    SaysWhatItDoesNot,
+    /// `domain` is a required argument.
+    DomainRequired,
+    /// Every date or time field is typed (`DateTime`, `Date`), not a plain string.
+    DatesTyped,
+    /// Every number has a unit or bounds.
+    NumbersBounded,
+    /// A tool that moves money or books is `transactional`, confirmed and scoped.
+    MoneyGuarded,
+    /// A keyed machine's key has a strict pattern.
+    StrictKey,
+    /// The tool's bound states can be reached from the initial state.
+    Reachable,
+    /// No non-final state of the tool's machine is a dead end.
+    NoDeadEnd,
+}
+
+impl Rule {
+    /// Every rule, in the order of the table.
+    pub const ALL: [Rule; 9] = [
+        Rule::DomainPrefix,
+        Rule::SaysWhatItDoesNot,
+        Rule::DomainRequired,
+        Rule::DatesTyped,
+        Rule::NumbersBounded,
+        Rule::MoneyGuarded,
+        Rule::StrictKey,
+        Rule::Reachable,
+        Rule::NoDeadEnd,
+    ];
+
+    /// Its short name (a table column, a JSON value).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::DomainPrefix => "domain_prefix",
+            Rule::SaysWhatItDoesNot => "says_what_it_does_not",
+            Rule::DomainRequired => "domain_required",
+            Rule::DatesTyped => "dates_typed",
+            Rule::NumbersBounded => "numbers_bounded",
+            Rule::MoneyGuarded => "money_guarded",
+            Rule::StrictKey => "strict_key",
+            Rule::Reachable => "reachable",
+            Rule::NoDeadEnd => "no_dead_end",
+        }
+    }
+}
+
+/// How a tool fares on one rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// It follows the rule.
+    Pass,
+    /// It breaks it.
+    Fail,
+    /// The rule does not apply to it.
+    NotApplicable,
+}
+
+/// One tool on one rule, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// The tool.
+    pub tool: String,
+    /// The rule.
+    pub rule: Rule,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// What is wrong (for a failure), or what was checked.
+    pub detail: String,
+}
+
+/// Every tool graded on every rule.
+#[derive(Debug, Clone, Serialize)]
+pub struct Audit {
+    /// The findings, by tool then rule.
+    pub findings: Vec<Finding>,
+}
+
+impl Audit {
+    /// Grades every tool of `registry` (the generated `switch_domain` included).
+    pub fn of(registry: &Registry) -> Self {
+        let mut findings = Vec::new();
+        for tool in registry.tools() {
+            for rule in Rule::ALL {
+                let (verdict, detail) = judge(rule, tool);
+                findings.push(Finding { tool: tool.name.to_string(), rule, verdict, detail });
+            }
+        }
+        Self { findings }
+    }
+
+    /// Whether no tool fails any rule.
+    pub fn passed(&self) -> bool {
+        self.findings.iter().all(|f| f.verdict != Verdict::Fail)
+    }
+
+    /// The failures.
+    pub fn failures(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.verdict == Verdict::Fail)
+    }
+
+    /// A table: a row per tool, a column per rule (`ok`, `FAIL`, `-` where it does not
+    /// apply), then each failure with what is wrong, then the count.
+    pub fn table(&self) -> String {
+        let tools: Vec<&str> = {
+            let mut seen = Vec::new();
+            for finding in &self.findings {
+                if !seen.contains(&finding.tool.as_str()) {
+                    seen.push(finding.tool.as_str());
+                }
+            }
+            seen
+        };
+        let width = tools.iter().map(|t| t.len()).max().unwrap_or(4).max(4);
+        let mut out = format!("{:width$}", "tool");
+        for rule in Rule::ALL {
+            let _ = write!(out, "  {}", rule.name());
+        }
+        out.push('\n');
+        for tool in &tools {
+            let _ = write!(out, "{tool:width$}");
+            for rule in Rule::ALL {
+                let mark = match self.findings.iter().find(|f| f.tool == *tool && f.rule == rule).map(|f| f.verdict) {
+                    Some(Verdict::Pass) => "ok",
+                    Some(Verdict::Fail) => "FAIL",
+                    _ => "-",
+                };
+                let _ = write!(out, "  {mark:<w$}", w = rule.name().len());
+            }
+            out.push('\n');
+        }
+        let failures: Vec<&Finding> = self.failures().collect();
+        if !failures.is_empty() {
+            out.push('\n');
+            for failure in &failures {
+                let _ = writeln!(out, "FAIL {} {}: {}", failure.tool, failure.rule.name(), failure.detail);
+            }
+        }
+        let _ = writeln!(out, "\n{} tools, {} failures", tools.len(), failures.len());
+        out
+    }
+
+    /// The findings as JSON: `{"passed": bool, "findings": [{tool, rule, verdict, detail}]}`.
+    pub fn to_json(&self) -> Value {
+        json!({ "passed": self.passed(), "findings": self.findings })
+    }
+}
+
+fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
+    let registration = match tool.kind {
+        ToolKind::Action(registration) => registration,
+        // Generated by toolgate: it follows the rules by construction.
+        ToolKind::SwitchDomain => return (Verdict::NotApplicable, "generated by toolgate".into()),
+    };
+    let schema = Value::Object((*tool.tool.input_schema).clone());
+    let properties = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    match rule {
+        Rule::DomainPrefix => match tool.domain {
+            None => (Verdict::NotApplicable, "a global tool".into()),
+            Some(domain) if tool.name.starts_with(&format!("{domain}_")) => (Verdict::Pass, String::new()),
+            Some(domain) => (Verdict::Fail, format!("the name does not start with its domain: `{domain}_…`")),
+        },
+        Rule::SaysWhatItDoesNot => {
+            let text = format!("{} {}", registration.description, registration.not_for.unwrap_or_default()).to_lowercase();
+            let says = ["does not", "doesn't", "do not", "not for", "never", "nothing"].iter().any(|p| text.contains(p));
+            if says {
+                (Verdict::Pass, String::new())
+            } else {
+                (Verdict::Fail, "the description does not say what the tool does not do (\"Does not …\")".into())
+            }
+        }
+        Rule::DomainRequired => match tool.domain {
+            None => (Verdict::NotApplicable, "a global tool".into()),
+            Some(_) => {
+                let required = schema.get("required").and_then(Value::as_array);
+                if required.is_some_and(|r| r.iter().any(|f| f == "domain")) {
+                    (Verdict::Pass, String::new())
+                } else {
+                    (Verdict::Fail, "`domain` is not a required argument".into())
+                }
+            }
+        },
+        Rule::DatesTyped => {
+            let untyped: Vec<&String> = properties
+                .iter()
+                .filter(|(name, property)| looks_like_a_date(name) && !is_typed_date(property))
+                .map(|(name, _)| name)
+                .collect();
+            match (properties.keys().any(|n| looks_like_a_date(n)), untyped.is_empty()) {
+                (false, _) => (Verdict::NotApplicable, "no date or time field".into()),
+                (true, true) => (Verdict::Pass, String::new()),
+                (true, false) => (
+                    Verdict::Fail,
+                    format!("{} look like dates but are plain strings: type them `DateTime` or `Date`", list(&untyped)),
+                ),
+            }
+        }
+        Rule::NumbersBounded => {
+            let numbers: Vec<(&String, &Value)> = properties.iter().filter(|(_, p)| is_number(p)).collect();
+            let bare: Vec<&String> = numbers.iter().filter(|(_, p)| !has_unit_or_bounds(p)).map(|(n, _)| *n).collect();
+            match (numbers.is_empty(), bare.is_empty()) {
+                (true, _) => (Verdict::NotApplicable, "no numeric field".into()),
+                (false, true) => (Verdict::Pass, String::new()),
+                (false, false) => (
+                    Verdict::Fail,
+                    format!("{} have neither a unit nor bounds: use `Count<Unit, MIN, MAX>` or `#[schemars(range(…))]`", list(&bare)),
+                ),
+            }
+        }
+        Rule::MoneyGuarded => {
+            let moves = ["_book", "_pay", "_capture", "_refund", "_cancel", "_delete"]
+                .iter()
+                .find(|suffix| tool.name.ends_with(**suffix))
+                .map(|suffix| format!("its name ends in `{suffix}`"))
+                .or_else(|| {
+                    (registration.transition.is_some() && takes_money(&properties))
+                        .then(|| "it fires a transition with an amount of money".to_string())
+                });
+            let Some(why) = moves else { return (Verdict::NotApplicable, "moves no money and books nothing".into()) };
+            let mut missing = Vec::new();
+            if !registration.transactional {
+                missing.push("`transactional`");
+            }
+            if registration.confirm.is_none() {
+                missing.push("`confirm`");
+            }
+            if registration.scopes.is_empty() {
+                missing.push("a `scope`");
+            }
+            if missing.is_empty() {
+                (Verdict::Pass, why)
+            } else {
+                (Verdict::Fail, format!("{why}, so it needs {}", missing.join(", ")))
+            }
+        }
+        Rule::StrictKey => {
+            let Some(key) = tool.machine.as_deref().and_then(Machine::key) else {
+                return (Verdict::NotApplicable, "no keyed machine".into());
+            };
+            match properties.get(key) {
+                Some(property) if is_strict_key(property) => (Verdict::Pass, String::new()),
+                _ => (
+                    Verdict::Fail,
+                    format!("the key `{key}` accepts any string: give it a `pattern` (`#[schemars(pattern(…))]`)"),
+                ),
+            }
+        }
+        Rule::Reachable => {
+            let Some(machine) = tool.machine.as_deref() else {
+                return (Verdict::NotApplicable, "no machine".into());
+            };
+            let reachable = reachable_states(machine);
+            let bound = tool.bind_states();
+            if bound.is_empty() || bound.iter().any(|s| reachable.contains(*s)) {
+                (Verdict::Pass, String::new())
+            } else {
+                (Verdict::Fail, format!("none of its states ({}) can be reached from `{}`", bound.join(", "), machine.initial()))
+            }
+        }
+        Rule::NoDeadEnd => {
+            let Some(machine) = tool.machine.as_deref() else {
+                return (Verdict::NotApplicable, "no machine".into());
+            };
+            let dead: Vec<&str> = machine
+                .spec()
+                .states
+                .iter()
+                .filter(|s| !s.is_final && s.on.is_empty())
+                .map(|s| s.name.as_str())
+                .filter(|s| callable_in(tool, s))
+                .collect();
+            if dead.is_empty() {
+                (Verdict::Pass, String::new())
+            } else {
+                (Verdict::Fail, format!("`{}` is not final and has no way out", dead.join("`, `")))
+            }
+        }
+    }
+}
+
+fn list(names: &[&String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// A field whose name says it holds a date or a time.
+fn looks_like_a_date(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.contains("date")
+        || name.ends_with("_at")
+        || name.ends_with("_on")
+        || ["departure", "arrival", "deadline", "due", "when", "time", "checkin", "check_in", "checkout", "check_out", "birthday"]
+            .iter()
+            .any(|word| name == *word || name.ends_with(&format!("_{word}")) || name.starts_with(&format!("{word}_")))
+}
+
+fn is_typed_date(property: &Value) -> bool {
+    let format = property.get("format").and_then(Value::as_str);
+    matches!(format, Some("date-time" | "date" | "time" | "duration")) || property.get("$ref").is_some()
+        || property.get("allOf").is_some()
+}
+
+fn is_number(property: &Value) -> bool {
+    match property.get("type") {
+        Some(Value::String(t)) => t == "integer" || t == "number",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "integer" || t == "number"),
+        _ => false,
+    }
+}
+
+fn has_unit_or_bounds(property: &Value) -> bool {
+    ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "title", "enum", "const"]
+        .iter()
+        .any(|k| property.get(*k).is_some())
+}
+
+/// Whether an argument is an amount of money (`Money`'s schema: an object with a currency).
+fn takes_money(properties: &serde_json::Map<String, Value>) -> bool {
+    properties.values().any(|p| {
+        let text = p.to_string();
+        text.contains("\"currency\"")
+    })
+}
+
+fn is_strict_key(property: &Value) -> bool {
+    property.get("pattern").is_some()
+        || property.get("enum").is_some()
+        || property.get("format").is_some_and(|f| f == "uuid")
+        || property.get("type").is_some_and(|t| t == "integer")
+}
+
+/// The states reachable from the initial one.
+fn reachable_states(machine: &Machine) -> BTreeSet<String> {
+    let spec = machine.spec();
+    let mut seen = BTreeSet::from([machine.initial().to_string()]);
+    let mut queue = VecDeque::from([machine.initial().to_string()]);
+    while let Some(state) = queue.pop_front() {
+        let Some(spec) = spec.states.iter().find(|s| s.name == state) else { continue };
+        for transition in &spec.on {
+            if seen.insert(transition.target.clone()) {
+                queue.push_back(transition.target.clone());
+            }
+        }
+    }
+    seen
+}

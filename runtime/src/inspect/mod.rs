@@ -1,0 +1,60 @@
+//! Seeing a server without running it: its machines drawn as state diagrams (`describe`),
+//! exported as XState v5 JSON (`export --xstate`), and its tools graded against the
+//! routing checklist of the source documents (`audit`). Everything here reads the checked
+//! [`Registry`](crate::registry::Registry) and nothing else; the command line
+//! (`run_cli`'s subcommands) prints what it returns.
+
+mod audit;
+mod model;
+mod render;
+mod xstate;
+
+pub use audit::{Audit, Finding, Rule, Verdict};
+pub use model::Description;
+pub use xstate::{export_xstate, machine_json};
+
+use crate::registry::Registry;
+
+/// How `describe` draws a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// Mermaid `stateDiagram-v2`, one diagram per machine (renders in GitHub Markdown).
+    Mermaid,
+    /// Graphviz DOT: one graph, a cluster per domain, a subgraph per machine.
+    Dot,
+    /// The description as JSON, for tools.
+    Json,
+    /// SVG, laid out in pure Rust (no Graphviz install).
+    Svg,
+}
+
+impl Format {
+    /// `mermaid`, `dot`, `json` or `svg`.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "mermaid" => Some(Self::Mermaid),
+            "dot" => Some(Self::Dot),
+            "json" => Some(Self::Json),
+            "svg" => Some(Self::Svg),
+            _ => None,
+        }
+    }
+}
+
+/// Draws every machine of `registry` in `format`: each edge labelled with its event and the
+/// tool that fires it, each state with the tools callable in it.
+pub fn describe(registry: &Registry, format: Format) -> String {
+    let description = Description::of(registry);
+    match format {
+        Format::Mermaid => render::mermaid(&description),
+        Format::Dot => render::dot(&description),
+        Format::Json => serde_json::to_string_pretty(&description).expect("a description serializes"),
+        Format::Svg => render::svg(&description),
+    }
+}
+
+/// Grades every tool of `registry` against the routing checklist.
+pub fn audit(registry: &Registry) -> Audit {
+    Audit::of(registry)
+}

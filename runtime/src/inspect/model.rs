@@ -1,0 +1,193 @@
+//! What a server is, as a picture needs it: its domains, its machines with their states and
+//! edges, and for each state and edge the tools that are callable in it or fire it.
+
+use serde::Serialize;
+
+use crate::fsm::Machine;
+use crate::registry::{Registry, ToolEntry, ToolKind};
+
+/// A server's machines and tools, as `describe` draws them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Description {
+    /// The intent domains, each with its machines and tools.
+    pub domains: Vec<DomainView>,
+    /// Every machine.
+    pub machines: Vec<MachineView>,
+    /// Tools in no domain (`switch_domain`, `#[action(global)]`).
+    pub global_tools: Vec<ToolMark>,
+}
+
+/// One intent domain.
+#[derive(Debug, Clone, Serialize)]
+pub struct DomainView {
+    /// Its name (`invoice`).
+    pub name: String,
+    /// The machines its tools are bound to.
+    pub machines: Vec<String>,
+    /// Its tools.
+    pub tools: Vec<String>,
+}
+
+/// One machine.
+#[derive(Debug, Clone, Serialize)]
+pub struct MachineView {
+    /// Its id.
+    pub id: String,
+    /// The argument naming an instance, for a keyed machine.
+    pub key: Option<String>,
+    /// Whether an instance is named within the caller's tenant.
+    pub tenant_scoped: bool,
+    /// The initial state.
+    pub initial: String,
+    /// The domains whose tools use it.
+    pub domains: Vec<String>,
+    /// Its states, in declaration order.
+    pub states: Vec<StateView>,
+    /// Its transitions.
+    pub edges: Vec<Edge>,
+}
+
+/// One state, with the tools callable in it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StateView {
+    /// Its name.
+    pub name: String,
+    /// Whether the workflow ends here.
+    pub is_final: bool,
+    /// The tools bound to the machine that are callable in this state.
+    pub tools: Vec<ToolMark>,
+}
+
+/// One transition, with the tools that fire it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Edge {
+    /// The state it leaves.
+    pub from: String,
+    /// The state it enters.
+    pub to: String,
+    /// Its event.
+    pub event: String,
+    /// The tools whose successful call fires it from `from`.
+    pub tools: Vec<String>,
+}
+
+/// A tool, with what matters to whoever reads the diagram.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolMark {
+    /// Its name.
+    pub name: String,
+    /// It moves money or data: it refuses callers without a principal.
+    pub transactional: bool,
+    /// It runs only with a one-time code.
+    pub confirmed: bool,
+    /// The scopes a principal needs to see and call it.
+    pub scopes: Vec<String>,
+}
+
+impl ToolMark {
+    pub(crate) fn of(tool: &ToolEntry) -> Self {
+        let transactional = match tool.kind {
+            ToolKind::Action(registration) => registration.transactional,
+            ToolKind::SwitchDomain => false,
+        };
+        Self {
+            name: tool.name.to_string(),
+            transactional,
+            confirmed: tool.confirm().is_some(),
+            scopes: tool.scopes().iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    /// The marks a diagram puts after the name: `$` transactional, `✓` confirmed, and the
+    /// scopes in brackets.
+    pub(crate) fn label(&self) -> String {
+        let mut label = self.name.clone();
+        if self.transactional {
+            label.push_str(" $");
+        }
+        if self.confirmed {
+            label.push_str(" ✓otp");
+        }
+        if !self.scopes.is_empty() {
+            label.push_str(&format!(" [{}]", self.scopes.join(", ")));
+        }
+        label
+    }
+}
+
+/// Whether `tool` is callable in `state` of its machine.
+pub(crate) fn callable_in(tool: &ToolEntry, state: &str) -> bool {
+    let bound = tool.bind_states();
+    bound.is_empty() || bound.contains(&state)
+}
+
+impl Description {
+    /// Reads `registry`.
+    pub fn of(registry: &Registry) -> Self {
+        let tools = registry.tools();
+        let machines: Vec<MachineView> = registry.machines().map(|machine| machine_view(machine, tools)).collect();
+        let mut domains: Vec<DomainView> = Vec::new();
+        for tool in tools {
+            let Some(domain) = tool.domain else { continue };
+            let index = match domains.iter().position(|d| d.name == domain) {
+                Some(index) => index,
+                None => {
+                    domains.push(DomainView { name: domain.to_string(), machines: Vec::new(), tools: Vec::new() });
+                    domains.len() - 1
+                }
+            };
+            let view = &mut domains[index];
+            view.tools.push(tool.name.to_string());
+            if let Some(machine) = &tool.machine
+                && !view.machines.iter().any(|m| m == machine.id())
+            {
+                view.machines.push(machine.id().to_string());
+            }
+        }
+        domains.sort_by(|a, b| a.name.cmp(&b.name));
+        let global_tools = tools.iter().filter(|t| t.domain.is_none()).map(ToolMark::of).collect();
+        Self { domains, machines, global_tools }
+    }
+}
+
+fn machine_view(machine: &Machine, tools: &[ToolEntry]) -> MachineView {
+    let spec = machine.spec();
+    let own: Vec<&ToolEntry> = tools.iter().filter(|t| t.machine.as_deref().is_some_and(|m| m.id() == machine.id())).collect();
+    let mut domains: Vec<String> = own.iter().filter_map(|t| t.domain.map(str::to_string)).collect();
+    domains.sort();
+    domains.dedup();
+    let states = spec
+        .states
+        .iter()
+        .map(|state| StateView {
+            name: state.name.clone(),
+            is_final: state.is_final,
+            tools: own.iter().filter(|t| callable_in(t, &state.name)).map(|t| ToolMark::of(t)).collect(),
+        })
+        .collect();
+    let edges = spec
+        .states
+        .iter()
+        .flat_map(|state| {
+            state.on.iter().map(|transition| Edge {
+                from: state.name.clone(),
+                to: transition.target.clone(),
+                event: transition.event.clone(),
+                tools: own
+                    .iter()
+                    .filter(|t| t.transition() == Some(transition.event.as_str()) && callable_in(t, &state.name))
+                    .map(|t| t.name.to_string())
+                    .collect(),
+            })
+        })
+        .collect();
+    MachineView {
+        id: machine.id().to_string(),
+        key: machine.key().map(str::to_string),
+        tenant_scoped: machine.is_tenant_scoped(),
+        initial: machine.initial().to_string(),
+        domains,
+        states,
+        edges,
+    }
+}

@@ -1,0 +1,36 @@
+//! Machines as XState v5 JSON, which XState and Stately's tools load, and which
+//! [`Machine::from_xstate_json`](crate::Machine::from_xstate_json) reads back.
+
+use serde_json::{Map, Value, json};
+
+use crate::fsm::Machine;
+use crate::registry::Registry;
+
+/// One machine as XState v5 JSON: `{"id", "initial", "states": {…}}`, with toolgate's
+/// key and tenant scope in `meta` (which XState keeps and ignores).
+pub fn machine_json(machine: &Machine) -> Value {
+    let spec = machine.spec();
+    let mut states = Map::new();
+    for state in &spec.states {
+        let mut node = Map::new();
+        if state.is_final {
+            node.insert("type".into(), json!("final"));
+        }
+        if !state.on.is_empty() {
+            let on: Map<String, Value> =
+                state.on.iter().map(|t| (t.event.clone(), Value::String(t.target.clone()))).collect();
+            node.insert("on".into(), Value::Object(on));
+        }
+        states.insert(state.name.clone(), Value::Object(node));
+    }
+    let mut out = json!({ "id": machine.id(), "initial": machine.initial(), "states": states });
+    if machine.key().is_some() || machine.is_tenant_scoped() {
+        out["meta"] = json!({ "toolgate": { "key": machine.key(), "tenantScoped": machine.is_tenant_scoped() } });
+    }
+    out
+}
+
+/// Every machine of `registry`, by id.
+pub fn export_xstate(registry: &Registry) -> Value {
+    Value::Object(registry.machines().map(|m| (m.id().to_string(), machine_json(m))).collect())
+}
