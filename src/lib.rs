@@ -217,7 +217,7 @@ pub use toolgate_runtime::{
 // them by their own names, not by a path through `__private`.
 #[doc(hidden)]
 pub use toolgate_runtime::{AtModuleLevel, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine};
-pub use toolgate_runtime::{completion, content, input, prompt, resource};
+pub use toolgate_runtime::{completion, content, input, inspect, prompt, resource, telemetry};
 pub use toolgate_runtime::{fsm, store, types};
 
 /// Who is calling: the [`Principal`] a handler can take as a parameter, the

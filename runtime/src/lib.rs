@@ -23,6 +23,7 @@ pub mod resource;
 mod schema;
 pub mod server;
 pub mod store;
+pub mod telemetry;
 #[cfg(feature = "tls")]
 mod tls;
 pub mod types;

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
 use super::Shared;
 use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
@@ -20,10 +21,12 @@ use crate::action::{ActionRegistration, CallClient, Ctx, Output};
 use crate::auth::Principal;
 use crate::domain::field;
 use crate::error::ToolError;
+use crate::flow::FlowId;
 use crate::flow::Origin;
 use crate::gate::{self, Admission, Admitted, Caller, Committed, Gate, Judge, Records, Refused};
 use crate::registry::{STATE_FIELD, ToolEntry, ToolKind};
 use crate::store::{Snapshot, StoreKey};
+use crate::telemetry::{self, CallSpan, TraceParent};
 
 /// A finished call: the `structuredContent` to return, whether it is an error, and
 /// whether the session's tool list changed.
@@ -43,6 +46,8 @@ pub(super) struct CallSource<'a> {
     pub(super) origin: &'a Origin,
     pub(super) caller: &'a Caller,
     pub(super) session: Option<(&'a SessionFocus, Ticket)>,
+    /// The W3C trace context the request carried in `_meta`, if any.
+    pub(super) trace: Option<TraceParent>,
 }
 
 /// A successful call before its reply is built.
@@ -59,9 +64,35 @@ struct Done {
 }
 
 impl Shared {
-    /// Runs a call to `tool` and builds its reply; every reply carries `domain`: the
-    /// tool's, or for a global tool the flow's active domain.
+    /// Runs a call to `tool` and builds its reply, in the call's span; counts it (by tool
+    /// and outcome, a refusal by its code) and times it.
     pub(super) async fn call(
+        &self,
+        tool: &ToolEntry,
+        source: CallSource<'_>,
+        client: CallClient,
+        arguments: Map<String, Value>,
+    ) -> Reply {
+        let span = CallSpan::start(tool.name, tool.domain, source.trace.as_ref());
+        if let Some(principal) = &source.caller.principal
+            && !span.span.is_disabled()
+        {
+            span.span.record("principal", principal.subject());
+        }
+        let reply = self.judge_and_run(tool, source, client, arguments).instrument(span.span.clone()).await;
+        let code = reply.is_error.then(|| reply.content.get("code").and_then(Value::as_str).unwrap_or("INTERNAL"));
+        if !span.span.is_disabled() {
+            span.span.record("outcome", code.unwrap_or("ok"));
+            span.span.record("latency_ms", span.elapsed().as_secs_f64() * 1000.0);
+            tracing::info!(parent: &span.span, "call finished");
+        }
+        telemetry::record_call(tool.name, code, span.elapsed());
+        reply
+    }
+
+    /// Judges a call to `tool`, runs it if admitted, and builds its reply; every reply
+    /// carries `domain`: the tool's, or for a global tool the flow's active domain.
+    async fn judge_and_run(
         &self,
         tool: &ToolEntry,
         source: CallSource<'_>,
@@ -152,6 +183,7 @@ impl Shared {
             ToolKind::SwitchDomain => None,
         };
         let from = admitted.from.clone();
+        let flow_id = admitted.flow.as_ref().map(|f| f.key.clone());
         let handle_id = admitted.flow.as_ref().and_then(|f| f.handle_id.clone());
         let focused = admitted.instance.as_ref().map(|i| (i.machine.id().to_string(), i.id.clone()));
         let instance_key = admitted.instance.as_ref().map(|i| i.key.clone());
@@ -161,6 +193,23 @@ impl Shared {
         let Committed { flow_before, flow_after, to } =
             if admitted.writes() { Box::pin(admitted.commit()).await? } else { admitted.unchanged() };
         let flow_now = flow_after.as_ref().unwrap_or(&flow_before);
+        let span = tracing::Span::current();
+        if !span.is_disabled() {
+            match (&focused, &flow_id) {
+                (Some((_, id)), _) => span.record("instance", id.as_str()),
+                (None, Some(flow)) => span.record("flow", tracing::field::display(FlowId::of(flow))),
+                (None, None) => &span,
+            };
+            if let Some(from) = &from {
+                span.record("from", from.as_str());
+            }
+            if let Some(to) = &to {
+                span.record("to", to.as_str());
+            }
+        }
+        if let (Some(machine), Some(event), Some(_)) = (tool.machine.as_deref(), tool.transition(), &to) {
+            telemetry::record_transition(machine.id(), event);
+        }
         // A transition on a keyed instance moved it for every session listing from it.
         let moved_instance = instance_key.filter(|_| to.is_some());
         let handle = handle_id

@@ -296,7 +296,8 @@ impl Connection {
         };
         let round = self.shared.round(&context, kept, caller.principal.as_ref(), &arguments, retry)?;
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
-        let source = CallSource { origin: &origin, caller: &caller, session };
+        let trace = crate::telemetry::TraceParent::from_meta(&context.meta);
+        let source = CallSource { origin: &origin, caller: &caller, session, trace };
         // Boxed on its own: a future is built on the stack and then moved into its box, so
         // the call's (the pipeline, the handler, the commit) is built once in place here.
         let reply = Box::pin(self.shared.call(tool, source, client.clone(), arguments)).await;

@@ -270,6 +270,26 @@ impl Server {
         self.shared.listeners.resources_changed().await;
     }
 
+    /// An axum router serving `metrics` at `/metrics` (the Prometheus text format), with
+    /// this server's live sessions and open listening streams measured at each scrape.
+    /// What `--metrics ADDR` serves.
+    pub fn metrics_router(&self, metrics: &crate::telemetry::PrometheusMetrics) -> axum::Router {
+        let (server, metrics) = (self.clone(), metrics.clone());
+        axum::Router::new().route(
+            "/metrics",
+            axum::routing::get(move || {
+                let (server, metrics) = (server.clone(), metrics.clone());
+                async move {
+                    let names = crate::telemetry::names::SESSIONS;
+                    ::metrics::gauge!(names).set(server.shared.open_sessions().len() as f64);
+                    ::metrics::gauge!(crate::telemetry::names::LISTENING_STREAMS)
+                        .set(server.listening_streams() as f64);
+                    ([(::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], metrics.render())
+                }
+            }),
+        )
+    }
+
     /// How many `subscriptions/listen` streams are open on this server.
     pub fn listening_streams(&self) -> usize {
         self.shared.listeners.len()

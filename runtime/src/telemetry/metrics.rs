@@ -1,0 +1,90 @@
+//! Metrics through the `metrics` facade (free when no recorder is installed), and a
+//! Prometheus recorder with its text rendering for `--metrics ADDR`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+
+/// The metric names toolgate records.
+pub mod names {
+    /// Calls by `tool` and `outcome` (`ok`, or the error code).
+    pub const CALLS: &str = "toolgate_calls_total";
+    /// Refused or failed calls by `code`.
+    pub const REFUSALS: &str = "toolgate_refusals_total";
+    /// Transitions committed, by `machine` and `event`.
+    pub const TRANSITIONS: &str = "toolgate_transitions_total";
+    /// How long calls take, by `tool`, in seconds.
+    pub const CALL_SECONDS: &str = "toolgate_call_duration_seconds";
+    /// Live Streamable HTTP sessions.
+    pub const SESSIONS: &str = "toolgate_sessions";
+    /// Open `subscriptions/listen` streams.
+    pub const LISTENING_STREAMS: &str = "toolgate_listening_streams";
+}
+
+/// Whether a recorder was installed: without one, recording is skipped before a metric's
+/// key (and its labels) is even built.
+static RECORDING: AtomicBool = AtomicBool::new(false);
+
+fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
+/// A finished call: counted by tool and outcome, refusals by code, timed by tool.
+pub(crate) fn record_call(tool: &'static str, code: Option<&str>, took: Duration) {
+    if !recording() {
+        return;
+    }
+    let outcome = code.unwrap_or("ok").to_string();
+    if code.is_some() {
+        metrics::counter!(names::REFUSALS, "code" => outcome.clone()).increment(1);
+    }
+    metrics::counter!(names::CALLS, "tool" => tool, "outcome" => outcome).increment(1);
+    metrics::histogram!(names::CALL_SECONDS, "tool" => tool).record(took.as_secs_f64());
+}
+
+/// A committed transition of `machine` by `event`.
+pub(crate) fn record_transition(machine: &str, event: &'static str) {
+    if !recording() {
+        return;
+    }
+    metrics::counter!(names::TRANSITIONS, "machine" => machine.to_string(), "event" => event).increment(1);
+}
+
+/// The process's Prometheus recorder: installed once, rendered on request (the text
+/// exposition format).
+#[derive(Clone)]
+pub struct PrometheusMetrics {
+    handle: PrometheusHandle,
+}
+
+impl std::fmt::Debug for PrometheusMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrometheusMetrics")
+    }
+}
+
+impl PrometheusMetrics {
+    /// Installs the Prometheus recorder as the process's `metrics` recorder. Fails if
+    /// another recorder is installed already.
+    pub fn install() -> Result<Self, String> {
+        let handle = PrometheusBuilder::new()
+            .set_buckets(&[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0])
+            .map_err(|e| e.to_string())?
+            .install_recorder()
+            .map_err(|e| format!("cannot install the Prometheus recorder: {e}"))?;
+        metrics::describe_counter!(names::CALLS, "Tool calls by tool and outcome (ok, or the error code).");
+        metrics::describe_counter!(names::REFUSALS, "Refused or failed tool calls by error code.");
+        metrics::describe_counter!(names::TRANSITIONS, "Committed transitions by machine and event.");
+        metrics::describe_histogram!(names::CALL_SECONDS, metrics::Unit::Seconds, "Tool call latency by tool.");
+        metrics::describe_gauge!(names::SESSIONS, "Live Streamable HTTP sessions.");
+        metrics::describe_gauge!(names::LISTENING_STREAMS, "Open subscriptions/listen streams.");
+        RECORDING.store(true, Ordering::Relaxed);
+        Ok(Self { handle })
+    }
+
+    /// Everything recorded so far, in the Prometheus text format.
+    pub fn render(&self) -> String {
+        self.handle.render()
+    }
+}
