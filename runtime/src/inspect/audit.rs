@@ -184,8 +184,10 @@ fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
             Some(domain) => (Verdict::Fail, format!("the name does not start with its domain: `{domain}_…`")),
         },
         Rule::SaysWhatItDoesNot => {
-            let text = format!("{} {}", registration.description, registration.not_for.unwrap_or_default()).to_lowercase();
-            let says = ["does not", "doesn't", "do not", "not for", "never", "nothing"].iter().any(|p| text.contains(p));
+            let text =
+                format!("{} {}", registration.description, registration.not_for.unwrap_or_default()).to_lowercase();
+            let says =
+                ["does not", "doesn't", "do not", "not for", "never", "nothing"].iter().any(|p| text.contains(p));
             if says {
                 (Verdict::Pass, String::new())
             } else {
@@ -226,7 +228,10 @@ fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
                 (false, true) => (Verdict::Pass, String::new()),
                 (false, false) => (
                     Verdict::Fail,
-                    format!("{} have neither a unit nor bounds: use `Count<Unit, MIN, MAX>` or `#[schemars(range(…))]`", list(&bare)),
+                    format!(
+                        "{} have neither a unit nor bounds: use `Count<Unit, MIN, MAX>` or `#[schemars(range(…))]`",
+                        list(&bare)
+                    ),
                 ),
             }
         }
@@ -277,21 +282,32 @@ fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
             if bound.is_empty() || bound.iter().any(|s| reachable.contains(*s)) {
                 (Verdict::Pass, String::new())
             } else {
-                (Verdict::Fail, format!("none of its states ({}) can be reached from `{}`", bound.join(", "), machine.initial()))
+                (
+                    Verdict::Fail,
+                    format!("none of its states ({}) can be reached from `{}`", bound.join(", "), machine.initial()),
+                )
             }
         }
         Rule::NoDeadEnd => {
             let Some(machine) = tool.machine.as_deref() else {
                 return (Verdict::NotApplicable, "no machine".into());
             };
-            let dead: Vec<&str> = machine
-                .spec()
+            let spec = machine.spec();
+            let is_dead = |state: &str| spec.states.iter().any(|s| s.name == state && !s.is_final && s.on.is_empty());
+            // Dead ends the tool leads into (its transition's target) or is callable in.
+            let mut dead: Vec<&str> = spec
                 .states
                 .iter()
-                .filter(|s| !s.is_final && s.on.is_empty())
-                .map(|s| s.name.as_str())
-                .filter(|s| callable_in(tool, s))
+                .filter(|s| callable_in(tool, &s.name))
+                .flat_map(|s| {
+                    let into =
+                        s.on.iter().filter(|t| Some(t.event.as_str()) == tool.transition()).map(|t| t.target.as_str());
+                    std::iter::once(s.name.as_str()).chain(into)
+                })
+                .filter(|state| is_dead(state))
                 .collect();
+            dead.sort_unstable();
+            dead.dedup();
             if dead.is_empty() {
                 (Verdict::Pass, String::new())
             } else {
@@ -311,14 +327,27 @@ fn looks_like_a_date(name: &str) -> bool {
     name.contains("date")
         || name.ends_with("_at")
         || name.ends_with("_on")
-        || ["departure", "arrival", "deadline", "due", "when", "time", "checkin", "check_in", "checkout", "check_out", "birthday"]
-            .iter()
-            .any(|word| name == *word || name.ends_with(&format!("_{word}")) || name.starts_with(&format!("{word}_")))
+        || [
+            "departure",
+            "arrival",
+            "deadline",
+            "due",
+            "when",
+            "time",
+            "checkin",
+            "check_in",
+            "checkout",
+            "check_out",
+            "birthday",
+        ]
+        .iter()
+        .any(|word| name == *word || name.ends_with(&format!("_{word}")) || name.starts_with(&format!("{word}_")))
 }
 
 fn is_typed_date(property: &Value) -> bool {
     let format = property.get("format").and_then(Value::as_str);
-    matches!(format, Some("date-time" | "date" | "time" | "duration")) || property.get("$ref").is_some()
+    matches!(format, Some("date-time" | "date" | "time" | "duration"))
+        || property.get("$ref").is_some()
         || property.get("allOf").is_some()
 }
 

@@ -152,7 +152,8 @@ impl Description {
 
 fn machine_view(machine: &Machine, tools: &[ToolEntry]) -> MachineView {
     let spec = machine.spec();
-    let own: Vec<&ToolEntry> = tools.iter().filter(|t| t.machine.as_deref().is_some_and(|m| m.id() == machine.id())).collect();
+    let own: Vec<&ToolEntry> =
+        tools.iter().filter(|t| t.machine.as_deref().is_some_and(|m| m.id() == machine.id())).collect();
     let mut domains: Vec<String> = own.iter().filter_map(|t| t.domain.map(str::to_string)).collect();
     domains.sort();
     domains.dedup();

@@ -112,7 +112,11 @@ pub(super) fn dot(description: &Description) -> String {
     );
     for (index, (domain, machines)) in placement(description).iter().enumerate() {
         if let Some(domain) = domain {
-            let _ = writeln!(out, "  subgraph cluster_domain_{index} {{\n    label={};", quote(&format!("domain {domain}")));
+            let _ = writeln!(
+                out,
+                "  subgraph cluster_domain_{index} {{\n    label={};",
+                quote(&format!("domain {domain}"))
+            );
         }
         for machine in machines {
             dot_machine(&mut out, machine);
@@ -123,7 +127,8 @@ pub(super) fn dot(description: &Description) -> String {
     }
     if !description.global_tools.is_empty() {
         let names: Vec<String> = description.global_tools.iter().map(|t| t.label()).collect();
-        let _ = writeln!(out, "  global_tools [shape=note, label={}];", quote(&format!("global: {}", names.join("\n"))));
+        let _ =
+            writeln!(out, "  global_tools [shape=note, label={}];", quote(&format!("global: {}", names.join("\n"))));
     }
     out.push_str("}\n");
     out

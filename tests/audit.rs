@@ -1,0 +1,102 @@
+//! The routing-checklist audit on a deliberately bad server: one tool breaking each rule a
+//! server can break, each failure saying what is wrong. (A domain-prefixed name and a
+//! required `domain` are enforced by `#[action]` at compile time, and every state of a
+//! machine is reachable by `machine!`'s own check: those rules pass for every tool, and
+//! the compile-fail cases under `tests/ui/` show the errors.)
+
+use toolgate::inspect::{Rule, Verdict, audit};
+use toolgate::prelude::*;
+
+toolgate::machine! {
+    id: "order",
+    key: "id",
+    initial: "placed",
+    states: {
+        placed:   { on: { HOLD: "held", SHIP: "shipped" } },
+        // Not final, and nothing leaves it: a dead end.
+        held:     {},
+        shipped:  { type: "final" },
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct OrderRef {
+    /// The order: any string at all (no pattern).
+    id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Shipping {
+    /// The order.
+    #[schemars(pattern(r"^O-[1-9][0-9]*$"))]
+    id: String,
+    /// When to ship: a plain string.
+    ship_date: String,
+    /// How heavy: a number without unit or bounds.
+    weight: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Done {
+    ok: bool,
+}
+
+/// Look at an order. Does not change it.
+#[action(domain = "order")]
+async fn order_view(_input: OrderRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Ship the order.
+#[action(domain = "order", bind_state = "placed", transition = "SHIP")]
+async fn order_ship(_input: Shipping) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Put an order on hold. Does not cancel it.
+#[action(domain = "order", bind_state = "placed", transition = "HOLD")]
+async fn order_hold(_input: OrderRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Refund an order. Does not ship it.
+#[action(domain = "order")]
+async fn order_refund(_input: OrderRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+#[test]
+fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
+    let server = Server::from_registry("bad").build().expect("a server that starts");
+    let report = audit(server.registry());
+    assert!(!report.passed());
+    let verdict = |tool: &str, rule: Rule| {
+        let finding = report.findings.iter().find(|f| f.tool == tool && f.rule == rule).expect("a finding");
+        (finding.verdict, finding.detail.clone())
+    };
+    for (tool, rule, says) in [
+        ("order_ship", Rule::SaysWhatItDoesNot, "does not say what the tool does not do"),
+        ("order_ship", Rule::DatesTyped, "`ship_date`"),
+        ("order_ship", Rule::NumbersBounded, "`weight`"),
+        ("order_refund", Rule::MoneyGuarded, "needs `transactional`, `confirm`, a `scope`"),
+        ("order_view", Rule::StrictKey, "the key `id` accepts any string"),
+        ("order_hold", Rule::NoDeadEnd, "`held` is not final and has no way out"),
+    ] {
+        let (found, detail) = verdict(tool, rule);
+        assert_eq!(found, Verdict::Fail, "{tool} {rule:?}: {detail}");
+        assert!(detail.contains(says), "{tool} {rule:?}: {detail}");
+    }
+    // What the same tools do right passes; what does not apply says so.
+    assert_eq!(verdict("order_ship", Rule::StrictKey).0, Verdict::Pass);
+    assert_eq!(verdict("order_view", Rule::SaysWhatItDoesNot).0, Verdict::Pass);
+    assert_eq!(verdict("order_view", Rule::MoneyGuarded).0, Verdict::NotApplicable);
+    for tool in ["order_view", "order_ship", "order_hold", "order_refund"] {
+        for rule in [Rule::DomainPrefix, Rule::DomainRequired, Rule::Reachable] {
+            assert_eq!(verdict(tool, rule).0, Verdict::Pass, "{tool} {rule:?}");
+        }
+    }
+    // The table and the JSON say the same.
+    let table = report.table();
+    assert!(table.contains("FAIL order_refund money_guarded"), "{table}");
+    assert_eq!(report.to_json()["passed"], false);
+}
