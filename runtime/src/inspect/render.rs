@@ -166,8 +166,53 @@ fn dot_machine(out: &mut String, machine: &MachineView) {
     out.push_str("  }\n");
 }
 
-/// SVG of the DOT drawing, laid out in pure Rust.
+/// SVG, laid out and drawn in pure Rust (`layout-rs`). That layout engine has no
+/// clusters, so each machine is headed by a note naming it, its domain, key and tenant
+/// scope, pointing at its initial state; states and edges are labelled as in DOT.
 pub(super) fn svg(description: &Description) -> String {
-    // Not yet laid out: until then, the DOT source inside an SVG comment.
-    format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><!-- {} --></svg>\n", dot(description).replace("--", "- -"))
+    let mut flat = String::from("digraph toolgate {\n  rankdir=LR;\n");
+    for machine in &description.machines {
+        let id = sanitize(&machine.id);
+        let mut title = machine_title(machine);
+        if !machine.domains.is_empty() {
+            title.push_str(&format!("\ndomain {}", machine.domains.join(", ")));
+        }
+        let _ = writeln!(flat, "  {id}__title [shape=note, label={}];", quote(&title));
+        for state in &machine.states {
+            let mut label = state.name.clone();
+            for tool in state_tools(state) {
+                label.push('\n');
+                label.push_str(&tool);
+            }
+            let shape = if state.is_final { "doublecircle" } else { "box" };
+            let _ = writeln!(flat, "  {} [shape={shape}, label={}];", node(&machine.id, &state.name), quote(&label));
+        }
+        let _ = writeln!(flat, "  {id}__title -> {};", node(&machine.id, &machine.initial));
+        for edge in &machine.edges {
+            let mut label = edge.event.clone();
+            for tool in &edge.tools {
+                label.push_str(" / ");
+                label.push_str(tool);
+            }
+            let _ = writeln!(
+                flat,
+                "  {} -> {} [label={}];",
+                node(&machine.id, &edge.from),
+                node(&machine.id, &edge.to),
+                quote(&label)
+            );
+        }
+    }
+    flat.push_str("}\n");
+    let mut parser = layout::gv::DotParser::new(&flat);
+    let Ok(graph) = parser.process() else {
+        // Our own DOT: a parse failure is a bug here, said in the picture rather than a panic.
+        return "<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">toolgate could not lay out this server</text></svg>\n".into();
+    };
+    let mut builder = layout::gv::GraphBuilder::new();
+    builder.visit_graph(&graph);
+    let mut visual = builder.get();
+    let mut writer = layout::backends::svg::SVGWriter::new();
+    visual.do_it(false, false, false, &mut writer);
+    writer.finalize()
 }
