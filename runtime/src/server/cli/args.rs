@@ -1,0 +1,608 @@
+//! The command line's grammar, in clap: `serve` (the default: its flags work without the
+//! word) and the commands that print what a server is without serving it (`describe`,
+//! `export --xstate`, `audit`). Every value is checked here, before anything is built;
+//! what needs the builder (a tokens file, a JWT secret, a store) is checked in `serve`.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::TypedValueParser;
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+use super::ServeError;
+use crate::action::RateLimit;
+use crate::inspect::Format;
+
+/// The variables `serve` reads, below every help that lists `serve`'s options.
+const ENVIRONMENT: &str = "\
+Environment:
+  TOOLGATE_HANDLE_KEY  Signs state handles (32 bytes or more); set the same one on every replica
+  TOOLGATE_STORE       The store, as `--store` gives it (the flag wins)
+  TOOLGATE_REDIS_CA    The PEM file `--redis-ca` gives (the flag wins)
+  TOOLGATE_TOKENS      More tokens, as `--token` gives them: `clerk=s3cret,auditor=t0ken`
+  RUST_LOG             Which logs to write to stderr (default `warn`)";
+
+/// The headings `serve`'s options are grouped under.
+const STORE: &str = "Store";
+const HTTP: &str = "HTTP options";
+const CONFIRMATIONS: &str = "Confirmations";
+
+/// The whole command line: a command, or `serve`'s options alone.
+// The help is laid out by hand (`verbatim_doc_comment`, lines under 100 columns): clap is
+// built without `wrap_help`, and `term_width = 0` keeps each help on its flag's line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "server",
+    long_about = None,
+    about = "An MCP server built with toolgate. Without a command it serves (`serve`, whose options \
+             follow):\nMCP over stdio, or Streamable HTTP with `--http ADDR`.",
+    args_conflicts_with_subcommands = true,
+    term_width = 0,
+    after_help = ENVIRONMENT
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// What the server is asked to do.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP over stdio, or Streamable HTTP with `--http ADDR` (the default command)
+    #[command(after_help = ENVIRONMENT)]
+    Serve(Box<ServeArgs>),
+    /// Print the machines as state diagrams (Mermaid, DOT, JSON or SVG)
+    ///
+    /// Print the server's machines as state diagrams: each edge labelled with its event
+    /// and the tool that fires it, each state with the tools callable in it.
+    #[command(verbatim_doc_comment)]
+    Describe {
+        /// How to draw
+        #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DescribeFormat::Mermaid)]
+        format: DescribeFormat,
+    },
+    /// Print the machines as XState v5 JSON (`--xstate`)
+    ///
+    /// Print the server's machines in another tool's format: a JSON object,
+    /// machine id → machine.
+    #[command(verbatim_doc_comment)]
+    Export {
+        /// As XState v5 machines, for XState and Stately's tools (the one format for now)
+        #[arg(long, required = true)]
+        xstate: bool,
+    },
+    /// Grade the tools against the routing checklist; fail when one fails a rule
+    ///
+    /// Grade every tool against the routing checklist: print the findings, and exit
+    /// with a failure status when a tool fails a rule.
+    #[command(verbatim_doc_comment)]
+    Audit {
+        /// How to print the findings
+        #[arg(long, value_enum, value_name = "FORMAT", default_value_t = AuditFormat::Table)]
+        format: AuditFormat,
+    },
+}
+
+/// `describe --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DescribeFormat {
+    /// Mermaid `stateDiagram-v2`, a diagram per machine (renders in GitHub Markdown)
+    Mermaid,
+    /// Graphviz DOT: one graph, a cluster per domain, a subgraph per machine
+    Dot,
+    /// The description as JSON, for tools
+    Json,
+    /// SVG, laid out without Graphviz
+    Svg,
+}
+
+impl From<DescribeFormat> for Format {
+    fn from(format: DescribeFormat) -> Self {
+        match format {
+            DescribeFormat::Mermaid => Format::Mermaid,
+            DescribeFormat::Dot => Format::Dot,
+            DescribeFormat::Json => Format::Json,
+            DescribeFormat::Svg => Format::Svg,
+        }
+    }
+}
+
+/// `audit --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum AuditFormat {
+    /// A row per tool, a column per rule, then each failure
+    Table,
+    /// `{"passed": …, "findings": [{tool, rule, verdict, detail}]}`
+    Json,
+}
+
+/// `serve`'s options: how the server is served, where its state lives, who may call it.
+#[derive(Debug, Default, PartialEq, Args)]
+pub(super) struct ServeArgs {
+    /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080;
+    /// port 0 picks one); without it, MCP over stdio
+    #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]
+    pub(super) http: Option<SocketAddr>,
+    /// How long a state handle lives after its last use
+    /// (default 3600; `250ms` too)
+    #[arg(long, value_name = "SECONDS", value_parser = duration, verbatim_doc_comment)]
+    pub(super) handle_ttl: Option<Duration>,
+    /// Who a stdio connection is: NAME with every scope the tools declare
+    #[arg(long, value_name = "NAME", verbatim_doc_comment)]
+    pub(super) stdio_principal: Option<String>,
+
+    /// Where state lives: `sqlite:PATH` (default: sqlite:./<server name>.db,
+    /// kept across restarts), `redis://HOST:PORT/DB` (shared by replicas;
+    /// needs TOOLGATE_HANDLE_KEY), or `memory` (forgotten at exit; for tests)
+    #[arg(long, value_name = "STORE", help_heading = STORE, verbatim_doc_comment)]
+    pub(super) store: Option<String>,
+    /// How long a Redis lease lives unless renewed (default 10; `500ms` too):
+    /// how long a crashed replica keeps an instance from the others
+    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
+    pub(super) lease_ttl: Option<Duration>,
+    /// For `rediss://` (TLS): trust only the certificate authorities in this
+    /// PEM file (default: the system's)
+    #[arg(long, value_name = "FILE", help_heading = STORE, verbatim_doc_comment)]
+    pub(super) redis_ca: Option<PathBuf>,
+
+    /// No sessions (MCP 2026-07-28); conversations travel in
+    /// state handles
+    #[arg(long, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) stateless: bool,
+    /// A Host name to answer (repeatable; default: loopback names)
+    #[arg(long = "allowed-host", value_name = "HOST", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) allowed_hosts: Vec<String>,
+    /// A browser Origin to accept, e.g. https://app.example.com:443
+    /// (repeatable; default: loopback pages); other Origins get 403
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) allowed_origins: Vec<String>,
+    /// Live sessions at most (default 1000); past them, 503
+    #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) max_sessions: Option<usize>,
+    /// Close a session idle this long (default 300; `250ms` too)
+    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) session_idle_timeout: Option<Duration>,
+    /// Requests one client (peer IP) may send per second, minute or
+    /// hour, e.g. 600/minute (default: no limit); past it, 429 with
+    /// Retry-After
+    #[arg(long, value_name = "N/UNIT", value_parser = client_rate_limit, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) client_rate_limit: Option<RateLimit>,
+    /// A bearer token standing for PRINCIPAL with every scope the
+    /// tools declare (repeatable; development and service accounts)
+    #[arg(long = "token", value_name = "PRINCIPAL=SECRET", value_parser = TokenParser, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) tokens: Vec<Token>,
+    /// Bearer tokens with their principal, tenant and scopes, each
+    /// [[token]] secret = "…", principal = "clerk",
+    ///           tenant = "acme", scopes = ["…"]
+    #[arg(long = "tokens", value_name = "FILE.toml", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) tokens_file: Option<PathBuf>,
+    /// Accept JWT bearer tokens from issuer ISS (feature `jwt`) for
+    /// `--jwt-audience`, signed with the keys at `--jwks-url`
+    /// (RS256/ES256) or the secret in `--jwt-secret-env` (HS256)
+    #[arg(long, value_name = "ISS", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) jwt_issuer: Option<String>,
+    /// The audience JWTs must name (this server's resource URL)
+    #[arg(long, value_name = "AUD", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) jwt_audience: Option<String>,
+    /// Where the keys that sign JWTs are published (a JWKS)
+    #[arg(long, value_name = "URL", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) jwks_url: Option<String>,
+    /// The environment variable holding the secret that signs JWTs
+    #[arg(long, value_name = "VAR", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) jwt_secret_env: Option<String>,
+    /// This MCP endpoint's URL as an OAuth protected resource, with
+    /// the `--authorization-server`s: metadata at
+    /// /.well-known/oauth-protected-resource
+    #[arg(long, value_name = "URL", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) resource: Option<String>,
+    /// A token issuer of `--resource` (repeatable)
+    #[arg(long = "authorization-server", value_name = "URL", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) authorization_servers: Vec<String>,
+    /// Answer requests without a bearer token with 401 (default:
+    /// served anonymously; tools that need a principal refuse them)
+    #[arg(long, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) require_auth: bool,
+
+    /// Development only: write each one-time code of a confirmed tool
+    /// as a JSON line (challenge_id, otp, principal) to PATH instead
+    /// of sending it
+    #[arg(long, value_name = "PATH", help_heading = CONFIRMATIONS, verbatim_doc_comment)]
+    pub(super) otp_outbox: Option<PathBuf>,
+    /// How long a confirmation challenge lives (default 300; `250ms` too)
+    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = CONFIRMATIONS, verbatim_doc_comment)]
+    pub(super) challenge_ttl: Option<Duration>,
+    /// Offer codes on this server's /confirm page, as URL reaches it, to
+    /// clients that take URL-mode elicitation
+    #[arg(long, value_name = "URL", help_heading = CONFIRMATIONS, verbatim_doc_comment)]
+    pub(super) confirmation_page: Option<String>,
+}
+
+/// `--token PRINCIPAL=SECRET`. Its `Debug` never shows the secret.
+#[derive(Clone, PartialEq)]
+pub(super) struct Token {
+    pub(super) principal: String,
+    pub(super) secret: String,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Token").field("principal", &self.principal).finish_non_exhaustive()
+    }
+}
+
+impl Token {
+    /// `PRINCIPAL=SECRET`, for `source` (a flag, or `TOOLGATE_TOKENS`). The secret never
+    /// appears in the message.
+    pub(super) fn parse(source: &str, value: &str) -> Result<Self, String> {
+        match value.split_once('=') {
+            Some((principal, secret)) if !principal.trim().is_empty() && !secret.is_empty() => {
+                Ok(Self { principal: principal.trim().to_string(), secret: secret.to_string() })
+            }
+            _ => Err(format!("{source}: a token is `PRINCIPAL=SECRET`, both non-empty")),
+        }
+    }
+}
+
+/// Parses `--token`. Not a plain function as the other flags' parsers: clap's message for
+/// those quotes the value, and this value is a secret.
+#[derive(Clone)]
+struct TokenParser;
+
+impl TypedValueParser for TokenParser {
+    type Value = Token;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Token, clap::Error> {
+        let value = value.to_str().unwrap_or_default();
+        Token::parse("`--token`", value)
+            .map_err(|message| clap::Error::raw(ErrorKind::ValueValidation, message).format(&mut command.clone()))
+    }
+}
+
+/// `--http`'s address.
+fn socket_address(value: &str) -> Result<SocketAddr, String> {
+    value.parse().map_err(|e| format!("not a socket address ({e}); e.g. `127.0.0.1:8080`"))
+}
+
+/// A duration above zero: whole seconds (`30`, `30s`) or milliseconds (`250ms`), so a test
+/// can run a server whose handles or sessions expire within a blink.
+fn duration(value: &str) -> Result<Duration, String> {
+    let (number, from): (&str, fn(u64) -> Duration) = match value.strip_suffix("ms") {
+        Some(ms) => (ms, Duration::from_millis),
+        None => (value.strip_suffix('s').unwrap_or(value), Duration::from_secs),
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .map(from)
+        .ok_or_else(|| "not a duration above 0 (seconds, or e.g. `250ms`)".to_string())
+}
+
+/// A whole number above zero.
+fn positive(value: &str) -> Result<usize, String> {
+    let number = value.parse::<u64>().ok().filter(|&n| n > 0).ok_or("not a whole number above 0")?;
+    Ok(usize::try_from(number).unwrap_or(usize::MAX))
+}
+
+/// `--client-rate-limit N/UNIT`: a rate alone, since the server-wide limit always counts per
+/// client address.
+fn client_rate_limit(value: &str) -> Result<RateLimit, String> {
+    let rate = RateLimit::parse(value)?;
+    if value.contains(" per ") {
+        return Err(
+            "the server-wide limit always counts per client address; write only the rate, e.g. `600/minute`".into()
+        );
+    }
+    Ok(rate)
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub(super) enum Invocation {
+    /// `serve`, or `serve`'s options alone.
+    Serve(Box<ServeArgs>),
+    /// `describe`.
+    Describe(Format),
+    /// `export --xstate`.
+    ExportXstate,
+    /// `audit`.
+    Audit(AuditFormat),
+    /// `--help` (or `help`): clap's text, for stdout.
+    Help(clap::Error),
+}
+
+/// Reads the command line, `args` with the program first, as `std::env::args_os` gives it.
+pub(super) fn parse<I, T>(args: I) -> Result<Invocation, ServeError>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let mut command = Cli::command();
+    let matches = match command.try_get_matches_from_mut(&args) {
+        Ok(matches) => matches,
+        Err(help) if !help.use_stderr() => return Ok(Invocation::Help(help)),
+        Err(error) => return Err(refused(error, &mut command, &args)),
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(|error| rendered(&error.format(&mut command)))?;
+    Ok(match cli.command {
+        None => Invocation::Serve(checked(Box::new(cli.serve), &mut command)?),
+        Some(Command::Serve(serve)) => Invocation::Serve(checked(serve, &mut command)?),
+        Some(Command::Describe { format }) => Invocation::Describe(format.into()),
+        // `--xstate` is required: clap refuses `export` alone.
+        Some(Command::Export { xstate: _ }) => Invocation::ExportXstate,
+        Some(Command::Audit { format }) => Invocation::Audit(format),
+    })
+}
+
+/// clap's refusal of `args`, as a usage error that always ends with the usage line (clap
+/// leaves it out of errors about one value) and that calls a stray word after `serve`'s
+/// options what it is (clap, expecting a command there, says the "subcommand" conflicts).
+fn refused(error: clap::Error, command: &mut clap::Command, args: &[OsString]) -> ServeError {
+    use clap::error::{ContextKind, ContextValue};
+    if error.kind() == ErrorKind::ArgumentConflict
+        && let Some(ContextValue::String(word)) = error.get(ContextKind::InvalidSubcommand)
+        && command.find_subcommand(word).is_none()
+    {
+        let word = word.clone();
+        return rendered(&command.error(ErrorKind::UnknownArgument, format!("unexpected argument '{word}' found")));
+    }
+    let text = text_of(&error);
+    if text.contains("\nUsage: ") {
+        return ServeError::Usage(text);
+    }
+    // The usage of the command the error is in: a command is the first argument, if any.
+    let named = args.get(1).and_then(|arg| arg.to_str()).filter(|&name| name != "help");
+    let usage = match named.and_then(|name| command.find_subcommand_mut(name)) {
+        Some(subcommand) => subcommand.render_usage(),
+        None => command.render_usage(),
+    };
+    ServeError::Usage(match text.rsplit_once("\n\nFor more information") {
+        Some((message, more)) => format!("{message}\n\n{usage}\n\nFor more information{more}"),
+        None => format!("{text}\n\n{usage}"),
+    })
+}
+
+/// `serve`'s options, checked together: the options only HTTP has need `--http`.
+fn checked(serve: Box<ServeArgs>, command: &mut clap::Command) -> Result<Box<ServeArgs>, ServeError> {
+    let http_only = [
+        ("--stateless", serve.stateless),
+        ("--allowed-host", !serve.allowed_hosts.is_empty()),
+        ("--allowed-origin", !serve.allowed_origins.is_empty()),
+        ("--max-sessions", serve.max_sessions.is_some()),
+        ("--session-idle-timeout", serve.session_idle_timeout.is_some()),
+        ("--client-rate-limit", serve.client_rate_limit.is_some()),
+        ("--token", !serve.tokens.is_empty()),
+        ("--require-auth", serve.require_auth),
+    ];
+    match http_only.iter().find(|(_, given)| *given) {
+        Some((flag, _)) if serve.http.is_none() => {
+            Err(rendered(&command.error(ErrorKind::MissingRequiredArgument, format!("`{flag}` needs `--http ADDR`"))))
+        }
+        _ => Ok(serve),
+    }
+}
+
+/// A usage error found after the command line was read (a tokens file, a store, …):
+/// `message`, then the usage line, as clap's own errors.
+pub(super) fn usage(message: impl std::fmt::Display) -> ServeError {
+    let program = std::env::args_os().next().map(PathBuf::from);
+    let program = program.as_deref().and_then(std::path::Path::file_name).and_then(|name| name.to_str());
+    let mut command = Cli::command();
+    if let Some(program) = program {
+        command = command.bin_name(program);
+    }
+    rendered(&command.error(ErrorKind::ValueValidation, message))
+}
+
+/// clap's error as [`ServeError::Usage`].
+fn rendered(error: &clap::Error) -> ServeError {
+    ServeError::Usage(text_of(error))
+}
+
+/// clap's error without colours and without the leading `error: ` (`main` returning the
+/// error writes `Error: ` before it).
+fn text_of(error: &clap::Error) -> String {
+    let text = error.render().to_string();
+    text.strip_prefix("error: ").unwrap_or(&text).trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_line(list: &[&str]) -> Result<Invocation, ServeError> {
+        parse(std::iter::once("server").chain(list.iter().copied()))
+    }
+
+    /// `serve`'s options, given with and without the word `serve`: they must agree.
+    fn serve(list: &[&str]) -> Result<ServeArgs, String> {
+        let serve_of = |invocation: Result<Invocation, ServeError>| match invocation {
+            Ok(Invocation::Serve(serve)) => Ok(*serve),
+            Ok(other) => panic!("{list:?}: not `serve`: {other:?}"),
+            Err(error) => Err(error.to_string()),
+        };
+        let bare = serve_of(parse_line(list));
+        let worded = serve_of(parse_line(&[&["serve"], list].concat()));
+        assert_eq!(bare.is_ok(), worded.is_ok(), "{list:?}: {bare:?} / {worded:?}");
+        if let (Ok(bare), Ok(worded)) = (&bare, &worded) {
+            assert_eq!(bare, worded, "{list:?}");
+        }
+        bare
+    }
+
+    #[test]
+    fn parses_the_modes_and_options() {
+        assert_eq!(serve(&[]).unwrap(), ServeArgs::default());
+        let hosts = serve(&["--http", "0.0.0.0:80", "--allowed-host", "a.example", "--allowed-host", "b.example"]);
+        assert_eq!(hosts.unwrap().allowed_hosts, ["a.example", "b.example"]);
+        let http = serve(&["--http", "127.0.0.1:0", "--stateless", "--handle-ttl", "5"]).unwrap();
+        assert!(matches!(http.http, Some(a) if a.port() == 0));
+        assert_eq!((http.stateless, http.handle_ttl), (true, Some(Duration::from_secs(5))));
+        for (written, meant) in [("7s", Duration::from_secs(7)), ("250ms", Duration::from_millis(250))] {
+            let idle = serve(&["--http", "127.0.0.1:0", "--session-idle-timeout", written]).unwrap();
+            assert_eq!(idle.session_idle_timeout, Some(meant));
+        }
+        assert!(matches!(parse_line(&["--help"]), Ok(Invocation::Help(_))));
+        assert!(matches!(parse_line(&["-h"]), Ok(Invocation::Help(_))));
+        let limited = serve(&["--http", "127.0.0.1:0", "--client-rate-limit", "600/minute"]).unwrap();
+        assert_eq!(
+            limited.client_rate_limit,
+            Some(RateLimit { calls: 600, per_ms: 60_000, per: crate::action::RatePer::Client })
+        );
+        let everything = serve(&[
+            "--http",
+            "127.0.0.1:8080",
+            "--max-sessions",
+            "10",
+            "--token",
+            "clerk=s3cret=with=equals",
+            "--token",
+            " auditor =t0ken",
+            "--require-auth",
+            "--store",
+            "memory",
+            "--lease-ttl",
+            "500ms",
+            "--challenge-ttl",
+            "30s",
+            "--otp-outbox",
+            "/tmp/otp.jsonl",
+            "--authorization-server",
+            "https://a.example",
+            "--authorization-server",
+            "https://b.example",
+            "--stdio-principal",
+            "ops",
+        ])
+        .unwrap();
+        assert_eq!(everything.max_sessions, Some(10));
+        let tokens: Vec<(&str, &str)> =
+            everything.tokens.iter().map(|t| (t.principal.as_str(), t.secret.as_str())).collect();
+        assert_eq!(tokens, [("clerk", "s3cret=with=equals"), ("auditor", "t0ken")]);
+        assert_eq!(
+            (everything.store.as_deref(), everything.lease_ttl),
+            (Some("memory"), Some(Duration::from_millis(500)))
+        );
+        assert_eq!(everything.challenge_ttl, Some(Duration::from_secs(30)));
+        assert_eq!(everything.otp_outbox.as_deref(), Some(std::path::Path::new("/tmp/otp.jsonl")));
+        assert_eq!(everything.authorization_servers, ["https://a.example", "https://b.example"]);
+        assert!(everything.require_auth);
+        assert_eq!(everything.stdio_principal.as_deref(), Some("ops"));
+    }
+
+    #[test]
+    fn bad_command_lines_say_what_is_wrong() {
+        for (line, expected) in [
+            (&["--http"][..], "a value is required for '--http <ADDR>'"),
+            (&["--http", "localhost"][..], "invalid value 'localhost' for '--http <ADDR>': not a socket address"),
+            (&["--stdio"][..], "unexpected argument '--stdio'"),
+            (&["--http", "127.0.0.1:1", "x"][..], "unexpected argument 'x'"),
+            (&["--stateless"][..], "`--stateless` needs `--http ADDR`"),
+            (&["--http", "127.0.0.1:1", "--http", "127.0.0.1:2"][..], "'--http <ADDR>' cannot be used multiple times"),
+            (
+                &["--http", "127.0.0.1:1", "--stateless", "--stateless"][..],
+                "'--stateless' cannot be used multiple times",
+            ),
+            (&["--store", "memory", "--store", "memory"][..], "'--store <STORE>' cannot be used multiple times"),
+            (&["--handle-ttl", "0"][..], "not a duration above 0"),
+            (&["--handle-ttl", "0ms"][..], "not a duration above 0"),
+            (&["--handle-ttl", "5m"][..], "invalid value '5m' for '--handle-ttl <SECONDS>': not a duration"),
+            (&["--max-sessions", "10"][..], "`--max-sessions` needs `--http ADDR`"),
+            (&["--http", "127.0.0.1:1", "--max-sessions", "x"][..], "'--max-sessions <N>': not a whole number"),
+            (&["--client-rate-limit", "5/second"][..], "`--client-rate-limit` needs `--http ADDR`"),
+            (&["--token", "clerk=s3cret"][..], "`--token` needs `--http ADDR`"),
+            (&["--require-auth"][..], "`--require-auth` needs `--http ADDR`"),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "600"][..], "e.g. \"30/minute\""),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "0/minute"][..], "e.g. \"30/minute\""),
+            (
+                &["--http", "127.0.0.1:1", "--client-rate-limit", "5/week"][..],
+                "'--client-rate-limit <N/UNIT>': `5/week`",
+            ),
+            (&["--http", "127.0.0.1:1", "--client-rate-limit", "5/second per tool"][..], "always counts per client"),
+        ] {
+            for worded in [false, true] {
+                let line = if worded { [&["serve"], line].concat() } else { line.to_vec() };
+                let error = parse_line(&line).expect_err("must fail").to_string();
+                assert!(error.contains(expected) && error.contains("Usage:"), "{line:?}: {error}");
+                assert!(!error.starts_with("error:"), "{line:?}: {error}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_token_is_refused_without_showing_its_secret() {
+        for bad in ["s3cret-alone", "=s3cret", "clerk="] {
+            let error = parse_line(&["--http", "127.0.0.1:1", "--token", bad]).expect_err("must fail").to_string();
+            assert!(error.contains("`--token`: a token is `PRINCIPAL=SECRET`") && error.contains("Usage:"), "{error}");
+            assert!(!error.contains("s3cret"), "{error}");
+        }
+        let token = Token { principal: "clerk".into(), secret: "s3cret".into() };
+        assert!(!format!("{token:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn parses_the_commands_that_print_the_server() {
+        let describe = |line: &[&str]| match parse_line(line) {
+            Ok(Invocation::Describe(format)) => format,
+            other => panic!("{line:?}: {other:?}"),
+        };
+        assert_eq!(describe(&["describe"]), Format::Mermaid);
+        for (name, format) in
+            [("mermaid", Format::Mermaid), ("dot", Format::Dot), ("json", Format::Json), ("svg", Format::Svg)]
+        {
+            assert_eq!(describe(&["describe", "--format", name]), format);
+            assert_eq!(Format::parse(name), Some(format), "the two spellings of `{name}` agree");
+        }
+        assert!(matches!(parse_line(&["export", "--xstate"]), Ok(Invocation::ExportXstate)));
+        assert!(matches!(parse_line(&["audit"]), Ok(Invocation::Audit(AuditFormat::Table))));
+        assert!(matches!(parse_line(&["audit", "--format", "json"]), Ok(Invocation::Audit(AuditFormat::Json))));
+        for help in [&["describe", "--help"][..], &["serve", "-h"], &["help", "audit"]] {
+            assert!(matches!(parse_line(help), Ok(Invocation::Help(_))), "{help:?}");
+        }
+        for (line, expected) in [
+            (&["export"][..], "--xstate"),
+            (&["describe", "--format", "png"][..], "invalid value 'png' for '--format <FORMAT>'"),
+            (&["audit", "--format", "yaml"][..], "invalid value 'yaml' for '--format <FORMAT>'"),
+            (&["describe", "--http", "127.0.0.1:1"][..], "unexpected argument '--http'"),
+            (&["--store", "memory", "describe"][..], "the subcommand 'describe' cannot be used with '--store <STORE>'"),
+            (&["frobnicate"][..], "unrecognized subcommand 'frobnicate'"),
+        ] {
+            let error = parse_line(line).expect_err("must fail").to_string();
+            assert!(error.contains(expected) && error.contains("Usage:"), "{line:?}: {error}");
+        }
+        let export = parse_line(&["export"]).expect_err("must fail").to_string();
+        assert!(export.contains("required"), "{export}");
+    }
+
+    #[test]
+    fn clap_accepts_the_grammar() {
+        Cli::command().debug_assert();
+    }
+
+    /// The help is laid out by hand, for 100 columns (see [`Cli`]).
+    #[test]
+    fn every_help_fits_in_100_columns() {
+        let mut command = Cli::command().bin_name("invoice");
+        command.build();
+        let mut helps = vec![command.render_help(), command.render_long_help()];
+        for subcommand in command.get_subcommands_mut() {
+            helps.extend([subcommand.render_help(), subcommand.render_long_help()]);
+        }
+        for help in helps.iter().map(ToString::to_string) {
+            for line in help.lines() {
+                assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
+            }
+        }
+    }
+}

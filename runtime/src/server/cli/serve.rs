@@ -1,0 +1,280 @@
+//! `serve`: the builder configured as the options say, its store opened, and the server
+//! served over stdio or Streamable HTTP.
+
+use std::time::Duration;
+
+use super::ServeError;
+use super::args::{ServeArgs, Token, usage};
+use crate::server::ServerBuilder;
+
+/// The store, from the environment: `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`.
+const STORE_ENV: &str = "TOOLGATE_STORE";
+
+/// The certificate authorities to trust for `rediss://`, from the environment (a PEM file).
+const REDIS_CA_ENV: &str = "TOOLGATE_REDIS_CA";
+
+/// More `--token`s, from the environment: `clerk=s3cret,auditor=t0ken`.
+const TOKENS_ENV: &str = "TOOLGATE_TOKENS";
+
+impl ServerBuilder {
+    /// Configures the builder as `args` say, builds the server and serves it until the
+    /// transport ends.
+    pub(super) async fn serve_as(mut self, args: ServeArgs) -> Result<(), ServeError> {
+        let jwt = jwt_authenticator(&args)?;
+        if args.stateless {
+            self = self.sessionless();
+        }
+        if let Some(ttl) = args.handle_ttl {
+            self = self.handle_ttl(ttl);
+        }
+        if !args.allowed_hosts.is_empty() {
+            self = self.allowed_hosts(args.allowed_hosts);
+        }
+        if !args.allowed_origins.is_empty() {
+            self = self.allowed_origins(args.allowed_origins);
+        }
+        if let Some(max) = args.max_sessions {
+            self = self.max_sessions(max);
+        }
+        if let Some(timeout) = args.session_idle_timeout {
+            self = self.session_idle_timeout(timeout);
+        }
+        if let Some(limit) = args.client_rate_limit {
+            self = self.client_rate_limit(limit.calls, Duration::from_millis(limit.per_ms));
+        }
+        let mut tokens = args.tokens;
+        if let Some(list) = std::env::var_os(TOKENS_ENV) {
+            let list = list.into_string().map_err(|_| usage(format!("{TOKENS_ENV} is not UTF-8")))?;
+            for entry in list.split(',').filter(|e| !e.trim().is_empty()) {
+                tokens.push(Token::parse(TOKENS_ENV, entry.trim()).map_err(usage)?);
+            }
+        }
+        for Token { principal, secret } in tokens {
+            self = self.token_with_every_scope(principal, secret);
+        }
+        if args.require_auth {
+            self = self.require_authentication();
+        }
+        if let Some(path) = &args.tokens_file {
+            self = self.authenticator(tokens_file(path)?);
+        }
+        if let Some(jwt) = jwt {
+            self = jwt(self);
+        }
+        if let Some(resource) = args.resource {
+            if args.authorization_servers.is_empty() {
+                return Err(usage("`--resource` needs at least one `--authorization-server URL`"));
+            }
+            self = self.protected_resource(resource, args.authorization_servers);
+        }
+        if let Some(page) = args.confirmation_page {
+            self = self.confirmation_page(page);
+        }
+        if let Some(name) = args.stdio_principal {
+            self = self.stdio_principal_with_every_scope(name);
+        }
+        if let Some(ttl) = args.challenge_ttl {
+            self = self.challenge_ttl(ttl);
+        }
+        if let Some(path) = args.otp_outbox {
+            tracing::warn!(path = %path.display(), "one-time codes go to a file (--otp-outbox): for development only");
+            self = self.otp_sender(crate::confirm::OutboxSender::new(path));
+        }
+        let store = args.store.or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
+        let redis = RedisOptions {
+            lease_ttl: args.lease_ttl,
+            ca: args.redis_ca.or_else(|| std::env::var_os(REDIS_CA_ENV).filter(|s| !s.is_empty()).map(Into::into)),
+        };
+        self = self.store_from(store.as_deref(), &redis).await?;
+        let state_file = self.store_file.clone();
+        let server = self.build()?;
+        if let Some(path) = state_file {
+            eprintln!("toolgate: state in {}", path.display());
+        }
+        match args.http {
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr).await?;
+                // The one line a person starting the server reads (tests read it too).
+                let mode = if args.stateless { " (sessionless)" } else { "" };
+                eprintln!("toolgate: serving Streamable HTTP at http://{}/mcp{mode}", listener.local_addr()?);
+                server.serve_http(listener).await
+            }
+            None => server.serve_stdio().await,
+        }
+    }
+
+    /// The store the command line (or `TOOLGATE_STORE`) names; without one, the store the
+    /// builder was given, else the file `./<server name>.db`.
+    async fn store_from(self, spec: Option<&str>, redis: &RedisOptions) -> Result<Self, ServeError> {
+        match spec {
+            Some("memory") => {
+                tracing::warn!("state is kept in memory (`--store memory`): a restart forgets every transition");
+                Ok(self.store(crate::store::MemoryStore::new()))
+            }
+            Some(spec) if spec.starts_with("sqlite:") && spec.len() > "sqlite:".len() => {
+                Ok(self.store_file(&spec["sqlite:".len()..]))
+            }
+            Some(spec) if spec.starts_with("redis://") || spec.starts_with("rediss://") => {
+                redis_store(self, spec, redis).await
+            }
+            Some(other) => {
+                Err(usage(format!("`--store {other}`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`")))
+            }
+            None if self.store.is_some() || self.store_file.is_some() => Ok(self),
+            None => {
+                let path = format!("./{}.db", self.name);
+                Ok(self.store_file(path))
+            }
+        }
+    }
+}
+
+/// How a Redis store is connected and leased.
+#[derive(Debug, PartialEq, Default)]
+struct RedisOptions {
+    /// `--lease-ttl`.
+    lease_ttl: Option<Duration>,
+    /// `--redis-ca` (or `TOOLGATE_REDIS_CA`): trust only these authorities.
+    ca: Option<std::path::PathBuf>,
+}
+
+/// A Redis store, in a build with the `redis` feature: connected before the server is
+/// built; a Redis that cannot be reached stops the start.
+#[cfg(feature = "redis")]
+async fn redis_store(builder: ServerBuilder, url: &str, options: &RedisOptions) -> Result<ServerBuilder, ServeError> {
+    use crate::store::RedisStore;
+    let connected = match &options.ca {
+        None => RedisStore::connect(url).await,
+        Some(path) => {
+            let pem = std::fs::read(path).map_err(|e| usage(format!("`--redis-ca {}`: {e}", path.display())))?;
+            RedisStore::connect_trusting(url, &pem).await
+        }
+    };
+    let lease_ttl = options.lease_ttl;
+    let store = connected
+        .map_err(|error| ServeError::Store(format!("`--store {}`: cannot reach Redis: {error}", redacted(url))))?;
+    Ok(builder.store(match lease_ttl {
+        Some(ttl) => store.with_lease_ttl(ttl),
+        None => store,
+    }))
+}
+
+#[cfg(not(feature = "redis"))]
+async fn redis_store(_builder: ServerBuilder, url: &str, _options: &RedisOptions) -> Result<ServerBuilder, ServeError> {
+    Err(usage(format!("`--store {}`: this server was built without Redis (toolgate's `redis` feature)", redacted(url))))
+}
+
+/// `url` as a message may show it: a password it carries is replaced by `***`.
+fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        Ok(_) => url.to_string(),
+        Err(_) => "(an unreadable URL)".to_string(),
+    }
+}
+
+/// How the `--jwt-*` flags configure the server, if they are given.
+type Configure = Box<dyn FnOnce(ServerBuilder) -> ServerBuilder>;
+
+fn jwt_authenticator(args: &ServeArgs) -> Result<Option<Configure>, ServeError> {
+    let given = args.jwt_issuer.is_some()
+        || args.jwt_audience.is_some()
+        || args.jwks_url.is_some()
+        || args.jwt_secret_env.is_some();
+    if !given {
+        return Ok(None);
+    }
+    let (Some(issuer), Some(audience)) = (args.jwt_issuer.clone(), args.jwt_audience.clone()) else {
+        return Err(usage("JWTs need both `--jwt-issuer` and `--jwt-audience`"));
+    };
+    #[cfg(feature = "jwt")]
+    {
+        use crate::auth::JwtAuthenticator;
+        let jwt = match (&args.jwks_url, &args.jwt_secret_env) {
+            (Some(url), None) => JwtAuthenticator::jwks(issuer, audience, url.clone()),
+            (None, Some(variable)) => {
+                let secret = std::env::var(variable)
+                    .map_err(|_| usage(format!("`--jwt-secret-env {variable}`: the variable is not set")))?;
+                JwtAuthenticator::hs256(issuer, audience, secret.as_bytes())
+                    .map_err(|e| usage(format!("`--jwt-secret-env {variable}`: {e}")))?
+            }
+            _ => return Err(usage("JWTs need exactly one of `--jwks-url URL` and `--jwt-secret-env VAR`")),
+        };
+        Ok(Some(Box::new(move |builder: ServerBuilder| builder.authenticator(jwt))))
+    }
+    #[cfg(not(feature = "jwt"))]
+    {
+        let _ = (issuer, audience);
+        Err(usage("this server was built without JWT support (toolgate's `jwt` feature)"))
+    }
+}
+
+/// One `[[token]]` of a `--tokens` file.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenEntry {
+    secret: String,
+    principal: String,
+    #[serde(default)]
+    tenant: Option<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
+}
+
+/// A `--tokens` file: `[[token]]` tables.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokensFile {
+    #[serde(default)]
+    token: Vec<TokenEntry>,
+}
+
+/// The tokens of the `--tokens` file at `path`. Its errors never quote a secret.
+fn tokens_file(path: &std::path::Path) -> Result<crate::auth::StaticTokens, ServeError> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("`--tokens {shown}`: {e}")))?;
+    let file: TokensFile = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|span| text[..span.start].lines().count().max(1));
+        let at = line.map(|line| format!(" (line {line})")).unwrap_or_default();
+        usage(format!("`--tokens {shown}`: not a tokens file{at}: each `[[token]]` has `secret`, `principal`, and optionally `tenant` and `scopes`"))
+    })?;
+    let mut tokens = crate::auth::StaticTokens::new();
+    for entry in file.token {
+        if entry.secret.len() < 16 {
+            return Err(usage(format!(
+                "`--tokens {shown}`: the token of `{}` is shorter than 16 characters",
+                entry.principal
+            )));
+        }
+        let mut principal = crate::auth::Principal::new(entry.principal).with_scopes(entry.scopes);
+        if let Some(tenant) = entry.tenant {
+            principal = principal.with_tenant(tenant);
+        }
+        tokens = tokens.token(entry.secret, principal);
+    }
+    Ok(tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_url_is_shown_without_its_password() {
+        assert_eq!(redacted("rediss://:hunter2@cache.internal:6380/0"), "rediss://:***@cache.internal:6380/0");
+        assert_eq!(redacted("redis://app:hunter2@10.0.0.5/1"), "redis://app:***@10.0.0.5/1");
+        assert_eq!(redacted("redis://127.0.0.1:6379/0"), "redis://127.0.0.1:6379/0");
+        assert!(!redacted("redis://:hunter2@[bad").contains("hunter2"));
+    }
+
+    #[test]
+    fn a_later_usage_error_ends_with_the_usage_line() {
+        let error =
+            usage("`--store nowhere`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`").to_string();
+        assert!(error.starts_with("`--store nowhere`: a store is"), "{error}");
+        assert!(error.contains("\n\nUsage: ") && error.contains("--help"), "{error}");
+    }
+}

@@ -1,0 +1,194 @@
+//! The command line of a toolgate server, through the invoice example's binary: `serve` (the
+//! default, its options without the word), and `describe`, `export --xstate` and `audit`,
+//! which print what the server is without serving it or opening its store. A wrong command
+//! line is a usage error with a failure status.
+//!
+//! Run `cargo build --examples` before `cargo test --test cli` (see
+//! [`common::example_binary`]).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use common::{PATIENCE, TestClient, spawn_http_example};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+/// A directory of its own for one run, removed at the end: where a server that opened its
+/// default store would leave `invoice.db`.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let path = std::env::temp_dir().join(format!("toolgate-cli-{name}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path).expect("create a scratch directory");
+        Self(path)
+    }
+
+    /// The names of the files in it.
+    fn files(&self) -> Vec<String> {
+        let entries = std::fs::read_dir(&self.0).expect("read the scratch directory");
+        entries.map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned()).collect()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the invoice example with `args` in `dir` (stdin closed) until it exits.
+async fn invoice_in(dir: &Path, args: &[&str]) -> Output {
+    let run = Command::new(common::example_binary("invoice"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(PATIENCE, run).await.unwrap_or_else(|_| panic!("`invoice {args:?}` did not exit")).unwrap()
+}
+
+/// Runs `invoice ARGS` in a scratch directory, expects success, and returns its stdout;
+/// the directory must be as empty afterwards: nothing that prints opens a store.
+async fn printed(args: &[&str]) -> String {
+    let scratch = Scratch::new(args[0]);
+    let output = invoice_in(&scratch.0, args).await;
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "`invoice {args:?}`: {}\n{stdout}\n{stderr}", output.status);
+    assert_eq!(scratch.files(), Vec::<String>::new(), "`invoice {args:?}` left files behind");
+    stdout.into_owned()
+}
+
+/// Runs `invoice ARGS`, expects a usage error, and returns its stderr.
+async fn refused(args: &[&str]) -> String {
+    let scratch = Scratch::new("refused");
+    let output = invoice_in(&scratch.0, args).await;
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "`invoice {args:?}` succeeded: {stderr}");
+    assert!(output.stdout.is_empty(), "`invoice {args:?}` printed to stdout");
+    assert!(stderr.contains("Usage: invoice") && stderr.contains("--help"), "`invoice {args:?}`: {stderr}");
+    assert_eq!(scratch.files(), Vec::<String>::new(), "`invoice {args:?}` left files behind");
+    stderr
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+#[tokio::test]
+async fn describe_draws_the_machines_as_mermaid_by_default() {
+    let mermaid = printed(&["describe", "--format", "mermaid"]).await;
+    assert!(mermaid.contains("stateDiagram-v2") && mermaid.contains("invoice_submit"), "{mermaid}");
+    assert_eq!(printed(&["describe"]).await, mermaid);
+}
+
+#[tokio::test]
+async fn describe_draws_dot_and_json_and_svg() {
+    let dot = printed(&["describe", "--format", "dot"]).await;
+    assert!(dot.contains("digraph"), "{dot}");
+    let description = json_of(&printed(&["describe", "--format", "json"]).await);
+    assert!(description["machines"].is_array(), "{description}");
+    assert!(description["machines"].as_array().unwrap().iter().any(|m| m["id"] == "invoice"), "{description}");
+    let svg = printed(&["describe", "--format", "svg"]).await;
+    assert!(svg.contains("<svg"), "{svg}");
+}
+
+#[tokio::test]
+async fn export_prints_the_machines_as_xstate() {
+    let machines = json_of(&printed(&["export", "--xstate"]).await);
+    assert_eq!(machines["invoice"]["initial"], "draft", "{machines}");
+    assert_eq!(machines["invoice"]["id"], "invoice", "{machines}");
+}
+
+/// The report's shape only: whether the examples pass is the rules' business, not the
+/// command line's.
+#[tokio::test]
+async fn audit_prints_its_findings_and_fails_only_with_them() {
+    let scratch = Scratch::new("audit");
+    let output = invoice_in(&scratch.0, &["audit", "--format", "json"]).await;
+    let report = json_of(&String::from_utf8_lossy(&output.stdout));
+    let passed = report["passed"].as_bool().unwrap_or_else(|| panic!("no boolean `passed`: {report}"));
+    assert_eq!(output.status.success(), passed, "the status follows the report: {report}");
+    if !passed {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("the audit found"), "{stderr}");
+    }
+    let table = invoice_in(&scratch.0, &["audit"]).await;
+    assert!(String::from_utf8_lossy(&table.stdout).contains("invoice_submit"));
+    assert_eq!(table.status.success(), passed);
+    assert_eq!(scratch.files(), Vec::<String>::new(), "`audit` left files behind");
+}
+
+#[tokio::test]
+async fn help_lists_the_commands_and_serves_options() {
+    for args in [&["--help"][..], &["-h"], &["help"]] {
+        let help = printed(args).await;
+        for expected in ["describe", "export", "audit", "serve", "--http <ADDR>", "--stateless", "--store <STORE>"] {
+            assert!(help.contains(expected), "`invoice {args:?}` lacks {expected}: {help}");
+        }
+    }
+    let serve = printed(&["serve", "--help"]).await;
+    assert!(serve.contains("Usage: invoice serve") && serve.contains("--client-rate-limit"), "{serve}");
+    let describe = printed(&["describe", "--help"]).await;
+    assert!(describe.contains("mermaid") && describe.contains("svg"), "{describe}");
+    assert!(printed(&["export", "--help"]).await.contains("--xstate"));
+    assert!(printed(&["audit", "--help"]).await.contains("table"));
+}
+
+#[tokio::test]
+async fn wrong_command_lines_are_usage_errors() {
+    assert!(refused(&["frobnicate"]).await.contains("unrecognized subcommand 'frobnicate'"));
+    assert!(refused(&["--frobnicate"]).await.contains("unexpected argument '--frobnicate'"));
+    assert!(refused(&["describe", "--frobnicate"]).await.contains("unexpected argument '--frobnicate'"));
+    assert!(refused(&["describe", "--format", "png"]).await.contains("invalid value 'png'"));
+    assert!(refused(&["audit", "--format", "yaml"]).await.contains("invalid value 'yaml'"));
+    let export = refused(&["export"]).await;
+    assert!(export.contains("required") && export.contains("--xstate"), "{export}");
+    assert!(refused(&["--stateless"]).await.contains("`--stateless` needs `--http ADDR`"));
+    assert!(refused(&["serve", "--handle-ttl", "5m"]).await.contains("not a duration above 0"));
+    assert!(refused(&["--store", "memory", "describe"]).await.contains("'describe' cannot be used with"));
+    // Checked once the command line is read, still a usage error.
+    assert!(refused(&["--store", "nowhere"]).await.contains("a store is `sqlite:PATH`"));
+}
+
+/// Today's invocation, unchanged: `invoice --http ADDR --store memory` serves.
+#[tokio::test]
+async fn serve_is_the_default_command() {
+    let (_server, url) = spawn_http_example("invoice", &[], &[]).await;
+    let client = TestClient::sessionless(&url).await;
+    assert_eq!(client.ok("invoice_submit", json!({ "domain": "invoice", "id": "INV-1" })).await["state"], "review");
+}
+
+#[tokio::test]
+async fn serve_by_name_serves_http_and_stdio() {
+    let mut server = Command::new(common::example_binary("invoice"))
+        .args(["serve", "--http", "127.0.0.1:0", "--stateless", "--store", "memory"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the example");
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(PATIENCE, async {
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            if let Some(rest) = line.split("serving Streamable HTTP at ").nth(1) {
+                assert!(rest.ends_with(" (sessionless)"), "{line}");
+                return rest.split_whitespace().next().unwrap().to_string();
+            }
+        }
+        panic!("the example exited without serving");
+    })
+    .await
+    .expect("the example did not start serving");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let client = TestClient::sessionless(&url).await;
+    assert_eq!(client.ok("invoice_submit", json!({ "domain": "invoice", "id": "INV-2" })).await["state"], "review");
+
+    let stdio = TestClient::stdio_example_with("invoice", &["serve", "--store", "memory"]).await;
+    assert!(stdio.tool_names().await.contains(&"invoice_submit".to_string()));
+}
