@@ -28,6 +28,9 @@ pub struct Ctx {
     pub(crate) client: CallClient,
     /// The server serving the call (its shared state, which the server module names).
     pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
+    /// The note the handler attaches to the transition it fires ([`Ctx::note`]), which the
+    /// call's commit takes.
+    pub(crate) note: CallNote,
 }
 
 impl Ctx {
@@ -209,5 +212,19 @@ impl Progress {
     pub fn message(mut self, message: impl Into<String>) -> Self {
         self.message = Some(message.into());
         self
+    }
+}
+
+/// One call's note for its transition: written by the handler, taken by the commit.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CallNote(std::sync::Arc<std::sync::Mutex<Option<String>>>);
+
+impl CallNote {
+    pub(crate) fn set(&self, note: String) {
+        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(note);
+    }
+
+    pub(crate) fn take(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
     }
 }

@@ -15,6 +15,7 @@ mod state;
 
 pub use client::LogLevel;
 pub(crate) use client::{CallClient, LogThreshold};
+pub(crate) use ctx::CallNote;
 pub use ctx::{Ctx, Progress};
 pub use declared::{DeclaredMachine, DeclaredState, IdChar, MachineDeclared, MachineId, declared_machine};
 pub use extract::FromCtx;

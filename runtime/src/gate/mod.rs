@@ -6,7 +6,7 @@
 //! Listing and calling use the same rules, so the call path enforces what `tools/list`
 //! shows whether or not the client refreshed its list. [`admit`] is the one place a call
 //! is let in or refused, step by step in one order; [`Records`] is how it reads and writes
-//! the store.
+//! the store (an instance's transition with its history entry).
 
 mod idempotency;
 mod pipeline;

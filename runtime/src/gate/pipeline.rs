@@ -17,8 +17,9 @@
 //!     are judged again on what is committed now, and a refusal here gives the allowance
 //!     back;
 //!
-//! then the caller runs the handler (11) and [`Admitted::commit`]s (12). Adding a check is
-//! adding one step function and one line in [`admit`].
+//! then the caller runs the handler (11) and [`Admitted::commit`]s (12): a transition on a
+//! keyed instance is committed with its history entry, in one atomic step. Adding a check
+//! is adding one step function and one line in [`admit`].
 //!
 //! Steps 4–6 first judge what is committed *without* a lease, so a call refused for its
 //! domain or state never waits behind another call's lease; step 10 makes the decision
@@ -37,8 +38,8 @@ use crate::domain::switch::SwitchRequest;
 use crate::error::ToolError;
 use crate::flow::{FlowRef, Origin};
 use crate::fsm::Machine;
-use crate::registry::{Registry, ToolEntry, ToolKind};
-use crate::store::{FlowLease, Snapshot, StoreKey};
+use crate::registry::{InstanceHistory, Registry, ToolEntry, ToolKind};
+use crate::store::{FlowLease, HistoryEntry, Snapshot, StoreKey, Transition, now_ms};
 
 /// Who is calling: the principal, when the request authenticated, and where from. A rate
 /// limit counted `per client` counts the principal when there is one, else the peer. Its
@@ -214,7 +215,7 @@ impl<'a> Candidate<'a> {
             return Ok(());
         }
         let Some(principal) = &self.principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
-        match principal.missing_scope(self.tool.scopes()) {
+        match self.tool.missing_scope(principal) {
             Some(scope) => Err(ToolError::insufficient_scope(self.tool.name, scope)),
             None => Ok(()),
         }
@@ -402,9 +403,11 @@ impl<'a> Candidate<'a> {
             instance_before,
             switch,
             idempotency,
+            principal,
             ..
         } = self;
         let records = judge.records;
+        let history = judge.registry.history();
         let refresh = leases.flow.is_some() && records.needs_refresh(flow.as_ref(), &flow_before);
         let from = tool.machine.as_deref().map(|machine| {
             let record = match (&instance, &instance_before) {
@@ -426,6 +429,9 @@ impl<'a> Candidate<'a> {
             switch,
             from,
             idempotency,
+            principal,
+            history,
+            note: None,
             _leases: leases,
             _spent: spent,
         }
@@ -466,6 +472,12 @@ pub(crate) struct Admitted<'a> {
     pub(crate) from: Option<String>,
     /// Where an idempotent call keeps its result for its retries.
     pub(crate) idempotency: Option<Idempotency>,
+    /// Who is calling, for the history entry of the transition.
+    principal: Option<Principal>,
+    history: &'a InstanceHistory,
+    /// The note the handler attached to the instance's transition
+    /// ([`Ctx::note`](crate::Ctx::note)), set once it returned.
+    pub(crate) note: Option<String>,
     _leases: Leases,
     /// The allowance the call spent: it counts whatever the handler does.
     _spent: Option<Spent<'a>>,
@@ -546,9 +558,19 @@ impl Admitted<'_> {
             }
             _ => None,
         };
-        if let (Some(instance), Some(before), Some(to)) = (&self.instance, &self.instance_before, &to) {
+        // A fresh id per transitioning call: in the instance's history and in the log line.
+        let call_id = to.as_ref().map(|_| uuid::Uuid::new_v4().simple().to_string());
+        if let (Some(instance), Some(before), Some(to), Some(event), Some(from), Some(call_id)) =
+            (&self.instance, &self.instance_before, &to, self.tool.transition(), &self.from, &call_id)
+        {
             let next = before.with_state(instance.machine.id(), to);
-            self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
+            let note = self.note.clone();
+            let principal = self.principal.as_ref();
+            let call_id = call_id.clone();
+            let transition = Transition { principal, from, to, event, tool: self.tool.name, call_id, note };
+            let entry = HistoryEntry::new(transition, now_ms());
+            let lease = self._leases.instance.as_ref();
+            self.records.commit_transition(&instance.key, before, &next, lease, &entry, self.history.retention).await?;
         }
         if let Some((to, machine)) = to.as_ref().zip(machine) {
             let on = self
@@ -561,6 +583,7 @@ impl Admitted<'_> {
                 machine = machine.id(),
                 from = self.from,
                 to,
+                call_id,
                 "transition committed"
             );
         }

@@ -1,11 +1,12 @@
 //! The records a call reads and writes — its flow and its instance — through the store:
-//! bounded lease waits (`FLOW_BUSY`), loads, commits, and a handle flow's expiry.
+//! bounded lease waits (`FLOW_BUSY`), loads, commits (an instance's with its history
+//! entry), and a handle flow's expiry.
 
 use std::time::Duration;
 
 use crate::error::ToolError;
 use crate::flow::{FlowRef, Flows};
-use crate::store::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
+use crate::store::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, now_ms};
 
 /// The store as one call sees it.
 #[derive(Clone, Copy)]
@@ -60,6 +61,21 @@ impl Records<'_> {
         };
         next.version = committed.map_err(store_failure)?;
         Ok(next)
+    }
+
+    /// Commits an instance's transition `next` over `before` with its history `entry`, in
+    /// one atomic step (a store that keeps no history commits the transition alone).
+    pub(crate) async fn commit_transition(
+        &self,
+        key: &StoreKey,
+        before: &Snapshot,
+        next: &Snapshot,
+        lease: Option<&FlowLease>,
+        entry: &HistoryEntry,
+        retention: HistoryRetention,
+    ) -> Result<u64, ToolError> {
+        let committed = self.store.commit_with_history(key, before.version, next, lease, entry, retention).await;
+        committed.map_err(store_failure)
     }
 
     /// Whether a handle's flow is past half its life and should be refreshed on this use.

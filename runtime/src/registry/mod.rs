@@ -1,8 +1,12 @@
 //! The registry: every `#[action]` and `machine!` of the binary, collected once at
 //! start-up, checked, sorted, and turned into ready-to-send MCP tool definitions.
 
+mod history;
+mod history_tool;
 mod instance_key;
 
+pub(crate) use history::InstanceHistory;
+pub(crate) use history_tool::HistoryOptions;
 pub(crate) use instance_key::{CanonicalKeys, InstanceKey};
 mod startup_error;
 mod tool_entry;
@@ -88,6 +92,8 @@ pub(crate) struct RegistryOptions {
     pub(crate) handle_argument: String,
     /// Canonical spellings of keyed machines' keys.
     pub(crate) canonical_keys: CanonicalKeys,
+    /// Instances' histories: how much is kept, and which machines offer a history tool.
+    pub(crate) history: HistoryOptions,
 }
 
 impl Default for RegistryOptions {
@@ -99,6 +105,7 @@ impl Default for RegistryOptions {
             domain_descriptions: BTreeMap::new(),
             handle_argument: crate::flow::DEFAULT_HANDLE_ARGUMENT.to_string(),
             canonical_keys: CanonicalKeys::default(),
+            history: HistoryOptions::default(),
         }
     }
 }
@@ -189,6 +196,8 @@ pub struct Registry {
     by_name: HashMap<&'static str, usize>,
     machines: BTreeMap<String, Arc<Machine>>,
     lock: IntentLock,
+    /// How instances' histories are kept, and the notes of the transitions in flight.
+    history: InstanceHistory,
 }
 
 impl Registry {
@@ -243,6 +252,11 @@ impl Registry {
             tools.push(ToolEntry::switch_domain(&lock, &options.handle_argument));
             tools.sort_by_key(|t| t.name);
         }
+        let history_tools = history_tool::history_tools(&tools, &options.history, &context, &mut problems);
+        if !history_tools.is_empty() {
+            tools.extend(history_tools);
+            tools.sort_by_key(|t| t.name);
+        }
         if tools.is_empty() && problems.is_empty() {
             problems.push(StartupProblem::NoTools);
         }
@@ -254,7 +268,8 @@ impl Registry {
             return Err(StartupError { problems });
         }
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
-        Ok(Self { tools, by_name, machines, lock })
+        let history = InstanceHistory::new(options.history.retention);
+        Ok(Self { tools, by_name, machines, lock, history })
     }
 
     /// The tools, sorted by name.
@@ -299,6 +314,16 @@ impl Registry {
     /// Whether some tool requires a scope, so that what a client lists depends on who it is.
     pub(crate) fn has_scopes(&self) -> bool {
         self.tools.iter().any(|t| !t.scopes().is_empty())
+    }
+
+    /// How instances' histories are kept, and the notes handlers attach to transitions.
+    pub(crate) fn history(&self) -> &InstanceHistory {
+        &self.history
+    }
+
+    /// The generated history tools' names, sorted.
+    pub(crate) fn history_tools(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tools.iter().filter(|t| !t.seen_with.is_empty()).map(|t| t.name)
     }
 
     /// The intent lock this registry's tools are served under.

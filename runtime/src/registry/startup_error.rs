@@ -140,6 +140,13 @@ pub enum StartupProblem {
         /// What is wrong.
         problem: String,
     },
+    /// A history tool (`ServerBuilder::history_tool`) cannot be generated.
+    HistoryTool {
+        /// The machine it was asked for.
+        machine: String,
+        /// Why not.
+        problem: String,
+    },
     /// The state store cannot be opened.
     Store {
         /// Why.
@@ -211,6 +218,7 @@ impl fmt::Display for StartupProblem {
             ),
             Self::Authentication { problem } => f.write_str(problem),
             Self::Store { problem } => f.write_str(problem),
+            Self::HistoryTool { machine, problem } => write!(f, "the history tool of machine `{machine}`: {problem}"),
             Self::Catalog { problem } => f.write_str(problem),
             Self::HandleKey { problem } => {
                 write!(f, "{problem} (set it with ServerBuilder::handle_key or TOOLGATE_HANDLE_KEY)")

@@ -1,5 +1,5 @@
-//! One served tool — an `#[action]` or the generated `switch_domain` — checked against its
-//! machine, with its MCP definitions built once.
+//! One served tool — an `#[action]`, the generated `switch_domain` or a generated history
+//! tool — checked against its machine, with its MCP definitions built once.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -44,6 +44,10 @@ pub(crate) struct ToolEntry {
     /// there whose success brings the machine nearest to a state where it is (none from a
     /// state that cannot reach one, a final state say).
     pub(crate) unlocked_by: HashMap<String, Vec<String>>,
+    /// For a tool generated to show what other tools did (a machine's history tool): the
+    /// scopes of each of those tools. A principal sees and calls it when it holds every
+    /// scope of one of them. Empty: the tool's own scopes decide.
+    pub(crate) seen_with: Vec<&'static [&'static str]>,
 }
 
 /// What every tool entry is built against.
@@ -58,7 +62,8 @@ pub(crate) struct Context<'a> {
 /// What runs when the tool is called.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum ToolKind {
-    /// A user's `#[action]`.
+    /// A user's `#[action]`, or a generated history tool (whose handler reads the call's
+    /// instance from its context).
     Action(&'static ActionRegistration),
     /// The generated `switch_domain`.
     SwitchDomain,
@@ -112,17 +117,32 @@ impl ToolEntry {
                     || r.needs_principal
                     || !r.scopes.is_empty()
                     || (self.instance.is_some() && self.machine.as_deref().is_some_and(Machine::is_tenant_scoped))
+                    || (!self.seen_with.is_empty() && self.seen_with.iter().all(|scopes| !scopes.is_empty()))
             }
             ToolKind::SwitchDomain => false,
         }
     }
 
-    /// Whether `principal` may see the tool: it holds every scope the tool requires. (A
+    /// Whether `principal` may see the tool: it holds every scope the tool requires (for a
+    /// tool [`seen_with`](Self::seen_with) others' scopes, every scope of one of them). (A
     /// `transactional` tool without scopes is listed to everyone, and refuses a caller
     /// that did not authenticate.)
     pub(crate) fn visible_to(&self, principal: Option<&Principal>) -> bool {
-        let scopes = self.scopes();
-        scopes.is_empty() || principal.is_some_and(|p| p.missing_scope(scopes).is_none())
+        let holds = |scopes: &[&str]| scopes.is_empty() || principal.is_some_and(|p| p.missing_scope(scopes).is_none());
+        match self.seen_with.as_slice() {
+            [] => holds(self.scopes()),
+            alternatives => alternatives.iter().any(|scopes| holds(scopes)),
+        }
+    }
+
+    /// A scope `principal` lacks to call the tool, if it lacks one (for a tool seen with
+    /// others' scopes, one of the first such tool's).
+    pub(crate) fn missing_scope(&self, principal: &Principal) -> Option<&'static str> {
+        match self.seen_with.first() {
+            None => principal.missing_scope(self.scopes()),
+            Some(_) if self.visible_to(Some(principal)) => None,
+            Some(first) => principal.missing_scope(first),
+        }
     }
 
     pub(crate) fn transition(&self) -> Option<&'static str> {
@@ -154,6 +174,7 @@ impl ToolEntry {
             needs_flow: true,
             arguments: None,
             unlocked_by: HashMap::new(),
+            seen_with: Vec::new(),
         }
     }
 
@@ -278,6 +299,7 @@ impl ToolEntry {
             needs_flow,
             arguments: Some(arguments),
             unlocked_by: HashMap::new(),
+            seen_with: Vec::new(),
         })
     }
 
@@ -473,7 +495,7 @@ fn description(registration: &ActionRegistration, bound_machine: Option<&Machine
 }
 
 /// Declares the `state` field toolgate adds to every result of a machine's tool.
-fn add_state_field(schema: &mut JsonObject, machine: &Machine) -> Result<(), String> {
+pub(super) fn add_state_field(schema: &mut JsonObject, machine: &Machine) -> Result<(), String> {
     let states: Vec<&str> = machine.spec().states.iter().map(|s| s.name.as_str()).collect();
     let property = json!({
         "type": "string",
@@ -525,7 +547,7 @@ fn either(names: &[&str]) -> String {
 }
 
 /// A JSON object (what `Value::Object` holds), from a value known to be one.
-fn object(value: Value) -> JsonObject {
+pub(super) fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
         _ => JsonObject::new(),

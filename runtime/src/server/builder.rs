@@ -23,7 +23,7 @@ use crate::prompt::Prompt;
 use crate::registry::ToolKind;
 use crate::registry::{Registry, RegistryOptions, StartupError, StartupProblem};
 use crate::resource::{Resource, ResourceTemplate};
-use crate::store::{FlowStore, MemoryStore};
+use crate::store::{FlowStore, HistoryRetention, MemoryStore};
 
 /// Configures a [`Server`]; finish with [`ServerBuilder::build`] or
 /// [`ServerBuilder::run_cli`].
@@ -398,6 +398,27 @@ impl ServerBuilder {
         self
     }
 
+    /// How much of each keyed instance's history the store keeps (default: the last
+    /// [`HistoryRetention::DEFAULT_ENTRIES`] transitions), enforced as each transition is
+    /// committed: `HistoryRetention::last(20)`, `HistoryRetention::within(30 days)`, or
+    /// both. `last(0)` keeps none.
+    pub fn history_retention(mut self, retention: HistoryRetention) -> Self {
+        self.options.history.retention = retention;
+        self
+    }
+
+    /// Offers the history tool of the keyed machine `machine`: `<machine>_history` (in a
+    /// domain of another name, `<domain>_<machine>_history`), taking the machine's key as
+    /// its tools do, and answering with the instance's transitions, oldest first, each
+    /// with a one-line summary a model can quote — so it can say why a tool is refused
+    /// instead of guessing. Read-only; a principal sees it when it may see at least one
+    /// tool of the machine; another tenant gets an empty history. A store that keeps no
+    /// history cannot serve it: such a server does not start.
+    pub fn history_tool(mut self, machine: impl Into<String>) -> Self {
+        self.options.history.machines.push(machine.into());
+        self
+    }
+
     /// The checked registry alone, without a store or anything else a running server
     /// needs: what `describe`, `export` and `audit` read.
     pub(super) fn into_registry(self) -> Result<Registry, StartupError> {
@@ -483,6 +504,17 @@ impl ServerBuilder {
             },
             (None, None) => Arc::new(MemoryStore::new()),
         };
+        let history_tools: Vec<&str> = registry.history_tools().collect();
+        if !history_tools.is_empty() && !store.keeps_history() {
+            return Err(StartupError {
+                problems: vec![StartupProblem::Store {
+                    problem: format!(
+                        "{} show instances' histories, and the store keeps none: give the server a store that keeps them (memory, SQLite, Redis)",
+                        history_tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                }],
+            });
+        }
         if store.is_shared() && !has_handle_key {
             return Err(StartupError {
                 problems: vec![StartupProblem::HandleKey {

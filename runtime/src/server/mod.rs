@@ -8,6 +8,7 @@ mod catalog;
 mod cli;
 mod connection;
 mod focus;
+mod history;
 mod http;
 mod listeners;
 mod rounds;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::{FlowStore, Snapshot, StoreError, StoreKey, now_ms};
+use super::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, Transition, now_ms};
 
 /// Runs the conformance suite against `store`, panicking on the first violation.
 ///
@@ -26,6 +26,15 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     a_held_lease_commits_over_the_version_it_read(store).await;
     rate_limit_windows_admit_n_per_period(store).await;
     concurrent_spenders_share_one_window(store).await;
+    if !a_store_without_history_says_so(store).await {
+        return;
+    }
+    history_reads_back_in_commit_order(store).await;
+    a_failed_commit_appends_no_history(store).await;
+    concurrent_transitions_from_one_version_append_one_entry(store).await;
+    history_keeps_the_last_entries_retention_allows(store).await;
+    history_keeps_the_entries_young_enough(store).await;
+    histories_are_independent_and_go_with_their_record(store).await;
 }
 
 fn key(name: &str) -> StoreKey {
@@ -257,4 +266,221 @@ async fn concurrent_spenders_share_one_window<S: FlowStore + Clone>(store: &S) {
         admitted += usize::from(spender.await.unwrap());
     }
     assert_eq!(admitted, 5, "5 calls a minute admitted {admitted}");
+}
+
+/// A history entry of the transition `from` → `to` by `principal`, committed at `at_ms`.
+fn entry_of(principal: &str, from: &str, to: &str, call_id: &str, at_ms: u64) -> HistoryEntry {
+    let principal = crate::auth::Principal::new(principal).with_tenant("conformance");
+    let transition = Transition {
+        principal: Some(&principal),
+        from,
+        to,
+        event: "GO",
+        tool: "conformance_go",
+        call_id: call_id.to_string(),
+        note: Some(format!("note of {call_id}")),
+    };
+    HistoryEntry::new(transition, at_ms)
+}
+
+/// Commits `to` over `version` with its history entry (under `lease` if given).
+async fn transition<S: FlowStore>(
+    store: &S,
+    record: &StoreKey,
+    version: u64,
+    entry: &HistoryEntry,
+    lease: Option<&FlowLease>,
+    retention: HistoryRetention,
+) -> Result<u64, StoreError> {
+    let next = Snapshot::default().with_state("m", &entry.to);
+    store.commit_with_history(record, version, &next, lease, entry, retention).await
+}
+
+fn call_ids(entries: &[HistoryEntry]) -> Vec<&str> {
+    entries.iter().map(|e| e.call_id.as_str()).collect()
+}
+
+/// A store that keeps no history says so twice alike — [`FlowStore::keeps_history`] is
+/// `false` and [`FlowStore::history`] answers `None` — and still commits transitions;
+/// the history checks are then skipped. Whether the rest of the suite runs.
+async fn a_store_without_history_says_so<S: FlowStore>(store: &S) -> bool {
+    let record = key("history-kept");
+    let committed =
+        transition(store, &record, 0, &entry_of("a", "x", "y", "kept-1", now_ms()), None, Default::default())
+            .await
+            .expect("a transition commits whether or not its history is kept");
+    assert_eq!(store.load(&record).await.unwrap().version, committed);
+    let history = store.history(&record).await.expect("history");
+    assert_eq!(history.is_some(), store.keeps_history(), "keeps_history and history disagree: {history:?}");
+    store.keeps_history()
+}
+
+/// Entries read back oldest first, exactly as appended, whether the commit held a lease
+/// or not; a commit without an entry (a flow's, a challenge's) appends none.
+async fn history_reads_back_in_commit_order<S: FlowStore>(store: &S) {
+    let record = key("history-order");
+    assert_eq!(store.history(&record).await.unwrap(), Some(Vec::new()), "a record never committed has no history");
+    let now = now_ms();
+    let first = entry_of("alice", "draft", "review", "order-1", now);
+    let second = entry_of("carol", "review", "approved", "order-2", now);
+    let third = entry_of("bob", "approved", "review", "order-3", now + 1);
+    let v1 = transition(store, &record, 0, &first, None, Default::default()).await.unwrap();
+    let lease = store.lease(&record).await.unwrap();
+    let v2 = transition(store, &record, v1, &second, Some(&lease), Default::default()).await.unwrap();
+    drop(lease);
+    let v3 = store.compare_and_set(&record, v2, &Snapshot::default().with_state("m", "approved")).await.unwrap();
+    transition(store, &record, v3, &third, None, Default::default()).await.unwrap();
+    let history = store.history(&record).await.unwrap().unwrap();
+    assert_eq!(history, vec![first, second, third], "entries come back as written, in commit order");
+    assert_eq!(store.load(&record).await.unwrap().state_of("m", "?"), "review");
+}
+
+/// A transition whose commit fails — over a stale version — leaves the history as it was.
+async fn a_failed_commit_appends_no_history<S: FlowStore>(store: &S) {
+    let record = key("history-atomic");
+    let v1 =
+        transition(store, &record, 0, &entry_of("alice", "a", "b", "atomic-1", now_ms()), None, Default::default())
+            .await
+            .unwrap();
+    let stale =
+        transition(store, &record, 0, &entry_of("bob", "a", "c", "atomic-stale", now_ms()), None, Default::default())
+            .await;
+    assert_eq!(stale, Err(StoreError::Conflict { expected: 0, found: v1 }));
+    let lease = store.lease(&record).await.unwrap();
+    let stale = entry_of("bob", "a", "c", "atomic-stale-leased", now_ms());
+    assert!(transition(store, &record, v1 + 1_000, &stale, Some(&lease), Default::default()).await.is_err());
+    drop(lease);
+    let history = store.history(&record).await.unwrap().unwrap();
+    assert_eq!(call_ids(&history), ["atomic-1"], "a failed commit appended an entry");
+    assert_eq!(store.load(&record).await.unwrap().state_of("m", "?"), "b");
+}
+
+/// Many transitions from one version at once: one commits, and its entry is the only one
+/// appended — no entry without its transition.
+async fn concurrent_transitions_from_one_version_append_one_entry<S: FlowStore + Clone>(store: &S) {
+    let record = key("history-concurrent");
+    let base =
+        transition(store, &record, 0, &entry_of("alice", "a", "open", "base", now_ms()), None, Default::default())
+            .await
+            .unwrap();
+    let writers: Vec<_> = (0..16)
+        .map(|writer| {
+            let (store, record) = (store.clone(), record.clone());
+            tokio::spawn(async move {
+                let call_id = format!("writer-{writer}");
+                let entry = entry_of("bob", "open", &call_id, &call_id, now_ms());
+                transition(&store, &record, base, &entry, None, Default::default()).await.ok().map(|_| call_id)
+            })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for writer in writers {
+        winners.extend(writer.await.unwrap());
+    }
+    assert_eq!(winners.len(), 1, "one transition over version {base}, not {winners:?}");
+    let history = store.history(&record).await.unwrap().unwrap();
+    assert_eq!(call_ids(&history), ["base", winners[0].as_str()]);
+    assert_eq!(store.load(&record).await.unwrap().state_of("m", "?"), winners[0]);
+}
+
+/// Retention by count keeps the newest entries; `last(0)` keeps none.
+async fn history_keeps_the_last_entries_retention_allows<S: FlowStore>(store: &S) {
+    let record = key("history-count");
+    let mut version = 0;
+    for n in 1..=5 {
+        let entry = entry_of("alice", "a", "b", &format!("count-{n}"), now_ms());
+        version = transition(store, &record, version, &entry, None, HistoryRetention::last(3)).await.unwrap();
+    }
+    let history = store.history(&record).await.unwrap().unwrap();
+    assert_eq!(call_ids(&history), ["count-3", "count-4", "count-5"], "the last 3 of 5");
+    let entry = entry_of("alice", "b", "c", "count-6", now_ms());
+    version = transition(store, &record, version, &entry, None, HistoryRetention::last(4)).await.unwrap();
+    assert_eq!(call_ids(&store.history(&record).await.unwrap().unwrap()), ["count-3", "count-4", "count-5", "count-6"]);
+    let entry = entry_of("alice", "c", "d", "count-7", now_ms());
+    transition(store, &record, version, &entry, None, HistoryRetention::last(0)).await.unwrap();
+    assert_eq!(store.history(&record).await.unwrap(), Some(Vec::new()), "last(0) keeps nothing");
+    assert_eq!(store.load(&record).await.unwrap().state_of("m", "?"), "d", "the transition committed all the same");
+}
+
+/// Retention by age drops the entries older than the age at the new entry's time, and
+/// with a count too, either bound drops an entry.
+async fn history_keeps_the_entries_young_enough<S: FlowStore>(store: &S) {
+    let record = key("history-age");
+    let now = now_ms();
+    let hour = 3_600_000;
+    let mut version = 0;
+    for (n, at) in [(1, now - 3 * hour), (2, now - 2 * hour), (3, now - hour / 2)] {
+        let entry = entry_of("alice", "a", "b", &format!("age-{n}"), at);
+        version = transition(store, &record, version, &entry, None, Default::default()).await.unwrap();
+    }
+    let within = HistoryRetention::within(Duration::from_millis(hour));
+    version =
+        transition(store, &record, version, &entry_of("alice", "b", "c", "age-4", now), None, within).await.unwrap();
+    assert_eq!(call_ids(&store.history(&record).await.unwrap().unwrap()), ["age-3", "age-4"], "the last hour's");
+    let both = HistoryRetention::within(Duration::from_millis(hour)).and_last(1);
+    transition(store, &record, version, &entry_of("alice", "c", "d", "age-5", now + 1), None, both).await.unwrap();
+    assert_eq!(call_ids(&store.history(&record).await.unwrap().unwrap()), ["age-5"]);
+}
+
+/// Each record has its own history; removing a record forgets it, and so does a record's
+/// expiry.
+async fn histories_are_independent_and_go_with_their_record<S: FlowStore>(store: &S) {
+    let (a, b) = (key("history-a"), key("history-b"));
+    transition(store, &a, 0, &entry_of("alice", "x", "y", "a-1", now_ms()), None, Default::default()).await.unwrap();
+    transition(store, &b, 0, &entry_of("bob", "x", "z", "b-1", now_ms()), None, Default::default()).await.unwrap();
+    assert_eq!(call_ids(&store.history(&a).await.unwrap().unwrap()), ["a-1"]);
+    assert_eq!(call_ids(&store.history(&b).await.unwrap().unwrap()), ["b-1"]);
+    store.remove(&a).await.unwrap();
+    assert_eq!(store.history(&a).await.unwrap(), Some(Vec::new()), "a removed record's history is gone");
+    transition(store, &a, 0, &entry_of("carol", "x", "y", "a-2", now_ms()), None, Default::default()).await.unwrap();
+    assert_eq!(call_ids(&store.history(&a).await.unwrap().unwrap()), ["a-2"], "and stays gone when it returns");
+    assert_eq!(call_ids(&store.history(&b).await.unwrap().unwrap()), ["b-1"]);
+
+    let expiring = key("history-expiring");
+    let next = Snapshot { expires_at_ms: Some(now_ms() + 50), ..Snapshot::default().with_state("m", "y") };
+    let first = entry_of("alice", "x", "y", "expiring-1", now_ms());
+    store.commit_with_history(&expiring, 0, &next, None, &first, Default::default()).await.unwrap();
+    assert_eq!(call_ids(&store.history(&expiring).await.unwrap().unwrap()), ["expiring-1"]);
+    tokio::time::sleep(SHORT).await;
+    assert_eq!(store.history(&expiring).await.unwrap(), Some(Vec::new()), "an expired record's history is gone");
+    let again = entry_of("alice", "x", "y", "expiring-2", now_ms());
+    store.commit_with_history(&expiring, 0, &Snapshot::default(), None, &again, Default::default()).await.unwrap();
+    assert_eq!(call_ids(&store.history(&expiring).await.unwrap().unwrap()), ["expiring-2"]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    /// A store of someone else's, written before histories: only the required methods.
+    #[derive(Clone, Default)]
+    struct WithoutHistory(MemoryStore);
+
+    #[async_trait::async_trait]
+    impl FlowStore for WithoutHistory {
+        async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+            self.0.load(key).await
+        }
+
+        async fn compare_and_set(&self, key: &StoreKey, expected: u64, next: &Snapshot) -> Result<u64, StoreError> {
+            self.0.compare_and_set(key, expected, next).await
+        }
+
+        async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+            self.0.lease(key).await
+        }
+
+        async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
+            self.0.remove(key).await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_store_that_keeps_no_history_says_so_and_passes() {
+        let store = WithoutHistory::default();
+        check(&store).await;
+        assert!(!store.keeps_history());
+        assert_eq!(store.history(&key("history-order")).await.unwrap(), None);
+    }
 }

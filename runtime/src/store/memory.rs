@@ -1,6 +1,6 @@
 //! The in-process store: for tests, and for a server told `--store memory`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -8,7 +8,7 @@ use async_trait::async_trait;
 
 use super::leases::LocalLeases;
 use super::windows::WindowLog;
-use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
+use super::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, now_ms};
 
 /// Keeps flows and instances in this process's memory. Cheap to clone; clones share them.
 ///
@@ -16,7 +16,8 @@ use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 /// holds or waits for; a lease's entry goes when its last holder or waiter does. Versions
 /// come from one store-wide counter, so they never go back for a key, even across
 /// removals. Expired records (flows named by a state handle) load as absent and are
-/// swept from time to time.
+/// swept from time to time. Instances' histories live beside their records, under the
+/// same lock: a transition and its entry are written together or not at all.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryStore {
     inner: Arc<Inner>,
@@ -24,11 +25,30 @@ pub struct MemoryStore {
 
 #[derive(Debug, Default)]
 struct Inner {
-    records: Mutex<HashMap<StoreKey, Snapshot>>,
+    records: Mutex<Records>,
     leases: LocalLeases,
     /// The last version assigned, to any key.
     revision: AtomicU64,
     windows: Mutex<WindowLog>,
+}
+
+/// The records and their histories, changed together under one lock.
+#[derive(Debug, Default)]
+struct Records {
+    snapshots: HashMap<StoreKey, Snapshot>,
+    /// Each record's history, oldest entry first; only records that have one.
+    histories: HashMap<StoreKey, VecDeque<HistoryEntry>>,
+}
+
+impl Records {
+    /// The live record's version (0: absent or expired).
+    fn version(&self, key: &StoreKey, now: u64) -> u64 {
+        self.snapshots.get(key).filter(|s| !s.is_expired(now)).map_or(0, |s| s.version)
+    }
+
+    fn is_live(&self, key: &StoreKey, now: u64) -> bool {
+        self.version(key, now) > 0
+    }
 }
 
 /// Sweep expired records once every this many commits.
@@ -43,10 +63,10 @@ impl MemoryStore {
     /// How many records (flows and instances) the store holds, for monitoring and tests.
     pub fn record_count(&self) -> usize {
         let now = now_ms();
-        self.records().values().filter(|s| !s.is_expired(now)).count()
+        self.records().snapshots.values().filter(|s| !s.is_expired(now)).count()
     }
 
-    fn records(&self) -> MutexGuard<'_, HashMap<StoreKey, Snapshot>> {
+    fn records(&self) -> MutexGuard<'_, Records> {
         // Only short, non-panicking critical sections touch the maps; a poisoned lock
         // still holds consistent data, so keep serving instead of failing every flow.
         self.inner.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -55,28 +75,57 @@ impl MemoryStore {
     fn windows(&self) -> MutexGuard<'_, WindowLog> {
         self.inner.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    /// Compare-and-set, appending `entry` (trimmed by `retention`) under the same lock.
+    fn commit(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
+    ) -> Result<u64, StoreError> {
+        let now = now_ms();
+        let mut records = self.records();
+        let found = records.version(key, now);
+        if found != expected_version {
+            return Err(StoreError::Conflict { expected: expected_version, found });
+        }
+        if found == 0 {
+            // What an expired record left behind went with it.
+            records.histories.remove(key);
+        }
+        let version = self.inner.revision.fetch_add(1, Ordering::Relaxed) + 1;
+        records.snapshots.insert(key.clone(), Snapshot { version, ..next.clone() });
+        if let Some((entry, retention)) = entry {
+            let history = records.histories.entry(key.clone()).or_default();
+            history.push_back(entry.clone());
+            while let Some(oldest) = history.front()
+                && !retention.keeps(history.len() - 1, oldest.at_ms(), entry.at_ms())
+            {
+                history.pop_front();
+            }
+            if history.is_empty() {
+                records.histories.remove(key);
+            }
+        }
+        if version.is_multiple_of(SWEEP_EVERY) {
+            let Records { snapshots, histories } = &mut *records;
+            snapshots.retain(|_, snapshot| !snapshot.is_expired(now));
+            histories.retain(|key, _| snapshots.contains_key(key));
+        }
+        Ok(version)
+    }
 }
 
 #[async_trait]
 impl FlowStore for MemoryStore {
     async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
         let now = now_ms();
-        Ok(self.records().get(key).filter(|s| !s.is_expired(now)).cloned().unwrap_or_default())
+        Ok(self.records().snapshots.get(key).filter(|s| !s.is_expired(now)).cloned().unwrap_or_default())
     }
 
     async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
-        let now = now_ms();
-        let mut records = self.records();
-        let found = records.get(key).filter(|s| !s.is_expired(now)).map_or(0, |s| s.version);
-        if found != expected_version {
-            return Err(StoreError::Conflict { expected: expected_version, found });
-        }
-        let version = self.inner.revision.fetch_add(1, Ordering::Relaxed) + 1;
-        records.insert(key.clone(), Snapshot { version, ..next.clone() });
-        if version.is_multiple_of(SWEEP_EVERY) {
-            records.retain(|_, snapshot| !snapshot.is_expired(now));
-        }
-        Ok(version)
+        self.commit(key, expected_version, next, None)
     }
 
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
@@ -84,7 +133,9 @@ impl FlowStore for MemoryStore {
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
-        self.records().remove(key);
+        let mut records = self.records();
+        records.snapshots.remove(key);
+        records.histories.remove(key);
         Ok(())
     }
 
@@ -100,6 +151,32 @@ impl FlowStore for MemoryStore {
     async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
         self.windows().refund(window, ticket);
         Ok(())
+    }
+
+    fn keeps_history(&self) -> bool {
+        true
+    }
+
+    async fn commit_with_history(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        _lease: Option<&FlowLease>,
+        entry: &HistoryEntry,
+        retention: HistoryRetention,
+    ) -> Result<u64, StoreError> {
+        // This process's leases cannot be lost: the compare-and-set is the whole guard.
+        self.commit(key, expected_version, next, Some((entry, retention)))
+    }
+
+    async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
+        let records = self.records();
+        let entries = match records.histories.get(key) {
+            Some(history) if records.is_live(key, now_ms()) => history.iter().cloned().collect(),
+            _ => Vec::new(),
+        };
+        Ok(Some(entries))
     }
 }
 

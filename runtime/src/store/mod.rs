@@ -16,9 +16,15 @@
 //! read the record before it was removed can never commit over its successor.
 //!
 //! Calls that fire no transition take no lease and never wait on one another.
+//!
+//! A keyed instance also keeps its **history** ([`HistoryEntry`], one per transition), which
+//! a store that keeps one appends in the same atomic step as the transition's commit
+//! ([`FlowStore::commit_with_history`]): a commit that fails leaves no entry, and no entry
+//! exists without its transition.
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+mod history;
 mod key;
 mod leases;
 mod memory;
@@ -32,6 +38,8 @@ use async_trait::async_trait;
 
 #[cfg(feature = "redis")]
 pub use self::redis::{LEASE_TTL, MIN_LEASE_TTL, RedisStore};
+pub(crate) use history::Transition;
+pub use history::{HistoryEntry, HistoryRetention, MAX_NOTE_CHARS};
 pub use key::StoreKey;
 pub use memory::MemoryStore;
 pub use snapshot::Snapshot;
@@ -55,9 +63,9 @@ pub trait FlowStore: Send + Sync + 'static {
     /// Callers bound the wait themselves (dropping the future gives up the place in line).
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError>;
 
-    /// Forgets the record. The server calls it when the connection that owns a
-    /// connection-keyed flow ends. Removing never breaks a lease someone holds or waits
-    /// for, and never lets the key's version go back.
+    /// Forgets the record, and its history. The server calls it when the connection that
+    /// owns a connection-keyed flow ends. Removing never breaks a lease someone holds or
+    /// waits for, and never lets the key's version go back.
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError>;
 
     /// [`FlowStore::compare_and_set`] by the holder of `lease` on `key`: a backend whose
@@ -109,6 +117,45 @@ pub trait FlowStore: Send + Sync + 'static {
     async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
         let _ = (window, ticket);
         Ok(())
+    }
+
+    /// Whether the store keeps instances' histories. One that does not (the default, for a
+    /// store written before histories existed) commits transitions without their entries
+    /// and answers [`FlowStore::history`] with `None`, and a server offering a history tool
+    /// on it refuses to start.
+    fn keeps_history(&self) -> bool {
+        false
+    }
+
+    /// Commits like [`FlowStore::commit_leased`] (with `lease`) or
+    /// [`FlowStore::compare_and_set`] (without), and in the same atomic step appends
+    /// `entry` to the key's history, then drops what `retention` does not keep (measured
+    /// against `entry`'s time). A commit that fails appends nothing.
+    ///
+    /// The default, for a store that keeps no history ([`FlowStore::keeps_history`] is
+    /// `false`), commits alone.
+    async fn commit_with_history(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        lease: Option<&FlowLease>,
+        entry: &HistoryEntry,
+        retention: HistoryRetention,
+    ) -> Result<u64, StoreError> {
+        let _ = (entry, retention);
+        match lease {
+            Some(lease) => self.commit_leased(key, expected_version, next, lease).await,
+            None => self.compare_and_set(key, expected_version, next).await,
+        }
+    }
+
+    /// The key's history, oldest entry first: `Some(vec![])` for a record with none (or no
+    /// record, or one removed or expired: its history goes with it); `None` (the default)
+    /// when the store keeps no history at all.
+    async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
+        let _ = key;
+        Ok(None)
     }
 }
 

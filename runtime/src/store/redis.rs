@@ -4,7 +4,9 @@
 //!   `toolgate:{<key>}:record`; its version counter at `toolgate:{<key>}:revision` outlives
 //!   removals, so versions never go back. Both keys share the Cluster hash tag `{<key>}`.
 //! - Compare-and-set is one Lua script: the version check, the new version and the write
-//!   happen atomically in Redis.
+//!   happen atomically in Redis — and, for a transition, the [`HistoryEntry`] appended to
+//!   the instance's history (a list at `toolgate:{<key>}:history`, oldest first) and the
+//!   list trimmed by the retention, so no entry exists without its transition.
 //! - A record with an expiry (a handle's flow, a challenge, an idempotency record) gets it as
 //!   the key's `PEXPIREAT`; instances persist.
 //! - A lease is `SET toolgate:{<key>}:lease <token> NX PX <ttl>`, renewed while held and
@@ -18,7 +20,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 
-use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey};
+use super::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey};
 
 /// How long a lease lives unless renewed; renewed every third of it while held.
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
@@ -40,12 +42,42 @@ end
 local version = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2])
 redis.call('PUBLISH', 'toolgate:commits', ARGV[5])
+if current == 0 then
+  -- What an expired or removed record left behind went with it.
+  redis.call('DEL', KEYS[4])
+end
+if ARGV[6] ~= '' then
+  redis.call('RPUSH', KEYS[4], ARGV[6])
+  if ARGV[7] == '0' then
+    redis.call('DEL', KEYS[4])
+  elseif ARGV[7] ~= '' then
+    redis.call('LTRIM', KEYS[4], -tonumber(ARGV[7]), -1)
+  end
+  if ARGV[8] ~= '' then
+    local oldest = tonumber(ARGV[8])
+    while true do
+      local first = redis.call('LINDEX', KEYS[4], 0)
+      if not first or cjson.decode(first).at_ms >= oldest then break end
+      redis.call('LPOP', KEYS[4])
+    end
+  end
+end
 if ARGV[3] ~= '' then
   redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+  redis.call('PEXPIREAT', KEYS[4], ARGV[3])
 else
   redis.call('PERSIST', KEYS[1])
+  redis.call('PERSIST', KEYS[4])
 end
 return {1, version}
+"#;
+
+/// A record's history, only while the record exists.
+const HISTORY: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return {}
+end
+return redis.call('LRANGE', KEYS[2], 0, -1)
 "#;
 
 /// A sliding-window log in a sorted set, on the Redis server's clock: at most `calls` in
@@ -97,6 +129,7 @@ struct Scripts {
     release: redis::Script,
     renew: redis::Script,
     spend_window: redis::Script,
+    history: redis::Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -158,6 +191,10 @@ fn revision_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:revision")
 }
 
+fn history_key(key: &StoreKey) -> String {
+    format!("toolgate:{{{key}}}:history")
+}
+
 fn window_key(window: &str) -> String {
     format!("toolgate:{{window:{window}}}:calls")
 }
@@ -197,6 +234,7 @@ impl RedisStore {
             release: redis::Script::new(RELEASE),
             renew: redis::Script::new(RENEW),
             spend_window: redis::Script::new(SPEND_WINDOW),
+            history: redis::Script::new(HISTORY),
         };
         let (commits, _) = tokio::sync::broadcast::channel(1024);
         tokio::spawn(announce_commits(client, commits.downgrade()));
@@ -211,28 +249,42 @@ impl RedisStore {
         self
     }
 
-    /// Compare-and-set in one script; with `fence`, only while the key's lease holds it.
+    /// Compare-and-set in one script; with `fence`, only while the key's lease holds it;
+    /// with `entry`, appending it to the key's history (trimmed by the retention).
     async fn commit(
         &self,
         key: &StoreKey,
         expected_version: u64,
         next: &Snapshot,
         fence: &str,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
     ) -> Result<u64, StoreError> {
         let mut connection = self.connection.clone();
         let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
         let expires = next.expires_at_ms.map(|ms| ms.to_string()).unwrap_or_default();
+        let (entry, most, oldest) = match entry {
+            Some((entry, retention)) => (
+                serde_json::to_string(entry).map_err(unavailable)?,
+                retention.entries().map(|most| most.to_string()).unwrap_or_default(),
+                retention.age().map(|_| retention.oldest_kept_ms(entry.at_ms()).to_string()).unwrap_or_default(),
+            ),
+            None => Default::default(),
+        };
         let (applied, version): (u8, u64) = self
             .scripts
             .compare_and_set
             .key(record_key(key))
             .key(revision_key(key))
             .key(lease_key(key))
+            .key(history_key(key))
             .arg(expected_version)
             .arg(text)
             .arg(expires)
             .arg(fence)
             .arg(key.as_str())
+            .arg(entry)
+            .arg(most)
+            .arg(oldest)
             .invoke_async(&mut connection)
             .await
             .map_err(commit_failure)?;
@@ -309,7 +361,7 @@ impl FlowStore for RedisStore {
     }
 
     async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
-        self.commit(key, expected_version, next, "").await
+        self.commit(key, expected_version, next, "", None).await
     }
 
     async fn commit_leased(
@@ -321,7 +373,41 @@ impl FlowStore for RedisStore {
     ) -> Result<u64, StoreError> {
         // A lease of this store always has its token; one without is not this store's.
         let fence = lease.fence().ok_or(StoreError::LeaseLost)?;
-        self.commit(key, expected_version, next, fence).await
+        self.commit(key, expected_version, next, fence, None).await
+    }
+
+    fn keeps_history(&self) -> bool {
+        true
+    }
+
+    async fn commit_with_history(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        lease: Option<&FlowLease>,
+        entry: &HistoryEntry,
+        retention: HistoryRetention,
+    ) -> Result<u64, StoreError> {
+        let fence = match lease {
+            Some(lease) => lease.fence().ok_or(StoreError::LeaseLost)?,
+            None => "",
+        };
+        self.commit(key, expected_version, next, fence, Some((entry, retention))).await
+    }
+
+    async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
+        let mut connection = self.connection.clone();
+        let entries: Vec<String> = self
+            .scripts
+            .history
+            .key(record_key(key))
+            .key(history_key(key))
+            .invoke_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+        let entries = entries.iter().map(|text| serde_json::from_str(text)).collect::<Result<_, _>>();
+        entries.map(Some).map_err(unavailable)
     }
 
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
@@ -330,7 +416,12 @@ impl FlowStore for RedisStore {
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
         let mut connection = self.connection.clone();
-        redis::cmd("DEL").arg(record_key(key)).query_async::<()>(&mut connection).await.map_err(unavailable)
+        redis::cmd("DEL")
+            .arg(record_key(key))
+            .arg(history_key(key))
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(unavailable)
     }
 
     fn is_shared(&self) -> bool {
@@ -477,7 +568,21 @@ mod tests {
         let second = store.lease(&key).await.unwrap();
         let paid = Snapshot::default().with_state("invoice", "discharged");
         assert_eq!(store.commit_leased(&key, v1, &paid, &first).await, Err(StoreError::LeaseLost));
+        let principal = crate::auth::Principal::new("clerk");
+        let transition = crate::store::Transition {
+            principal: Some(&principal),
+            from: "approved",
+            to: "discharged",
+            event: "DISCHARGE",
+            tool: "invoice_discharge",
+            call_id: "lost".into(),
+            note: None,
+        };
+        let entry = HistoryEntry::new(transition, crate::store::now_ms());
+        let fenced = store.commit_with_history(&key, v1, &paid, Some(&first), &entry, Default::default()).await;
+        assert_eq!(fenced, Err(StoreError::LeaseLost));
         assert_eq!(store.load(&key).await.unwrap().version, v1, "nothing was written");
+        assert_eq!(store.history(&key).await.unwrap(), Some(Vec::new()), "no entry without its transition");
         store.commit_leased(&key, v1, &paid, &second).await.expect("the holder commits");
         drop((first, second));
     }

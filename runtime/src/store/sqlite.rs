@@ -17,6 +17,9 @@
 //!   wrote of a key is what the file holds: loads are answered from a cache kept in step
 //!   with every commit and removal (a call that only reads costs no SQL), bounded to
 //!   [`CACHED_KEYS`] keys (present or absent), emptied when full.
+//! - **Histories in the same transaction.** An instance's transition and its
+//!   [`HistoryEntry`] (a `history` table row, numbered by the commit's version) are written
+//!   by one SQLite transaction, trimmed by the retention in it too.
 //! - **Bounded.** Reads store nothing (a million `invoice_view`s of made-up ids add no
 //!   record); expired records — flows named by handles, confirmation challenges,
 //!   idempotency records — and calls that left their rate-limit window are deleted when
@@ -32,7 +35,7 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::leases::LocalLeases;
-use super::{FlowLease, FlowStore, Snapshot, StoreError, StoreKey, now_ms};
+use super::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, now_ms};
 
 /// Expired records are swept once every this many commits (and when the store opens).
 pub const SWEEP_EVERY: u64 = 1024;
@@ -128,6 +131,13 @@ impl SqliteStore {
                      PRIMARY KEY (window, ticket)
                  ) WITHOUT ROWID;
                  CREATE INDEX IF NOT EXISTS windows_expiry ON windows (until_ms);
+                 CREATE TABLE IF NOT EXISTS history (
+                     key TEXT NOT NULL,
+                     version INTEGER NOT NULL,
+                     at_ms INTEGER NOT NULL,
+                     entry TEXT NOT NULL,
+                     PRIMARY KEY (key, version)
+                 ) WITHOUT ROWID;
                  INSERT OR IGNORE INTO revision (id, last) VALUES (1, 0);",
             )
             .map_err(|e| io(&e))?;
@@ -166,10 +176,15 @@ impl SqliteStore {
         self.inner.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Deletes expired records and the calls that left their rate-limit windows.
+    /// Deletes expired records (with their histories) and the calls that left their
+    /// rate-limit windows.
     fn sweep(&self) -> rusqlite::Result<usize> {
         let connection = self.connection();
         let now = now_ms() as i64;
+        connection.execute(
+            "DELETE FROM history WHERE key IN (SELECT key FROM records WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1)",
+            params![now],
+        )?;
         let records = connection
             .execute("DELETE FROM records WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1", params![now])?;
         let calls = connection.execute("DELETE FROM windows WHERE until_ms <= ?1", params![now])?;
@@ -247,7 +262,14 @@ impl SqliteStore {
         Ok(snapshot.unwrap_or_default())
     }
 
-    fn compare_and_set_blocking(&self, key: &StoreKey, expected: u64, next: &Snapshot) -> Result<u64, StoreError> {
+    /// Compare-and-set, and with `entry` the history row, in one durable transaction.
+    fn compare_and_set_blocking(
+        &self,
+        key: &StoreKey,
+        expected: u64,
+        next: &Snapshot,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
+    ) -> Result<u64, StoreError> {
         let now = now_ms() as i64;
         let mut connection = self.connection();
         let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
@@ -275,6 +297,13 @@ impl SqliteStore {
                 params![key.as_str(), version, stored.expires_at_ms.map(|ms| ms as i64), text],
             )
             .map_err(unavailable)?;
+        if found == 0 {
+            // What an expired record left behind went with it.
+            transaction.execute("DELETE FROM history WHERE key = ?1", params![key.as_str()]).map_err(unavailable)?;
+        }
+        if let Some((entry, retention)) = entry {
+            append_history(&transaction, key, version, entry, retention).map_err(unavailable)?;
+        }
         // Durable (WAL, synchronous = FULL) when this returns.
         transaction.commit().map_err(unavailable)?;
         self.remember(key, Some(stored));
@@ -298,7 +327,7 @@ impl FlowStore for SqliteStore {
     async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
         // A commit waits for the disk: off the async workers.
         let (store, key, next) = (self.clone(), key.clone(), next.clone());
-        tokio::task::spawn_blocking(move || store.compare_and_set_blocking(&key, expected_version, &next))
+        tokio::task::spawn_blocking(move || store.compare_and_set_blocking(&key, expected_version, &next, None))
             .await
             .map_err(unavailable)?
     }
@@ -310,8 +339,11 @@ impl FlowStore for SqliteStore {
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
         let (store, key) = (self.clone(), key.clone());
         tokio::task::spawn_blocking(move || {
-            let connection = store.connection();
-            connection.execute("DELETE FROM records WHERE key = ?1", params![key.as_str()])?;
+            let mut connection = store.connection();
+            let transaction = connection.transaction()?;
+            transaction.execute("DELETE FROM records WHERE key = ?1", params![key.as_str()])?;
+            transaction.execute("DELETE FROM history WHERE key = ?1", params![key.as_str()])?;
+            transaction.commit()?;
             store.remember(&key, None);
             Ok::<_, rusqlite::Error>(())
         })
@@ -346,6 +378,78 @@ impl FlowStore for SqliteStore {
         .map_err(unavailable)?
         .map_err(unavailable)
     }
+
+    fn keeps_history(&self) -> bool {
+        true
+    }
+
+    async fn commit_with_history(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        _lease: Option<&FlowLease>,
+        entry: &HistoryEntry,
+        retention: HistoryRetention,
+    ) -> Result<u64, StoreError> {
+        // One process per file: its leases cannot be lost, the compare-and-set guards.
+        let (store, key, next, entry) = (self.clone(), key.clone(), next.clone(), entry.clone());
+        tokio::task::spawn_blocking(move || {
+            store.compare_and_set_blocking(&key, expected_version, &next, Some((&entry, retention)))
+        })
+        .await
+        .map_err(unavailable)?
+    }
+
+    async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
+        // A read, like `load`: no sync to wait for.
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT history.entry FROM history JOIN records ON records.key = history.key
+                 WHERE history.key = ?1 AND (records.expires_at_ms IS NULL OR records.expires_at_ms > ?2)
+                 ORDER BY history.version",
+            )
+            .map_err(unavailable)?;
+        let rows = statement
+            .query_map(params![key.as_str(), now_ms() as i64], |row| row.get::<_, String>(0))
+            .map_err(unavailable)?;
+        let mut entries = Vec::new();
+        for row in rows {
+            entries.push(serde_json::from_str(&row.map_err(unavailable)?).map_err(unavailable)?);
+        }
+        Ok(Some(entries))
+    }
+}
+
+/// Appends `entry` to `key`'s history as the row of the commit's `version` (versions grow,
+/// so rows sort in commit order), then deletes what `retention` does not keep.
+fn append_history(
+    transaction: &rusqlite::Transaction<'_>,
+    key: &StoreKey,
+    version: i64,
+    entry: &HistoryEntry,
+    retention: HistoryRetention,
+) -> rusqlite::Result<()> {
+    let text = serde_json::to_string(entry).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    let at_ms = i64::try_from(entry.at_ms()).unwrap_or(i64::MAX);
+    transaction.execute(
+        "INSERT INTO history (key, version, at_ms, entry) VALUES (?1, ?2, ?3, ?4)",
+        params![key.as_str(), version, at_ms, text],
+    )?;
+    if let Some(most) = retention.entries() {
+        // Every row but the newest `most`.
+        transaction.execute(
+            "DELETE FROM history WHERE key = ?1 AND version NOT IN
+                 (SELECT version FROM history WHERE key = ?1 ORDER BY version DESC LIMIT ?2)",
+            params![key.as_str(), i64::from(most)],
+        )?;
+    }
+    if retention.age().is_some() {
+        let oldest = i64::try_from(retention.oldest_kept_ms(entry.at_ms())).unwrap_or(i64::MAX);
+        transaction.execute("DELETE FROM history WHERE key = ?1 AND at_ms < ?2", params![key.as_str(), oldest])?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
