@@ -170,13 +170,14 @@ async fn payment_authorize(
     payments.update(&principal, &input.payment_id, |payment| Ok(payment.clone()))
 }
 
-/// Capture an authorized payment: the money moves. Needs the user's one-time code. Does not refund.
+/// Capture an authorized payment: the money moves. Needs the user's one-time code and the `payments:capture` scope. Does not refund.
 #[action(
     domain = "payment",
     bind_state = "authorized",
     transition = "CAPTURE",
     transactional,
     confirm = "otp",
+    scope = "payments:capture",
     idempotency_key = "request_id"
 )]
 async fn payment_capture(

@@ -147,8 +147,15 @@ async fn search(input: TripSearch) -> Result<Offers, ToolError> {
     offers("BUS", ["ALSA", "FlixBus", "Avanza"], &route, input.departure, input.passengers)
 }
 
-/// Book a bus offer found by bus_search; the traveller confirms it with a one-time code.
-#[action(domain = "bus", bind_state = "quoted", transition = "BOOK", transactional, confirm = "otp")]
+/// Book a bus offer found by bus_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
+#[action(
+    domain = "bus",
+    bind_state = "quoted",
+    transition = "BOOK",
+    transactional,
+    confirm = "otp",
+    scope = "travel:book"
+)]
 async fn bus_book(input: BookRequest) -> Result<Booking, ToolError> {
     book("BUS", input)
 }
@@ -161,8 +168,15 @@ async fn flight_search(input: TripSearch) -> Result<Offers, ToolError> {
     offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers)
 }
 
-/// Book a flight offer found by flight_search; the traveller confirms it with a one-time code.
-#[action(domain = "flight", bind_state = "quoted", transition = "BOOK", transactional, confirm = "otp")]
+/// Book a flight offer found by flight_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
+#[action(
+    domain = "flight",
+    bind_state = "quoted",
+    transition = "BOOK",
+    transactional,
+    confirm = "otp",
+    scope = "travel:book"
+)]
 async fn flight_book(input: BookRequest) -> Result<Booking, ToolError> {
     book("FLT", input)
 }
@@ -175,8 +189,15 @@ async fn car_rental_search(input: CarSearch) -> Result<Offers, ToolError> {
     offers("CAR", ["Europcar", "Hertz", "Sixt"], &place, input.pickup_at, input.passengers)
 }
 
-/// Book a rental car offer found by car_rental_search; the traveller confirms it with a one-time code.
-#[action(domain = "car_rental", bind_state = "quoted", transition = "BOOK", transactional, confirm = "otp")]
+/// Book a rental car offer found by car_rental_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
+#[action(
+    domain = "car_rental",
+    bind_state = "quoted",
+    transition = "BOOK",
+    transactional,
+    confirm = "otp",
+    scope = "travel:book"
+)]
 async fn car_rental_book(input: BookRequest) -> Result<Booking, ToolError> {
     book("CAR", input)
 }
@@ -190,7 +211,7 @@ async fn main() -> Result<(), ServeError> {
         .describe_domain("car_rental", "rental cars picked up at one place")
         .list_active_domain_only()
         // The person at the terminal books on stdio; `--stdio-principal` names another.
-        .stdio_principal(Principal::new("traveller"))
+        .stdio_principal_with_every_scope("traveller")
         // Development: codes go to a file (`--otp-outbox PATH` to choose it). A real
         // deployment sends them by SMS or e-mail through an `OtpSender`.
         .otp_sender(OutboxSender::new(std::env::temp_dir().join("toolgate-travel-otp.jsonl")))

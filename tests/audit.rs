@@ -20,12 +20,14 @@ toolgate::machine! {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
 struct OrderRef {
     /// The order: any string at all (no pattern).
     id: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
 struct Shipping {
     /// The order.
     #[schemars(pattern(r"^O-[1-9][0-9]*$"))]

@@ -47,22 +47,25 @@ async fn deploy(extra: &[&str]) -> Deployment {
 secret = "{CLERK}"
 principal = "clerk"
 tenant = "acme"
+scopes = ["payments:capture"]
 
 [[token]]
 secret = "{AUDITOR}"
 principal = "auditor"
 tenant = "acme"
+scopes = ["payments:capture"]
 
 [[token]]
 secret = "{REFUNDER}"
 principal = "refunder"
 tenant = "acme"
-scopes = ["payments:refund"]
+scopes = ["payments:refund", "payments:capture"]
 
 [[token]]
 secret = "{OTHER_TENANT}"
 principal = "clerk"
 tenant = "globex"
+scopes = ["payments:capture"]
 "#
         ),
     )

@@ -160,7 +160,7 @@ impl Audit {
             }
         }
         let _ = writeln!(out, "\n{} tools, {} failures", tools.len(), failures.len());
-        out
+        out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
     }
 
     /// The findings as JSON: `{"passed": bool, "findings": [{tool, rule, verdict, detail}]}`.
@@ -186,8 +186,8 @@ fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
         Rule::SaysWhatItDoesNot => {
             let text =
                 format!("{} {}", registration.description, registration.not_for.unwrap_or_default()).to_lowercase();
-            let says =
-                ["does not", "doesn't", "do not", "not for", "never", "nothing"].iter().any(|p| text.contains(p));
+            let says = registration.not_for.is_some()
+                || ["does not", "doesn't", "do not", "not for", "never", "nothing"].iter().any(|p| text.contains(p));
             if says {
                 (Verdict::Pass, String::new())
             } else {
@@ -221,7 +221,8 @@ fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
             }
         }
         Rule::NumbersBounded => {
-            let numbers: Vec<(&String, &Value)> = properties.iter().filter(|(_, p)| is_number(p)).collect();
+            let numbers: Vec<(&String, &Value)> =
+                properties.iter().map(|(n, p)| (n, resolved(&schema, p))).filter(|(_, p)| is_number(p)).collect();
             let bare: Vec<&String> = numbers.iter().filter(|(_, p)| !has_unit_or_bounds(p)).map(|(n, _)| *n).collect();
             match (numbers.is_empty(), bare.is_empty()) {
                 (true, _) => (Verdict::NotApplicable, "no numeric field".into()),
@@ -349,6 +350,12 @@ fn is_typed_date(property: &Value) -> bool {
     matches!(format, Some("date-time" | "date" | "time" | "duration"))
         || property.get("$ref").is_some()
         || property.get("allOf").is_some()
+}
+
+/// `property` itself, or the definition its `$ref` (`#/$defs/Name`) points at.
+fn resolved<'a>(schema: &'a Value, property: &'a Value) -> &'a Value {
+    let target = property.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#'));
+    target.and_then(|pointer| schema.pointer(pointer)).unwrap_or(property)
 }
 
 fn is_number(property: &Value) -> bool {

@@ -1,7 +1,7 @@
 //! Seeing a server without running it: its machines drawn as state diagrams (`describe`),
 //! exported as XState v5 JSON (`export --xstate`), and its tools graded against the
 //! routing checklist of the source documents (`audit`). Everything here reads the checked
-//! [`Registry`](crate::registry::Registry) and nothing else; the command line
+//! [`crate::registry::Registry`] and nothing else; the command line
 //! (`run_cli`'s subcommands) prints what it returns.
 
 mod audit;

@@ -17,7 +17,7 @@ use tracing::Instrument;
 
 use super::Shared;
 use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
-use crate::action::{ActionRegistration, CallClient, Ctx, Output};
+use crate::action::{ActionRegistration, CallClient, CallNote, Ctx, Output};
 use crate::auth::Principal;
 use crate::domain::field;
 use crate::error::ToolError;
@@ -164,6 +164,7 @@ impl Shared {
         client: CallClient,
     ) -> Result<Done, ToolError> {
         let tool = admitted.tool;
+        let note = CallNote::default();
         let output = match tool.kind {
             ToolKind::Action(registration) => {
                 let ctx = Ctx {
@@ -176,12 +177,14 @@ impl Shared {
                     principal: principal.cloned(),
                     client,
                     server: self.this.clone(),
+                    note: note.clone(),
                 };
                 let arguments = std::mem::take(&mut admitted.arguments);
                 Some(self.run(registration, arguments, ctx).await?)
             }
             ToolKind::SwitchDomain => None,
         };
+        admitted.note = note.take();
         let from = admitted.from.clone();
         let flow_id = admitted.flow.as_ref().map(|f| f.key.clone());
         let handle_id = admitted.flow.as_ref().and_then(|f| f.handle_id.clone());
@@ -225,10 +228,12 @@ impl Shared {
             _ => None,
         };
         let listing_changed = match (session, focus_moved) {
-            (Some(_), Some((before, after))) => self.listing(&flow_before, &before) != self.listing(flow_now, &after),
+            (Some(_), Some((before, after))) => {
+                self.listing(&flow_before, &before, principal) != self.listing(flow_now, &after, principal)
+            }
             (Some((focus, _)), None) if flow_after.is_some() || switch.is_some() => {
                 let now = focus.current();
-                self.listing(&flow_before, &now) != self.listing(flow_now, &now)
+                self.listing(&flow_before, &now, principal) != self.listing(flow_now, &now, principal)
             }
             _ => false,
         };
@@ -255,8 +260,10 @@ impl Shared {
     }
 
     /// What a session with `focus` lists over `flow`.
-    fn listing(&self, flow: &Snapshot, focus: &Focus) -> Vec<gate::ListingEntry> {
-        Gate::new(&self.registry, &gate::view(flow, focus_states(focus))).listing()
+    /// (As `principal` sees it: a tool it lacks the scope for is in neither listing, and
+    /// one it holds the scope for is in both.)
+    fn listing(&self, flow: &Snapshot, focus: &Focus, principal: Option<&Principal>) -> Vec<gate::ListingEntry> {
+        Gate::new(&self.registry, &gate::view(flow, focus_states(focus))).seen_by(principal).listing()
     }
 
     /// Runs the handler under its deadline, the client's cancellation and a panic guard;

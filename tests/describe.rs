@@ -1,0 +1,94 @@
+//! Snapshots of what the examples' command line says about them: `describe` (Mermaid, DOT,
+//! JSON), `export --xstate` and `audit` — the examples pass their own audit — compared
+//! with the files under `tests/snapshots/`. After an intended change, rewrite them with
+//! `TOOLGATE_UPDATE_SNAPSHOTS=1 cargo test --test describe` and read the diff.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use toolgate::Machine;
+
+/// What `example ARGS…` prints, run in a fresh directory (so that nothing it does not
+/// promise, such as a state file, appears), with its exit status.
+fn run(example: &str, args: &[&str]) -> (String, bool) {
+    let dir =
+        std::env::temp_dir().join(format!("toolgate-describe-{}-{example}-{}", std::process::id(), args.join("_")));
+    std::fs::create_dir_all(&dir).unwrap();
+    let output = Command::new(common::example_binary(example)).args(args).current_dir(&dir).output().unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(leftovers.is_empty(), "`{example} {}` left {leftovers:?}", args.join(" "));
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        output.status.success() || args.first() == Some(&"audit"),
+        "`{example} {}` failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (stdout, output.status.success())
+}
+
+/// Compares `actual` with `tests/snapshots/NAME`, or writes it there when asked.
+fn snapshot(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(name);
+    if std::env::var_os("TOOLGATE_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("no snapshot {}: run with TOOLGATE_UPDATE_SNAPSHOTS=1", path.display()));
+    assert_eq!(actual, expected, "{name} changed: rerun with TOOLGATE_UPDATE_SNAPSHOTS=1 if that is intended");
+}
+
+#[test]
+fn the_examples_described_in_mermaid_dot_and_json() {
+    for example in ["invoice", "travel", "payments"] {
+        for format in ["mermaid", "dot", "json"] {
+            let (out, _) = run(example, &["describe", "--format", format]);
+            snapshot(&format!("{example}.{format}"), &out);
+        }
+    }
+}
+
+#[test]
+fn the_described_invoice_machine_says_which_tool_fires_each_edge_and_what_each_state_allows() {
+    let (mermaid, _) = run("invoice", &["describe", "--format", "mermaid"]);
+    assert!(mermaid.contains(": SUBMIT / invoice_submit"), "{mermaid}");
+    assert!(mermaid.contains(": DISCHARGE / invoice_discharge"), "{mermaid}");
+    assert!(mermaid.contains("invoice_amend<br/>invoice_submit<br/>invoice_view"), "{mermaid}");
+    assert!(mermaid.contains("one per `id`"), "{mermaid}");
+    let (svg, _) = run("invoice", &["describe", "--format", "svg"]);
+    assert!(svg.starts_with("<svg") || svg.contains("<svg"), "{svg:.200}");
+    assert!(svg.contains("invoice_discharge"), "the SVG names the tools");
+}
+
+#[test]
+fn exported_machines_load_back_as_the_same_machines() {
+    for example in ["invoice", "travel", "payments"] {
+        let (out, _) = run(example, &["export", "--xstate"]);
+        let machines: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for (id, machine) in machines.as_object().unwrap() {
+            let loaded = Machine::from_xstate_json(&machine.to_string()).expect("XState JSON loads back");
+            assert_eq!(loaded.id(), id);
+            let exported_again = toolgate::inspect::machine_json(&loaded);
+            let mut without_meta = machine.clone();
+            without_meta.as_object_mut().unwrap().remove("meta");
+            assert_eq!(exported_again, without_meta, "{id} round-trips");
+        }
+    }
+}
+
+#[test]
+fn the_examples_pass_their_own_audit() {
+    for example in ["invoice", "travel", "payments"] {
+        let (table, passed) = run(example, &["audit"]);
+        assert!(passed, "{example} fails its audit:\n{table}");
+        snapshot(&format!("{example}.audit"), &table);
+        let (json, _) = run(example, &["audit", "--format", "json"]);
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(json["passed"], true);
+    }
+}
