@@ -192,3 +192,37 @@ async fn serve_by_name_serves_http_and_stdio() {
     let stdio = TestClient::stdio_example_with("invoice", &["serve", "--store", "memory"]).await;
     assert!(stdio.tool_names().await.contains(&"invoice_submit".to_string()));
 }
+
+/// `--metrics ADDR` serves Prometheus metrics and `--audit-log PATH` appends each committed
+/// transition as a JSON line; a call that moves an invoice shows in both.
+#[tokio::test]
+async fn metrics_and_the_audit_log_record_a_transition() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let metrics_addr = free.local_addr().unwrap();
+    drop(free);
+    let log = std::env::temp_dir().join(format!("toolgate-audit-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let (_server, url) = common::spawn_http_example(
+        "invoice",
+        &["--metrics", &metrics_addr.to_string(), "--audit-log", log.to_str().unwrap()],
+        &[],
+    )
+    .await;
+    let client = common::raw::SessionlessClient::new(&url);
+    let (submitted, is_error) =
+        client.call("invoice_submit", serde_json::json!({ "domain": "invoice", "id": "INV-7" })).await;
+    assert!(!is_error, "{submitted}");
+
+    let line = std::fs::read_to_string(&log).unwrap();
+    let record: serde_json::Value = serde_json::from_str(line.lines().next().expect("one line")).unwrap();
+    assert_eq!(record["machine"], "invoice", "{record}");
+    assert_eq!(record["instance"], "INV-7", "{record}");
+    assert_eq!((record["from"].as_str(), record["to"].as_str()), (Some("draft"), Some("review")), "{record}");
+    assert_eq!((record["event"].as_str(), record["tool"].as_str()), (Some("SUBMIT"), Some("invoice_submit")));
+    assert!(record["call_id"].as_str().is_some_and(|id| id.len() >= 16), "{record}");
+
+    let metrics = reqwest::get(format!("http://{metrics_addr}/metrics")).await.unwrap().text().await.unwrap();
+    assert!(metrics.contains(r#"toolgate_transitions_total{machine="invoice",event="SUBMIT"} 1"#), "{metrics}");
+    assert!(metrics.contains(r#"toolgate_calls_total{tool="invoice_submit",outcome="ok"} 1"#), "{metrics}");
+    let _ = std::fs::remove_file(&log);
+}

@@ -491,6 +491,8 @@ pub(crate) struct Committed {
     pub(crate) flow_after: Option<Snapshot>,
     /// The machine state the transition moved to, if it fired one.
     pub(crate) to: Option<String>,
+    /// The transition it committed, as the instance's history (and the audit sinks) keep it.
+    pub(crate) transition: Option<HistoryEntry>,
 }
 
 impl Admitted<'_> {
@@ -502,7 +504,7 @@ impl Admitted<'_> {
     /// What a successful call that writes nothing "commits": nothing; its leases (it has
     /// none) and allowance are released.
     pub(crate) fn unchanged(self) -> Committed {
-        Committed { flow_before: self.flow_before, flow_after: None, to: None }
+        Committed { flow_before: self.flow_before, flow_after: None, to: None, transition: None }
     }
 
     /// The state the call's transition moves its machine to, if it fires one.
@@ -558,19 +560,25 @@ impl Admitted<'_> {
             }
             _ => None,
         };
-        // A fresh id per transitioning call: in the instance's history and in the log line.
+        // A fresh id per transitioning call: in the instance's history, the audit sinks and
+        // the log line.
         let call_id = to.as_ref().map(|_| uuid::Uuid::new_v4().simple().to_string());
-        if let (Some(instance), Some(before), Some(to), Some(event), Some(from), Some(call_id)) =
-            (&self.instance, &self.instance_before, &to, self.tool.transition(), &self.from, &call_id)
+        let entry = match (&to, self.tool.transition(), &self.from, &call_id) {
+            (Some(to), Some(event), Some(from), Some(call_id)) => {
+                let note = self.note.clone();
+                let principal = self.principal.as_ref();
+                let call_id = call_id.clone();
+                let transition = Transition { principal, from, to, event, tool: self.tool.name, call_id, note };
+                Some(HistoryEntry::new(transition, now_ms()))
+            }
+            _ => None,
+        };
+        if let (Some(instance), Some(before), Some(to), Some(entry)) =
+            (&self.instance, &self.instance_before, &to, &entry)
         {
             let next = before.with_state(instance.machine.id(), to);
-            let note = self.note.clone();
-            let principal = self.principal.as_ref();
-            let call_id = call_id.clone();
-            let transition = Transition { principal, from, to, event, tool: self.tool.name, call_id, note };
-            let entry = HistoryEntry::new(transition, now_ms());
             let lease = self._leases.instance.as_ref();
-            self.records.commit_transition(&instance.key, before, &next, lease, &entry, self.history.retention).await?;
+            self.records.commit_transition(&instance.key, before, &next, lease, entry, self.history.retention).await?;
         }
         if let Some((to, machine)) = to.as_ref().zip(machine) {
             let on = self
@@ -591,6 +599,6 @@ impl Admitted<'_> {
             let flow = self.flow.as_ref().map(|f| f.key.to_string());
             tracing::info!(flow, from = ?self.flow_before.active_domain, to = %switch.domain, reason = %switch.reason, "domain switched");
         }
-        Ok(Committed { flow_before: self.flow_before, flow_after, to })
+        Ok(Committed { flow_before: self.flow_before, flow_after, to, transition: entry })
     }
 }

@@ -45,6 +45,7 @@ pub struct ServerBuilder {
     pub(super) auth: AuthOptions,
     pub(super) confirmations: Confirmations,
     pub(super) catalog: Catalog,
+    pub(super) audit_sinks: Vec<Arc<dyn crate::telemetry::AuditSink>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -71,6 +72,7 @@ impl ServerBuilder {
             auth: AuthOptions::default(),
             confirmations: Confirmations::default(),
             catalog: Catalog::default(),
+            audit_sinks: Vec::new(),
         }
     }
 
@@ -379,6 +381,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Records every committed transition in `sink` as well (after its commit): a
+    /// [`JsonLinesSink`](crate::telemetry::JsonLinesSink) file (`--audit-log PATH`), or
+    /// your own. Call once per sink.
+    pub fn audit_sink(mut self, sink: impl crate::telemetry::AuditSink) -> Self {
+        self.audit_sinks.push(Arc::new(sink));
+        self
+    }
+
     /// Offers `resource` (`resources/list`, `resources/read`).
     pub fn resource(mut self, resource: Resource) -> Self {
         self.catalog.resources.get_mut().unwrap_or_else(|p| p.into_inner()).push(resource);
@@ -559,6 +569,7 @@ impl ServerBuilder {
                 catalog: self.catalog,
                 sessions: Default::default(),
                 resource_watchers: Default::default(),
+                audit_sinks: self.audit_sinks,
             }),
         };
         server.follow_other_replicas();

@@ -193,7 +193,7 @@ impl Shared {
         let switch = admitted.switch.as_ref().map(|s| s.domain.clone());
         // A call that writes nothing (a read) commits synchronously: the commit's future,
         // which holds the store's, is built (boxed) only for a call that writes.
-        let Committed { flow_before, flow_after, to } =
+        let Committed { flow_before, flow_after, to, transition } =
             if admitted.writes() { Box::pin(admitted.commit()).await? } else { admitted.unchanged() };
         let flow_now = flow_after.as_ref().unwrap_or(&flow_before);
         let span = tracing::Span::current();
@@ -212,6 +212,19 @@ impl Shared {
         }
         if let (Some(machine), Some(event), Some(_)) = (tool.machine.as_deref(), tool.transition(), &to) {
             telemetry::record_transition(machine.id(), event);
+        }
+        if let (Some(machine), Some(transition)) = (tool.machine.as_deref(), transition)
+            && !self.audit_sinks.is_empty()
+        {
+            let record = telemetry::AuditRecord {
+                machine: machine.id().to_string(),
+                instance: focused.as_ref().map(|(_, id)| id.clone()),
+                flow: focused.is_none().then(|| flow_id.as_ref().map(|f| FlowId::of(f).to_string())).flatten(),
+                transition,
+            };
+            for sink in &self.audit_sinks {
+                sink.record(&record);
+            }
         }
         // A transition on a keyed instance moved it for every session listing from it.
         let moved_instance = instance_key.filter(|_| to.is_some());

@@ -74,6 +74,8 @@ pub(crate) struct Shared {
     pub(crate) catalog: catalog::Catalog,
     /// The kept sessions (stdio, stateful HTTP), for what every one of them hears.
     pub(crate) sessions: std::sync::Mutex<Vec<std::sync::Weak<connection::ConnectionState>>>,
+    /// Where committed transitions are recorded.
+    pub(crate) audit_sinks: Vec<Arc<dyn crate::telemetry::AuditSink>>,
     /// Which sessions subscribed to a resource of which keyed instance.
     pub(crate) resource_watchers: watchers::Watchers<connection::ConnectionState>,
 }

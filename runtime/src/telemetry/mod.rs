@@ -1,14 +1,16 @@
-//! Seeing a running server: a `tracing` span per call, Prometheus metrics, and the W3C
-//! trace context a request carries in `_meta` (SEP-414).
+//! Seeing a running server: a `tracing` span per call, Prometheus metrics, the W3C trace
+//! context a request carries in `_meta` (SEP-414), and audit sinks for transitions.
 //!
 //! Nothing recorded here carries a state handle, a bearer token or a one-time code: a
 //! flow is named by a digest of its store key ([`FlowId`](crate::flow::FlowId)), a
 //! principal by its subject, and metric labels are tool names, machine ids, events and
 //! error codes only.
 
+mod audit;
 mod metrics;
 mod trace;
 
+pub use audit::{AuditRecord, AuditSink, JsonLinesSink};
 pub use metrics::{PrometheusMetrics, names};
 pub(crate) use metrics::{record_call, record_transition};
 pub(crate) use trace::{CallSpan, TraceParent};

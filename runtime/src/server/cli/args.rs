@@ -132,6 +132,14 @@ pub(super) struct ServeArgs {
     /// (default 3600; `250ms` too)
     #[arg(long, value_name = "SECONDS", value_parser = duration, verbatim_doc_comment)]
     pub(super) handle_ttl: Option<Duration>,
+    /// Serve Prometheus metrics at http://ADDR/metrics
+    /// (e.g. 127.0.0.1:9464)
+    #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]
+    pub(super) metrics: Option<SocketAddr>,
+    /// Append every committed transition to PATH as a JSON line
+    /// (machine, instance, principal, from, to, event, tool, time, call id)
+    #[arg(long = "audit-log", value_name = "PATH", verbatim_doc_comment)]
+    pub(super) audit_log: Option<PathBuf>,
     /// Who a stdio connection is: NAME with every scope the tools declare
     #[arg(long, value_name = "NAME", verbatim_doc_comment)]
     pub(super) stdio_principal: Option<String>,

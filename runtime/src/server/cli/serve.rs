@@ -80,6 +80,11 @@ impl ServerBuilder {
             tracing::warn!(path = %path.display(), "one-time codes go to a file (--otp-outbox): for development only");
             self = self.otp_sender(crate::confirm::OutboxSender::new(path));
         }
+        if let Some(path) = &args.audit_log {
+            let sink = crate::telemetry::JsonLinesSink::open(path)
+                .map_err(|e| usage(format!("`--audit-log {}`: {e}", path.display())))?;
+            self = self.audit_sink(sink);
+        }
         let store = args.store.or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
         let redis = RedisOptions {
             lease_ttl: args.lease_ttl,
@@ -90,6 +95,18 @@ impl ServerBuilder {
         let server = self.build()?;
         if let Some(path) = state_file {
             eprintln!("toolgate: state in {}", path.display());
+        }
+        if let Some(addr) = args.metrics {
+            let metrics =
+                crate::telemetry::PrometheusMetrics::install().map_err(|e| usage(format!("`--metrics`: {e}")))?;
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            eprintln!("toolgate: metrics at http://{}/metrics", listener.local_addr()?);
+            let router = server.metrics_router(&metrics);
+            tokio::spawn(async move {
+                if let Err(error) = axum::serve(listener, router).await {
+                    tracing::error!(%error, "the metrics endpoint stopped");
+                }
+            });
         }
         match args.http {
             Some(addr) => {
