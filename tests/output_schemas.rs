@@ -63,11 +63,15 @@ async fn checked(example: &str) -> Checked {
 /// [`checked`], the example started with `args`, its client presenting `token`.
 async fn checked_as(example: &str, args: &[&str], token: Option<&str>) -> Checked {
     let (server, url) = spawn_http_example(example, args, &[]).await;
-    let definitions = SessionlessClient::new(&url)
-        .list_tools()
-        .await
-        .into_iter()
-        .map(|tool| (tool["name"].as_str().unwrap().to_string(), tool))
+    // Listed as the client is: a tool that needs a scope is shown only to who holds it.
+    let bearer = token.map(|token| format!("Bearer {token}"));
+    let headers: Vec<(&str, &str)> = bearer.iter().map(|b| ("Authorization", b.as_str())).collect();
+    let listed = SessionlessClient::new(&url).request("tools/list", json!({}), &headers).await.result();
+    let definitions = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| (tool["name"].as_str().unwrap().to_string(), tool.clone()))
         .collect();
     Checked { client: TestClient::http_as(&url, Lifecycle::Session, token).await, definitions, _server: server }
 }
