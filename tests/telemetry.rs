@@ -172,6 +172,12 @@ async fn metrics_count_calls_refusals_by_code_and_transitions_and_nothing_secret
         |event| sample(&rendered, "toolgate_transitions_total", &[("machine", "parcel"), ("event", event)]);
     assert_eq!((transitions("SHIP"), transitions("DELIVER")), (Some(1.0), Some(1.0)), "{rendered}");
     assert!(sample(&rendered, "toolgate_call_duration_seconds_count", &[("tool", "parcel_ship")]).is_some());
+    for op in ["load", "lease", "commit"] {
+        assert!(
+            sample(&rendered, "toolgate_store_duration_seconds_count", &[("op", op)]).is_some(),
+            "{op}: {rendered}"
+        );
+    }
 
     // The spans were written, with what a call is about, and no secret anywhere.
     let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();

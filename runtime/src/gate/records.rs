@@ -17,17 +17,25 @@ pub(crate) struct Records<'a> {
     pub(crate) flows: &'a Flows,
 }
 
+use crate::telemetry;
+
 impl Records<'_> {
     /// Waits at most `lease_wait` for `key`'s lease (`what`: `flow` or `instance`).
     pub(crate) async fn lease(&self, key: &StoreKey, what: &'static str) -> Result<FlowLease, ToolError> {
-        match crate::wait::within(self.lease_wait, self.store.lease(key)).await {
+        let started = telemetry::store_clock();
+        let leased = crate::wait::within(self.lease_wait, self.store.lease(key)).await;
+        telemetry::record_store("lease", started);
+        match leased {
             Some(lease) => lease.map_err(store_failure),
             None => Err(ToolError::flow_busy(what, self.lease_wait.as_millis().max(1) as u64)),
         }
     }
 
     pub(crate) async fn load(&self, key: &StoreKey) -> Result<Snapshot, ToolError> {
-        self.store.load(key).await.map_err(store_failure)
+        let started = telemetry::store_clock();
+        let loaded = self.store.load(key).await;
+        telemetry::record_store("load", started);
+        loaded.map_err(store_failure)
     }
 
     /// The flow's snapshot (a new flow's is empty); a flow a handle names must still exist.
@@ -55,10 +63,12 @@ impl Records<'_> {
         if key.is_handle_flow() {
             next.expires_at_ms = Some(self.flows.expiry_from(next.updated_at_ms));
         }
+        let started = telemetry::store_clock();
         let committed = match lease {
             Some(lease) => self.store.commit_leased(key, before.version, &next, lease).await,
             None => self.store.compare_and_set(key, before.version, &next).await,
         };
+        telemetry::record_store("commit", started);
         next.version = committed.map_err(store_failure)?;
         Ok(next)
     }
@@ -74,7 +84,9 @@ impl Records<'_> {
         entry: &HistoryEntry,
         retention: HistoryRetention,
     ) -> Result<u64, ToolError> {
+        let started = telemetry::store_clock();
         let committed = self.store.commit_with_history(key, before.version, next, lease, entry, retention).await;
+        telemetry::record_store("commit", started);
         committed.map_err(store_failure)
     }
 

@@ -20,6 +20,8 @@ pub mod names {
     pub const SESSIONS: &str = "toolgate_sessions";
     /// Open `subscriptions/listen` streams.
     pub const LISTENING_STREAMS: &str = "toolgate_listening_streams";
+    /// How long the state store takes, by `op` (`load`, `lease`, `commit`), in seconds.
+    pub const STORE_SECONDS: &str = "toolgate_store_duration_seconds";
 }
 
 /// Whether a recorder was installed: without one, recording is skipped before a metric's
@@ -41,6 +43,18 @@ pub(crate) fn record_call(tool: &'static str, code: Option<&str>, took: Duration
     }
     metrics::counter!(names::CALLS, "tool" => tool, "outcome" => outcome).increment(1);
     metrics::histogram!(names::CALL_SECONDS, "tool" => tool).record(took.as_secs_f64());
+}
+
+/// When a store operation starts, if metrics are recorded (no clock read otherwise).
+pub(crate) fn store_clock() -> Option<std::time::Instant> {
+    recording().then(std::time::Instant::now)
+}
+
+/// A store operation `op` that started at `started` (from [`store_clock`]) is done.
+pub(crate) fn record_store(op: &'static str, started: Option<std::time::Instant>) {
+    if let Some(started) = started {
+        metrics::histogram!(names::STORE_SECONDS, "op" => op).record(started.elapsed().as_secs_f64());
+    }
 }
 
 /// A committed transition of `machine` by `event`.
@@ -77,6 +91,7 @@ impl PrometheusMetrics {
         metrics::describe_counter!(names::REFUSALS, "Refused or failed tool calls by error code.");
         metrics::describe_counter!(names::TRANSITIONS, "Committed transitions by machine and event.");
         metrics::describe_histogram!(names::CALL_SECONDS, metrics::Unit::Seconds, "Tool call latency by tool.");
+        metrics::describe_histogram!(names::STORE_SECONDS, metrics::Unit::Seconds, "State store latency by operation.");
         metrics::describe_gauge!(names::SESSIONS, "Live Streamable HTTP sessions.");
         metrics::describe_gauge!(names::LISTENING_STREAMS, "Open subscriptions/listen streams.");
         RECORDING.store(true, Ordering::Relaxed);
