@@ -140,7 +140,7 @@ fn book(prefix: &str, request: BookRequest) -> Result<Booking, ToolError> {
 }
 
 /// Search long-distance bus departures between two cities.
-#[action(domain = "bus", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", rate_limit = "30/minute",
+#[action(domain = "bus", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", expensive, rate_limit = "30/minute",
          not_for = "booking (use bus_book), flights or rental cars")]
 async fn search(input: TripSearch) -> Result<Offers, ToolError> {
     let route = format!("{}>{}", input.origin, input.destination);
@@ -161,7 +161,7 @@ async fn bus_book(input: BookRequest) -> Result<Booking, ToolError> {
 }
 
 /// Search flights between two cities.
-#[action(domain = "flight", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", rate_limit = "30/minute",
+#[action(domain = "flight", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", expensive, rate_limit = "30/minute",
          not_for = "booking (use flight_book), buses or rental cars")]
 async fn flight_search(input: TripSearch) -> Result<Offers, ToolError> {
     let route = format!("{}>{}", input.origin, input.destination);
@@ -182,7 +182,7 @@ async fn flight_book(input: BookRequest) -> Result<Booking, ToolError> {
 }
 
 /// Search rental cars to pick up at one place.
-#[action(domain = "car_rental", bind_state = ["idle", "quoted", "booked"], rate_limit = "30/minute",
+#[action(domain = "car_rental", bind_state = ["idle", "quoted", "booked"], expensive, rate_limit = "30/minute",
          transition = "QUOTE", not_for = "booking (use car_rental_book), buses or flights")]
 async fn car_rental_search(input: CarSearch) -> Result<Offers, ToolError> {
     let place = format!("{}/{}d", input.pickup_location, input.days.get());

@@ -61,6 +61,12 @@ async fn order_hold(_input: OrderRef) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
+/// Quote a freight price from the carrier's paid API. Does not ship.
+#[action(domain = "order", expensive)]
+async fn order_quote(_input: OrderRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
 /// Refund an order. Does not ship it.
 #[action(domain = "order")]
 async fn order_refund(_input: OrderRef) -> Result<Done, ToolError> {
@@ -83,6 +89,7 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
         ("order_refund", Rule::MoneyGuarded, "needs `transactional`, `confirm`, a `scope`"),
         ("order_view", Rule::StrictKey, "the key `id` accepts any string"),
         ("order_hold", Rule::NoDeadEnd, "`held` is not final and has no way out"),
+        ("order_quote", Rule::ExpensiveLimited, "marked `expensive` but declares no `rate_limit`"),
     ] {
         let (found, detail) = verdict(tool, rule);
         assert_eq!(found, Verdict::Fail, "{tool} {rule:?}: {detail}");
@@ -92,7 +99,8 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
     assert_eq!(verdict("order_ship", Rule::StrictKey).0, Verdict::Pass);
     assert_eq!(verdict("order_view", Rule::SaysWhatItDoesNot).0, Verdict::Pass);
     assert_eq!(verdict("order_view", Rule::MoneyGuarded).0, Verdict::NotApplicable);
-    for tool in ["order_view", "order_ship", "order_hold", "order_refund"] {
+    assert_eq!(verdict("order_view", Rule::ExpensiveLimited).0, Verdict::NotApplicable);
+    for tool in ["order_view", "order_ship", "order_hold", "order_refund", "order_quote"] {
         for rule in [Rule::DomainPrefix, Rule::DomainRequired, Rule::Reachable] {
             assert_eq!(verdict(tool, rule).0, Verdict::Pass, "{tool} {rule:?}");
         }

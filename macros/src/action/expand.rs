@@ -105,6 +105,7 @@ fn registration(action: &Action) -> TokenStream {
         quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::NEEDS_PRINCIPAL }
     });
     let transactional = action.transactional;
+    let expensive = action.expensive;
     let idempotency_key = option(action.idempotency_key.clone());
     let confirm = match &action.confirm {
         None => quote!(::core::option::Option::None),
@@ -134,6 +135,7 @@ fn registration(action: &Action) -> TokenStream {
                 allow_unknown_fields: #allow_unknown_fields,
                 rate_limit: #rate_limit,
                 transactional: #transactional,
+                expensive: #expensive,
                 confirm: #confirm,
                 idempotency_key: #idempotency_key,
                 scopes: &[#(#scopes),*],

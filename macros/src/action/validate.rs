@@ -35,6 +35,8 @@ pub(crate) struct Action<'a> {
     pub(crate) rate_limit: Option<Rate>,
     /// `transactional`.
     pub(crate) transactional: bool,
+    /// `expensive`: each call costs (money, a slow backend); the audit asks for a rate limit.
+    pub(crate) expensive: bool,
     /// `scope = …`: every scope the tool requires.
     pub(crate) scopes: Vec<String>,
     /// `confirm = "otp"`, with `confirm_above`'s `(field, amount, currency)` if given.
@@ -88,6 +90,7 @@ pub(crate) fn validate<'a>(
         allow_unknown_fields: attrs.allow_unknown_fields.get().is_some(),
         rate_limit,
         transactional: attrs.transactional.get().is_some(),
+        expensive: attrs.expensive.get().is_some(),
         scopes,
         confirm,
         idempotency_key,

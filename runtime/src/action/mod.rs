@@ -71,6 +71,9 @@ pub struct ActionRegistration {
     /// `transactional`: the tool moves money or data, and refuses any call without an
     /// authenticated principal (`UNAUTHENTICATED`), whatever the arguments say.
     pub transactional: bool,
+    /// `expensive`: each call costs something (money, a slow backend); the audit asks such
+    /// a tool to declare a `rate_limit`.
+    pub expensive: bool,
     /// `confirm = "otp"`: a call runs only with a one-time code bound to it (and
     /// `confirm_above`: only above an amount).
     pub confirm: Option<crate::confirm::ConfirmPolicy>,

@@ -29,6 +29,8 @@ pub enum Rule {
     NumbersBounded,
     /// A tool that moves money or books is `transactional`, confirmed and scoped.
     MoneyGuarded,
+    /// A tool marked `expensive` declares a rate limit.
+    ExpensiveLimited,
     /// A keyed machine's key has a strict pattern.
     StrictKey,
     /// The tool's bound states can be reached from the initial state.
@@ -39,13 +41,14 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order of the table.
-    pub const ALL: [Rule; 9] = [
+    pub const ALL: [Rule; 10] = [
         Rule::DomainPrefix,
         Rule::SaysWhatItDoesNot,
         Rule::DomainRequired,
         Rule::DatesTyped,
         Rule::NumbersBounded,
         Rule::MoneyGuarded,
+        Rule::ExpensiveLimited,
         Rule::StrictKey,
         Rule::Reachable,
         Rule::NoDeadEnd,
@@ -60,6 +63,7 @@ impl Rule {
             Rule::DatesTyped => "dates_typed",
             Rule::NumbersBounded => "numbers_bounded",
             Rule::MoneyGuarded => "money_guarded",
+            Rule::ExpensiveLimited => "expensive_limited",
             Rule::StrictKey => "strict_key",
             Rule::Reachable => "reachable",
             Rule::NoDeadEnd => "no_dead_end",
@@ -262,6 +266,14 @@ fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
                 (Verdict::Fail, format!("{why}, so it needs {}", missing.join(", ")))
             }
         }
+        Rule::ExpensiveLimited => match (registration.expensive, registration.rate_limit) {
+            (false, _) => (Verdict::NotApplicable, "not marked `expensive`".into()),
+            (true, Some(_)) => (Verdict::Pass, String::new()),
+            (true, None) => (
+                Verdict::Fail,
+                "it is marked `expensive` but declares no `rate_limit` (`\"30/minute per client\"`)".into(),
+            ),
+        },
         Rule::StrictKey => {
             let Some(key) = tool.machine.as_deref().and_then(Machine::key) else {
                 return (Verdict::NotApplicable, "no keyed machine".into());

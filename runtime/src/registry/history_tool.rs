@@ -280,6 +280,7 @@ fn registration(name: String, domain: Option<&'static str>, description: String)
             timeout_ms: None,
             rate_limit: None,
             transactional: false,
+            expensive: false,
             confirm: None,
             idempotency_key: None,
             scopes: &[],
