@@ -594,7 +594,7 @@ impl ServerHandler for Connection {
         let removed = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
         let modern = context.protocol_version().is_some_and(|version| !version.has_initialize());
         let problem = (!modern || !removed.contains(&request.method.as_str()))
-            .then(|| invalid_params(&request.method, request.params.clone().unwrap_or_default()))
+            .then(|| super::wire::invalid_params(&request.method, request.params.clone().unwrap_or_default()))
             .flatten();
         Err(match problem {
             Some(problem) => ErrorData::invalid_params(
@@ -745,55 +745,4 @@ impl Connection {
         }
         Ok(())
     }
-}
-
-/// For a method this server serves, what is wrong with `params` (which rmcp could not
-/// read as that method's); `None` for a method it does not serve. Says which member is
-/// wrong in words, never with serde's text.
-#[allow(deprecated)] // logging/setLevel: deprecated by SEP-2577, still served
-fn invalid_params(method: &str, params: serde_json::Value) -> Option<String> {
-    use rmcp::model::{
-        CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams, PaginatedRequestParams,
-        ReadResourceRequestParams, SetLevelRequestParams, SubscribeRequestParams,
-    };
-    fn reads<T: serde::de::DeserializeOwned>(params: serde_json::Value) -> Result<(), serde_json::Error> {
-        serde_json::from_value::<T>(params).map(drop)
-    }
-    let read = match method {
-        "tools/call" => reads::<CallToolRequestParams>(params.clone()),
-        "resources/read" => reads::<ReadResourceRequestParams>(params.clone()),
-        "resources/subscribe" | "resources/unsubscribe" => reads::<SubscribeRequestParams>(params.clone()),
-        "prompts/get" => reads::<GetPromptRequestParams>(params.clone()),
-        "completion/complete" => reads::<CompleteRequestParams>(params.clone()),
-        "logging/setLevel" => reads::<SetLevelRequestParams>(params.clone()),
-        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
-            reads::<Option<PaginatedRequestParams>>(params.clone())
-        }
-        "initialize" | "ping" | "server/discover" | "subscriptions/listen" => Ok(()),
-        _ => return None,
-    };
-    let Some(object) = params.as_object() else {
-        return Some("params must be an object".to_string());
-    };
-    let named = |field: &str, kind: &str| -> Option<String> {
-        match object.get(field) {
-            None if kind == "string" => Some(format!("`{field}` is required")),
-            Some(value) if kind == "string" && !value.is_string() => Some(format!("`{field}` must be a string")),
-            Some(value) if kind == "object" && !value.is_object() && !value.is_null() => {
-                Some(format!("`{field}` must be an object"))
-            }
-            _ => None,
-        }
-    };
-    let specific = match method {
-        "tools/call" => named("name", "string").or_else(|| named("arguments", "object")),
-        "prompts/get" => named("name", "string").or_else(|| named("arguments", "object")),
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => named("uri", "string"),
-        "completion/complete" => named("ref", "object").or_else(|| named("argument", "object")),
-        _ => None,
-    };
-    Some(specific.unwrap_or_else(|| match read {
-        Ok(()) => "the params do not match the method".to_string(),
-        Err(_) => "a member is missing or has the wrong type".to_string(),
-    }))
 }
