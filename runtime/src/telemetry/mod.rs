@@ -1,5 +1,6 @@
 //! Seeing a running server: a `tracing` span per call, Prometheus metrics, the W3C trace
-//! context a request carries in `_meta` (SEP-414), and audit sinks for transitions.
+//! context a request carries in `_meta` (SEP-414) — with the `otel` feature, the span
+//! joins that trace for an OpenTelemetry exporter — and audit sinks for transitions.
 //!
 //! Nothing recorded here carries a state handle, a bearer token or a one-time code: a
 //! flow is named by a digest of its store key ([`FlowId`](crate::flow::FlowId)), a

@@ -71,6 +71,8 @@ impl CallSpan {
         {
             span.record("trace_id", parent.trace_id.as_str());
             span.record("parent_span_id", parent.parent_id.as_str());
+            #[cfg(feature = "otel")]
+            continue_trace(&span, parent);
         }
         Self { span, started: Instant::now() }
     }
@@ -79,6 +81,21 @@ impl CallSpan {
     pub(crate) fn elapsed(&self) -> std::time::Duration {
         self.started.elapsed()
     }
+}
+
+/// With OpenTelemetry (feature `otel`): the call's span becomes a child of the remote span
+/// `parent` names, so an exporter installed in the subscriber (`tracing_opentelemetry`'s
+/// layer) puts the call in the caller's trace.
+#[cfg(feature = "otel")]
+fn continue_trace(span: &tracing::Span, parent: &TraceParent) {
+    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let (Ok(trace_id), Ok(span_id)) = (TraceId::from_hex(&parent.trace_id), SpanId::from_hex(&parent.parent_id)) else {
+        return;
+    };
+    let flags = if parent.sampled { TraceFlags::SAMPLED } else { TraceFlags::default() };
+    let remote = SpanContext::new(trace_id, span_id, flags, true, TraceState::default());
+    let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(remote));
 }
 
 #[cfg(test)]
