@@ -100,6 +100,12 @@ async fn over_stdio_a_list_change_goes_to_the_connections_listening_stream_and_e
     stdin.write_all(format!("{listen}\n").as_bytes()).await.unwrap();
     let ack = next().await;
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    // rmcp sends the acknowledgement before the server's `listen` runs and registers the
+    // stream (docs/upstream.md): a round trip first, so the stream is registered.
+    let early = json!({ "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": { "_meta": meta, "name": "invoice_view", "arguments": { "domain": "invoice", "id": "INV-8" } } });
+    stdin.write_all(format!("{early}\n").as_bytes()).await.unwrap();
+    assert_eq!(next().await["id"], 9);
 
     // The submit moves INV-7, which this connection now lists from: the change is told on
     // the stream, tagged with its id, and nowhere else.
