@@ -61,6 +61,22 @@ async fn order_hold(_input: OrderRef) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct Charge {
+    /// The order.
+    #[schemars(pattern(r"^O-[1-9][0-9]*$"))]
+    id: String,
+    /// What to charge.
+    amount: toolgate::types::Money,
+}
+
+/// Charge the order's amount and ship it. Does not refund.
+#[action(domain = "order", bind_state = "placed", transition = "SHIP")]
+async fn order_settle(_input: Charge) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
 /// Quote a freight price from the carrier's paid API. Does not ship.
 #[action(domain = "order", expensive)]
 async fn order_quote(_input: OrderRef) -> Result<Done, ToolError> {
@@ -87,6 +103,7 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
         ("order_ship", Rule::DatesTyped, "`ship_date`"),
         ("order_ship", Rule::NumbersBounded, "`weight`"),
         ("order_refund", Rule::MoneyGuarded, "needs `transactional`, `confirm`, a `scope`"),
+        ("order_settle", Rule::MoneyGuarded, "it fires a transition with an amount of money"),
         ("order_view", Rule::StrictKey, "the key `id` accepts any string"),
         ("order_hold", Rule::NoDeadEnd, "`held` is not final and has no way out"),
         ("order_quote", Rule::ExpensiveLimited, "marked `expensive` but declares no `rate_limit`"),
@@ -100,7 +117,7 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
     assert_eq!(verdict("order_view", Rule::SaysWhatItDoesNot).0, Verdict::Pass);
     assert_eq!(verdict("order_view", Rule::MoneyGuarded).0, Verdict::NotApplicable);
     assert_eq!(verdict("order_view", Rule::ExpensiveLimited).0, Verdict::NotApplicable);
-    for tool in ["order_view", "order_ship", "order_hold", "order_refund", "order_quote"] {
+    for tool in ["order_view", "order_ship", "order_hold", "order_refund", "order_quote", "order_settle"] {
         for rule in [Rule::DomainPrefix, Rule::DomainRequired, Rule::Reachable] {
             assert_eq!(verdict(tool, rule).0, Verdict::Pass, "{tool} {rule:?}");
         }

@@ -246,7 +246,7 @@ fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
                 .find(|suffix| tool.name.ends_with(**suffix))
                 .map(|suffix| format!("its name ends in `{suffix}`"))
                 .or_else(|| {
-                    (registration.transition.is_some() && takes_money(&properties))
+                    (registration.transition.is_some() && takes_money(&schema, &properties))
                         .then(|| "it fires a transition with an amount of money".to_string())
                 });
             let Some(why) = moves else { return (Verdict::NotApplicable, "moves no money and books nothing".into()) };
@@ -384,12 +384,10 @@ fn has_unit_or_bounds(property: &Value) -> bool {
         .any(|k| property.get(*k).is_some())
 }
 
-/// Whether an argument is an amount of money (`Money`'s schema: an object with a currency).
-fn takes_money(properties: &serde_json::Map<String, Value>) -> bool {
-    properties.values().any(|p| {
-        let text = p.to_string();
-        text.contains("\"currency\"")
-    })
+/// Whether an argument is an amount of money (`Money`'s schema: an object with a
+/// `currency`, inline or behind a `$ref`).
+fn takes_money(schema: &Value, properties: &serde_json::Map<String, Value>) -> bool {
+    properties.values().any(|p| resolved(schema, p).pointer("/properties/currency").is_some())
 }
 
 fn is_strict_key(property: &Value) -> bool {

@@ -391,7 +391,7 @@ impl ServerBuilder {
 
     /// Offers `resource` (`resources/list`, `resources/read`).
     pub fn resource(mut self, resource: Resource) -> Self {
-        self.catalog.resources.get_mut().unwrap_or_else(|p| p.into_inner()).push(resource);
+        self.catalog.resources.get_mut().unwrap_or_else(|p| p.into_inner()).push(Arc::new(resource));
         self
     }
 

@@ -2,7 +2,7 @@
 //! each is listed, read, rendered and completed for one principal.
 
 use std::collections::BTreeMap;
-use std::sync::{RwLock, RwLockReadGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 
 use rmcp::model::{
     CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, ErrorData, GetPromptResult, ListPromptsResult,
@@ -29,7 +29,8 @@ const MAX_COMPLETIONS: usize = 100;
 /// The resources, templates and prompts of a server.
 #[derive(Default)]
 pub(crate) struct Catalog {
-    pub(crate) resources: RwLock<Vec<Resource>>,
+    /// Shared, so that a read holds its resource without copying its content.
+    pub(crate) resources: RwLock<Vec<Arc<Resource>>>,
     pub(crate) templates: Vec<ResourceTemplate>,
     pub(crate) prompts: RwLock<Vec<Prompt>>,
 }
@@ -50,7 +51,7 @@ fn cache_scope(varies: bool) -> CacheScope {
 
 /// What a URI names, for one principal.
 pub(crate) enum Named<'a> {
-    Resource(Box<Resource>),
+    Resource(Arc<Resource>),
     Template { template: &'a ResourceTemplate, variables: BTreeMap<String, String>, instance: Option<InstanceRef> },
 }
 
@@ -114,7 +115,7 @@ impl Shared {
     pub(super) fn resolve(&self, uri: &str, principal: Option<&Principal>) -> Option<Named<'_>> {
         let resources = read(&self.catalog.resources);
         if let Some(resource) = resources.iter().find(|r| r.definition.uri == uri) {
-            return may_see(&resource.scopes, principal).then(|| Named::Resource(Box::new(resource.clone())));
+            return may_see(&resource.scopes, principal).then(|| Named::Resource(resource.clone()));
         }
         drop(resources);
         self.catalog.templates.iter().filter(|t| may_see(&t.scopes, principal)).find_map(|template| {
@@ -153,10 +154,14 @@ impl Shared {
             principal: principal.cloned(),
             instance,
         };
-        let (body, fixed) = match named {
-            Named::Resource(resource) => match resource.body {
-                ResourceBody::Fixed(body) => (Ok(body), true),
-                ResourceBody::Read(reader) => (reader(request(BTreeMap::new(), None)).await, false),
+        // What was read, and whether it is the same for every caller (a fixed resource no
+        // scope hides) and may be cached as such.
+        let (contents, shared) = match named {
+            Named::Resource(resource) => match &resource.body {
+                ResourceBody::Fixed(body) => (Ok(body.contents(uri)), resource.scopes.is_empty()),
+                ResourceBody::Read(reader) => {
+                    (reader(request(BTreeMap::new(), None)).await.map(|body| body.contents(uri)), false)
+                }
             },
             Named::Template { template, variables, instance } => {
                 let instance = match (&template.instances, instance) {
@@ -181,13 +186,13 @@ impl Shared {
                     }
                     _ => None,
                 };
-                ((template.read)(request(variables, instance)).await, false)
+                ((template.read)(request(variables, instance)).await.map(|body| body.contents(uri)), false)
             }
         };
-        let body = body.map_err(|error| read_failed(uri, &error))?;
-        Ok(ReadResourceResult::new(vec![body.contents(uri)])
-            .with_ttl_ms(if fixed { LIST_TTL_MS } else { 0 })
-            .with_cache_scope(cache_scope(!fixed || principal.is_some())))
+        let contents = contents.map_err(|error| read_failed(uri, &error))?;
+        Ok(ReadResourceResult::new(vec![contents])
+            .with_ttl_ms(if shared { LIST_TTL_MS } else { 0 })
+            .with_cache_scope(cache_scope(!shared)))
     }
 
     pub(super) fn list_prompts(&self, principal: Option<&Principal>) -> ListPromptsResult {

@@ -225,7 +225,7 @@ impl Server {
         {
             let mut resources = self.shared.catalog.resources.write().unwrap_or_else(|p| p.into_inner());
             resources.retain(|r| r.uri() != resource.uri());
-            resources.push(resource);
+            resources.push(Arc::new(resource));
         }
         self.resources_changed().await;
     }
