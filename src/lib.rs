@@ -225,7 +225,7 @@ pub use toolgate_runtime::{fsm, store, types};
 pub mod auth {
     #[cfg(feature = "jwt")]
     pub use toolgate_runtime::JwtAuthenticator;
-    pub use toolgate_runtime::{AuthError, AuthFuture, Authenticator, Principal, StaticTokens};
+    pub use toolgate_runtime::{AuthError, AuthFuture, Authenticator, Principal, Roster, StaticTokens};
 }
 pub use auth::{Authenticator, Principal, StaticTokens};
 

@@ -4,8 +4,10 @@
 //! machine is reachable by `machine!`'s own check: those rules pass for every tool, and
 //! the compile-fail cases under `tests/ui/` show the errors.)
 
-use toolgate::inspect::{Rule, Verdict, audit};
+use toolgate::auth::{AuthFuture, Authenticator};
+use toolgate::inspect::{Audit, Rule, Verdict};
 use toolgate::prelude::*;
+use toolgate::{Principal, ServerBuilder, StaticTokens};
 
 toolgate::machine! {
     id: "order",
@@ -89,15 +91,32 @@ async fn order_refund(_input: OrderRef) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
+/// Export an order to the warehouse: only for principals with `order:export`. Does not
+/// ship it.
+#[action(domain = "order", scope = "order:export")]
+async fn order_export(_input: OrderRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// The verdict on `tool` for `rule`, and why.
+fn verdict(report: &Audit, tool: &str, rule: Rule) -> (Verdict, String) {
+    let finding = report.findings.iter().find(|f| f.tool == tool && f.rule == rule).expect("a finding");
+    (finding.verdict, finding.detail.clone())
+}
+
+/// A deployment whose clerk may view orders and nothing else.
+fn with_a_clerk() -> ServerBuilder {
+    let tokens =
+        StaticTokens::new().token("clerk-token-0123456789", Principal::new("clerk").with_scopes(["order:view"]));
+    Server::from_registry("bad").authenticator(tokens)
+}
+
 #[test]
 fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
-    let server = Server::from_registry("bad").build().expect("a server that starts");
-    let report = audit(server.registry());
+    let server = with_a_clerk().build().expect("a server that starts");
+    let report = server.audit();
     assert!(!report.passed());
-    let verdict = |tool: &str, rule: Rule| {
-        let finding = report.findings.iter().find(|f| f.tool == tool && f.rule == rule).expect("a finding");
-        (finding.verdict, finding.detail.clone())
-    };
+    let verdict = |tool: &str, rule: Rule| verdict(&report, tool, rule);
     for (tool, rule, says) in [
         ("order_ship", Rule::SaysWhatItDoesNot, "does not say what the tool does not do"),
         ("order_ship", Rule::DatesTyped, "`ship_date`"),
@@ -107,6 +126,11 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
         ("order_view", Rule::StrictKey, "the key `id` accepts any string"),
         ("order_hold", Rule::NoDeadEnd, "`held` is not final and has no way out"),
         ("order_quote", Rule::ExpensiveLimited, "marked `expensive` but declares no `rate_limit`"),
+        (
+            "order_export",
+            Rule::ScopesHeld,
+            "requires `order:export`, which none of the deployment's principals holds (`clerk`)",
+        ),
     ] {
         let (found, detail) = verdict(tool, rule);
         assert_eq!(found, Verdict::Fail, "{tool} {rule:?}: {detail}");
@@ -117,6 +141,7 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
     assert_eq!(verdict("order_view", Rule::SaysWhatItDoesNot).0, Verdict::Pass);
     assert_eq!(verdict("order_view", Rule::MoneyGuarded).0, Verdict::NotApplicable);
     assert_eq!(verdict("order_view", Rule::ExpensiveLimited).0, Verdict::NotApplicable);
+    assert_eq!(verdict("order_view", Rule::ScopesHeld).0, Verdict::NotApplicable);
     for tool in ["order_view", "order_ship", "order_hold", "order_refund", "order_quote", "order_settle"] {
         for rule in [Rule::DomainPrefix, Rule::DomainRequired, Rule::Reachable] {
             assert_eq!(verdict(tool, rule).0, Verdict::Pass, "{tool} {rule:?}");
@@ -126,4 +151,30 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
     let table = report.table();
     assert!(table.contains("FAIL order_refund money_guarded"), "{table}");
     assert_eq!(report.to_json()["passed"], false);
+}
+
+/// Tokens from somewhere the server cannot list (as a JWT issuer's).
+struct FromElsewhere;
+
+impl Authenticator for FromElsewhere {
+    fn authenticate<'a>(&'a self, _token: &'a str) -> AuthFuture<'a> {
+        Box::pin(async { Ok(Principal::new("someone")) })
+    }
+}
+
+#[test]
+fn a_scoped_tool_is_judged_against_the_principals_the_deployment_has() {
+    let judged = |builder: ServerBuilder| verdict(&builder.build().unwrap().audit(), "order_export", Rule::ScopesHeld);
+    let (nobody, why) = judged(Server::from_registry("bad"));
+    assert_eq!(nobody, Verdict::Fail, "{why}");
+    assert!(why.contains("the deployment has no principal"), "{why}");
+    let (stdio, why) =
+        judged(Server::from_registry("bad").stdio_principal(Principal::new("ops").with_scopes(["order:export"])));
+    assert_eq!((stdio, why.as_str()), (Verdict::Pass, "held by `ops`"));
+    let (developer, why) = judged(with_a_clerk().token_with_every_scope("dev", "dev-token-0123456789"));
+    assert_eq!((developer, why.as_str()), (Verdict::Pass, "held by `dev`"));
+    // An issuer the server cannot list may grant it: not judged, and not passed either.
+    let (elsewhere, why) = judged(with_a_clerk().authenticator(FromElsewhere));
+    assert_eq!(elsewhere, Verdict::NotApplicable, "{why}");
+    assert!(why.contains("an issuer that cannot be listed decides"), "{why}");
 }

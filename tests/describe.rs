@@ -7,14 +7,17 @@ mod common;
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use toolgate::Machine;
 
 /// What `example ARGS…` prints, run in a fresh directory (so that nothing it does not
 /// promise, such as a state file, appears), with its exit status.
 fn run(example: &str, args: &[&str]) -> (String, bool) {
-    let dir =
-        std::env::temp_dir().join(format!("toolgate-describe-{}-{example}-{}", std::process::id(), args.join("_")));
+    // A directory per run: tests running at once may run the same command.
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("toolgate-describe-{}-{run}-{example}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let output = Command::new(common::example_binary(example)).args(args).current_dir(&dir).output().unwrap();
     let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -81,14 +84,50 @@ fn exported_machines_load_back_as_the_same_machines() {
     }
 }
 
+/// Who may call each example, as its README runs it: the payments example takes a clerk's
+/// token; the travel example says who stdio is in its code; the invoice example has no
+/// scoped tool.
+const DEPLOYED_WITH: [(&str, &[&str]); 3] =
+    [("invoice", &[]), ("travel", &[]), ("payments", &["--token", "clerk=s3cret-clerk-token"])];
+
 #[test]
 fn the_examples_pass_their_own_audit() {
-    for example in ["invoice", "travel", "payments"] {
-        let (table, passed) = run(example, &["audit"]);
+    for (example, callers) in DEPLOYED_WITH {
+        let (table, passed) = run(example, &[&["audit"], callers].concat());
         assert!(passed, "{example} fails its audit:\n{table}");
         snapshot(&format!("{example}.audit"), &table);
-        let (json, _) = run(example, &["audit", "--format", "json"]);
+        let (json, _) = run(example, &[&["audit", "--format", "json"], callers].concat());
         let json: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(json["passed"], true);
     }
+}
+
+#[test]
+fn the_audit_checks_the_scopes_against_who_may_call() {
+    // Nobody may call: the scoped tools fail, and say how to name the callers.
+    let (table, passed) = run("payments", &["audit"]);
+    assert!(!passed);
+    assert!(
+        table.contains(
+            "FAIL payment_capture scopes_held: it requires `payments:capture` and the deployment has no principal"
+        ),
+        "{table}"
+    );
+    assert!(table.contains("FAIL payment_refund scopes_held"), "{table}");
+    assert!(table.ends_with("tools, 2 failures\n"), "{table}");
+    // A clerk who may capture and not refund.
+    let file = std::env::temp_dir().join(format!("toolgate-audit-tokens-{}.toml", std::process::id()));
+    std::fs::write(
+        &file,
+        "[[token]]\nsecret = \"clerk-0123456789abcdef\"\nprincipal = \"clerk\"\nscopes = [\"payments:capture\"]\n",
+    )
+    .unwrap();
+    let (table, passed) = run("payments", &["audit", "--tokens", file.to_str().unwrap()]);
+    std::fs::remove_file(&file).unwrap();
+    assert!(!passed);
+    assert!(table.contains("FAIL payment_refund scopes_held: it requires `payments:refund`, which none of the deployment's principals holds (`clerk`)"), "{table}");
+    assert!(table.ends_with("tools, 1 failure\n"), "{table}");
+    // Principals from a JWT issuer may hold any scope: not judged.
+    let (_, passed) = run("payments", &["audit", "--jwt-issuer", "https://issuer.example"]);
+    assert!(passed);
 }

@@ -32,7 +32,7 @@ mod wait;
 pub use action::{ActionInput, ActionOutput, Ctx, FromCtx, LogLevel, Progress, SourceLocation, State};
 #[cfg(feature = "jwt")]
 pub use auth::JwtAuthenticator;
-pub use auth::{AuthError, AuthFuture, Authenticator, Principal, StaticTokens};
+pub use auth::{AuthError, AuthFuture, Authenticator, Principal, Roster, StaticTokens};
 // Named by the diagnostics of generated code: exported here (hidden) so that rustc names
 // them by their own names, not by a path through `__private`.
 #[doc(hidden)]

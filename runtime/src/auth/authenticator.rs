@@ -1,5 +1,6 @@
 //! [`Authenticator`]: credentials in, a [`Principal`] out; [`StaticTokens`], a table of
-//! bearer tokens.
+//! bearer tokens; [`Roster`], the principals an authenticator can stand for (what the audit
+//! checks the tools' scopes against).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -34,6 +35,65 @@ pub trait Authenticator: Send + Sync + 'static {
     /// The principal `token` stands for, or why it is refused. The token is a secret:
     /// never log it, never put it in an error.
     fn authenticate<'a>(&'a self, token: &'a str) -> AuthFuture<'a>;
+
+    /// The principals it can stand for, as far as it can list them: the audit checks that
+    /// some principal holds the scopes each tool requires. The default says it cannot
+    /// list them ([`Roster::open`]: an outside issuer decides, as for JWTs); a table of
+    /// tokens lists its principals.
+    fn roster(&self) -> Roster {
+        Roster::open()
+    }
+}
+
+/// The principals a deployment can serve, as far as it knows them: those listed (a table
+/// of tokens, the stdio principal), and whether others may come from an issuer that cannot
+/// be listed (a JWT issuer, an authenticator of your own).
+///
+/// ```
+/// use toolgate_runtime::{Authenticator, Principal, Roster, StaticTokens};
+/// let tokens = StaticTokens::new().token("s3cret", Principal::new("clerk").with_scopes(["payments:capture"]));
+/// let roster = tokens.roster();
+/// assert_eq!(roster.listed().len(), 1);
+/// assert!(!roster.is_open());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Roster {
+    listed: Vec<Principal>,
+    open: bool,
+}
+
+impl Roster {
+    /// No principal at all.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// Principals the server cannot list: any scope may be held.
+    pub fn open() -> Self {
+        Self { listed: Vec::new(), open: true }
+    }
+
+    /// Exactly `principals`.
+    pub fn of(principals: impl IntoIterator<Item = Principal>) -> Self {
+        Self { listed: principals.into_iter().collect(), open: false }
+    }
+
+    /// The principals of both.
+    pub fn and(mut self, other: Roster) -> Self {
+        self.listed.extend(other.listed);
+        self.open |= other.open;
+        self
+    }
+
+    /// The principals it lists.
+    pub fn listed(&self) -> &[Principal] {
+        &self.listed
+    }
+
+    /// Whether principals it does not list may call too.
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
 }
 
 /// A fixed table of bearer tokens, each standing for one principal: for development, for
@@ -87,6 +147,13 @@ impl Authenticator for StaticTokens {
         let found = self.by_digest.get(&digest(token.as_bytes())).cloned();
         Box::pin(async move { found.ok_or_else(|| AuthError::InvalidToken("unknown token".into())) })
     }
+
+    fn roster(&self) -> Roster {
+        let mut principals: Vec<Principal> = self.by_digest.values().cloned().collect();
+        // The table's order is its hash's; a report lists them by name.
+        principals.sort_by(|a, b| a.subject().cmp(b.subject()));
+        Roster::of(principals)
+    }
 }
 
 /// Shows how many tokens, never a digest.
@@ -107,5 +174,9 @@ impl Authenticator for FirstOf {
                 decided => decided,
             }
         })
+    }
+
+    fn roster(&self) -> Roster {
+        self.0.roster().and(self.1.roster())
     }
 }

@@ -11,7 +11,7 @@ pub(crate) mod metadata;
 mod principal;
 
 pub(crate) use authenticator::FirstOf;
-pub use authenticator::{AuthError, AuthFuture, Authenticator, StaticTokens};
+pub use authenticator::{AuthError, AuthFuture, Authenticator, Roster, StaticTokens};
 #[cfg(feature = "jwt")]
 pub use jwt::JwtAuthenticator;
 pub use principal::Principal;

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::model::callable_in;
+use crate::auth::{Principal, Roster};
 use crate::fsm::Machine;
 use crate::registry::{Registry, ToolEntry, ToolKind};
 
@@ -37,11 +38,13 @@ pub enum Rule {
     Reachable,
     /// No non-final state of the tool's machine is a dead end.
     NoDeadEnd,
+    /// Some principal of the deployment holds the scopes the tool requires.
+    ScopesHeld,
 }
 
 impl Rule {
     /// Every rule, in the order of the table.
-    pub const ALL: [Rule; 10] = [
+    pub const ALL: [Rule; 11] = [
         Rule::DomainPrefix,
         Rule::SaysWhatItDoesNot,
         Rule::DomainRequired,
@@ -52,6 +55,7 @@ impl Rule {
         Rule::StrictKey,
         Rule::Reachable,
         Rule::NoDeadEnd,
+        Rule::ScopesHeld,
     ];
 
     /// Its short name (a table column, a JSON value).
@@ -67,6 +71,7 @@ impl Rule {
             Rule::StrictKey => "strict_key",
             Rule::Reachable => "reachable",
             Rule::NoDeadEnd => "no_dead_end",
+            Rule::ScopesHeld => "scopes_held",
         }
     }
 }
@@ -104,12 +109,16 @@ pub struct Audit {
 }
 
 impl Audit {
-    /// Grades every tool of `registry` (the generated `switch_domain` included).
-    pub fn of(registry: &Registry) -> Self {
+    /// Grades every tool of `registry` (the generated `switch_domain` included), its scopes
+    /// against the principals of `roster`.
+    pub fn of(registry: &Registry, roster: &Roster) -> Self {
         let mut findings = Vec::new();
         for tool in registry.tools() {
             for rule in Rule::ALL {
-                let (verdict, detail) = judge(rule, tool);
+                let (verdict, detail) = match rule {
+                    Rule::ScopesHeld => scopes_held(tool, roster),
+                    rule => judge(rule, tool),
+                };
                 findings.push(Finding { tool: tool.name.to_string(), rule, verdict, detail });
             }
         }
@@ -163,7 +172,8 @@ impl Audit {
                 let _ = writeln!(out, "FAIL {} {}: {}", failure.tool, failure.rule.name(), failure.detail);
             }
         }
-        let _ = writeln!(out, "\n{} tools, {} failures", tools.len(), failures.len());
+        let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+        let _ = writeln!(out, "\n{}, {}", plural(tools.len(), "tool"), plural(failures.len(), "failure"));
         out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
     }
 
@@ -301,6 +311,7 @@ fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
                 )
             }
         }
+        Rule::ScopesHeld => unreachable!("judged against the roster, in `scopes_held`"),
         Rule::NoDeadEnd => {
             let Some(machine) = tool.machine.as_deref() else {
                 return (Verdict::NotApplicable, "no machine".into());
@@ -327,6 +338,41 @@ fn judge(rule: Rule, tool: &ToolEntry) -> (Verdict, String) {
                 (Verdict::Fail, format!("`{}` is not final and has no way out", dead.join("`, `")))
             }
         }
+    }
+}
+
+/// Whether some principal of `roster` may call `tool`: holds every scope it requires (for a
+/// tool seen with others' scopes, those of one of them).
+fn scopes_held(tool: &ToolEntry, roster: &Roster) -> (Verdict, String) {
+    if tool.visible_to(None) {
+        return (Verdict::NotApplicable, "requires no scope".into());
+    }
+    let holders: Vec<&str> =
+        roster.listed().iter().filter(|p| tool.visible_to(Some(p))).map(Principal::subject).collect();
+    let all_of = |scopes: &[&str]| scopes.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(" and ");
+    let required = match tool.seen_with.as_slice() {
+        [] => all_of(tool.scopes()),
+        alternatives => alternatives.iter().map(|scopes| all_of(scopes)).collect::<Vec<_>>().join(" or "),
+    };
+    match (holders.as_slice(), roster.is_open()) {
+        ([], false) if roster.listed().is_empty() => (
+            Verdict::Fail,
+            format!(
+                "it requires {required} and the deployment has no principal: audit with the options you serve with (`--token`, `--tokens FILE`, `--stdio-principal`, `--jwt-issuer`)"
+            ),
+        ),
+        ([], false) => (
+            Verdict::Fail,
+            format!(
+                "it requires {required}, which none of the deployment's principals holds ({})",
+                roster.listed().iter().map(|p| format!("`{}`", p.subject())).collect::<Vec<_>>().join(", ")
+            ),
+        ),
+        ([], true) => (
+            Verdict::NotApplicable,
+            format!("it requires {required}: held by no listed principal; an issuer that cannot be listed decides"),
+        ),
+        (holders, _) => (Verdict::Pass, format!("held by `{}`", holders.join("`, `"))),
     }
 }
 

@@ -13,6 +13,7 @@ pub use audit::{Audit, Finding, Rule, Verdict};
 pub use model::Description;
 pub use xstate::{export_xstate, machine_json};
 
+use crate::auth::Roster;
 use crate::registry::Registry;
 
 /// How `describe` draws a server.
@@ -54,7 +55,8 @@ pub fn describe(registry: &Registry, format: Format) -> String {
     }
 }
 
-/// Grades every tool of `registry` against the routing checklist.
-pub fn audit(registry: &Registry) -> Audit {
-    Audit::of(registry)
+/// Grades every tool of `registry` against the routing checklist, its scopes against the
+/// principals of `roster` ([`Server::audit`](crate::Server::audit) passes the server's own).
+pub fn audit(registry: &Registry, roster: &Roster) -> Audit {
+    Audit::of(registry, roster)
 }

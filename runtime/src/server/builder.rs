@@ -12,7 +12,7 @@ use super::http::HttpOptions;
 use super::{AuthOptions, DEFAULT_HANDLER_TIMEOUT, DEFAULT_LEASE_WAIT, Limits, Server, Shared};
 use crate::action::States;
 use crate::auth::metadata::ProtectedResource;
-use crate::auth::{Authenticator, Principal, StaticTokens};
+use crate::auth::{Authenticator, Principal, Roster, StaticTokens};
 use crate::confirm::{Channel, Confirmations, OtpSender, TotpSecrets};
 use crate::domain::DomainPolicy;
 use crate::flow::handle::{HANDLE_KEY_ENV, HANDLE_KEYS_ENV};
@@ -433,6 +433,16 @@ impl ServerBuilder {
     /// needs: what `describe`, `export` and `audit` read.
     pub(super) fn into_registry(self) -> Result<Registry, StartupError> {
         Registry::collect(self.options, &self.states)
+    }
+
+    /// Every tool graded against the routing checklist, its scopes against the principals
+    /// configured so far and those of `also`: what `audit` prints, without building the
+    /// server (no store is opened, no confirmation channel needed).
+    pub(super) fn into_audit(mut self, also: Roster) -> Result<crate::inspect::Audit, StartupError> {
+        let auth = std::mem::take(&mut self.auth);
+        let registry = self.into_registry()?;
+        let declared: Vec<&str> = registry.declared_scopes().into_iter().collect();
+        Ok(crate::inspect::audit(&registry, &auth.roster(&declared).and(also)))
     }
 
     /// Collects and checks the registry; every problem is reported at once.

@@ -30,8 +30,8 @@ pub use http::{DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SES
 
 use crate::action::States;
 use crate::auth::Authenticator;
-use crate::auth::Principal;
 use crate::auth::metadata::ProtectedResource;
+use crate::auth::{Principal, Roster};
 use crate::confirm::Confirmations;
 use crate::flow::Flows;
 use crate::gate::Limiter;
@@ -98,6 +98,20 @@ pub(crate) struct AuthOptions {
     /// Bearer tokens standing for a principal with every scope the tools declare:
     /// `(principal, secret)`, resolved once the registry is known.
     pub(crate) every_scope_tokens: Vec<(String, String)>,
+}
+
+impl AuthOptions {
+    /// Every principal that can call, as far as the server can list them: the
+    /// authenticator's, the stdio principal, and those still to be given every scope of
+    /// `declared` (before [`ServerBuilder::build`] resolves them).
+    pub(crate) fn roster(&self, declared: &[&str]) -> Roster {
+        let every_scope = |subject: &str| Principal::new(subject).with_scopes(declared.iter().copied());
+        let roster = self.authenticator.as_ref().map_or_else(Roster::empty, |auth| auth.roster());
+        roster
+            .and(Roster::of(self.stdio_principal.clone()))
+            .and(Roster::of(self.stdio_every_scope.as_deref().map(every_scope)))
+            .and(Roster::of(self.every_scope_tokens.iter().map(|(subject, _)| every_scope(subject))))
+    }
 }
 
 /// How long calls wait, and may run.
@@ -184,6 +198,13 @@ impl Server {
     /// The checked registry this server serves.
     pub fn registry(&self) -> &Registry {
         &self.shared.registry
+    }
+
+    /// Every tool graded against the routing checklist (what `audit` prints), its scopes
+    /// against the principals this server can list (its tokens, its stdio principal).
+    pub fn audit(&self) -> crate::inspect::Audit {
+        let roster = self.shared.auth.roster(&[]);
+        crate::inspect::audit(&self.shared.registry, &roster)
     }
 
     /// Tells the clients listening for it (`subscriptions/listen` with `toolsListChanged`,

@@ -80,11 +80,21 @@ enum Command {
     ///
     /// Grade every tool against the routing checklist: print the findings, and exit
     /// with a failure status when a tool fails a rule.
+    ///
+    /// Give it the options you serve with that say who may call (`--token`, `--tokens`,
+    /// `--stdio-principal`, `--jwt-issuer`): a tool whose scopes no principal holds fails.
     #[command(verbatim_doc_comment)]
     Audit {
         /// How to print the findings
         #[arg(long, value_enum, value_name = "FORMAT", default_value_t = AuditFormat::Table)]
         format: AuditFormat,
+        // Who may call: tokens and the stdio principal, as `serve` takes them.
+        #[command(flatten)]
+        callers: CallerArgs,
+        /// Principals also come from this JWT issuer: a scope only it may
+        /// grant is not judged
+        #[arg(long, value_name = "ISS", help_heading = HTTP, verbatim_doc_comment)]
+        jwt_issuer: Option<String>,
     },
 }
 
@@ -140,9 +150,9 @@ pub(super) struct ServeArgs {
     /// (machine, instance, principal, from, to, event, tool, time, call id)
     #[arg(long = "audit-log", value_name = "PATH", verbatim_doc_comment)]
     pub(super) audit_log: Option<PathBuf>,
-    /// Who a stdio connection is: NAME with every scope the tools declare
-    #[arg(long, value_name = "NAME", verbatim_doc_comment)]
-    pub(super) stdio_principal: Option<String>,
+    // Who may call: tokens and the stdio principal (shared with `audit`).
+    #[command(flatten)]
+    pub(super) callers: CallerArgs,
 
     /// Where state lives: `sqlite:PATH` (default: sqlite:./<server name>.db,
     /// kept across restarts), `redis://HOST:PORT/DB` (shared by replicas;
@@ -180,15 +190,6 @@ pub(super) struct ServeArgs {
     /// Retry-After
     #[arg(long, value_name = "N/UNIT", value_parser = client_rate_limit, help_heading = HTTP, verbatim_doc_comment)]
     pub(super) client_rate_limit: Option<RateLimit>,
-    /// A bearer token standing for PRINCIPAL with every scope the
-    /// tools declare (repeatable; development and service accounts)
-    #[arg(long = "token", value_name = "PRINCIPAL=SECRET", value_parser = TokenParser, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) tokens: Vec<Token>,
-    /// Bearer tokens with their principal, tenant and scopes, each
-    /// [[token]] secret = "…", principal = "clerk",
-    ///           tenant = "acme", scopes = ["…"]
-    #[arg(long = "tokens", value_name = "FILE.toml", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) tokens_file: Option<PathBuf>,
     /// Accept JWT bearer tokens from issuer ISS (feature `jwt`) for
     /// `--jwt-audience`, signed with the keys at `--jwks-url`
     /// (RS256/ES256) or the secret in `--jwt-secret-env` (HS256)
@@ -228,6 +229,24 @@ pub(super) struct ServeArgs {
     /// clients that take URL-mode elicitation
     #[arg(long, value_name = "URL", help_heading = CONFIRMATIONS, verbatim_doc_comment)]
     pub(super) confirmation_page: Option<String>,
+}
+
+/// Who may call, for `serve` and for `audit` (which checks that some principal holds each
+/// tool's scopes): the stdio principal and the bearer tokens.
+#[derive(Debug, Default, PartialEq, Args)]
+pub(super) struct CallerArgs {
+    /// Who a stdio connection is: NAME with every scope the tools declare
+    #[arg(long, value_name = "NAME", verbatim_doc_comment)]
+    pub(super) stdio_principal: Option<String>,
+    /// A bearer token standing for PRINCIPAL with every scope the
+    /// tools declare (repeatable; development and service accounts)
+    #[arg(long = "token", value_name = "PRINCIPAL=SECRET", value_parser = TokenParser, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) tokens: Vec<Token>,
+    /// Bearer tokens with their principal, tenant and scopes, each
+    /// [[token]] secret = "…", principal = "clerk",
+    ///           tenant = "acme", scopes = ["…"]
+    #[arg(long = "tokens", value_name = "FILE.toml", help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) tokens_file: Option<PathBuf>,
 }
 
 /// `--token PRINCIPAL=SECRET`. Its `Debug` never shows the secret.
@@ -314,6 +333,17 @@ fn client_rate_limit(value: &str) -> Result<RateLimit, String> {
     Ok(rate)
 }
 
+/// `audit`'s options.
+#[derive(Debug)]
+pub(super) struct AuditArgs {
+    /// How to print the findings.
+    pub(super) format: AuditFormat,
+    /// Who may call.
+    pub(super) callers: CallerArgs,
+    /// Whether principals also come from a JWT issuer (`--jwt-issuer`).
+    pub(super) jwt_issuer: bool,
+}
+
 /// What the command line asks for.
 #[derive(Debug)]
 pub(super) enum Invocation {
@@ -324,7 +354,7 @@ pub(super) enum Invocation {
     /// `export --xstate`.
     ExportXstate,
     /// `audit`.
-    Audit(AuditFormat),
+    Audit(AuditArgs),
     /// `--help` (or `help`): clap's text, for stdout.
     Help(clap::Error),
 }
@@ -349,7 +379,9 @@ where
         Some(Command::Describe { format }) => Invocation::Describe(format.into()),
         // `--xstate` is required: clap refuses `export` alone.
         Some(Command::Export { xstate: _ }) => Invocation::ExportXstate,
-        Some(Command::Audit { format }) => Invocation::Audit(format),
+        Some(Command::Audit { format, callers, jwt_issuer }) => {
+            Invocation::Audit(AuditArgs { format, callers, jwt_issuer: jwt_issuer.is_some() })
+        }
     })
 }
 
@@ -390,7 +422,7 @@ fn checked(serve: Box<ServeArgs>, command: &mut clap::Command) -> Result<Box<Ser
         ("--max-sessions", serve.max_sessions.is_some()),
         ("--session-idle-timeout", serve.session_idle_timeout.is_some()),
         ("--client-rate-limit", serve.client_rate_limit.is_some()),
-        ("--token", !serve.tokens.is_empty()),
+        ("--token", !serve.callers.tokens.is_empty()),
         ("--require-auth", serve.require_auth),
     ];
     match http_only.iter().find(|(_, given)| *given) {
@@ -496,7 +528,7 @@ mod tests {
         .unwrap();
         assert_eq!(everything.max_sessions, Some(10));
         let tokens: Vec<(&str, &str)> =
-            everything.tokens.iter().map(|t| (t.principal.as_str(), t.secret.as_str())).collect();
+            everything.callers.tokens.iter().map(|t| (t.principal.as_str(), t.secret.as_str())).collect();
         assert_eq!(tokens, [("clerk", "s3cret=with=equals"), ("auditor", "t0ken")]);
         assert_eq!(
             (everything.store.as_deref(), everything.lease_ttl),
@@ -506,7 +538,7 @@ mod tests {
         assert_eq!(everything.otp_outbox.as_deref(), Some(std::path::Path::new("/tmp/otp.jsonl")));
         assert_eq!(everything.authorization_servers, ["https://a.example", "https://b.example"]);
         assert!(everything.require_auth);
-        assert_eq!(everything.stdio_principal.as_deref(), Some("ops"));
+        assert_eq!(everything.callers.stdio_principal.as_deref(), Some("ops"));
     }
 
     #[test]

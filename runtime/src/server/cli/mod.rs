@@ -4,8 +4,9 @@
 //!   default: `<server> [OPTIONS]` is `<server> serve [OPTIONS]`.
 //! - `describe [--format mermaid|dot|json|svg]` — the machines as state diagrams.
 //! - `export --xstate` — the machines as XState v5 JSON.
-//! - `audit [--format table|json]` — the tools graded against the routing checklist; a
-//!   failure exits with an error.
+//! - `audit [--format table|json] [WHO MAY CALL]` — the tools graded against the routing
+//!   checklist, their scopes against the principals `--token`, `--tokens`,
+//!   `--stdio-principal` and `--jwt-issuer` give; a failure exits with an error.
 //!
 //! `--help` lists them, and each command's `--help` its options. The grammar is in
 //! `args`; `serve` in `serve`; the other three in `print`.
@@ -90,7 +91,7 @@ impl ServerBuilder {
             Invocation::Serve(serve) => self.serve_as(*serve).await,
             Invocation::Describe(format) => self.print_description(format),
             Invocation::ExportXstate => self.print_xstate(),
-            Invocation::Audit(format) => self.print_audit(format),
+            Invocation::Audit(audit) => self.print_audit(audit),
         }
     }
 }

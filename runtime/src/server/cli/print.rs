@@ -4,7 +4,8 @@
 use std::io::Write;
 
 use super::ServeError;
-use super::args::AuditFormat;
+use super::args::{AuditArgs, AuditFormat};
+use crate::auth::Roster;
 use crate::inspect::{self, Format};
 use crate::server::ServerBuilder;
 
@@ -23,13 +24,13 @@ impl ServerBuilder {
         print(&machines)
     }
 
-    /// `audit --format FORMAT`: every tool graded against the routing checklist. The
-    /// report is printed either way; a failure makes the result an error, so that the
-    /// process exits with a failure status.
-    pub(super) fn print_audit(self, format: AuditFormat) -> Result<(), ServeError> {
-        let registry = self.into_registry()?;
-        let audit = inspect::audit(&registry);
-        let report = match format {
+    /// `audit --format FORMAT`: every tool graded against the routing checklist, its
+    /// scopes against the principals the options give. The report is printed either way; a
+    /// failure makes the result an error, so that the process exits with a failure status.
+    pub(super) fn print_audit(self, args: AuditArgs) -> Result<(), ServeError> {
+        let issuer = if args.jwt_issuer { Roster::open() } else { Roster::empty() };
+        let audit = self.with_callers(args.callers)?.into_audit(issuer)?;
+        let report = match args.format {
             AuditFormat::Table => audit.table(),
             AuditFormat::Json => serde_json::to_string_pretty(&audit.to_json()).map_err(std::io::Error::other)?,
         };

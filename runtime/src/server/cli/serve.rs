@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::ServeError;
-use super::args::{ServeArgs, Token, usage};
+use super::args::{CallerArgs, ServeArgs, Token, usage};
 use crate::server::ServerBuilder;
 
 /// The store, from the environment: `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`.
@@ -42,21 +42,9 @@ impl ServerBuilder {
         if let Some(limit) = args.client_rate_limit {
             self = self.client_rate_limit(limit.calls, Duration::from_millis(limit.per_ms));
         }
-        let mut tokens = args.tokens;
-        if let Some(list) = std::env::var_os(TOKENS_ENV) {
-            let list = list.into_string().map_err(|_| usage(format!("{TOKENS_ENV} is not UTF-8")))?;
-            for entry in list.split(',').filter(|e| !e.trim().is_empty()) {
-                tokens.push(Token::parse(TOKENS_ENV, entry.trim()).map_err(usage)?);
-            }
-        }
-        for Token { principal, secret } in tokens {
-            self = self.token_with_every_scope(principal, secret);
-        }
+        self = self.with_callers(args.callers)?;
         if args.require_auth {
             self = self.require_authentication();
-        }
-        if let Some(path) = &args.tokens_file {
-            self = self.authenticator(tokens_file(path)?);
         }
         if let Some(jwt) = jwt {
             self = jwt(self);
@@ -69,9 +57,6 @@ impl ServerBuilder {
         }
         if let Some(page) = args.confirmation_page {
             self = self.confirmation_page(page);
-        }
-        if let Some(name) = args.stdio_principal {
-            self = self.stdio_principal_with_every_scope(name);
         }
         if let Some(ttl) = args.challenge_ttl {
             self = self.challenge_ttl(ttl);
@@ -190,6 +175,30 @@ fn redacted(url: &str) -> String {
         }
         Ok(_) => url.to_string(),
         Err(_) => "(an unreadable URL)".to_string(),
+    }
+}
+
+impl ServerBuilder {
+    /// Who may call, as the options say: the `--token`s (and `TOOLGATE_TOKENS`), the
+    /// `--tokens` file, the `--stdio-principal`. `serve` and `audit` read them alike.
+    pub(super) fn with_callers(mut self, callers: CallerArgs) -> Result<Self, ServeError> {
+        let mut tokens = callers.tokens;
+        if let Some(list) = std::env::var_os(TOKENS_ENV) {
+            let list = list.into_string().map_err(|_| usage(format!("{TOKENS_ENV} is not UTF-8")))?;
+            for entry in list.split(',').filter(|e| !e.trim().is_empty()) {
+                tokens.push(Token::parse(TOKENS_ENV, entry.trim()).map_err(usage)?);
+            }
+        }
+        for Token { principal, secret } in tokens {
+            self = self.token_with_every_scope(principal, secret);
+        }
+        if let Some(path) = &callers.tokens_file {
+            self = self.authenticator(tokens_file(path)?);
+        }
+        if let Some(name) = callers.stdio_principal {
+            self = self.stdio_principal_with_every_scope(name);
+        }
+        Ok(self)
     }
 }
 
