@@ -122,7 +122,8 @@ fn sample(rendered: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
         let (series, value) = line.rsplit_once(' ')?;
         let rest = series.strip_prefix(name)?;
         let matches = labels.iter().all(|(k, v)| rest.contains(&format!("{k}=\"{v}\"")));
-        (rest.starts_with('{') && matches).then(|| value.parse().ok()).flatten()
+        let labelled = rest.starts_with('{') || (rest.is_empty() && labels.is_empty());
+        (labelled && matches).then(|| value.parse().ok()).flatten()
     })
 }
 
@@ -172,6 +173,9 @@ async fn metrics_count_calls_refusals_by_code_and_transitions_and_nothing_secret
         |event| sample(&rendered, "toolgate_transitions_total", &[("machine", "parcel"), ("event", event)]);
     assert_eq!((transitions("SHIP"), transitions("DELIVER")), (Some(1.0), Some(1.0)), "{rendered}");
     assert!(sample(&rendered, "toolgate_call_duration_seconds_count", &[("tool", "parcel_ship")]).is_some());
+    // The store's live records: P-1 (P-2 was never created), and the flow the handle names.
+    assert_eq!(sample(&rendered, "toolgate_live_instances", &[]), Some(1.0), "{rendered}");
+    assert_eq!(sample(&rendered, "toolgate_live_flows", &[]), Some(1.0), "{rendered}");
     for op in ["load", "lease", "commit"] {
         assert!(
             sample(&rendered, "toolgate_store_duration_seconds_count", &[("op", op)]).is_some(),

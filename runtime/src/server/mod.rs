@@ -295,7 +295,8 @@ impl Server {
     }
 
     /// An axum router serving `metrics` at `/metrics` (the Prometheus text format), with
-    /// this server's live sessions and open listening streams measured at each scrape.
+    /// this server's live sessions and open listening streams, and the store's live flows
+    /// and instances, measured at each scrape.
     /// What `--metrics ADDR` serves.
     pub fn metrics_router(&self, metrics: &crate::telemetry::PrometheusMetrics) -> axum::Router {
         let (server, metrics) = (self.clone(), metrics.clone());
@@ -308,6 +309,14 @@ impl Server {
                     ::metrics::gauge!(names).set(server.shared.open_sessions().len() as f64);
                     ::metrics::gauge!(crate::telemetry::names::LISTENING_STREAMS)
                         .set(server.listening_streams() as f64);
+                    match server.shared.store.count_live().await {
+                        Ok(Some(live)) => {
+                            ::metrics::gauge!(crate::telemetry::names::LIVE_FLOWS).set(live.flows as f64);
+                            ::metrics::gauge!(crate::telemetry::names::LIVE_INSTANCES).set(live.instances as f64);
+                        }
+                        Ok(None) => {}
+                        Err(error) => tracing::warn!(%error, "the store could not count its live records"),
+                    }
                     ([(::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], metrics.render())
                 }
             }),

@@ -37,6 +37,36 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     histories_are_independent_and_go_with_their_record(store).await;
 }
 
+/// Checks [`FlowStore::count_live`], if the store counts: flows and instances by kind,
+/// expired records not at all, removed ones no more. It compares counts before and after
+/// its own writes, so nothing else may write to the store while it runs.
+pub async fn check_live_counts<S: FlowStore>(store: &S) {
+    let Some(before) = store.count_live().await.expect("count") else { return };
+    let instance = |kind: &str| StoreKey::instance("conformance-count", kind);
+    let written = [
+        (key("count-flow"), None),
+        (StoreKey::handle("conformance-count-expiring"), Some(now_ms() + 50)),
+        (instance("a"), None),
+        (StoreKey::tenant_instance("conformance-tenant", "conformance-count", "b"), None),
+        (StoreKey::challenge("conformance-count"), None),
+    ];
+    for (record, expires_at_ms) in &written {
+        let snapshot = Snapshot { expires_at_ms: *expires_at_ms, ..Snapshot::default().with_state("m", "x") };
+        store.compare_and_set(record, 0, &snapshot).await.unwrap();
+    }
+    let counted = |live: Option<super::LiveRecords>| {
+        let live = live.expect("a store that counted counts again");
+        (live.flows - before.flows, live.instances - before.instances)
+    };
+    assert_eq!(counted(store.count_live().await.unwrap()), (2, 2), "two flows and two instances (not the challenge)");
+    tokio::time::sleep(SHORT).await;
+    assert_eq!(counted(store.count_live().await.unwrap()), (1, 2), "an expired flow is not live");
+    for (record, _) in &written {
+        store.remove(record).await.unwrap();
+    }
+    assert_eq!(counted(store.count_live().await.unwrap()), (0, 0), "removed records are not live");
+}
+
 fn key(name: &str) -> StoreKey {
     StoreKey::connection(&format!("conformance-{name}"))
 }

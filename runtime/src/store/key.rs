@@ -9,6 +9,12 @@ use std::fmt;
 pub struct StoreKey(String);
 
 impl StoreKey {
+    /// How the keys of flows begin (a connection's, a handle's).
+    pub const FLOW_PREFIXES: [&'static str; 2] = ["connection:", "handle:"];
+
+    /// How the keys of keyed machines' instances begin (in no tenant, in a tenant).
+    pub const INSTANCE_PREFIXES: [&'static str; 2] = ["instance:", "tenant-instance:"];
+
     /// The flow of one connection: stdio, or one stateful Streamable HTTP session.
     /// `connection_id` is random per connection, so replicas sharing a store never collide.
     pub fn connection(connection_id: &str) -> Self {

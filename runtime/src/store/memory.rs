@@ -8,7 +8,9 @@ use async_trait::async_trait;
 
 use super::leases::LocalLeases;
 use super::windows::WindowLog;
-use super::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, now_ms};
+use super::{
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, Snapshot, StoreError, StoreKey, now_ms,
+};
 
 /// Keeps flows and instances in this process's memory. Cheap to clone; clones share them.
 ///
@@ -128,6 +130,15 @@ impl FlowStore for MemoryStore {
         self.commit(key, expected_version, next, None)
     }
 
+    async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
+        let now = now_ms();
+        let mut live = LiveRecords::default();
+        for (key, _) in self.records().snapshots.iter().filter(|(_, s)| !s.is_expired(now)) {
+            live.count(key.as_str());
+        }
+        Ok(Some(live))
+    }
+
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
         Ok(self.inner.leases.lease(key).await)
     }
@@ -187,6 +198,7 @@ mod tests {
     #[tokio::test]
     async fn passes_the_store_conformance_suite() {
         crate::store::conformance::check(&MemoryStore::new()).await;
+        crate::store::conformance::check_live_counts(&MemoryStore::new()).await;
     }
 
     #[tokio::test]

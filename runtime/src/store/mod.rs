@@ -157,6 +157,34 @@ pub trait FlowStore: Send + Sync + 'static {
         let _ = key;
         Ok(None)
     }
+
+    /// How many live (unexpired) flows and instances the store holds: read when metrics
+    /// are scraped (the `toolgate_live_flows` and `toolgate_live_instances` gauges), never on
+    /// a call's path. `None` (the default): the store does not count them.
+    async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// How many live records of each kind a store holds ([`FlowStore::count_live`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LiveRecords {
+    /// Flows: stdio connections and sessions, and the flows state handles name.
+    pub flows: u64,
+    /// Keyed machines' instances (an invoice, a payment).
+    pub instances: u64,
+}
+
+impl LiveRecords {
+    /// Counts `key` under its kind (a challenge, a lock or an idempotency record counts
+    /// under neither).
+    pub fn count(&mut self, key: &str) {
+        if StoreKey::FLOW_PREFIXES.iter().any(|p| key.starts_with(p)) {
+            self.flows += 1;
+        } else if StoreKey::INSTANCE_PREFIXES.iter().any(|p| key.starts_with(p)) {
+            self.instances += 1;
+        }
+    }
 }
 
 /// An exclusive hold on one key; released when dropped.

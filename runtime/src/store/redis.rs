@@ -20,7 +20,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 
-use super::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey};
+use super::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, Snapshot, StoreError, StoreKey};
 
 /// How long a lease lives unless renewed; renewed every third of it while held.
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
@@ -428,6 +428,33 @@ impl FlowStore for RedisStore {
         true
     }
 
+    /// Counted with `SCAN` over the records' keys: a pass over the keyspace, in batches, for
+    /// each scrape (every replica counts the same records: aggregate with `max`, not `sum`).
+    async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
+        let mut connection = self.connection.clone();
+        let mut live = LiveRecords::default();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg("toolgate:{*}:record")
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut connection)
+                .await
+                .map_err(unavailable)?;
+            for key in &keys {
+                let inner = key.strip_prefix("toolgate:{").and_then(|k| k.strip_suffix("}:record"));
+                live.count(inner.unwrap_or_default());
+            }
+            if next == 0 {
+                return Ok(Some(live));
+            }
+            cursor = next;
+        }
+    }
+
     fn commits(&self) -> Option<tokio::sync::broadcast::Receiver<StoreKey>> {
         Some(self.commits.subscribe())
     }
@@ -517,6 +544,18 @@ mod tests {
             redis::cmd("DEL").arg(key).query_async::<()>(&mut connection).await.unwrap();
         }
         crate::store::conformance::check(&store).await;
+    }
+
+    /// In a database of its own (the test Redis's 7), which no other test writes to: the
+    /// check compares counts of the whole database.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn counts_live_flows_and_instances() {
+        let Some(url) = test_url() else { return };
+        // `redis://host:port[/db]` → `redis://host:port/7`.
+        let (scheme, rest) = url.split_once("://").expect("a Redis URL");
+        let host = rest.split('/').next().unwrap_or(rest);
+        let store = RedisStore::connect(&format!("{scheme}://{host}/7")).await.expect("connect to the test Redis");
+        crate::store::conformance::check_live_counts(&store).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

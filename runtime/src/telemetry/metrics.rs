@@ -20,6 +20,11 @@ pub mod names {
     pub const SESSIONS: &str = "toolgate_sessions";
     /// Open `subscriptions/listen` streams.
     pub const LISTENING_STREAMS: &str = "toolgate_listening_streams";
+    /// Live flows in the store (connections, sessions, handles' flows), counted at each
+    /// scrape (a shared store's count is every replica's: aggregate with `max`).
+    pub const LIVE_FLOWS: &str = "toolgate_live_flows";
+    /// Live instances of keyed machines in the store, counted at each scrape.
+    pub const LIVE_INSTANCES: &str = "toolgate_live_instances";
     /// How long the state store takes, by `op` (`load`, `lease`, `commit`), in seconds.
     pub const STORE_SECONDS: &str = "toolgate_store_duration_seconds";
 }
@@ -94,6 +99,8 @@ impl PrometheusMetrics {
         metrics::describe_histogram!(names::STORE_SECONDS, metrics::Unit::Seconds, "State store latency by operation.");
         metrics::describe_gauge!(names::SESSIONS, "Live Streamable HTTP sessions.");
         metrics::describe_gauge!(names::LISTENING_STREAMS, "Open subscriptions/listen streams.");
+        metrics::describe_gauge!(names::LIVE_FLOWS, "Live flows in the state store (sessions, connections, handles).");
+        metrics::describe_gauge!(names::LIVE_INSTANCES, "Live instances of keyed machines in the state store.");
         RECORDING.store(true, Ordering::Relaxed);
         Ok(Self { handle })
     }

@@ -85,7 +85,7 @@ enum Command {
     /// `--stdio-principal`, `--jwt-issuer`): a tool whose scopes no principal holds fails.
     #[command(verbatim_doc_comment)]
     Audit {
-        /// How to print the findings
+        /// How to print them
         #[arg(long, value_enum, value_name = "FORMAT", default_value_t = AuditFormat::Table)]
         format: AuditFormat,
         // Who may call: tokens and the stdio principal, as `serve` takes them.
@@ -605,8 +605,32 @@ mod tests {
             assert_eq!(Format::parse(name), Some(format), "the two spellings of `{name}` agree");
         }
         assert!(matches!(parse_line(&["export", "--xstate"]), Ok(Invocation::ExportXstate)));
-        assert!(matches!(parse_line(&["audit"]), Ok(Invocation::Audit(AuditFormat::Table))));
-        assert!(matches!(parse_line(&["audit", "--format", "json"]), Ok(Invocation::Audit(AuditFormat::Json))));
+        assert!(matches!(
+            parse_line(&["audit"]),
+            Ok(Invocation::Audit(AuditArgs { format: AuditFormat::Table, jwt_issuer: false, .. }))
+        ));
+        assert!(matches!(
+            parse_line(&["audit", "--format", "json"]),
+            Ok(Invocation::Audit(AuditArgs { format: AuditFormat::Json, .. }))
+        ));
+        // Who may call, as `serve` takes it (`--token` needs no `--http` here: nothing is served).
+        let Ok(Invocation::Audit(audit)) = parse_line(&[
+            "audit",
+            "--token",
+            "clerk=s3cret",
+            "--tokens",
+            "tokens.toml",
+            "--stdio-principal",
+            "ops",
+            "--jwt-issuer",
+            "https://issuer.example",
+        ]) else {
+            panic!("audit with who may call parses")
+        };
+        assert_eq!(audit.callers.tokens.len(), 1);
+        assert_eq!(audit.callers.tokens_file.as_deref(), Some(std::path::Path::new("tokens.toml")));
+        assert_eq!(audit.callers.stdio_principal.as_deref(), Some("ops"));
+        assert!(audit.jwt_issuer);
         for help in [&["describe", "--help"][..], &["serve", "-h"], &["help", "audit"]] {
             assert!(matches!(parse_line(help), Ok(Invocation::Help(_))), "{help:?}");
         }
