@@ -47,6 +47,42 @@ async fn off(input: Echo, _ctx: Ctx) -> Result<Echo, ToolError> {
     Ok(input)
 }
 
+/// Keyed lamps (in the `light` domain: one domain, none to select), one instance per id:
+/// their transitions commit history entries.
+mod lamp {
+    use super::*;
+
+    toolgate::machine! {
+        id: "lamp",
+        key: "id",
+        initial: "off",
+        states: {
+            off: { on: { ON: "on" } },
+            on:  { on: { OFF: "off" } },
+        }
+    }
+
+    /// One lamp of many, by its id.
+    #[derive(Deserialize, Serialize, JsonSchema)]
+    pub struct LampRef {
+        /// The lamp.
+        #[schemars(pattern(r"^L-[0-9]+$"))]
+        pub id: String,
+    }
+
+    /// Switch a lamp on: a keyed instance's transition, with its history entry.
+    #[action(domain = "light", bind_state = "off", transition = "ON")]
+    async fn lamp_on(input: LampRef, _ctx: Ctx) -> Result<LampRef, ToolError> {
+        Ok(input)
+    }
+
+    /// Switch a lamp off.
+    #[action(domain = "light", bind_state = "on", transition = "OFF")]
+    async fn lamp_off(input: LampRef, _ctx: Ctx) -> Result<LampRef, ToolError> {
+        Ok(input)
+    }
+}
+
 /// An order in toolgate's checked types: money, a count and an instant.
 #[derive(Deserialize, Serialize, JsonSchema)]
 pub struct Order {
@@ -112,6 +148,10 @@ pub fn request(tool: &'static str) -> CallToolRequestParams {
             unreachable!()
         };
         return CallToolRequestParams::new(tool).with_arguments(order);
+    }
+    if tool.starts_with("light_lamp_") {
+        let Value::Object(lamp) = json!({ "domain": "light", "id": "L-1" }) else { unreachable!() };
+        return CallToolRequestParams::new(tool).with_arguments(lamp);
     }
     CallToolRequestParams::new(tool).with_arguments(args())
 }
