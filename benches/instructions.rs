@@ -33,7 +33,9 @@ fn main() {
             "toolgate_unbound" => (connect_in_memory(server.connection()).await, &["light_echo"]),
             "toolgate_transition" => (connect_in_memory(server.connection()).await, &["light_on", "light_off"]),
             // A keyed instance's transition: its history entry committed with it.
-            "toolgate_keyed_transition" => (connect_in_memory(server.connection()).await, &["light_lamp_on", "light_lamp_off"]),
+            "toolgate_keyed_transition" => {
+                (connect_in_memory(server.connection()).await, &["light_lamp_on", "light_lamp_off"])
+            }
             "toolgate_typed" => (connect_in_memory(server.connection()).await, &["light_price"]),
             other => panic!("unknown SCENARIO {other}"),
         };

@@ -417,10 +417,11 @@ impl super::Shared {
     /// resources, and the streams listening to one, hear `notifications/resources/updated`.
     fn tell_resource_subscribers(self: &Arc<Self>, key: &StoreKey) {
         let sessions = self.resource_watchers.watching(key);
-        if sessions.is_empty() && self.listeners.len() == 0 {
+        let listening = self.listeners.listening_to(key);
+        if sessions.is_empty() && listening.is_empty() {
             return;
         }
-        let (shared, key) = (self.clone(), key.clone());
+        let key = key.clone();
         tokio::spawn(async move {
             for session in sessions {
                 let uris: Vec<String> = lock(&session.subscribed)
@@ -432,7 +433,7 @@ impl super::Shared {
                     session.resource_updated(uri).await;
                 }
             }
-            shared.listeners.instance_moved(&key).await;
+            super::listeners::Listeners::tell_moved(listening).await;
         });
     }
 

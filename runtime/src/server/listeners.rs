@@ -116,17 +116,22 @@ impl Listeners {
         .await;
     }
 
-    /// Tells every stream listening to a resource of the instance at `key` that it changed.
-    pub(crate) async fn instance_moved(&self, key: &StoreKey) {
-        let told: Vec<(SubscriptionSink, String)> = self
-            .streams()
+    /// The streams listening to a resource of the instance at `key`, each with the
+    /// resource's URI: chosen at once, so a commit nobody listens to costs no task.
+    pub(crate) fn listening_to(&self, key: &StoreKey) -> Vec<(SubscriptionSink, String)> {
+        self.streams()
             .values()
             .flat_map(|stream| {
                 let uris = stream.resources.iter().filter(|(_, of)| of.as_ref() == Some(key));
                 uris.map(|(uri, _)| (stream.sink.clone(), uri.clone())).collect::<Vec<_>>()
             })
-            .collect();
-        for (sink, uri) in told {
+            .collect()
+    }
+
+    /// Tells each stream of `listening` (from [`Listeners::listening_to`]) that its
+    /// resource changed.
+    pub(crate) async fn tell_moved(listening: Vec<(SubscriptionSink, String)>) {
+        for (sink, uri) in listening {
             if let Err(error) = sink.notify_resource_updated(uri).await {
                 tracing::debug!(%error, "a listening stream could not be told a resource changed");
             }
