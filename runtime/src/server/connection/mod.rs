@@ -14,20 +14,21 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::Shared;
 use super::call::CallSource;
 use super::call_stream::CallSink;
-use super::catalog::Named;
 use super::focus::{SessionFocus, focus_states};
 use super::rounds::Retry;
 use crate::action::{CallClient, LogThreshold};
 use crate::auth::Principal;
 use crate::flow::Origin;
 use crate::gate::{self, Caller, Gate, Peer};
-use crate::prompt::PromptCall;
 use crate::store::StoreKey;
+
+mod catalog;
+mod watch;
 
 /// Serves one client connection. A connection the server keeps (stdio, or a stateful
 /// HTTP session, which it knows by the `initialize` that created it) has a flow of its own
@@ -208,66 +209,6 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Connection {
-    /// This kept session lists from its focus instances: it watches them.
-    fn watch_focus(&self, principal: Option<&Principal>) {
-        for (machine, entry) in self.state.focus.current() {
-            let Some(m) = self.shared.registry.machines().find(|m| m.id() == machine) else { continue };
-            self.shared.watchers.watch(gate::instance_key(m, &entry.instance, principal), &self.state);
-        }
-    }
-
-    /// Another session's commit moved an instance this session lists from: tell its client
-    /// if what it lists changed.
-    async fn refresh(self) {
-        let _one_at_a_time = self.state.refreshing.lock().await;
-        let Origin::Connection(flow) = self.origin() else { return };
-        let principal = self.state.opener.get().cloned().flatten();
-        let Ok(tools) = self.listing(&flow, principal.as_ref()).await else { return };
-        let names: Vec<String> =
-            self.visible_to(tools, principal.as_ref()).iter().map(|t| t.name.to_string()).collect();
-        {
-            let mut listed = lock(&self.state.listed);
-            match listed.as_ref() {
-                // It never listed: nothing to correct.
-                None => return,
-                Some(before) if *before == names => return,
-                Some(_) => *listed = Some(names),
-            }
-        }
-        match self.state.peer.get() {
-            // A 2025-11-25 session: its client hears it on the session.
-            Some(peer) => {
-                let changed =
-                    ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
-                if let Err(error) =
-                    peer.send_notification(ServerNotification::ToolListChangedNotification(changed)).await
-                {
-                    tracing::debug!(%error, "a session that lists from a moved instance could not be told");
-                }
-            }
-            // A 2026-07-28 connection (stdio): only on the streams it opened to listen.
-            None => self.shared.listeners.tools_changed_for(self.owner()).await,
-        }
-    }
-}
-
-impl super::Shared {
-    /// A commit moved the instance at `key`: every other kept session listing from it
-    /// re-lists and hears `list_changed` if its list changed (`except`: the session whose
-    /// call it was, which its own reply tells).
-    pub(super) fn tell_watchers(self: &Arc<Self>, key: &StoreKey, except: Option<&Arc<ConnectionState>>) {
-        self.tell_resource_subscribers(key);
-        for state in self.watchers.watching(key) {
-            if except.is_some_and(|caller| Arc::ptr_eq(caller, &state)) {
-                continue;
-            }
-            let connection = Connection { shared: self.clone(), state };
-            tokio::spawn(connection.refresh());
-        }
-    }
-}
-
-impl Connection {
     /// `tools/call`: the call through the pipeline, then what it tells whom.
     async fn serve_call(
         &self,
@@ -339,131 +280,6 @@ impl Connection {
             }
         };
         Ok(result.into())
-    }
-}
-
-impl Connection {
-    /// `prompts/get`: the prompt's messages, or a round that asks the client.
-    async fn prompt_get(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, ErrorData> {
-        let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
-        let prompt = self.shared.prompt(&request.name, principal.as_ref())?;
-        let raw = request.arguments.unwrap_or_default();
-        let mut arguments = BTreeMap::new();
-        for (name, value) in &raw {
-            let Value::String(value) = value else {
-                return Err(ErrorData::invalid_params(
-                    format!("argument `{name}` of prompt `{}` must be a string", request.name),
-                    Some(json!({ "prompt": request.name, "argument": name })),
-                ));
-            };
-            arguments.insert(name.clone(), value.clone());
-        }
-        if let Some(missing) = prompt.missing(&arguments).first() {
-            return Err(ErrorData::invalid_params(
-                format!("prompt `{}` requires the argument `{missing}`", request.name),
-                Some(json!({ "prompt": request.name, "argument": missing })),
-            ));
-        }
-        let kept = matches!(self.origin(), Origin::Connection(_));
-        let retry = Retry {
-            method: "prompts/get",
-            name: request.name.clone().into(),
-            request_state: request.request_state,
-            input_responses: request.input_responses,
-        };
-        let round = self.shared.round(&context, kept, principal.as_ref(), &raw, retry)?;
-        let call = PromptCall { arguments, principal: principal.clone(), inputs: round.inputs.clone() };
-        match self.shared.render(&prompt, call).await {
-            Ok(result) => Ok(result.into()),
-            Err(error) => match round.unanswered(&self.shared) {
-                Some(asked) => asked.map(Into::into),
-                None => Err(prompt_failed(&request.name, &error)),
-            },
-        }
-    }
-}
-
-impl Connection {
-    /// What subscribing to `uri` means for `principal`: the URI, and the instance it names
-    /// for a template bound to instances; `None` for a URI the principal may not read.
-    fn subscription(&self, uri: String, principal: Option<&Principal>) -> Option<(String, Option<StoreKey>)> {
-        let instance = match self.shared.resolve(&uri, principal)? {
-            Named::Resource(_) => None,
-            Named::Template { instance, .. } => instance.map(|instance| instance.key),
-        };
-        Some((uri, instance))
-    }
-}
-
-/// A prompt's renderer failed: the structured error as the JSON-RPC error's data.
-fn prompt_failed(name: &str, error: &crate::error::ToolError) -> ErrorData {
-    let mut data = error.to_structured();
-    if let Value::Object(fields) = &mut data {
-        fields.insert("prompt".into(), name.into());
-    }
-    match error.code() {
-        "INVALID_ARGUMENT" | "NOT_FOUND" => ErrorData::invalid_params(error.to_string(), Some(data)),
-        _ => ErrorData::internal_error(error.to_string(), Some(data)),
-    }
-}
-
-impl super::Shared {
-    /// A commit moved the instance at `key`: the sessions subscribed to one of its
-    /// resources, and the streams listening to one, hear `notifications/resources/updated`.
-    fn tell_resource_subscribers(self: &Arc<Self>, key: &StoreKey) {
-        let sessions = self.resource_watchers.watching(key);
-        let listening = self.listeners.listening_to(key);
-        if sessions.is_empty() && listening.is_empty() {
-            return;
-        }
-        let key = key.clone();
-        tokio::spawn(async move {
-            for session in sessions {
-                let uris: Vec<String> = lock(&session.subscribed)
-                    .iter()
-                    .filter(|(_, of)| of.as_ref() == Some(&key))
-                    .map(|(uri, _)| uri.clone())
-                    .collect();
-                for uri in uris {
-                    session.resource_updated(uri).await;
-                }
-            }
-            super::listeners::Listeners::tell_moved(listening).await;
-        });
-    }
-
-    /// The kept sessions still open.
-    pub(super) fn open_sessions(&self) -> Vec<Arc<ConnectionState>> {
-        let mut sessions = lock(&self.sessions);
-        sessions.retain(|session| session.strong_count() > 0);
-        sessions.iter().filter_map(std::sync::Weak::upgrade).collect()
-    }
-}
-
-impl ConnectionState {
-    /// Tells the client `uri` changed, if it subscribed to it.
-    pub(super) async fn resource_updated(&self, uri: String) {
-        if !lock(&self.subscribed).contains_key(&uri) {
-            return;
-        }
-        let Some(peer) = self.peer.get() else { return };
-        let updated = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
-        if let Err(error) = peer.notify_resource_updated(updated).await {
-            tracing::debug!(%error, "a subscribed session could not be told a resource changed");
-        }
-    }
-
-    /// Sends the client `notification` (a list changed), if it is a session with a client.
-    pub(super) async fn notify(&self, notification: ServerNotification) {
-        let Some(peer) = self.peer.get() else { return };
-        if let Err(error) = peer.send_notification(notification).await {
-            tracing::debug!(%error, "a session could not be told a list changed");
-        }
     }
 }
 
