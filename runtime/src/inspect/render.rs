@@ -168,9 +168,11 @@ fn dot_machine(out: &mut String, machine: &MachineView) {
 
 /// SVG, laid out and drawn in pure Rust (`layout-rs`). That layout engine has no
 /// clusters, so each machine is headed by a note naming it, its domain, key and tenant
-/// scope, pointing at its initial state; states and edges are labelled as in DOT.
+/// scope, pointing at its initial state; states and edges are labelled as in DOT. Ranks run
+/// top to bottom (a machine reads down the page, machines side by side), and the canvas is
+/// cropped to the drawing.
 pub(super) fn svg(description: &Description) -> String {
-    let mut flat = String::from("digraph toolgate {\n  rankdir=LR;\n");
+    let mut flat = String::from("digraph toolgate {\n");
     for machine in &description.machines {
         let id = sanitize(&machine.id);
         let mut title = machine_title(machine);
@@ -214,5 +216,109 @@ pub(super) fn svg(description: &Description) -> String {
     let mut visual = builder.get();
     let mut writer = layout::backends::svg::SVGWriter::new();
     visual.do_it(false, false, false, &mut writer);
-    writer.finalize()
+    cropped(&writer.finalize())
+}
+
+/// The margin left around the drawing when it is cropped.
+const MARGIN: f64 = 16.0;
+
+/// `svg` with its canvas cut to what is drawn on it: `layout-rs` sizes the canvas for its
+/// layout's ranks, which can leave half of it empty (three machines side by side).
+fn cropped(svg: &str) -> String {
+    let Some((width, height)) = drawn_extent(svg) else { return svg.to_string() };
+    let (width, height) = ((width + MARGIN).ceil(), (height + MARGIN).ceil());
+    let Some(start) = svg.find("<svg ") else { return svg.to_string() };
+    let Some(end) = svg[start..].find('>').map(|end| start + end) else { return svg.to_string() };
+    let open = format!(
+        "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\""
+    );
+    format!("{}{open}{}", &svg[..start], &svg[end..])
+}
+
+/// How far right and down the shapes, arrows and labels of `svg` reach (outside `<defs>`).
+fn drawn_extent(svg: &str) -> Option<(f64, f64)> {
+    let body = svg.split_once("</defs>").map_or(svg, |(_, body)| body);
+    let (mut right, mut bottom) = (0.0_f64, 0.0_f64);
+    for element in body.split('<').skip(1) {
+        let (name, rest) = element.split_once(char::is_whitespace).unwrap_or((element, ""));
+        let number = |attribute: &str| attribute_value(rest, attribute).and_then(|v| v.parse::<f64>().ok());
+        let reach = match name {
+            "rect" => number("x")
+                .zip(number("width"))
+                .map(|(x, w)| x + w)
+                .zip(number("y").zip(number("height")).map(|(y, h)| y + h)),
+            "ellipse" => number("cx")
+                .zip(number("rx"))
+                .map(|(x, r)| x + r)
+                .zip(number("cy").zip(number("ry")).map(|(y, r)| y + r)),
+            "path" => attribute_value(rest, "d").and_then(|d| {
+                // Every command's coordinates come in `x y` pairs.
+                let numbers: Vec<f64> = d
+                    .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+                    .filter_map(|n| n.parse().ok())
+                    .collect();
+                let xs =
+                    numbers.iter().step_by(2).copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+                let ys = numbers
+                    .iter()
+                    .skip(1)
+                    .step_by(2)
+                    .copied()
+                    .fold(None, |m: Option<f64>, y| Some(m.map_or(y, |m| m.max(y))));
+                xs.zip(ys)
+            }),
+            "text" => number("x").zip(number("y")).map(|(x, y)| {
+                // Centred lines of the 14px font, one `tspan` each, each below the last.
+                let lines: Vec<&str> =
+                    element.split("\">").skip(1).map(|l| l.split('<').next().unwrap_or("")).collect();
+                let widest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+                (x + widest * 4.5, y + (lines.len().max(1) as f64 + 0.5) * 14.0)
+            }),
+            _ => None,
+        };
+        if let Some((x, y)) = reach {
+            (right, bottom) = (right.max(x), bottom.max(y));
+        }
+    }
+    (right > 0.0 && bottom > 0.0).then_some((right, bottom))
+}
+
+/// The value of `name="…"` (or `name = "…"`) in an element's attributes.
+fn attribute_value<'a>(attributes: &'a str, name: &str) -> Option<&'a str> {
+    let mut rest = attributes;
+    while let Some(at) = rest.find(name) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + name.len()..].trim_start();
+        if before.is_none_or(char::is_whitespace)
+            && let Some(value) = after.strip_prefix('=').map(str::trim_start).and_then(|v| v.strip_prefix('"'))
+        {
+            return value.split('"').next();
+        }
+        rest = &rest[at + name.len()..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_svg_is_cropped_to_what_is_drawn() {
+        let drawn = concat!(
+            "<?xml version=\"1.0\"?><svg width=\"1000\" height=\"900\" viewBox=\"0 0 1000 900\" xmlns=\"http://www.w3.org/2000/svg\">",
+            "<defs><polygon points=\"0 0, 900 900\" /></defs>",
+            "<rect x=\"10\" y=\"20\" width=\"100\" height=\"50\" />",
+            "<ellipse cx=\"300\" cy=\"40\" rx=\"20\" ry=\"10\" />",
+            "<path d=\"M 10 70 C 10 90, 12 95, 14 120 \" />",
+            "<text x=\"50\" y=\"130\"><tspan x = \"50\" dy=\"1.0em\">a label</tspan></text>",
+            "</svg>"
+        );
+        let svg = cropped(drawn);
+        // Right: the ellipse (320); down: the text's line (130 + 1.5 lines of 14px).
+        assert!(svg.contains("<svg width=\"336\" height=\"167\" viewBox=\"0 0 336 167\""), "{svg}");
+        assert!(svg.ends_with("<rect x=\"10\" y=\"20\" width=\"100\" height=\"50\" /><ellipse cx=\"300\" cy=\"40\" rx=\"20\" ry=\"10\" /><path d=\"M 10 70 C 10 90, 12 95, 14 120 \" /><text x=\"50\" y=\"130\"><tspan x = \"50\" dy=\"1.0em\">a label</tspan></text></svg>"));
+        // What it cannot read is left as it is.
+        assert_eq!(cropped("<svg></svg>"), "<svg></svg>");
+    }
 }
