@@ -16,6 +16,22 @@ use super::wire;
 use super::{ServeError, Server};
 use crate::gate::Limiter;
 
+/// A router answering every request with rmcp's `service`, held behind an `Arc`. Mounted
+/// as a service, it would be cloned per request (twice by axum's routing, once more by its
+/// own `call`), each clone copying its configuration — the allowed hosts and origins, ~15k
+/// instructions a request; here a request clones a reference count and calls
+/// [`StreamableHttpService::handle`].
+fn shared_service<M>(service: StreamableHttpService<super::Connection, M>) -> axum::Router
+where
+    M: rmcp::transport::streamable_http_server::SessionManager,
+{
+    let service = Arc::new(service);
+    axum::Router::new().fallback(move |request: axum::extract::Request| {
+        let service = service.clone();
+        async move { service.handle(request).await.map(axum::body::Body::new) }
+    })
+}
+
 impl Server {
     /// Serves one client over this process's stdin/stdout until it disconnects.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
@@ -51,7 +67,7 @@ impl Server {
         let router = if self.shared.sessionless {
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
-            axum::Router::new().fallback_service(service).layer(checked)
+            shared_service(service).layer(checked)
         } else {
             let manager = Arc::new(CallStreamSessions {
                 inner: options.session_manager(),
@@ -59,7 +75,7 @@ impl Server {
             });
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);
-            axum::Router::new().fallback_service(service).layer(checked).layer(refusals)
+            shared_service(service).layer(checked).layer(refusals)
         };
         // Who is calling, resolved before rmcp sees the request.
         let auth = &self.shared.auth;
