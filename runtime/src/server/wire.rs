@@ -59,7 +59,7 @@ impl Refusal {
 pub(crate) fn check(bytes: &[u8]) -> Result<(), Refusal> {
     let problem = RefCell::new(None);
     let mut reader = serde_json::Deserializer::from_slice(bytes);
-    let walked = Walk { depth: 0, problem: &problem }.deserialize(&mut reader).and_then(|kind| {
+    let walked = Walk { depth: 0, problem: &problem, keep_text: false }.deserialize(&mut reader).and_then(|kind| {
         reader.end()?;
         Ok(kind)
     });
@@ -74,7 +74,7 @@ pub(crate) fn check(bytes: &[u8]) -> Result<(), Refusal> {
             return Err(Refusal { code: PARSE_ERROR, message, id: Value::Null });
         }
     };
-    let Kind::Object(message) = top else {
+    let Kind::Object(Some(message)) = top else {
         let message = match top {
             Kind::Array => "Invalid Request: one JSON-RPC message per request; batches are not supported",
             _ => "Invalid Request: a JSON-RPC message is an object",
@@ -100,7 +100,8 @@ pub(crate) fn check(bytes: &[u8]) -> Result<(), Refusal> {
 
 /// What a JSON value is, as far as the message's shape needs to know.
 enum Kind {
-    Object(Box<Members>),
+    /// An object; what its members say, for the top-level one only.
+    Object(Option<Box<Members>>),
     Array,
     /// Whether it is `"2.0"`, and its text for a member of the top-level object (an id).
     Str(bool, Option<String>),
@@ -122,9 +123,12 @@ struct Members {
 
 /// Walks a JSON value without keeping it, failing on a member named twice in one object or
 /// on nesting deeper than [`MAX_DEPTH`], and saying which in `problem`.
+#[derive(Clone, Copy)]
 struct Walk<'p> {
     depth: usize,
     problem: &'p RefCell<Option<String>>,
+    /// Whether a string here is kept (the top-level `id`, to echo in a refusal).
+    keep_text: bool,
 }
 
 impl<'p> Walk<'p> {
@@ -133,7 +137,7 @@ impl<'p> Walk<'p> {
             *self.problem.borrow_mut() = Some(format!("nested deeper than {MAX_DEPTH} levels"));
             return Err(E::custom("too deep"));
         }
-        Ok(Walk { depth: self.depth + 1, problem: self.problem })
+        Ok(Walk { depth: self.depth + 1, problem: self.problem, keep_text: false })
     }
 }
 
@@ -187,8 +191,8 @@ impl<'de> Visitor<'de> for Walk<'_> {
         Ok(Kind::Number(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)))
     }
     fn visit_str<E>(self, text: &str) -> Result<Kind, E> {
-        // Only a top-level member's text can be the id to echo; nothing deeper is kept.
-        Ok(Kind::Str(text == "2.0", (self.depth == 1).then(|| text.chars().take(256).collect())))
+        // Only the top-level `id` is kept, to echo; no other text.
+        Ok(Kind::Str(text == "2.0", self.keep_text.then(|| text.chars().take(256).collect())))
     }
     fn visit_unit<E>(self) -> Result<Kind, E> {
         Ok(Kind::Other(true))
@@ -196,7 +200,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Kind, A::Error> {
         let inner = self.deeper()?;
-        while items.next_element_seed(Walk { depth: inner.depth, problem: inner.problem })?.is_some() {}
+        while items.next_element_seed(Walk { keep_text: false, ..inner })?.is_some() {}
         Ok(Kind::Array)
     }
 
@@ -204,14 +208,15 @@ impl<'de> Visitor<'de> for Walk<'_> {
         let inner = self.deeper()?;
         let top = self.depth == 0;
         let mut shape = Members::default();
-        let mut seen: Vec<std::borrow::Cow<'de, str>> = Vec::new();
+        // The names so far: most objects have a few members, held without allocating.
+        let mut seen: smallvec::SmallVec<[std::borrow::Cow<'de, str>; 8]> = smallvec::SmallVec::new();
         while let Some(Name(name)) = members.next_key::<Name<'de>>()? {
             if seen.contains(&name) {
                 let shown: String = name.chars().take(64).collect();
                 *self.problem.borrow_mut() = Some(format!("the member `{shown}` appears twice in one object"));
                 return Err(de::Error::custom("duplicate member"));
             }
-            let value = members.next_value_seed(Walk { depth: inner.depth, problem: inner.problem })?;
+            let value = members.next_value_seed(Walk { keep_text: top && name == "id", ..inner })?;
             if top {
                 match (name.as_ref(), value) {
                     ("jsonrpc", Kind::Str(is_2_0, _)) => shape.jsonrpc_2_0 = is_2_0,
@@ -227,7 +232,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
             }
             seen.push(name);
         }
-        Ok(Kind::Object(Box::new(shape)))
+        Ok(Kind::Object(top.then(|| Box::new(shape))))
     }
 }
 
@@ -455,6 +460,13 @@ mod tests {
             assert_eq!(code, PARSE_ERROR);
             assert!(message.contains("appears twice"), "{message}");
         }
+        // Past the names held inline: the twelfth member repeats the first.
+        let members: Vec<String> = (0..11).map(|i| format!(r#""m{i}":{i}"#)).collect();
+        let many = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{{},"m0":0}}}}}}"#,
+            members.join(",")
+        );
+        assert!(refused(&many).1.contains("the member `m0` appears twice"));
     }
 
     #[test]
