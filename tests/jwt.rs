@@ -101,6 +101,25 @@ async fn a_good_token_names_the_principal_with_its_tenant_and_scopes() {
     assert_eq!(client.ok("ident_whoami", json!({ "domain": "ident" })).await["subject"], "alice");
 }
 
+/// A table of tokens and a JWT issuer together (`--tokens FILE` with `--jwt-issuer`): each
+/// is tried, neither replaces the other.
+#[tokio::test]
+async fn a_table_of_tokens_and_an_issuer_both_authenticate() {
+    let tokens = toolgate::StaticTokens::new().token("service-token-0123456789", Principal::new("batch"));
+    let server = Server::from_registry("ident")
+        .authenticator(tokens)
+        .authenticator(JwtAuthenticator::hs256(ISSUER, AUDIENCE, SECRET).unwrap())
+        .build()
+        .expect("server");
+    let url = serve_in_process(server).await;
+    let service = TestClient::http_as(&url, Lifecycle::Sessionless, Some("service-token-0123456789")).await;
+    assert_eq!(service.ok("ident_whoami", json!({ "domain": "ident" })).await["subject"], "batch");
+    let jwt = sign(Algorithm::HS256, None, &claims());
+    let user = TestClient::http_as(&url, Lifecycle::Sessionless, Some(&jwt)).await;
+    assert_eq!(user.ok("ident_whoami", json!({ "domain": "ident" })).await["subject"], "alice");
+    assert_eq!(status_of(&url, "neither-0123456789").await.0, 401);
+}
+
 #[tokio::test]
 async fn every_bad_token_is_refused_with_401() {
     let url = serve(JwtAuthenticator::jwks(ISSUER, AUDIENCE, jwks_url().await)).await;

@@ -347,8 +347,11 @@ fn scopes_held(tool: &ToolEntry, roster: &Roster) -> (Verdict, String) {
     if tool.visible_to(None) {
         return (Verdict::NotApplicable, "requires no scope".into());
     }
-    let holders: Vec<&str> =
+    let mut holders: Vec<&str> =
         roster.listed().iter().filter(|p| tool.visible_to(Some(p))).map(Principal::subject).collect();
+    // Several tokens may stand for one principal.
+    holders.sort_unstable();
+    holders.dedup();
     let all_of = |scopes: &[&str]| scopes.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(" and ");
     let required = match tool.seen_with.as_slice() {
         [] => all_of(tool.scopes()),

@@ -276,8 +276,15 @@ impl ServerBuilder {
     /// let tokens = StaticTokens::new().token("s3cret", Principal::new("clerk").with_scopes(["payments:capture"]));
     /// let builder = Server::from_registry("payments").authenticator(tokens).require_authentication();
     /// ```
+    ///
+    /// Given more than one (a tokens file and a JWT issuer, say), they are tried in the
+    /// order given: a token one refuses as invalid goes to the next.
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
-        self.auth.authenticator = Some(Arc::new(authenticator));
+        let next: Arc<dyn Authenticator> = Arc::new(authenticator);
+        self.auth.authenticator = Some(match self.auth.authenticator.take() {
+            Some(first) => Arc::new(crate::auth::FirstOf(first, next)),
+            None => next,
+        });
         self
     }
 
