@@ -3,6 +3,8 @@
 # replies), counted by callgrind inside a running server: WARM requests first, then counters
 # zeroed, N requests, a dump. Deterministic, unlike wall-clock load; run it on toolgate's
 # invoice example and on the plain rmcp baseline of ../shared/perf and compare.
+# MODE=stateful: over one stateful session instead (2025-11-25, opened first, as
+# ../shared/perf/compare.sh does; replies as the server sends them).
 #
 #   benches/callgrind_http.sh <port> <server command...>
 #   e.g. benches/callgrind_http.sh 9311 target/release/examples/invoice --http 127.0.0.1:9311 --stateless
@@ -15,16 +17,40 @@ valgrind --tool=callgrind --callgrind-out-file="$OUT" "$@" >"$OUT.log" 2>&1 &
 vp=$!
 trap 'kill $vp 2>/dev/null || true' EXIT
 for _ in $(seq 120); do curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break; sleep 0.5; done
-calls() {
-  python3 - "$port" "$1" <<'PY'
+MODE=${MODE:-sessionless}
+SESSION=""
+if [ "$MODE" = stateful ]; then
+  SESSION=$(python3 - "$port" <<'PY'
 import http.client, sys
-port, n = int(sys.argv[1]), int(sys.argv[2])
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]))
+h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+     "MCP-Protocol-Version": "2025-11-25"}
+c.request("POST", "/mcp", '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+          '"2025-11-25","capabilities":{},"clientInfo":{"name":"callgrind","version":"0"}}}', h)
+r = c.getresponse(); r.read(); sid = r.getheader("Mcp-Session-Id")
+h["Mcp-Session-Id"] = sid
+c.request("POST", "/mcp", '{"jsonrpc":"2.0","method":"notifications/initialized"}', h)
+r = c.getresponse(); r.read()
+print(sid)
+PY
+)
+fi
+calls() {
+  python3 - "$port" "$1" "$SESSION" <<'PY'
+import http.client, sys
+port, n, session = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 c = http.client.HTTPConnection("127.0.0.1", port)
-body = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"invoice_view",'
-        '"arguments":{"id":"INV-1","domain":"invoice"},"_meta":{"io.modelcontextprotocol/protocolVersion":'
-        '"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
-headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-           "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "invoice_view"}
+if session:
+    body = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"invoice_view",'
+            '"arguments":{"id":"INV-1","domain":"invoice"}}}')
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": session}
+else:
+    body = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"invoice_view",'
+            '"arguments":{"id":"INV-1","domain":"invoice"},"_meta":{"io.modelcontextprotocol/protocolVersion":'
+            '"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "invoice_view"}
 for i in range(n):
     c.request("POST", "/mcp", body % i, headers)
     r = c.getresponse(); d = r.read()

@@ -41,4 +41,14 @@ async fn a_session_listing_from_an_invoice_hears_when_another_session_moves_it()
     // Nor is the watcher told twice of one change.
     watcher.ok("invoice_view", inv("INV-7")).await;
     assert_eq!(watcher.pending_list_changed(), 0);
+
+    // The watcher moves on to INV-9 (its own call changes its list, and it is told): it now
+    // lists from INV-9, and hears when another session moves it.
+    watcher.ok("invoice_view", inv("INV-9")).await;
+    watcher.expect_list_changed().await;
+    assert!(watcher.tool_names().await.contains(&"invoice_submit".to_string()));
+    assert_eq!(watcher.pending_list_changed(), 0);
+    mover.ok("invoice_submit", inv("INV-9")).await;
+    watcher.expect_list_changed().await;
+    assert!(watcher.tool_names().await.contains(&"invoice_approve".to_string()));
 }

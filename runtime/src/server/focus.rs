@@ -33,12 +33,20 @@ pub(crate) struct SessionFocus {
     /// Per machine: the focus, and the ticket of the call that set it.
     entries: Mutex<BTreeMap<String, (FocusEntry, Ticket)>>,
     tickets: AtomicU64,
+    /// How many times the focus moved (counted under the lock, after the move).
+    moves: AtomicU64,
 }
 
 impl SessionFocus {
     /// A ticket for a call starting now: later calls get greater ones.
     pub(crate) fn begin(&self) -> Ticket {
         Ticket(self.tickets.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// How many times the focus moved so far: a session that watched its focus at this
+    /// count need not watch it again until the count changes.
+    pub(crate) fn moves(&self) -> u64 {
+        self.moves.load(Ordering::Acquire)
     }
 
     /// The focus now.
@@ -62,6 +70,7 @@ impl SessionFocus {
         }
         let before: Focus = entries.iter().map(|(m, (e, _))| (m.clone(), e.clone())).collect();
         entries.insert(machine.to_string(), (entry.clone(), ticket));
+        self.moves.fetch_add(1, Ordering::Release);
         let mut after = before.clone();
         after.insert(machine.to_string(), entry);
         Some((before, after))

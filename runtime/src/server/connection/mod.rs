@@ -49,6 +49,8 @@ pub(crate) struct ConnectionState {
     /// Whether the server keeps this connection (stdio, or a session it initialized).
     kept: AtomicBool,
     focus: SessionFocus,
+    /// The focus's move count when this session last watched its focus instances.
+    watched_moves: std::sync::atomic::AtomicU64,
     /// The lowest log level the client asked for.
     log_threshold: LogThreshold,
     /// Who opened the session (its principal's digest, `None` for an anonymous one): set
@@ -109,6 +111,7 @@ impl Connection {
             id: std::sync::OnceLock::new(),
             kept: AtomicBool::new(kept),
             focus: SessionFocus::default(),
+            watched_moves: Default::default(),
             log_threshold: LogThreshold::default(),
             owner: std::sync::OnceLock::new(),
             opener: std::sync::OnceLock::new(),

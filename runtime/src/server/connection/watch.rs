@@ -17,6 +17,11 @@ use crate::store::StoreKey;
 impl Connection {
     /// This kept session lists from its focus instances: it watches them.
     pub(super) fn watch_focus(&self, principal: Option<&Principal>) {
+        // Watching lasts as long as the session: only a moved focus adds an instance.
+        let moves = self.state.focus.moves();
+        if self.state.watched_moves.swap(moves, std::sync::atomic::Ordering::AcqRel) == moves {
+            return;
+        }
         for (machine, entry) in self.state.focus.current() {
             let Some(m) = self.shared.registry.machines().find(|m| m.id() == machine) else { continue };
             self.shared.watchers.watch(gate::instance_key(m, &entry.instance, principal), &self.state);
