@@ -100,6 +100,26 @@ async fn ledger_transfer(transfer: Transfer, principal: Principal) -> Result<Pos
     Ok(Posted { cents: transfer.cents, by: principal.subject().to_string() })
 }
 
+/// How many times `ledger_statement`'s handler ran.
+static STATEMENTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Issue a statement of the ledger, as text and a picture, once per request id. Does not
+/// transfer anything.
+#[action(domain = "ledger", transactional, idempotency_key = "request_id")]
+async fn ledger_statement(request: StatementRequest) -> Result<toolgate::content::Content, ToolError> {
+    use toolgate::content::{Block, Content};
+    let run = STATEMENTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Ok(Content::new()
+        .with(Block::text(format!("Statement {} (run {run})", request.request_id)))
+        .with(Block::image(b"GIF89a", "image/gif")))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct StatementRequest {
+    /// A fresh id per request; a retry repeats it.
+    request_id: String,
+}
+
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789";
 
@@ -314,6 +334,22 @@ async fn an_idempotent_retry_returns_the_first_result_without_running_the_handle
     let bobs = bob.ok("ledger_transfer", call).await;
     assert_eq!(bobs["by"], "bob");
     assert_eq!(TRANSFERS.load(std::sync::atomic::Ordering::SeqCst), before + 2);
+}
+
+/// A retry of a tool that answers with content blocks gets the blocks back too, not only
+/// the structured part.
+#[tokio::test]
+async fn an_idempotent_retry_returns_the_first_content_blocks() {
+    let url = server(false).await;
+    let alice = TestClient::http_as(&url, Lifecycle::Sessionless, Some(ALICE)).await;
+    let call = json!({ "domain": "ledger", "request_id": "statement-0001" });
+    let first = serde_json::to_value(alice.try_call("ledger_statement", call.clone()).await.unwrap()).unwrap();
+    let again = serde_json::to_value(alice.try_call("ledger_statement", call).await.unwrap()).unwrap();
+    assert_eq!(first["content"][0]["text"], "Statement statement-0001 (run 0)", "{first}");
+    assert_eq!(first["content"][1]["type"], "image", "{first}");
+    assert_eq!(again["content"], first["content"], "the retry's blocks are the first call's");
+    assert_eq!(again["structuredContent"], first["structuredContent"]);
+    assert_eq!(STATEMENTS.load(std::sync::atomic::Ordering::SeqCst), 1, "the handler ran once");
 }
 
 #[tokio::test]

@@ -34,6 +34,18 @@ pub(crate) struct Idempotency {
 struct Record {
     digest: String,
     content: Value,
+    /// The content blocks of a handler that returned them, as the reply carried them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    blocks: Option<Value>,
+}
+
+/// A first call's result, as a retry gets it back.
+#[derive(Debug)]
+pub(crate) struct Recalled {
+    /// Its structured content.
+    pub(crate) content: Value,
+    /// Its content blocks (JSON), for a handler that returned them.
+    pub(crate) blocks: Option<Value>,
 }
 
 /// The idempotency of a call to `tool` whose key argument is `argument`: `None` when the
@@ -65,7 +77,7 @@ pub(crate) fn of_call(
 impl Idempotency {
     /// The first call's result, if there was one with these arguments; a refusal if the key
     /// was used with other arguments.
-    pub(crate) async fn recall(&self, store: &dyn FlowStore, tool: &str) -> Result<Option<Value>, ToolError> {
+    pub(crate) async fn recall(&self, store: &dyn FlowStore, tool: &str) -> Result<Option<Recalled>, ToolError> {
         let snapshot = store.load(&self.key).await.map_err(|e| ToolError::store_unavailable(e, 1_000))?;
         if snapshot.version == 0 || snapshot.is_expired(now_ms()) {
             return Ok(None);
@@ -77,12 +89,12 @@ impl Idempotency {
             return Err(ToolError::idempotency_conflict(tool));
         }
         tracing::info!(tool, "an idempotent retry: the first result, the handler not run again");
-        Ok(Some(record.content))
+        Ok(Some(Recalled { content: record.content, blocks: record.blocks }))
     }
 
-    /// Keeps a successful call's result for its retries.
-    pub(crate) async fn remember(&self, store: &dyn FlowStore, content: &Value) {
-        let record = Record { digest: self.digest.clone(), content: content.clone() };
+    /// Keeps a successful call's result (and its content blocks, JSON) for its retries.
+    pub(crate) async fn remember(&self, store: &dyn FlowStore, content: &Value, blocks: Option<Value>) {
+        let record = Record { digest: self.digest.clone(), content: content.clone(), blocks };
         let snapshot = Snapshot {
             expires_at_ms: Some(now_ms() + RECORD_TTL.as_millis() as u64),
             record: Some(serde_json::to_value(record).expect("a record serializes")),

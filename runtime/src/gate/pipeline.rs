@@ -29,6 +29,7 @@
 
 use serde_json::{Map, Value};
 
+use super::idempotency::Recalled;
 use super::{Gate, Idempotency, Limiter, Records, Spent, view};
 use crate::action::RatePer;
 use crate::auth::Principal;
@@ -136,7 +137,7 @@ pub(crate) enum Admission<'a> {
     /// Run the handler, then commit.
     Run(Admitted<'a>),
     /// The first result of this idempotent call; nothing runs.
-    Replay(Value),
+    Replay(Recalled),
 }
 
 /// Judges a call to `tool` from `origin` by `caller`: admitted, with the leases it needs
@@ -263,7 +264,7 @@ impl<'a> Candidate<'a> {
     /// succeeded — gets that call's result before the state gate (the first call's
     /// transition may have made the tool unavailable since) and before any confirmation
     /// (the first call spent its code). The same key with other arguments is refused.
-    async fn recall(&mut self) -> Result<Option<Value>, ToolError> {
+    async fn recall(&mut self) -> Result<Option<Recalled>, ToolError> {
         let (Some(argument), Some(principal)) = (self.tool.idempotency_key(), &self.principal) else { return Ok(None) };
         let subject = self.subject();
         let owned = [field::DOMAIN_FIELD, self.judge.records.flows.argument()];

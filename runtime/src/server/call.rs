@@ -110,8 +110,11 @@ impl Shared {
         };
         let (outcome, idempotency) = match gate::admit(&judge, tool, source.origin, source.caller, arguments).await {
             // An idempotent retry: the first result, as it was.
-            Ok(Admission::Replay(content)) => {
-                return Reply { content, blocks: None, is_error: false, listing_changed: false, moved: None };
+            Ok(Admission::Replay(first)) => {
+                // The blocks were kept as the reply carried them; what does not read back
+                // (a record from an older version) leaves the structured content alone.
+                let blocks = first.blocks.and_then(|blocks| serde_json::from_value(blocks).ok());
+                return Reply { content: first.content, blocks, is_error: false, listing_changed: false, moved: None };
             }
             Ok(Admission::Run(admitted)) => {
                 let active = tool.domain.is_none().then(|| self.active_domain(&admitted.flow_before));
@@ -131,7 +134,8 @@ impl Shared {
                     fields.insert(self.flows.argument().into(), handle.into());
                 }
                 if let Some(idempotency) = idempotency {
-                    idempotency.remember(self.store.as_ref(), &content).await;
+                    let kept_blocks = blocks.as_ref().and_then(|blocks| serde_json::to_value(blocks).ok());
+                    idempotency.remember(self.store.as_ref(), &content, kept_blocks).await;
                 }
                 Reply { content, blocks, is_error: false, listing_changed, moved }
             }
