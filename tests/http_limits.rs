@@ -43,6 +43,28 @@ async fn a_foreign_origin_is_forbidden() {
     assert_eq!(initialize(&url, &[("origin", "http://localhost:5173")]).await.status, 403);
 }
 
+/// A disallowed Host or Origin is refused before the body is read: a malformed body from a
+/// foreign page gets 403 as a well-formed one does, not the parse error a local client gets.
+#[tokio::test]
+async fn a_foreign_origin_is_refused_before_its_body_is_read() {
+    let url = serve(Server::from_registry("net")).await;
+    let post = |headers: &[(&str, &str)]| {
+        let mut request = reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body("not json");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(post(&[("origin", "http://evil.example.com")]).await, 403);
+    assert_eq!(post(&[("host", "evil.example.com")]).await, 403);
+    assert_eq!(post(&[("origin", "http://localhost:5173")]).await, 400, "a loopback page's malformed body");
+    assert_eq!(post(&[]).await, 400);
+}
+
 #[tokio::test]
 async fn past_the_session_cap_new_sessions_are_refused_and_live_ones_work() {
     let url = serve(Server::from_registry("net").max_sessions(2)).await;

@@ -265,6 +265,13 @@ pub(crate) async fn check_http(State(max_body_bytes): State<Arc<usize>>, request
             .into_response();
     };
     if let Err(refusal) = check(&bytes) {
+        // rmcp refuses a disallowed Host or Origin (403, DNS rebinding) before it reads a
+        // body: that comes first for a malformed one too. Asked with no body, rmcp answers
+        // 403 or refuses the empty body (which reaches no handler); only its 403 is kept.
+        let probe = next.run(Request::from_parts(parts, Body::empty())).await;
+        if probe.status() == http::StatusCode::FORBIDDEN {
+            return probe;
+        }
         let headers = [(http::header::CONTENT_TYPE, "application/json")];
         return (http::StatusCode::BAD_REQUEST, headers, refusal.body().to_string()).into_response();
     }
