@@ -248,9 +248,6 @@ impl Connection {
         if kept {
             self.watch_focus(caller.principal.as_ref());
         }
-        if let Some(moved) = &reply.moved {
-            self.shared.tell_watchers(moved, Some(&self.state));
-        }
         if reply.listing_changed {
             // Only this session: other sessions' lists did not change.
             if !round.in_rounds() {
@@ -263,6 +260,11 @@ impl Connection {
                 // MCP 2026-07-28 sends only what a listening stream asked for.
                 self.shared.listeners.tools_changed_for(self.owner()).await;
             }
+        }
+        // After this session's own list change, so that its client hears that first and
+        // the instance's resource updates (sent by a task of their own) after it.
+        if let Some(moved) = &reply.moved {
+            self.shared.tell_watchers(moved, Some(&self.state));
         }
         if reply.is_error
             && let Some(asked) = round.unanswered(&self.shared)
