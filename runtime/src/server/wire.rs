@@ -268,6 +268,8 @@ pub(crate) async fn check_http(State(max_body_bytes): State<Arc<usize>>, request
         // rmcp refuses a disallowed Host or Origin (403, DNS rebinding) before it reads a
         // body: that comes first for a malformed one too. Asked with no body, rmcp answers
         // 403 or refuses the empty body (which reaches no handler); only its 403 is kept.
+        let mut parts = parts;
+        parts.headers.remove(http::header::CONTENT_LENGTH);
         let probe = next.run(Request::from_parts(parts, Body::empty())).await;
         if probe.status() == http::StatusCode::FORBIDDEN {
             return probe;
