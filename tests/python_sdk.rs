@@ -51,6 +51,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use common::sdk::{self, LEGACY, MODERN, Transport, stdio_server};
 use common::servers::run_quiet_client;
 use common::{run_command as run, target_dir};
 use tokio::process::{Child, Command};
@@ -160,45 +161,9 @@ async fn serve(name: &str, key: &str, extra: &[&str]) -> Server {
     Server { url, _child: child }
 }
 
-/// The protocol revisions the flows run at.
-const LEGACY: &str = "2025-11-25";
-const MODERN: &str = "2026-07-28";
-
-/// How a flow reaches its example.
-#[derive(Clone, Copy, Debug)]
-enum Transport {
-    /// The SDK launches the example and talks over its stdin/stdout.
-    Stdio,
-    /// Streamable HTTP, with sessions (which also serve sessionless 2026-07-28 requests).
-    Http,
-    /// Streamable HTTP, `--stateless`.
-    Stateless,
-}
-
-impl Transport {
-    /// The example's flags for this transport's HTTP mode.
-    fn mode(self) -> &'static [&'static str] {
-        match self {
-            Transport::Stateless => &["--stateless"],
-            Transport::Stdio | Transport::Http => &[],
-        }
-    }
-}
-
 /// A file of this test binary's own under the target directory, removed first.
 fn scratch(tag: &str, suffix: &str) -> PathBuf {
-    let path = target_dir().join(format!("python-sdk-{tag}-{}.{suffix}", std::process::id()));
-    let _ = std::fs::remove_file(&path);
-    path
-}
-
-/// The scripts' SERVER argument for the example `name` launched over stdio with `args`
-/// (and `--store memory`), its stderr going to `log`.
-fn stdio_server(name: &str, args: &[&str], log: &Path) -> String {
-    let mut argv = vec!["--store", "memory"];
-    argv.extend_from_slice(args);
-    let spec = serde_json::json!({ "command": common::example_binary(name), "args": argv, "stderr": log });
-    format!("stdio:{spec}")
+    sdk::scratch("python-sdk", tag, suffix)
 }
 
 /// Runs `tests/python/<script>` with the venv's Python; panics with its output on failure,

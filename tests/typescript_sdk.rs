@@ -55,8 +55,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use common::sdk::{self, LEGACY, MODERN, Transport};
 use common::servers::run_quiet_client;
-use common::{example_binary, run_command, spawn_http_example, target_dir};
+use common::{run_command, spawn_http_example, target_dir};
 use tokio::process::Command;
 use tokio::sync::OnceCell;
 
@@ -173,29 +174,12 @@ async fn refusals(example: &str) {
     run_script("refusals.mjs", &[&url, example], None).await;
 }
 
-/// The protocol revisions the flows run at.
-const LEGACY: &str = "2025-11-25";
-const MODERN: &str = "2026-07-28";
-
-/// How a flow reaches its example.
-#[derive(Clone, Copy, Debug)]
-enum Transport {
-    /// The SDK launches the example and talks over its stdin/stdout.
-    Stdio,
-    /// Streamable HTTP, with sessions (which also serve sessionless 2026-07-28 requests).
-    Http,
-    /// Streamable HTTP, `--stateless`.
-    Stateless,
-}
-
 /// The bearer token of the travel example's traveller.
 const TRAVELLER_TOKEN: &str = "typescript-sdk-traveller-token-0001";
 
 /// A file of this test binary's own under the target directory, removed first.
 fn scratch(tag: &str, suffix: &str) -> PathBuf {
-    let path = target_dir().join(format!("typescript-sdk-{tag}-{}.{suffix}", std::process::id()));
-    let _ = std::fs::remove_file(&path);
-    path
+    sdk::scratch("typescript-sdk", tag, suffix)
 }
 
 /// Runs `<example>_flow.mjs` with the SDK `line` at `protocol` over `transport`. The travel
@@ -215,9 +199,7 @@ async fn flow(example: &str, line: &str, protocol: &str, transport: Transport) {
     let (log, _server) = match transport {
         Transport::Stdio => {
             let log = scratch(&tag, "log");
-            let argv: Vec<&str> = ["--store", "memory"].into_iter().chain(server_args).collect();
-            let spec = serde_json::json!({ "command": example_binary(example), "args": argv, "stderr": log });
-            args.push(format!("stdio:{spec}"));
+            args.push(sdk::stdio_server(example, &server_args, &log));
             (Some(log), None)
         }
         Transport::Http | Transport::Stateless => {

@@ -8,6 +8,8 @@
 //! - [`confirm`]: one-time codes from a development outbox, for confirmed tools.
 //! - [`raw`]: raw HTTP requests, for what rmcp's client does not let a test control
 //!   (headers, statuses, a session id, sessionless requests one by one).
+//! - [`sdk`]: what the official SDK clients' flows share (revisions, transports, the
+//!   `stdio:` argument that launches an example).
 //!
 //! The benchmarks include this module with `#[path = "../tests/common/mod.rs"]`.
 
@@ -17,6 +19,7 @@
 pub mod clients;
 pub mod confirm;
 pub mod raw;
+pub mod sdk;
 pub mod servers;
 
 use std::time::Duration;
