@@ -555,6 +555,7 @@ mod tests {
         let (scheme, rest) = url.split_once("://").expect("a Redis URL");
         let host = rest.split('/').next().unwrap_or(rest);
         let store = RedisStore::connect(&format!("{scheme}://{host}/7")).await.expect("connect to the test Redis");
+        assert!(store.count_live().await.unwrap().is_some(), "the Redis store counts its live records");
         crate::store::conformance::check_live_counts(&store).await;
     }
 
