@@ -152,6 +152,13 @@ async fn every_bad_token_is_refused_with_401() {
         ("ES256 naming the RSA key", sign(Algorithm::ES256, Some("rsa-1"), &claims())),
         ("an unknown key", sign(Algorithm::RS256, Some("rsa-9"), &claims())),
         ("not a JWT", "opaque-token-value".to_string()),
+        // A tenant claim that names no tenant is no "no tenant": served as one, it would
+        // share the default tenant's instances with every principal that has none.
+        ("a tenant list", sign(Algorithm::RS256, Some("rsa-1"), &with(claims(), "tenant", json!(["acme"])))),
+        ("a tenant number", sign(Algorithm::RS256, Some("rsa-1"), &with(claims(), "tenant", json!(7)))),
+        ("an empty tenant", sign(Algorithm::RS256, Some("rsa-1"), &with(claims(), "tenant", json!("")))),
+        ("a null tenant", sign(Algorithm::RS256, Some("rsa-1"), &with(claims(), "tenant", json!(null)))),
+        ("a tenant object", sign(Algorithm::RS256, Some("rsa-1"), &with(claims(), "tenant", json!({ "id": "acme" })))),
     ];
     for (case, token) in cases {
         let (status, challenge) = status_of(&url, &token).await;

@@ -68,7 +68,9 @@ impl ArgumentCheck {
             return Ok(());
         }
         let mut errors: Vec<FieldError> = Vec::new();
-        let mut typed: Vec<String> = Vec::new();
+        // Where each field's entry is in `errors`: one look-up per field, however many.
+        let mut entries: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut typed: std::collections::HashSet<String> = std::collections::HashSet::new();
         for error in self.validator.iter_errors(instance) {
             let at = error.instance_path().as_str().to_string();
             let fields: Vec<(String, String)> = match error.kind() {
@@ -85,10 +87,10 @@ impl ArgumentCheck {
             };
             let from_type = matches!(error.kind(), ValidationErrorKind::Custom { .. });
             if from_type {
-                typed.push(at.clone());
+                typed.insert(at.clone());
             }
             for (field, problem) in fields {
-                if let Some(entry) = errors.iter_mut().find(|e| e.field == field) {
+                if let Some(entry) = entries.get(&field).map(|&at| &mut errors[at]) {
                     // One entry per field: its type's own words if it has a toolgate type,
                     // else its first problem.
                     if from_type {
@@ -108,15 +110,12 @@ impl ArgumentCheck {
                 if let Some(got) = instance.pointer(&field).filter(|_| !is_secret(&field)) {
                     entry = entry.got(shortened(got));
                 }
+                entries.insert(field, errors.len());
                 errors.push(entry);
             }
         }
         // A value a toolgate type judged is one field: its parts' errors say less.
-        errors.retain(|e| {
-            !typed.iter().any(|t| {
-                e.field.len() > t.len() && e.field.starts_with(t.as_str()) && e.field[t.len()..].starts_with('/')
-            })
-        });
+        errors.retain(|e| !within_typed(&e.field, &typed));
         if errors.is_empty() { Ok(()) } else { Err(ToolError::invalid_arguments(errors)) }
     }
 
@@ -208,6 +207,12 @@ impl<'i> jsonschema::Keyword<'i> for TypeKeyword {
 }
 
 /// The validator's message without the offending value it starts with (`got` has it).
+/// Whether `field` lies inside a value a toolgate type judged (one of `typed`): each of its
+/// ancestors is looked up once.
+fn within_typed(field: &str, typed: &std::collections::HashSet<String>) -> bool {
+    field.char_indices().filter(|&(_, c)| c == '/').any(|(at, _)| typed.contains(&field[..at]))
+}
+
 fn strip_instance(message: &str) -> String {
     message.split_once(" is ").map_or_else(|| message.to_string(), |(_, rest)| format!("is {rest}"))
 }
@@ -265,6 +270,22 @@ mod tests {
 
     fn args(value: Value) -> Value {
         value
+    }
+
+    /// A thousand unknown members are answered with twenty fields and a count: the reply
+    /// does not grow with the request.
+    #[test]
+    fn an_error_lists_at_most_twenty_fields_and_counts_the_rest() {
+        let mut arguments = json!({ "departure": "2026-12-04T08:00:00+01:00", "passengers": 2 });
+        for i in 0..1_000 {
+            arguments[format!("unknown_{i}")] = json!(i);
+        }
+        let error = check().check(&arguments).unwrap_err().to_structured();
+        assert_eq!(error["errors"].as_array().unwrap().len(), 20, "{error}");
+        assert_eq!(error["more_errors"], 980);
+        let message = error["message"].as_str().unwrap();
+        assert!(message.ends_with("and 980 more"), "{message}");
+        assert!(error.to_string().len() < 4_000, "{} bytes", error.to_string().len());
     }
 
     #[test]

@@ -58,11 +58,11 @@ pub(crate) async fn authenticate(State(auth): State<Arc<HttpAuth>>, mut request:
     let header = request.headers().get(http::header::AUTHORIZATION);
     let step_up = step_up_scopes(&auth, request.headers());
     let token = match header.map(|value| bearer_token(value.as_bytes())) {
-        None if auth.required => return unauthorized(&auth, Challenge::Missing),
+        None if auth.required => return unauthorized(&auth, Challenge::Missing, request).await,
         // The tool needs scopes, so a token: ask for one that has them.
-        None if step_up.is_some() => return unauthorized(&auth, Challenge::Missing),
+        None if step_up.is_some() => return unauthorized(&auth, Challenge::Missing, request).await,
         None => return next.run(request).await,
-        Some(None) => return unauthorized(&auth, Challenge::Malformed),
+        Some(None) => return unauthorized(&auth, Challenge::Malformed, request).await,
         Some(Some(token)) => token.to_string(),
     };
     match auth.authenticator.authenticate(&token).await {
@@ -70,18 +70,18 @@ pub(crate) async fn authenticate(State(auth): State<Arc<HttpAuth>>, mut request:
             if let Some(required) = step_up
                 && required.iter().any(|scope| !principal.has_scope(scope))
             {
-                return unauthorized(&auth, Challenge::InsufficientScope(required.to_vec()));
+                return unauthorized(&auth, Challenge::InsufficientScope(required.to_vec()), request).await;
             }
             request.extensions_mut().insert(principal);
             next.run(request).await
         }
         Err(AuthError::InvalidToken(reason)) => {
             tracing::debug!(%reason, "refused a request: its bearer token is not accepted");
-            unauthorized(&auth, Challenge::Invalid(reason))
+            unauthorized(&auth, Challenge::Invalid(reason), request).await
         }
         Err(AuthError::Unavailable(reason)) => {
             tracing::warn!(%reason, "cannot authenticate a request now");
-            let body = rpc_error("authentication is unavailable; retry later");
+            let body = rpc_error("authentication is unavailable; retry later", request_id(request).await);
             (http::StatusCode::SERVICE_UNAVAILABLE, [(http::header::RETRY_AFTER, "5")], body).into_response()
         }
     }
@@ -115,7 +115,7 @@ fn bearer_token(value: &[u8]) -> Option<&str> {
 /// 401 (403 for insufficient scope) with the challenge the MCP authorization
 /// specification asks for: `Bearer`, the protected resource metadata's URL where there is
 /// one, and the error (RFC 6750 §3).
-fn unauthorized(auth: &HttpAuth, challenge: Challenge) -> Response {
+async fn unauthorized(auth: &HttpAuth, challenge: Challenge, request: Request) -> Response {
     let mut parameters = Vec::new();
     if let Some(url) = &auth.resource_metadata {
         parameters.push(format!("resource_metadata=\"{url}\""));
@@ -144,15 +144,40 @@ fn unauthorized(auth: &HttpAuth, challenge: Challenge) -> Response {
     };
     let challenge =
         if parameters.is_empty() { "Bearer".to_string() } else { format!("Bearer {}", parameters.join(", ")) };
-    let mut response = (status, rpc_error(&message)).into_response();
+    let mut response = (status, rpc_error(&message, request_id(request).await)).into_response();
     if let Ok(value) = http::HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
     }
     response
 }
 
-fn rpc_error(message: &str) -> ([(http::HeaderName, &'static str); 1], Body) {
-    let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32001, "message": message } });
+/// The largest body a refused request is read for, to echo its id.
+const ECHOED_BODY_BYTES: usize = 64 * 1024;
+
+/// How long a refused request's body may take to arrive, to echo its id.
+const ECHOED_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The JSON-RPC id of a refused request, so that its error answers it: read from a small
+/// JSON body that arrives at once, `null` otherwise (a refusal reads no more than that of
+/// a request that had no credentials).
+async fn request_id(request: Request) -> serde_json::Value {
+    let small = request
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.parse::<usize>().ok())
+        .is_some_and(|length| length <= ECHOED_BODY_BYTES);
+    if request.method() != http::Method::POST || !small {
+        return serde_json::Value::Null;
+    }
+    let body = axum::body::to_bytes(request.into_body(), ECHOED_BODY_BYTES);
+    match tokio::time::timeout(ECHOED_BODY_WAIT, body).await {
+        Ok(Ok(bytes)) => crate::server::request_id(&bytes),
+        _ => serde_json::Value::Null,
+    }
+}
+
+fn rpc_error(message: &str, id: serde_json::Value) -> ([(http::HeaderName, &'static str); 1], Body) {
+    let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32001, "message": message } });
     ([(http::header::CONTENT_TYPE, "application/json")], Body::from(body.to_string()))
 }
 

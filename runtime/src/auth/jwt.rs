@@ -197,7 +197,19 @@ impl JwtAuthenticator {
             Some(Value::String(scope)) => scopes.extend(scope.split_whitespace().map(str::to_string)),
             _ => {}
         }
-        let tenant = claims.get(&self.tenant_claim).and_then(Value::as_str).map(str::to_string);
+        // A tenant claim that is there but names no tenant (a number, a list, `""`, null)
+        // refuses the token: served as "no tenant", it would share the default tenant's
+        // instances with every principal that has none.
+        let tenant = match claims.get(&self.tenant_claim) {
+            None => None,
+            Some(Value::String(tenant)) if !tenant.trim().is_empty() => Some(tenant.clone()),
+            Some(_) => {
+                return Err(AuthError::InvalidToken(format!(
+                    "the `{}` claim must be a non-empty string naming the tenant",
+                    self.tenant_claim
+                )));
+            }
+        };
         let mut principal = Principal::new(subject).with_scopes(scopes).with_claims(claims);
         if let Some(tenant) = tenant {
             principal = principal.with_tenant(tenant);

@@ -185,7 +185,8 @@ impl ToolError {
     }
 
     /// An `INVALID_ARGUMENT` error listing every offending field at once, so the model can
-    /// fix them all in one retry. Give it at least one field.
+    /// fix them all in one retry. Give it at least one field. At most twenty are listed;
+    /// past them, `more_errors` says how many more there are.
     ///
     /// ```
     /// use toolgate_runtime::{FieldError, ToolError};
@@ -197,7 +198,7 @@ impl ToolError {
     /// assert_eq!(error.to_structured()["errors"][1]["field"], "/passengers");
     /// ```
     pub fn invalid_arguments(errors: impl IntoIterator<Item = FieldError>) -> Self {
-        Self::new(Repr::InvalidArgument(InvalidArgument { errors: errors.into_iter().collect() }))
+        Self::new(Repr::InvalidArgument(InvalidArgument::new(errors)))
     }
 
     /// A `NOT_FOUND` error: the thing the call refers to does not exist. Say how to find

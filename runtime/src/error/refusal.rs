@@ -84,15 +84,45 @@ fn mismatch_message(m: &DomainMismatch) -> String {
 
 /// `INVALID_ARGUMENT`: one or more arguments are malformed.
 #[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
-#[error("invalid arguments: {}", describe_fields(.errors))]
+#[error("invalid arguments: {}", describe_fields(.errors, *.more_errors))]
 pub(super) struct InvalidArgument {
-    /// One entry per offending field.
+    /// One entry per offending field, the first [`MAX_LISTED_FIELD_ERRORS`] of them.
     pub(super) errors: Vec<FieldError>,
+    /// How many more fields are wrong than `errors` lists.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(super) more_errors: usize,
 }
 
-fn describe_fields(errors: &[FieldError]) -> String {
+/// The most fields one `INVALID_ARGUMENT` lists: what a model reads stays short, and a
+/// call with thousands of wrong members gets an answer no larger than one with twenty.
+pub(crate) const MAX_LISTED_FIELD_ERRORS: usize = 20;
+
+impl InvalidArgument {
+    /// The first [`MAX_LISTED_FIELD_ERRORS`] of `errors`, counting the rest.
+    pub(super) fn new(errors: impl IntoIterator<Item = FieldError>) -> Self {
+        let mut listed = Vec::new();
+        let mut more_errors = 0;
+        for error in errors {
+            if listed.len() < MAX_LISTED_FIELD_ERRORS {
+                listed.push(error);
+            } else {
+                more_errors += 1;
+            }
+        }
+        Self { errors: listed, more_errors }
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn describe_fields(errors: &[FieldError], more: usize) -> String {
     let parts: Vec<String> = errors.iter().map(|e| format!("`{}`: {}", e.field, e.problem)).collect();
-    parts.join("; ")
+    match more {
+        0 => parts.join("; "),
+        more => format!("{}; and {more} more", parts.join("; ")),
+    }
 }
 
 /// `INVALID_HANDLE` and `HANDLE_EXPIRED`: the call's state handle is not one this server

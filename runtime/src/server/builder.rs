@@ -241,9 +241,37 @@ impl ServerBuilder {
         self
     }
 
-    /// The largest request body Streamable HTTP accepts (default 4 MiB).
+    /// The largest request body Streamable HTTP accepts (default 4 MiB); a larger one gets
+    /// 413 with a JSON-RPC error.
     pub fn max_request_body_bytes(mut self, bytes: usize) -> Self {
         self.http.max_request_body_bytes = bytes;
+        self
+    }
+
+    /// How many `subscriptions/listen` streams (MCP 2026-07-28) may be open at once: `total`
+    /// on the server (default 1,000) and `per_client` for one client (default 16), a client
+    /// being its principal, or its peer address when it sends no token. A stream past
+    /// either gets 503 with `Retry-After`.
+    pub fn max_listen_streams(mut self, total: usize, per_client: usize) -> Self {
+        self.http.max_listen_streams = total;
+        self.http.max_listen_streams_per_client = per_client;
+        self
+    }
+
+    /// How long a request's headers, and then its body, have to arrive (default 10
+    /// seconds). A connection whose headers do not arrive in time is closed (also one
+    /// idling between requests); a body that does not gets 408 with a JSON-RPC error.
+    pub fn request_read_timeout(mut self, timeout: Duration) -> Self {
+        self.http.request_read_timeout = timeout;
+        self
+    }
+
+    /// How many connections one peer address may hold open at once (default 256); a
+    /// further one is closed as soon as it is accepted. Applies to [`Server::serve_http`].
+    /// Behind a reverse proxy every connection comes from the proxy: raise it, and bound
+    /// clients there.
+    pub fn max_connections_per_client(mut self, max: usize) -> Self {
+        self.http.max_connections_per_client = max;
         self
     }
 

@@ -26,6 +26,10 @@ pub(crate) struct HttpOptions {
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_request_body_bytes: usize,
     pub(crate) client_rate_limit: Option<RateLimit>,
+    pub(crate) max_listen_streams: usize,
+    pub(crate) max_listen_streams_per_client: usize,
+    pub(crate) request_read_timeout: Duration,
+    pub(crate) max_connections_per_client: usize,
 }
 
 /// The loopback names a local server answers to (DNS-rebinding protection).
@@ -59,6 +63,10 @@ impl Default for HttpOptions {
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
             max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
             client_rate_limit: None,
+            max_listen_streams: DEFAULT_MAX_LISTEN_STREAMS,
+            max_listen_streams_per_client: DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT,
+            request_read_timeout: DEFAULT_REQUEST_READ_TIMEOUT,
+            max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
         }
     }
 }
@@ -97,6 +105,7 @@ pub(crate) struct SessionCap {
     /// Held from counting the live sessions until the new one is among them: two
     /// `initialize`s racing for the last place cannot both get it.
     creating: tokio::sync::Mutex<()>,
+    refusals: RefusalLog,
 }
 
 /// Why toolgate's session manager did not do what rmcp asked.
@@ -121,7 +130,7 @@ tokio::task_local! {
 
 impl SessionCap {
     pub(crate) fn new(max: usize) -> Self {
-        Self { max, creating: tokio::sync::Mutex::new(()) }
+        Self { max, creating: tokio::sync::Mutex::new(()), refusals: RefusalLog::default() }
     }
 
     /// Runs `create` if fewer than the cap of `sessions` live; otherwise creates nothing and
@@ -134,7 +143,7 @@ impl SessionCap {
     ) -> Result<T, SessionsError> {
         let _creating = self.creating.lock().await;
         if sessions.sessions.read().await.len() >= self.max {
-            tracing::warn!(max_sessions = self.max, "refused a new session: the server holds its maximum");
+            self.refusals.refused("refused new sessions: the server holds its maximum");
             // Outside the middleware (no scope) the refusal stands; only its status differs.
             let _ = SESSION_REFUSED.try_with(|refused| refused.set(true));
             return Err(SessionsError::Full(self.max));
@@ -206,4 +215,165 @@ pub(crate) async fn limit_clients(State(limiter): State<Arc<Limiter>>, request: 
         Body::from(body.to_string()),
     )
         .into_response()
+}
+
+/// The default cap on live `subscriptions/listen` streams, server-wide.
+pub const DEFAULT_MAX_LISTEN_STREAMS: usize = 1_000;
+
+/// The default cap on live `subscriptions/listen` streams of one client (a principal, or
+/// a peer address for anonymous requests).
+pub const DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT: usize = 16;
+
+/// The default time a request's headers, and then its body, have to arrive.
+pub const DEFAULT_REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default cap on open connections from one peer address.
+pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 256;
+
+/// What one request may take: how large its body, how long to arrive, and whether a
+/// listening stream it opens has a place.
+#[derive(Debug)]
+pub(crate) struct RequestLimits {
+    pub(crate) max_body_bytes: usize,
+    pub(crate) read_timeout: Duration,
+    pub(crate) streams: Arc<StreamCap>,
+}
+
+impl RequestLimits {
+    pub(crate) fn new(options: &HttpOptions) -> Self {
+        Self {
+            max_body_bytes: options.max_request_body_bytes,
+            read_timeout: options.request_read_timeout,
+            streams: Arc::new(StreamCap::new(options.max_listen_streams, options.max_listen_streams_per_client)),
+        }
+    }
+
+    /// The whole body, if it is no larger than the limit (413) and arrives within the read
+    /// timeout (408); each refusal a JSON-RPC error.
+    pub(crate) async fn read_body(&self, body: Body) -> Result<axum::body::Bytes, Response> {
+        match tokio::time::timeout(self.read_timeout, axum::body::to_bytes(body, self.max_body_bytes)).await {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(_)) => {
+                Err(super::wire::Refusal::too_large(self.max_body_bytes).answer(http::StatusCode::PAYLOAD_TOO_LARGE))
+            }
+            Err(_) => {
+                tracing::debug!("refused a request: its body did not arrive within the read timeout");
+                Err(super::wire::Refusal::too_slow(self.read_timeout).answer(http::StatusCode::REQUEST_TIMEOUT))
+            }
+        }
+    }
+}
+
+/// The caps on live `subscriptions/listen` streams: server-wide and per client. A stream
+/// needs no token, and each holds a connection and a handler, so both are bounded.
+#[derive(Debug)]
+pub(crate) struct StreamCap {
+    max: usize,
+    max_per_client: usize,
+    /// Live streams by client; the total is their sum.
+    open: std::sync::Mutex<(usize, std::collections::HashMap<String, usize>)>,
+    /// Refusals not yet logged, and when the last log line was written.
+    refusals: RefusalLog,
+}
+
+/// A place among the live streams, freed when dropped (when the stream's reply ends).
+#[derive(Debug)]
+pub(crate) struct StreamPlace {
+    cap: Arc<StreamCap>,
+    client: String,
+}
+
+/// A stream refused past a cap.
+#[derive(Debug)]
+pub(crate) struct StreamsFull {
+    message: String,
+}
+
+impl StreamCap {
+    pub(crate) fn new(max: usize, max_per_client: usize) -> Self {
+        Self { max, max_per_client, open: Default::default(), refusals: RefusalLog::default() }
+    }
+
+    fn counts(&self) -> std::sync::MutexGuard<'_, (usize, std::collections::HashMap<String, usize>)> {
+        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A place for the stream `request` opens, if both caps allow it. The client is the
+    /// request's principal, else its peer address (never a header it carries).
+    pub(crate) fn open(self: &Arc<Self>, request: &http::request::Parts) -> Result<StreamPlace, StreamsFull> {
+        let client = match request.extensions.get::<crate::Principal>() {
+            Some(principal) => format!("principal {}", principal.key()),
+            None => request
+                .extensions
+                .get::<ConnectInfo<std::net::SocketAddr>>()
+                .map_or_else(|| "one client".to_string(), |ConnectInfo(addr)| format!("address {}", addr.ip())),
+        };
+        let mut counts = self.counts();
+        let (total, by_client) = &mut *counts;
+        let of_client = by_client.get(&client).copied().unwrap_or(0);
+        let message = if *total >= self.max {
+            format!("this server holds its maximum of {} listening streams; retry later", self.max)
+        } else if of_client >= self.max_per_client {
+            format!("this client holds its maximum of {} listening streams; close one first", self.max_per_client)
+        } else {
+            *total += 1;
+            by_client.insert(client.clone(), of_client + 1);
+            return Ok(StreamPlace { cap: self.clone(), client });
+        };
+        drop(counts);
+        self.refusals.refused("refused listening streams past the cap");
+        Err(StreamsFull { message })
+    }
+}
+
+impl Drop for StreamPlace {
+    fn drop(&mut self) {
+        let mut counts = self.cap.counts();
+        let (total, by_client) = &mut *counts;
+        *total = total.saturating_sub(1);
+        if let Some(count) = by_client.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                by_client.remove(&self.client);
+            }
+        }
+    }
+}
+
+impl StreamsFull {
+    /// 503 with `Retry-After`, as a session past the session cap gets.
+    pub(crate) fn answer(&self, id: serde_json::Value) -> Response {
+        let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32000, "message": self.message } });
+        (
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            [(http::header::RETRY_AFTER, "5"), (http::header::CONTENT_TYPE, "application/json")],
+            Body::from(body.to_string()),
+        )
+            .into_response()
+    }
+}
+
+/// Refusals past a cap are expected traffic under load or attack: logged at `warn` at
+/// most once per interval, with how many there were since the last line.
+#[derive(Debug, Default)]
+pub(crate) struct RefusalLog {
+    state: std::sync::Mutex<(u64, Option<std::time::Instant>)>,
+}
+
+/// The least time between two log lines about refusals of one kind.
+const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+impl RefusalLog {
+    /// Counts a refusal; logs `what` with the count when the interval has passed.
+    pub(crate) fn refused(&self, what: &'static str) {
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (count, last) = &mut *state;
+        *count += 1;
+        let now = std::time::Instant::now();
+        if last.is_none_or(|last| now.duration_since(last) >= REFUSAL_LOG_INTERVAL) {
+            tracing::warn!(refused = *count, "{what}");
+            *count = 0;
+            *last = Some(now);
+        }
+    }
 }

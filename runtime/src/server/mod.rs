@@ -1,6 +1,7 @@
 //! The MCP server: a [`Server`] holds the registry and the flow store; each client
 //! connection (stdio, or one Streamable HTTP session) is served by a [`Connection`].
 
+mod accept;
 mod builder;
 mod call;
 mod call_stream;
@@ -16,6 +17,9 @@ mod transport;
 mod watchers;
 mod wire;
 
+pub(crate) use wire::request_id;
+pub use wire::{MAX_MEMBERS_PER_MESSAGE, MAX_MEMBERS_PER_OBJECT};
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +30,10 @@ pub use builder::ServerBuilder;
 pub use cli::ServeError;
 pub use connection::Connection;
 use http::HttpOptions;
-pub use http::{DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
+pub use http::{
+    DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_LISTEN_STREAMS, DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT,
+    DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_REQUEST_READ_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
+};
 
 use crate::action::States;
 use crate::auth::Authenticator;

@@ -63,7 +63,8 @@ impl Server {
         let server = self.clone();
         let factory = move || Ok(server.http_connection());
         // Innermost: only one well-formed JSON-RPC message per body reaches rmcp.
-        let checked = axum::middleware::from_fn_with_state(Arc::new(options.max_request_body_bytes), wire::check_http);
+        let limits = Arc::new(super::http::RequestLimits::new(options));
+        let checked = axum::middleware::from_fn_with_state(limits, wire::check_http);
         let router = if self.shared.sessionless {
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
@@ -138,23 +139,26 @@ impl Server {
         router
     }
 
-    /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C.
+    /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C. A connection's request
+    /// headers, and then its body, must arrive within 10 seconds, and one peer address
+    /// holds at most 256 connections at once, unless the builder says otherwise
+    /// (`request_read_timeout`, `max_connections_per_client`).
     pub async fn serve_http(&self, listener: TcpListener) -> Result<(), ServeError> {
-        use axum::serve::ListenerExt;
         let addr = listener.local_addr()?;
         let router = axum::Router::new().nest_service("/mcp", self.http_service()).merge(self.well_known_router());
-        // Without TCP_NODELAY each SSE reply waits ~40 ms on Nagle + delayed ACK.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "cannot set TCP_NODELAY");
-            }
-        });
         tracing::info!(url = %format!("http://{addr}/mcp"), sessionless = self.shared.sessionless, "serving Streamable HTTP");
-        axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+        let options = &self.shared.http;
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        super::accept::serve(
+            listener,
+            router,
+            options.request_read_timeout,
+            options.max_connections_per_client,
+            ctrl_c,
+        )
+        .await?;
         Ok(())
     }
 }

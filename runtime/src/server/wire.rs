@@ -16,7 +16,9 @@
 //! not at all (an unparsable request then never gets a reply). `docs/upstream.md` has the
 //! report.
 
-use std::cell::RefCell;
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -33,6 +35,18 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 /// Objects and arrays nested deeper than this are refused (serde_json itself stops at 128).
 pub(crate) const MAX_DEPTH: usize = 64;
+
+/// An object with more members than this is refused (`-32600`): no tool's arguments need
+/// more, and every member is work for each check after this one.
+pub const MAX_MEMBERS_PER_OBJECT: usize = 1_024;
+
+/// A message whose objects hold more members than this in all is refused (`-32600`).
+pub const MAX_MEMBERS_PER_MESSAGE: usize = 8_192;
+
+/// Up to this many members, an object's names are compared one by one (held inline,
+/// without allocating); past it they go into a hash set, so duplicate detection stays
+/// linear in the number of members.
+const NAMES_INLINE: usize = 8;
 
 /// The JSON-RPC code for a body that is not JSON (or not one meaning of it).
 const PARSE_ERROR: i32 = -32700;
@@ -53,25 +67,61 @@ impl Refusal {
     }
 }
 
-/// Checks that `bytes` is one JSON-RPC 2.0 message with no object member named twice and
-/// no nesting deeper than [`MAX_DEPTH`], in one pass that keeps nothing of the message
-/// but its top-level shape (rmcp parses it afterwards).
-pub(crate) fn check(bytes: &[u8]) -> Result<(), Refusal> {
-    let problem = RefCell::new(None);
+/// Checks that `bytes` is one JSON-RPC 2.0 message with no object member named twice, no
+/// nesting deeper than [`MAX_DEPTH`] and no more members than [`MAX_MEMBERS_PER_OBJECT`]
+/// and [`MAX_MEMBERS_PER_MESSAGE`] allow, in one pass that keeps nothing of the message but
+/// its top-level shape (rmcp parses it afterwards).
+pub(crate) fn check(bytes: &[u8]) -> Result<Message, Refusal> {
+    check_counting(bytes).0
+}
+
+/// What a well-formed message is, as far as the HTTP layer needs to know.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Message {
+    /// Its id (`null` for a notification or a response without one).
+    pub(crate) id: Value,
+    /// Whether it is a `subscriptions/listen` request, which holds a stream open.
+    pub(crate) listens: bool,
+}
+
+/// [`check`], and how many member names it compared or hashed: the work it did on the
+/// message's objects, which is at most a constant times the number of members.
+pub(crate) fn check_counting(bytes: &[u8]) -> (Result<Message, Refusal>, usize) {
+    let tally = Tally::default();
+    let outcome = check_with(bytes, &tally);
+    (outcome, tally.comparisons.get())
+}
+
+/// The id of a request, as far as it can be read from `bytes` (`null` otherwise): a
+/// refusal of a message that was never checked still echoes it.
+pub(crate) fn request_id(bytes: &[u8]) -> Value {
+    let tally = Tally::default();
+    match check_with(bytes, &tally) {
+        Ok(message) => message.id,
+        Err(refusal) => refusal.id,
+    }
+}
+
+fn check_with(bytes: &[u8], tally: &Tally) -> Result<Message, Refusal> {
     let mut reader = serde_json::Deserializer::from_slice(bytes);
-    let walked = Walk { depth: 0, problem: &problem, keep_text: false }.deserialize(&mut reader).and_then(|kind| {
+    let walked = Walk { depth: 0, tally, keep_text: false }.deserialize(&mut reader).and_then(|kind| {
         reader.end()?;
         Ok(kind)
     });
     let top = match walked {
         Ok(top) => top,
         Err(error) => {
-            let message = match problem.into_inner() {
-                Some(problem) => format!("Parse error: {problem}"),
-                None if error.is_eof() => "Parse error: the message ends before its JSON does".to_string(),
-                None => format!("Parse error: not JSON (line {}, column {})", error.line(), error.column()),
+            let (code, message) = match tally.problem.take() {
+                Some(Problem::TooMany(message)) => (INVALID_REQUEST, format!("Invalid Request: {message}")),
+                Some(Problem::Malformed(problem)) => (PARSE_ERROR, format!("Parse error: {problem}")),
+                None if error.is_eof() => (PARSE_ERROR, "Parse error: the message ends before its JSON does".into()),
+                None => {
+                    (PARSE_ERROR, format!("Parse error: not JSON (line {}, column {})", error.line(), error.column()))
+                }
             };
-            return Err(Refusal { code: PARSE_ERROR, message, id: Value::Null });
+            // A message too large in members is still one message: its id, if read, is echoed.
+            let id = if code == INVALID_REQUEST { tally.top_id.take() } else { None };
+            return Err(Refusal { code, message, id: id.unwrap_or(Value::Null) });
         }
     };
     let Kind::Object(Some(message)) = top else {
@@ -93,9 +143,9 @@ pub(crate) fn check(bytes: &[u8]) -> Result<(), Refusal> {
         return invalid("Invalid Request: `params` must be an object");
     }
     if message.bad_id {
-        return invalid("Invalid Request: `id` must be a string or a number");
+        return invalid("Invalid Request: `id` must be a string or an integer (at most 64 bits)");
     }
-    Ok(())
+    Ok(Message { id, listens: message.listens })
 }
 
 /// What a JSON value is, as far as the message's shape needs to know.
@@ -103,10 +153,20 @@ enum Kind {
     /// An object; what its members say, for the top-level one only.
     Object(Option<Box<Members>>),
     Array,
-    /// Whether it is `"2.0"`, and its text for a member of the top-level object (an id).
-    Str(bool, Option<String>),
+    /// What it says, and its text for a member of the top-level object (an id).
+    Str(Said, Option<String>),
     Number(Value),
     Other(bool),
+}
+
+/// The strings a message's shape depends on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Said {
+    /// `"2.0"`, the only `jsonrpc`.
+    Version2,
+    /// `"subscriptions/listen"`, the method that holds a stream open.
+    Listen,
+    Other,
 }
 
 /// What the top-level object's members say about it (only the top level's are read).
@@ -114,6 +174,8 @@ enum Kind {
 struct Members {
     jsonrpc_2_0: bool,
     string_method: bool,
+    /// A `subscriptions/listen` request.
+    listens: bool,
     result_or_error: bool,
     bad_params: bool,
     bad_id: bool,
@@ -121,12 +183,104 @@ struct Members {
     id: Option<Value>,
 }
 
-/// Walks a JSON value without keeping it, failing on a member named twice in one object or
-/// on nesting deeper than [`MAX_DEPTH`], and saying which in `problem`.
+/// Why the walk stopped.
+enum Problem {
+    /// Not one meaning of JSON (a member named twice, nesting too deep): `-32700`.
+    Malformed(String),
+    /// JSON, but more of it than a message may hold: `-32600`.
+    TooMany(String),
+}
+
+/// What one walk of a message shares across its levels.
+#[derive(Default)]
+struct Tally {
+    problem: RefCell<Option<Problem>>,
+    /// Members read so far, in every object of the message.
+    members: Cell<usize>,
+    /// Member names compared or hashed so far: the work duplicate detection did.
+    comparisons: Cell<usize>,
+    /// The top-level `id` once read, to echo if the message is refused afterwards.
+    top_id: RefCell<Option<Value>>,
+}
+
+impl Tally {
+    fn fail<E: de::Error>(&self, problem: Problem) -> E {
+        *self.problem.borrow_mut() = Some(problem);
+        E::custom("refused")
+    }
+}
+
+/// The member names of one object so far: compared one by one while there are few (held
+/// inline), hashed past [`NAMES_INLINE`], so finding a duplicate is linear in the members.
+enum Names<'de> {
+    Few(smallvec::SmallVec<[Cow<'de, str>; NAMES_INLINE]>),
+    Many(HashSet<Cow<'de, str>>),
+}
+
+impl<'de> Names<'de> {
+    /// Adds `name`, or gives it back if the object already had it. Counts the work in
+    /// `comparisons`.
+    fn insert(&mut self, name: Cow<'de, str>, comparisons: &Cell<usize>) -> Result<(), Cow<'de, str>> {
+        match self {
+            Names::Few(names) => {
+                comparisons.set(comparisons.get() + names.len());
+                if names.contains(&name) {
+                    return Err(name);
+                }
+                if names.len() < NAMES_INLINE {
+                    names.push(name);
+                } else {
+                    comparisons.set(comparisons.get() + names.len() + 1);
+                    let mut set: HashSet<_> = names.drain(..).collect();
+                    set.insert(name);
+                    *self = Names::Many(set);
+                }
+                Ok(())
+            }
+            Names::Many(set) => {
+                comparisons.set(comparisons.get() + 1);
+                if set.contains(&name) {
+                    return Err(name);
+                }
+                set.insert(name);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The top-level members whose values say what the message is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TopField {
+    Jsonrpc,
+    Method,
+    ResultOrError,
+    Params,
+    Id,
+    /// Any other member, and every member below the top level.
+    Other,
+}
+
+impl TopField {
+    fn of(name: &str) -> Self {
+        match name {
+            "jsonrpc" => Self::Jsonrpc,
+            "method" => Self::Method,
+            "result" | "error" => Self::ResultOrError,
+            "params" => Self::Params,
+            "id" => Self::Id,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// Walks a JSON value without keeping it, failing on a member named twice in one object,
+/// on nesting deeper than [`MAX_DEPTH`] or on too many members, and saying which in the
+/// tally's `problem`.
 #[derive(Clone, Copy)]
 struct Walk<'p> {
     depth: usize,
-    problem: &'p RefCell<Option<String>>,
+    tally: &'p Tally,
     /// Whether a string here is kept (the top-level `id`, to echo in a refusal).
     keep_text: bool,
 }
@@ -134,10 +288,9 @@ struct Walk<'p> {
 impl<'p> Walk<'p> {
     fn deeper<E: de::Error>(&self) -> Result<Walk<'p>, E> {
         if self.depth >= MAX_DEPTH {
-            *self.problem.borrow_mut() = Some(format!("nested deeper than {MAX_DEPTH} levels"));
-            return Err(E::custom("too deep"));
+            return Err(self.tally.fail(Problem::Malformed(format!("nested deeper than {MAX_DEPTH} levels"))));
         }
-        Ok(Walk { depth: self.depth + 1, problem: self.problem, keep_text: false })
+        Ok(Walk { depth: self.depth + 1, tally: self.tally, keep_text: false })
     }
 }
 
@@ -150,7 +303,7 @@ impl<'de> DeserializeSeed<'de> for Walk<'_> {
 }
 
 /// An object member's name, borrowed from the message unless it has escapes.
-struct Name<'de>(std::borrow::Cow<'de, str>);
+struct Name<'de>(Cow<'de, str>);
 
 impl<'de> de::Deserialize<'de> for Name<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -161,10 +314,10 @@ impl<'de> de::Deserialize<'de> for Name<'de> {
                 f.write_str("a member name")
             }
             fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Name<'de>, E> {
-                Ok(Name(std::borrow::Cow::Borrowed(name)))
+                Ok(Name(Cow::Borrowed(name)))
             }
             fn visit_str<E>(self, name: &str) -> Result<Name<'de>, E> {
-                Ok(Name(std::borrow::Cow::Owned(name.to_string())))
+                Ok(Name(Cow::Owned(name.to_string())))
             }
         }
         deserializer.deserialize_str(Visit)
@@ -185,14 +338,22 @@ impl<'de> Visitor<'de> for Walk<'_> {
         Ok(Kind::Number(n.into()))
     }
     fn visit_u64<E>(self, n: u64) -> Result<Kind, E> {
-        Ok(Kind::Number(n.into()))
+        // An id is a 64-bit signed integer to rmcp; a larger one is no id.
+        Ok(i64::try_from(n).map_or(Kind::Other(false), |n| Kind::Number(n.into())))
     }
     fn visit_f64<E>(self, n: f64) -> Result<Kind, E> {
-        Ok(Kind::Number(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)))
+        // An integer in float form (`1.0`, `1e2`) is one an f64 holds exactly; `1.5` is not.
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        if n.fract() == 0.0 && n.abs() < EXACT { Ok(Kind::Number((n as i64).into())) } else { Ok(Kind::Other(false)) }
     }
     fn visit_str<E>(self, text: &str) -> Result<Kind, E> {
         // Only the top-level `id` is kept, to echo; no other text.
-        Ok(Kind::Str(text == "2.0", self.keep_text.then(|| text.chars().take(256).collect())))
+        let said = match text {
+            "2.0" => Said::Version2,
+            "subscriptions/listen" => Said::Listen,
+            _ => Said::Other,
+        };
+        Ok(Kind::Str(said, self.keep_text.then(|| text.chars().take(256).collect())))
     }
     fn visit_unit<E>(self) -> Result<Kind, E> {
         Ok(Kind::Other(true))
@@ -208,29 +369,48 @@ impl<'de> Visitor<'de> for Walk<'_> {
         let inner = self.deeper()?;
         let top = self.depth == 0;
         let mut shape = Members::default();
-        // The names so far: most objects have a few members, held without allocating.
-        let mut seen: smallvec::SmallVec<[std::borrow::Cow<'de, str>; 8]> = smallvec::SmallVec::new();
+        let mut names = Names::Few(smallvec::SmallVec::new());
+        let mut count = 0;
         while let Some(Name(name)) = members.next_key::<Name<'de>>()? {
-            if seen.contains(&name) {
-                let shown: String = name.chars().take(64).collect();
-                *self.problem.borrow_mut() = Some(format!("the member `{shown}` appears twice in one object"));
-                return Err(de::Error::custom("duplicate member"));
+            count += 1;
+            let total = self.tally.members.get() + 1;
+            self.tally.members.set(total);
+            if count > MAX_MEMBERS_PER_OBJECT {
+                let message = format!("an object has more than {MAX_MEMBERS_PER_OBJECT} members");
+                return Err(self.tally.fail(Problem::TooMany(message)));
             }
-            let value = members.next_value_seed(Walk { keep_text: top && name == "id", ..inner })?;
-            if top {
-                match (name.as_ref(), value) {
-                    ("jsonrpc", Kind::Str(is_2_0, _)) => shape.jsonrpc_2_0 = is_2_0,
-                    ("method", Kind::Str(..)) => shape.string_method = true,
-                    ("result" | "error", _) => shape.result_or_error = true,
-                    ("params", Kind::Object(_) | Kind::Other(true)) => {}
-                    ("params", _) => shape.bad_params = true,
-                    ("id", Kind::Number(id)) => shape.id = Some(id),
-                    ("id", Kind::Str(_, text)) => shape.id = text.map(Value::String),
-                    ("id", _) => shape.bad_id = true,
-                    _ => {}
+            if total > MAX_MEMBERS_PER_MESSAGE {
+                let message = format!("the message has more than {MAX_MEMBERS_PER_MESSAGE} object members in all");
+                return Err(self.tally.fail(Problem::TooMany(message)));
+            }
+            let field = if top { TopField::of(&name) } else { TopField::Other };
+            if let Err(name) = names.insert(name, &self.tally.comparisons) {
+                let shown: String = name.chars().take(64).collect();
+                let problem = format!("the member `{shown}` appears twice in one object");
+                return Err(self.tally.fail(Problem::Malformed(problem)));
+            }
+            let value = members.next_value_seed(Walk { keep_text: field == TopField::Id, ..inner })?;
+            match (field, value) {
+                (TopField::Other, _) => {}
+                (TopField::Jsonrpc, Kind::Str(said, _)) => shape.jsonrpc_2_0 = said == Said::Version2,
+                (TopField::Jsonrpc, _) => {}
+                (TopField::Method, Kind::Str(said, _)) => {
+                    shape.string_method = true;
+                    shape.listens = said == Said::Listen;
+                }
+                (TopField::Method, _) => {}
+                (TopField::ResultOrError, _) => shape.result_or_error = true,
+                (TopField::Params, Kind::Object(_) | Kind::Other(true)) => {}
+                (TopField::Params, _) => shape.bad_params = true,
+                (TopField::Id, id) => {
+                    match id {
+                        Kind::Number(id) => shape.id = Some(id),
+                        Kind::Str(_, text) => shape.id = text.map(Value::String),
+                        _ => shape.bad_id = true,
+                    }
+                    *self.tally.top_id.borrow_mut() = shape.id.clone();
                 }
             }
-            seen.push(name);
         }
         Ok(Kind::Object(top.then(|| Box::new(shape))))
     }
@@ -245,10 +425,16 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The HTTP side, innermost around rmcp's service: a JSON POST body is checked (and
-/// answered 400 with its JSON-RPC error when refused) before rmcp parses it; the DELETE
-/// that ends a session answers 200 (rmcp says 202, which clients take for a failure).
-pub(crate) async fn check_http(State(max_body_bytes): State<Arc<usize>>, request: Request, next: Next) -> Response {
+/// The HTTP side, innermost around rmcp's service: a JSON POST body is read within the
+/// server's read timeout and checked (and answered 400 with its JSON-RPC error when
+/// refused) before rmcp parses it; a `subscriptions/listen` request takes a place among
+/// the live streams, held until its stream ends (503 past the cap); the DELETE that ends
+/// a session answers 200 (rmcp says 202, which clients take for a failure).
+pub(crate) async fn check_http(
+    State(limits): State<Arc<super::http::RequestLimits>>,
+    request: Request,
+    next: Next,
+) -> Response {
     if request.method() == http::Method::DELETE {
         let mut response = next.run(request).await;
         if response.status() == http::StatusCode::ACCEPTED {
@@ -260,24 +446,64 @@ pub(crate) async fn check_http(State(max_body_bytes): State<Arc<usize>>, request
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, *max_body_bytes).await else {
-        return (http::StatusCode::PAYLOAD_TOO_LARGE, "the request body is larger than this server accepts")
-            .into_response();
+    let bytes = match limits.read_body(body).await {
+        Ok(bytes) => bytes,
+        Err(refusal) => return refusal,
     };
-    if let Err(refusal) = check(&bytes) {
-        // rmcp refuses a disallowed Host or Origin (403, DNS rebinding) before it reads a
-        // body: that comes first for a malformed one too. Asked with no body, rmcp answers
-        // 403 or refuses the empty body (which reaches no handler); only its 403 is kept.
-        let mut parts = parts;
-        parts.headers.remove(http::header::CONTENT_LENGTH);
-        let probe = next.run(Request::from_parts(parts, Body::empty())).await;
-        if probe.status() == http::StatusCode::FORBIDDEN {
-            return probe;
+    let message = match check(&bytes) {
+        Ok(message) => message,
+        Err(refusal) => {
+            // rmcp refuses a disallowed Host or Origin (403, DNS rebinding) before it reads a
+            // body: that comes first for a malformed one too. Asked with no body, rmcp answers
+            // 403 or refuses the empty body (which reaches no handler); only its 403 is kept.
+            let mut parts = parts;
+            parts.headers.remove(http::header::CONTENT_LENGTH);
+            let probe = next.run(Request::from_parts(parts, Body::empty())).await;
+            if probe.status() == http::StatusCode::FORBIDDEN {
+                return probe;
+            }
+            return refusal.answer(http::StatusCode::BAD_REQUEST);
         }
-        let headers = [(http::header::CONTENT_TYPE, "application/json")];
-        return (http::StatusCode::BAD_REQUEST, headers, refusal.body().to_string()).into_response();
+    };
+    let stream = if message.listens {
+        match limits.streams.open(&parts) {
+            Ok(place) => Some(place),
+            Err(full) => return full.answer(message.id),
+        }
+    } else {
+        None
+    };
+    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    match stream {
+        // The place is held by the reply's body: it is freed when the stream ends.
+        Some(place) => response.map(|body| {
+            Body::from_stream(body.into_data_stream().map(move |frame| {
+                let _held = &place;
+                frame
+            }))
+        }),
+        None => response,
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+impl Refusal {
+    /// A refusal as an HTTP answer with `status` and its JSON-RPC error as the body.
+    pub(crate) fn answer(&self, status: http::StatusCode) -> Response {
+        let headers = [(http::header::CONTENT_TYPE, "application/json")];
+        (status, headers, self.body().to_string()).into_response()
+    }
+
+    /// `-32600` for a message too large to be read.
+    pub(crate) fn too_large(max_bytes: usize) -> Self {
+        let message = format!("Invalid Request: the body is larger than this server accepts ({max_bytes} bytes)");
+        Refusal { code: INVALID_REQUEST, message, id: Value::Null }
+    }
+
+    /// `-32600` for a message that did not arrive within the read timeout.
+    pub(crate) fn too_slow(timeout: std::time::Duration) -> Self {
+        let message = format!("Invalid Request: the body did not arrive within {} s", timeout.as_secs_f64());
+        Refusal { code: INVALID_REQUEST, message, id: Value::Null }
+    }
 }
 
 /// The stdio side: rmcp's line transport, except that a line that is not one well-formed
@@ -356,7 +582,7 @@ impl CheckedStdio {
                 continue;
             }
             let refusal = match check(line.as_bytes()) {
-                Ok(()) => match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(line) {
+                Ok(_) => match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(line) {
                     Ok(message) => return Some(message),
                     // A well-formed message rmcp does not know (its own checks differ).
                     Err(_) => Refusal {
@@ -446,7 +672,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"a","result":{}}"#,
             r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":null}"#,
         ] {
-            assert_eq!(check(text.as_bytes()), Ok(()), "{text}");
+            assert!(check(text.as_bytes()).is_ok(), "{text}");
         }
     }
 
@@ -493,7 +719,7 @@ mod tests {
             "[".repeat(50),
             "]".repeat(50)
         );
-        assert_eq!(check(shallow.as_bytes()), Ok(()));
+        assert!(check(shallow.as_bytes()).is_ok());
     }
 
     #[test]
@@ -509,6 +735,72 @@ mod tests {
         ] {
             let (code, _, answered) = refused(text);
             assert_eq!((code, answered), (INVALID_REQUEST, id), "{text}");
+        }
+    }
+
+    /// `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{…}}}`
+    /// with `members` distinct members in its arguments.
+    fn call_with_members(members: usize) -> String {
+        let members: Vec<String> = (0..members).map(|i| format!(r#""m{i}":0"#)).collect();
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{{}}}}}}}"#,
+            members.join(",")
+        )
+    }
+
+    #[test]
+    fn duplicate_detection_is_linear_in_the_members() {
+        // The work per member stays below a small constant however many there are: a
+        // linear scan per member would do ~members²/2 comparisons (500k for 1,000).
+        for members in [8, 9, 100, 1_000, MAX_MEMBERS_PER_OBJECT] {
+            let (outcome, comparisons) = check_counting(call_with_members(members).as_bytes());
+            assert!(outcome.is_ok(), "{members} members");
+            assert!(comparisons <= 4 * (members + 8), "{members} members: {comparisons} comparisons");
+        }
+        // A duplicate far past the inline names is still found.
+        let late = call_with_members(900).replace(r#""m899":0"#, r#""m3":0"#);
+        assert!(refused(&late).1.contains("the member `m3` appears twice"));
+    }
+
+    #[test]
+    fn too_many_members_is_an_invalid_request_with_its_id() {
+        let (code, message, id) = refused(&call_with_members(MAX_MEMBERS_PER_OBJECT + 1));
+        assert_eq!((code, id), (INVALID_REQUEST, json!(1)));
+        assert!(message.contains("more than 1024 members"), "{message}");
+        // Many objects, each under the per-object bound, over the message's bound.
+        let object: Vec<String> = (0..1_000).map(|i| format!(r#""m{i}":0"#)).collect();
+        let object = format!("{{{}}}", object.join(","));
+        let many = format!(
+            r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"x","arguments":{{"a":[{}]}}}}}}"#,
+            vec![object; 9].join(",")
+        );
+        let (code, message, id) = refused(&many);
+        assert_eq!((code, id), (INVALID_REQUEST, json!("big")));
+        assert!(message.contains("more than 8192 object members"), "{message}");
+    }
+
+    /// A body near the 4 MiB limit made of members is refused after a bounded amount of
+    /// work: the bound stops the walk, and what was compared before it is linear.
+    #[test]
+    fn a_four_mib_body_of_members_costs_bounded_work() {
+        let body = call_with_members(400_000);
+        assert!(body.len() > 4_000_000, "{}", body.len());
+        let (outcome, comparisons) = check_counting(body.as_bytes());
+        assert_eq!(outcome.unwrap_err().code, INVALID_REQUEST);
+        assert!(comparisons <= 4 * (MAX_MEMBERS_PER_OBJECT + 8), "{comparisons} comparisons");
+    }
+
+    #[test]
+    fn an_id_rmcp_cannot_read_is_an_invalid_request() {
+        for id in ["1.5", "18446744073709551616", "123456789012345678901234567890", "9223372036854775808", "true"] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let (code, message, _) = refused(&text);
+            assert_eq!(code, INVALID_REQUEST, "{id}");
+            assert!(message.contains("`id` must be"), "{id}: {message}");
+        }
+        for id in ["1", "-7", "9223372036854775807", "1.0", "1e2", r#""x""#] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            assert!(check(text.as_bytes()).is_ok(), "{id}");
         }
     }
 }

@@ -36,6 +36,18 @@ impl ServerBuilder {
         if let Some(max) = args.max_sessions {
             self = self.max_sessions(max);
         }
+        if args.max_listen_streams.is_some() || args.max_listen_streams_per_client.is_some() {
+            let total = args.max_listen_streams.unwrap_or(super::super::http::DEFAULT_MAX_LISTEN_STREAMS);
+            let per_client =
+                args.max_listen_streams_per_client.unwrap_or(super::super::http::DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT);
+            self = self.max_listen_streams(total, per_client);
+        }
+        if let Some(timeout) = args.request_read_timeout {
+            self = self.request_read_timeout(timeout);
+        }
+        if let Some(max) = args.max_connections_per_client {
+            self = self.max_connections_per_client(max);
+        }
         if let Some(timeout) = args.session_idle_timeout {
             self = self.session_idle_timeout(timeout);
         }
@@ -189,11 +201,41 @@ impl ServerBuilder {
                 tokens.push(Token::parse(TOKENS_ENV, entry.trim()).map_err(usage)?);
             }
         }
+        // One secret stands for one principal: given twice, the later would silently win.
+        let mut given: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+        let mut once = |secret: &str, source: String| match given.insert(secret.to_string(), source.clone()) {
+            Some(first) => Err(usage(format!(
+                "the same token secret is given twice: {first} and {source}; give each principal its own"
+            ))),
+            None => Ok(()),
+        };
+        for Token { principal, secret } in &tokens {
+            once(secret, format!("the `--token` of `{principal}`"))?;
+        }
+        let file = match &callers.tokens_file {
+            Some(path) => {
+                let entries = tokens_file(path)?;
+                for (n, entry) in entries.iter().enumerate() {
+                    let shown = path.display();
+                    once(&entry.secret, format!("`--tokens {shown}` entry {} (`{}`)", n + 1, entry.principal))?;
+                }
+                Some(entries)
+            }
+            None => None,
+        };
         for Token { principal, secret } in tokens {
             self = self.token_with_every_scope(principal, secret);
         }
-        if let Some(path) = &callers.tokens_file {
-            self = self.authenticator(tokens_file(path)?);
+        if let Some(entries) = file {
+            let mut tokens = crate::auth::StaticTokens::new();
+            for entry in entries {
+                let mut principal = crate::auth::Principal::new(entry.principal).with_scopes(entry.scopes);
+                if let Some(tenant) = entry.tenant {
+                    principal = principal.with_tenant(tenant);
+                }
+                tokens = tokens.token(entry.secret, principal);
+            }
+            self = self.authenticator(tokens);
         }
         if let Some(name) = callers.stdio_principal {
             self = self.stdio_principal_with_every_scope(name);
@@ -258,8 +300,9 @@ struct TokensFile {
     token: Vec<TokenEntry>,
 }
 
-/// The tokens of the `--tokens` file at `path`. Its errors never quote a secret.
-fn tokens_file(path: &std::path::Path) -> Result<crate::auth::StaticTokens, ServeError> {
+/// The entries of the `--tokens` file at `path`, each checked. Its errors never quote a
+/// secret.
+fn tokens_file(path: &std::path::Path) -> Result<Vec<TokenEntry>, ServeError> {
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| usage(format!("`--tokens {shown}`: {e}")))?;
     let file: TokensFile = toml::from_str(&text).map_err(|e| {
@@ -267,21 +310,23 @@ fn tokens_file(path: &std::path::Path) -> Result<crate::auth::StaticTokens, Serv
         let at = line.map(|line| format!(" (line {line})")).unwrap_or_default();
         usage(format!("`--tokens {shown}`: not a tokens file{at}: each `[[token]]` has `secret`, `principal`, and optionally `tenant` and `scopes`"))
     })?;
-    let mut tokens = crate::auth::StaticTokens::new();
-    for entry in file.token {
+    for entry in &file.token {
         if entry.secret.len() < 16 {
             return Err(usage(format!(
                 "`--tokens {shown}`: the token of `{}` is shorter than 16 characters",
                 entry.principal
             )));
         }
-        let mut principal = crate::auth::Principal::new(entry.principal).with_scopes(entry.scopes);
-        if let Some(tenant) = entry.tenant {
-            principal = principal.with_tenant(tenant);
+        // An empty tenant would be served as no tenant, sharing the default tenant's
+        // instances: leave `tenant` out for that, or name one.
+        if entry.tenant.as_deref().is_some_and(|tenant| tenant.trim().is_empty()) {
+            return Err(usage(format!(
+                "`--tokens {shown}`: the `tenant` of `{}` is empty; name a tenant, or leave `tenant` out",
+                entry.principal
+            )));
         }
-        tokens = tokens.token(entry.secret, principal);
     }
-    Ok(tokens)
+    Ok(file.token)
 }
 
 #[cfg(test)]
