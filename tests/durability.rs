@@ -69,6 +69,24 @@ async fn a_second_server_on_the_same_file_is_refused_with_a_clear_message() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("in use by another process"), "{stderr}");
+
+    // The same file by another name: a symbolic link, a hard link.
+    let path = std::path::PathBuf::from(store.trim_start_matches("sqlite:"));
+    let symlink = path.with_extension("symlink.db");
+    std::os::unix::fs::symlink(&path, &symlink).unwrap();
+    let hard = path.with_extension("hard.db");
+    std::fs::hard_link(&path, &hard).unwrap();
+    for other in [&symlink, &hard] {
+        let other_store = format!("sqlite:{}", other.display());
+        let second = tokio::process::Command::new(common::example_binary("invoice"))
+            .args(["--http", "127.0.0.1:0", "--store", &other_store])
+            .output();
+        let output = tokio::time::timeout(common::PATIENCE, second).await.expect("the second server exits").unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success() && stderr.contains("in use by another process"), "{other_store}: {stderr}");
+    }
+    let _ = std::fs::remove_file(symlink);
+    let _ = std::fs::remove_file(hard);
 }
 
 /// SIGKILL in the middle of a stream of transitions: every transition a reply acknowledged

@@ -171,7 +171,20 @@ async fn request_id(request: Request) -> serde_json::Value {
     }
     let body = axum::body::to_bytes(request.into_body(), ECHOED_BODY_BYTES);
     match tokio::time::timeout(ECHOED_BODY_WAIT, body).await {
-        Ok(Ok(bytes)) => crate::server::request_id(&bytes),
+        Ok(Ok(bytes)) => id_of(&bytes),
+        _ => serde_json::Value::Null,
+    }
+}
+
+/// The `id` of a JSON-RPC request in `bytes` if it is one an answer can carry (a string or
+/// an integer), else `null`.
+fn id_of(bytes: &[u8]) -> serde_json::Value {
+    #[derive(serde::Deserialize)]
+    struct Request {
+        id: Option<serde_json::Value>,
+    }
+    match serde_json::from_slice::<Request>(bytes).ok().and_then(|request| request.id) {
+        Some(id @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) if !id.is_f64() => id,
         _ => serde_json::Value::Null,
     }
 }

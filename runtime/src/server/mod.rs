@@ -17,7 +17,6 @@ mod transport;
 mod watchers;
 mod wire;
 
-pub(crate) use wire::request_id;
 pub use wire::{MAX_MEMBERS_PER_MESSAGE, MAX_MEMBERS_PER_OBJECT};
 
 use std::collections::HashMap;

@@ -92,16 +92,6 @@ pub(crate) fn check_counting(bytes: &[u8]) -> (Result<Message, Refusal>, usize) 
     (outcome, tally.comparisons.get())
 }
 
-/// The id of a request, as far as it can be read from `bytes` (`null` otherwise): a
-/// refusal of a message that was never checked still echoes it.
-pub(crate) fn request_id(bytes: &[u8]) -> Value {
-    let tally = Tally::default();
-    match check_with(bytes, &tally) {
-        Ok(message) => message.id,
-        Err(refusal) => refusal.id,
-    }
-}
-
 fn check_with(bytes: &[u8], tally: &Tally) -> Result<Message, Refusal> {
     let mut reader = serde_json::Deserializer::from_slice(bytes);
     let walked = Walk { depth: 0, tally, keep_text: false }.deserialize(&mut reader).and_then(|kind| {

@@ -9,8 +9,10 @@
 //!   `synchronous = FULL`: it is on disk when `compare_and_set` returns, so when the reply
 //!   says a transition happened, a crash cannot take it back; a crash mid-commit leaves the
 //!   old record or the new one, never a mix.
-//! - **One process per file.** A second process opening the same file is refused with a
-//!   clear message (an exclusive lock on `<file>-lock`): leases are this process's.
+//! - **One process per file.** A second process opening the same file — by its name, a
+//!   symbolic link or a hard link — is refused with a clear message (an exclusive `flock`
+//!   on the database file itself, which SQLite's own POSIX locks do not touch): leases
+//!   are this process's.
 //! - **Versions never go back**, across removals and restarts: one counter, stored with the
 //!   records, assigns them.
 //! - **Reads from memory.** The file is this process's alone, so what it last read or
@@ -58,7 +60,8 @@ struct Inner {
     /// only while the connection is held, in the order the file changes.
     cache: Mutex<HashMap<StoreKey, Option<Snapshot>>>,
     leases: LocalLeases,
-    /// Held for the store's life: no other process opens the file meanwhile.
+    /// The database file, locked for the store's life: no other process opens it
+    /// meanwhile, by whatever name.
     _lock: File,
 }
 
@@ -99,13 +102,14 @@ impl SqliteStore {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| io(&e))?;
         }
-        let mut lock_path = path.clone().into_os_string();
-        lock_path.push("-lock");
+        // The lock is on the database file itself (its inode), not on a name beside it: a
+        // symbolic or hard link to a file another server holds finds it held.
         let lock = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
-            .open(&lock_path)
+            .open(&path)
             .map_err(|e| io(&e))?;
         match lock.try_lock() {
             Ok(()) => {}
@@ -541,8 +545,19 @@ mod tests {
         let refused = SqliteStore::open(&path).unwrap_err();
         assert!(matches!(refused, OpenError::InUse(_)), "{refused}");
         assert!(refused.to_string().contains("in use by another process"), "{refused}");
+        // By another name for the same file: a symbolic link, a hard link.
+        let symlink = path.with_extension("symlink.db");
+        std::os::unix::fs::symlink(&path, &symlink).unwrap();
+        let hard = path.with_extension("hard.db");
+        std::fs::hard_link(&path, &hard).unwrap();
+        for other in [&symlink, &hard] {
+            let refused = SqliteStore::open(other).unwrap_err();
+            assert!(matches!(refused, OpenError::InUse(_)), "{}: {refused}", other.display());
+        }
         drop(store);
         SqliteStore::open(&path).expect("free again once the first is gone");
+        let _ = std::fs::remove_file(&symlink);
+        let _ = std::fs::remove_file(&hard);
         cleanup(&path);
     }
 
