@@ -245,6 +245,48 @@ async fn wrong_codes_lock_and_an_expired_challenge_confirms_nothing() {
     assert_eq!(expired["code"], "CONFIRMATION_FAILED", "{expired}");
 }
 
+/// Asking for a fresh challenge brings no fresh guesses: wrong codes count across
+/// challenges (the lock came after 5 on one challenge, never across 25), and the right
+/// code on a new challenge does nothing once locked. Challenges issued are capped too.
+#[tokio::test]
+async fn fresh_challenges_bring_no_fresh_guesses_and_are_capped() {
+    let deployment = deploy(&[]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let id = authorized(&clerk, "50.00").await;
+    let arguments = capture(&id, "50.00", "req-30000001");
+    let mut left = Vec::new();
+    let mut locked = None;
+    for _ in 0..5 {
+        let challenge_id = challenge(&clerk, &arguments).await;
+        let otp = deployment.code(&challenge_id);
+        let wrong = if otp == "000000" { "111111" } else { "000000" };
+        let answer = clerk.refused("payment_capture", confirming(arguments.clone(), &challenge_id, wrong)).await;
+        match answer["code"].as_str() {
+            Some("CONFIRMATION_FAILED") => left.push(answer["attempts_left"].as_u64().unwrap()),
+            _ => {
+                locked = Some(answer);
+                break;
+            }
+        }
+    }
+    assert_eq!(left, [4, 3, 2, 1], "one wrong code on each of five challenges");
+    let locked = locked.expect("five wrong codes over five challenges never locked");
+    assert_eq!(locked["code"], "CONFIRMATION_LOCKED", "{locked}");
+    let again = clerk.refused("payment_capture", arguments.clone()).await;
+    assert_eq!(again["code"], "CONFIRMATION_LOCKED", "no new challenge while locked: {again}");
+
+    // Challenges are capped per principal and tool, even for a tool with no rate limit.
+    let auditor = deployment.client(Some(AUDITOR)).await;
+    let id = authorized(&auditor, "50.00").await;
+    let arguments = capture(&id, "50.00", "req-30000002");
+    for _ in 0..10 {
+        challenge(&auditor, &arguments).await;
+    }
+    let capped = auditor.refused("payment_capture", arguments).await;
+    assert_eq!(capped["code"], "RATE_LIMITED", "{capped}");
+    assert!(capped["retry_after_ms"].as_u64().unwrap() > 0, "{capped}");
+}
+
 #[tokio::test]
 async fn two_concurrent_confirmations_capture_once() {
     let deployment = deploy(&[]).await;

@@ -193,6 +193,51 @@ async fn a_declared_rate_limit_counts_across_replicas() {
     assert_eq!(admitted, 30, "30 a minute across both replicas");
 }
 
+/// Wrong one-time codes count across challenges and across replicas: three on one replica
+/// and two on the other lock the tool on both (a count kept per process, or per challenge,
+/// would never lock).
+#[tokio::test]
+async fn wrong_codes_given_to_two_replicas_lock_on_both() {
+    let Some(redis) = redis_url() else { return };
+    // The test Redis outlives runs: a tenant and a principal of this run's own.
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let dir = std::env::temp_dir().join(format!("toolgate-replica-otp-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tokens = dir.join("tokens.toml");
+    let secret = format!("clerk-secret-{nanos}");
+    let text = format!(
+        "[[token]]\nsecret = \"{secret}\"\nprincipal = \"clerk-{nanos}\"\ntenant = \"t-{nanos}\"\nscopes = [\"payments:capture\"]\n"
+    );
+    std::fs::write(&tokens, text).unwrap();
+    let outbox = dir.join("otp.jsonl");
+    let args = ["--tokens", tokens.to_str().unwrap(), "--otp-outbox", outbox.to_str().unwrap()];
+    let ((_a, url_a), (_b, url_b)) =
+        tokio::join!(replica("payments", &redis, &args), replica("payments", &redis, &args));
+    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, Some(&secret)).await;
+    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, Some(&secret)).await;
+    let amount = json!({ "amount": "50.00", "currency": "USD" });
+    let created =
+        a.ok("payment_create", json!({ "domain": "payment", "description": "order 9", "amount": amount })).await;
+    let id = created["payment_id"].as_str().unwrap().to_string();
+    a.ok("payment_authorize", json!({ "domain": "payment", "payment_id": id })).await;
+    let arguments = json!({ "domain": "payment", "payment_id": id, "amount": amount, "request_id": "req-40000001" });
+    let mut answers = Vec::new();
+    for client in [&a, &a, &a, &b, &b] {
+        let required = client.refused("payment_capture", arguments.clone()).await;
+        assert_eq!(required["code"], "CONFIRMATION_REQUIRED", "{required}");
+        let challenge_id = required["challenge_id"].as_str().unwrap().to_string();
+        let otp = common::confirm::code_in(&outbox, &challenge_id);
+        let mut confirming = arguments.clone();
+        confirming["challenge_id"] = challenge_id.into();
+        confirming["otp"] = (if otp == "000000" { "111111" } else { "000000" }).into();
+        answers.push(client.refused("payment_capture", confirming).await["code"].as_str().unwrap().to_string());
+    }
+    assert_eq!(answers.last().map(String::as_str), Some("CONFIRMATION_LOCKED"), "{answers:?}");
+    let on_a = a.refused("payment_capture", arguments).await;
+    assert_eq!(on_a["code"], "CONFIRMATION_LOCKED", "the lock reached the other replica: {on_a}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A Redis of this test's own, which it can stop and start again on the same port and data.
 struct OwnRedis {
     port: u16,

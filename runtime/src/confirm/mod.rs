@@ -6,13 +6,16 @@
 //! person through an [`OtpSender`] (or comes from their authenticator app, [`TotpSecrets`]).
 //! The confirming call repeats the call with `challenge_id` and `otp`. A challenge lives in
 //! the store (so any replica can confirm it), keeps only a digest of its code, is used
-//! once, expires, and after too many wrong codes locks the tool for the principal
-//! (`CONFIRMATION_LOCKED`). Codes are compared in constant time and never logged.
+//! once and expires. Wrong codes are counted across challenges, per principal and per
+//! instance ([`guard`]): too many lock the tool (`CONFIRMATION_LOCKED`), each lock longer
+//! than the last, and challenges issued are capped too. Codes are compared in constant
+//! time and never logged.
 //!
 //! This is step 8 of the call pipeline (`ARCHITECTURE.md`), after the argument check and
 //! before the rate limit.
 
 mod digest;
+mod guard;
 mod sender;
 
 use std::sync::Arc;
@@ -283,22 +286,22 @@ impl Confirmations {
                 )));
             }
         };
-        let lock_key = StoreKey::confirmation_lock(&principal.digest(), tool);
-        let lock = store.load(&lock_key).await.map_err(unavailable)?;
-        let now = now_ms();
-        if lock.version > 0 && !lock.is_expired(now) {
-            let until = lock.expires_at_ms.unwrap_or(now);
-            return Err(ToolError::confirmation_locked(tool, until.saturating_sub(now).max(1)));
+        let guards = guard::Guards::new(&principal.digest(), transaction.subject, tool, self.max_attempts, self.lock);
+        if let Some(retry_after_ms) = guards.locked_for(store).await? {
+            return Err(ToolError::confirmation_locked(tool, retry_after_ms.max(1)));
         }
         match (presented, route) {
-            (None, route) => self.issue(store, route, principal, transaction).await,
+            (None, route) => {
+                guards.issue(store, tool).await?;
+                self.issue(store, route, principal, transaction).await
+            }
             // A code from the page is checked like any delivered one.
             (Some(presented), Route::Page { .. }) => {
                 let delivered = Channel::Sender(Arc::new(PageSender));
-                self.check(store, &delivered, principal, transaction, presented, &lock_key).await
+                self.check(store, &delivered, principal, transaction, presented, &guards).await
             }
             (Some(presented), Route::Channel(channel)) => {
-                self.check(store, channel, principal, transaction, presented, &lock_key).await
+                self.check(store, channel, principal, transaction, presented, &guards).await
             }
         }
     }
@@ -394,7 +397,7 @@ impl Confirmations {
         principal: &Principal,
         transaction: &Transaction<'_>,
         presented: Presented,
-        lock_key: &StoreKey,
+        guards: &guard::Guards,
     ) -> Result<(), ToolError> {
         let tool = transaction.tool;
         let gone = || {
@@ -447,6 +450,7 @@ impl Confirmations {
             }
             return match verdict {
                 Verdict::Confirmed => {
+                    guards.confirmed(store).await?;
                     tracing::info!(tool, challenge_id = %presented.challenge_id, "call confirmed");
                     Ok(())
                 }
@@ -456,10 +460,16 @@ impl Confirmations {
                     "this challenge was issued for a different call (other arguments, instance or tool); it is now void",
                     0,
                 )),
-                Verdict::WrongCode { attempts_left: 0 } => Err(self.lock(store, lock_key, tool).await),
-                Verdict::WrongCode { attempts_left } => {
-                    Err(ToolError::confirmation_failed(tool, "the code is wrong", attempts_left))
-                }
+                // Counted across challenges: a fresh challenge brings no fresh guesses.
+                Verdict::WrongCode { attempts_left } => match guards.strike(store).await? {
+                    guard::Strike::Locked(lock_ms) => {
+                        tracing::warn!(tool, "confirmations locked after too many wrong codes");
+                        Err(ToolError::confirmation_locked(tool, lock_ms))
+                    }
+                    guard::Strike::Left(left) => {
+                        Err(ToolError::confirmation_failed(tool, "the code is wrong", attempts_left.min(left)))
+                    }
+                },
             };
         }
         Err(gone())
@@ -477,22 +487,5 @@ impl Confirmations {
             (Channel::Totp(secrets), None) => secrets.check(principal, &presented.otp, now_ms() / 1_000),
             _ => false,
         }
-    }
-
-    /// Too many wrong codes: no confirmation of `tool` by this principal for a while.
-    async fn lock(&self, store: &dyn FlowStore, lock_key: &StoreKey, tool: &str) -> ToolError {
-        let until = now_ms() + self.lock.as_millis() as u64;
-        let current = match store.load(lock_key).await {
-            Ok(current) => current,
-            Err(error) => return unavailable(error),
-        };
-        let locked = Snapshot { expires_at_ms: Some(until), ..current.next() };
-        if let Err(error) = store.compare_and_set(lock_key, current.version, &locked).await
-            && !matches!(error, StoreError::Conflict { .. })
-        {
-            return unavailable(error);
-        }
-        tracing::warn!(tool, "confirmations locked after too many wrong codes");
-        ToolError::confirmation_locked(tool, self.lock.as_millis() as u64)
     }
 }

@@ -44,10 +44,11 @@ impl StoreKey {
         Self(format!("challenge:{challenge_id}"))
     }
 
-    /// The lock on confirming `tool` by the principal whose digest is `principal`, after
-    /// too many wrong codes.
-    pub fn confirmation_lock(principal: &str, tool: &str) -> Self {
-        Self(format!("confirmation-lock:{}:{principal}:{tool}", principal.len()))
+    /// The guard on confirming `tool` for `who` (a principal's digest, or an instance's
+    /// key, prefixed with which): the wrong codes it was given, its locks, the challenges
+    /// it was issued.
+    pub fn confirmation_guard(who: &str, tool: &str) -> Self {
+        Self(format!("confirmation-guard:{}:{who}:{tool}", who.len()))
     }
 
     /// The record of an idempotent call: `tool` called by the principal whose digest is
