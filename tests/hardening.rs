@@ -312,3 +312,50 @@ async fn a_secret_given_twice_or_an_empty_tenant_stops_the_server() {
     assert!(stderr.contains("the `tenant` of `carol` is empty"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The 2026-07-28 listing rule: `tools/list` does not change as a side effect of other
+/// requests — byte-identical before and after `switch_domain`, over HTTP and over stdio
+/// (where it followed the conversation).
+#[tokio::test]
+async fn a_2026_list_is_the_same_before_and_after_switch_domain_over_http_and_stdio() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let switch = json!({ "domain": "bus", "reason": "the user wants a bus" });
+
+    let (_server, url) = spawn_http_example("travel", &[], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let before = client.request("tools/list", json!({}), &[]).await.result().to_string();
+    let switched = client.call_with_headers("switch_domain", switch.clone(), &[]).await.result();
+    assert_eq!(switched["isError"], false, "{switched}");
+    let after = client.request("tools/list", json!({}), &[]).await.result().to_string();
+    assert_eq!(before, after, "over HTTP");
+
+    let mut child = tokio::process::Command::new(common::example_binary("travel"))
+        .args(["--store", "memory"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let meta = SessionlessClient::request_meta();
+    let mut exchange = async |request: Value| -> Value {
+        stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();
+        loop {
+            let line = tokio::time::timeout(PATIENCE, lines.next_line()).await.expect("an answer").unwrap().unwrap();
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == request["id"] {
+                return message;
+            }
+        }
+    };
+    let list = |id: u64| json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list", "params": { "_meta": meta } });
+    let before = exchange(list(1)).await["result"].to_string();
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "_meta": meta, "name": "switch_domain", "arguments": switch } });
+    let switched = exchange(call).await;
+    assert_eq!(switched["result"]["isError"], false, "{switched}");
+    let after = exchange(list(3)).await["result"].to_string();
+    assert_eq!(before, after, "over stdio");
+}

@@ -70,11 +70,12 @@ async fn a_session_server_started_sessionless_does_not_promise_list_changed_over
     assert_eq!(result["capabilities"]["tools"].get("listChanged"), None, "{result}");
 }
 
-/// MCP 2026-07-28 over stdio: the connection's own tool list follows its conversation, and
-/// a change reaches only a stream it opened to listen (never as an unrequested
-/// notification); closing stdin ends the stream and the server.
+/// MCP 2026-07-28 over stdio: the tool list does not follow the conversation (the
+/// specification forbids a list that changes as a side effect of other requests), so it is
+/// byte-identical before and after a transition and no list change is told, on the stream
+/// or elsewhere; closing stdin ends the stream and the server.
 #[tokio::test]
-async fn over_stdio_a_list_change_goes_to_the_connections_listening_stream_and_eof_ends_it() {
+async fn over_stdio_the_list_stays_put_and_eof_ends_the_listening_stream() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let mut child = tokio::process::Command::new(common::example_binary("invoice"))
         .args(["--store", "memory"])
@@ -93,6 +94,7 @@ async fn over_stdio_a_list_change_goes_to_the_connections_listening_stream_and_e
         "params": { "_meta": meta, "name": "invoice_submit", "arguments": { "domain": "invoice", "id": "INV-7" } } });
     let view = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": { "_meta": meta, "name": "invoice_view", "arguments": { "domain": "invoice", "id": "INV-7" } } });
+    let list = |id: u64| json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list", "params": { "_meta": meta } });
     let mut next = async || -> Value {
         let line = tokio::time::timeout(common::PATIENCE, lines.next_line()).await.expect("a message");
         serde_json::from_str(&line.unwrap().expect("stdout open")).unwrap()
@@ -106,9 +108,11 @@ async fn over_stdio_a_list_change_goes_to_the_connections_listening_stream_and_e
         "params": { "_meta": meta, "name": "invoice_view", "arguments": { "domain": "invoice", "id": "INV-8" } } });
     stdin.write_all(format!("{early}\n").as_bytes()).await.unwrap();
     assert_eq!(next().await["id"], 9);
+    stdin.write_all(format!("{}\n", list(4)).as_bytes()).await.unwrap();
+    let before = next().await;
+    assert_eq!(before["id"], 4, "{before}");
 
-    // The submit moves INV-7, which this connection now lists from: the change is told on
-    // the stream, tagged with its id, and nowhere else.
+    // The submit moves INV-7, which this connection names.
     stdin.write_all(format!("{submit}\n").as_bytes()).await.unwrap();
     let mut seen = Vec::new();
     while !seen.iter().any(|m: &Value| m["id"] == 2) {
@@ -121,8 +125,15 @@ async fn over_stdio_a_list_change_goes_to_the_connections_listening_stream_and_e
         seen.push(next().await);
     }
     let changes: Vec<&Value> = seen.iter().filter(|m| m["method"] == "notifications/tools/list_changed").collect();
-    assert_eq!(changes.len(), 1, "one change, on the stream: {seen:?}");
-    assert_eq!(changes[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 1, "{seen:?}");
+    assert!(changes.is_empty(), "a 2026-07-28 list changed with a call: {seen:?}");
+    stdin.write_all(format!("{}\n", list(5)).as_bytes()).await.unwrap();
+    let after = next().await;
+    assert_eq!(after["id"], 5, "{after}");
+    assert_eq!(before["result"].to_string(), after["result"].to_string(), "the list followed the submit");
+    assert_eq!(after["result"]["cacheScope"], "public", "{after}");
+    let names: Vec<&str> =
+        after["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"invoice_submit") && names.contains(&"invoice_approve"), "every tool: {names:?}");
 
     // End of input: the listening stream ends (its final result is written), and so does
     // the server.

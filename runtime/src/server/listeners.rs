@@ -23,8 +23,6 @@ pub(crate) struct Listeners {
 struct Stream {
     sink: SubscriptionSink,
     resources: Vec<(String, Option<StoreKey>)>,
-    /// The kept connection that opened it (stdio), whose own tool list it follows.
-    owner: Option<usize>,
 }
 
 /// One open stream: leaves the register when dropped (the client closed it, or the
@@ -47,15 +45,9 @@ impl Listeners {
 
     /// Registers an acknowledged stream, listening to `resources`, until the returned
     /// guard is dropped.
-    /// `owner`: the kept connection that opened it.
-    pub(crate) fn listen(
-        &self,
-        sink: SubscriptionSink,
-        resources: Vec<(String, Option<StoreKey>)>,
-        owner: Option<usize>,
-    ) -> Listening<'_> {
+    pub(crate) fn listen(&self, sink: SubscriptionSink, resources: Vec<(String, Option<StoreKey>)>) -> Listening<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.streams().insert(id, Stream { sink, resources, owner });
+        self.streams().insert(id, Stream { sink, resources });
         Listening { listeners: self, id }
     }
 
@@ -68,17 +60,6 @@ impl Listeners {
     pub(crate) async fn tools_changed(&self) {
         self.tell(
             |s| s.sink.accepted().tools_list_changed == Some(true),
-            |sink| async move { sink.notify_tool_list_changed().await },
-        )
-        .await;
-    }
-
-    /// Tells the streams that `owner` (a kept connection) opened, and asked for
-    /// `toolsListChanged`, that its tool list changed.
-    pub(crate) async fn tools_changed_for(&self, owner: Option<usize>) {
-        let Some(owner) = owner else { return };
-        self.tell(
-            |s| s.owner == Some(owner) && s.sink.accepted().tools_list_changed == Some(true),
             |sink| async move { sink.notify_tool_list_changed().await },
         )
         .await;

@@ -129,12 +129,6 @@ impl Connection {
         self.state.ended.get_or_init(tokio_util::sync::CancellationToken::new).clone()
     }
 
-    /// This kept connection, as the owner of its listening streams (MCP 2026-07-28 over
-    /// stdio): what changes its own tool list is told on them.
-    fn owner(&self) -> Option<usize> {
-        self.state.kept.load(Ordering::Acquire).then_some(Arc::as_ptr(&self.state) as usize)
-    }
-
     fn origin(&self) -> Origin {
         if self.state.kept.load(Ordering::Acquire) {
             Origin::Connection(StoreKey::connection(self.state.id()))
@@ -248,18 +242,12 @@ impl Connection {
         if kept {
             self.watch_focus(caller.principal.as_ref());
         }
-        if reply.listing_changed {
-            // Only this session: other sessions' lists did not change.
-            if !round.in_rounds() {
-                // On the call's own stream where there is one, ahead of the result that
-                // caused it.
-                let changed =
-                    ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
-                client.notify(ServerNotification::ToolListChangedNotification(changed)).await;
-            } else {
-                // MCP 2026-07-28 sends only what a listening stream asked for.
-                self.shared.listeners.tools_changed_for(self.owner()).await;
-            }
+        // Only this session: other sessions' lists did not change. (At MCP 2026-07-28 a
+        // list never changes with a call: it shows every tool the authorization allows.)
+        if reply.listing_changed && !round.in_rounds() {
+            // On the call's own stream where there is one, ahead of the result that caused it.
+            let changed = ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
+            client.notify(ServerNotification::ToolListChangedNotification(changed)).await;
         }
         // After this session's own list change, so that its client hears that first and
         // the instance's resource updates (sent by a task of their own) after it.
@@ -363,14 +351,17 @@ impl ServerHandler for Connection {
     ) -> Result<ListToolsResult, ErrorData> {
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
+        // MCP 2026-07-28 (over any transport, stdio included): the list must not vary per
+        // connection or with other requests, only with the authorization presented.
+        let modern = context.protocol_version().is_some_and(|version| !version.has_initialize());
         let tools = match self.origin() {
-            Origin::Connection(flow) => self.listing(&flow, principal.as_ref()).await?,
+            Origin::Connection(flow) if !modern => self.listing(&flow, principal.as_ref()).await?,
             // The same for every caller with the same authorization: every tool it may
-            // see, each saying when it is callable.
-            Origin::Sessionless => self.shared.registry.definitions(),
+            // see, each saying when it is callable (the call path enforces the state).
+            _ => self.shared.registry.definitions(),
         };
         let tools = self.visible_to(tools, principal.as_ref());
-        if self.state.kept.load(Ordering::Acquire) {
+        if self.state.kept.load(Ordering::Acquire) && !modern {
             *lock(&self.state.listed) = Some(tools.iter().map(|t| t.name.to_string()).collect());
         }
         let mut result = ListToolsResult::with_all_items(tools);
@@ -378,6 +369,9 @@ impl ServerHandler for Connection {
             // The list varies by the authorization the request presents (and by nothing
             // else): no one else may be served it from a cache.
             result.cache_scope = Some(CacheScope::Private);
+        } else if modern {
+            // The same list for everyone.
+            result.cache_scope = Some(CacheScope::Public);
         }
         Ok(result)
     }
@@ -557,7 +551,7 @@ impl Connection {
         self.check_owner(principal.as_ref())?;
         let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
         let resources = uris.into_iter().filter_map(|uri| self.subscription(uri, principal.as_ref())).collect();
-        let _listening = self.shared.listeners.listen(context.sink().clone(), resources, self.owner());
+        let _listening = self.shared.listeners.listen(context.sink().clone(), resources);
         match self.state.ended.get() {
             Some(ended) => tokio::select! {
                 () = context.cancelled() => {}

@@ -46,19 +46,11 @@ impl Connection {
                 Some(_) => *listed = Some(names),
             }
         }
-        match self.state.peer.get() {
-            // A 2025-11-25 session: its client hears it on the session.
-            Some(peer) => {
-                let changed =
-                    ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
-                if let Err(error) =
-                    peer.send_notification(ServerNotification::ToolListChangedNotification(changed)).await
-                {
-                    tracing::debug!(%error, "a session that lists from a moved instance could not be told");
-                }
-            }
-            // A 2026-07-28 connection (stdio): only on the streams it opened to listen.
-            None => self.shared.listeners.tools_changed_for(self.owner()).await,
+        // A 2025-11-25 session (a 2026-07-28 list never changes with other requests).
+        let Some(peer) = self.state.peer.get() else { return };
+        let changed = ToolListChangedNotification { method: Default::default(), extensions: Default::default() };
+        if let Err(error) = peer.send_notification(ServerNotification::ToolListChangedNotification(changed)).await {
+            tracing::debug!(%error, "a session that lists from a moved instance could not be told");
         }
     }
 }
