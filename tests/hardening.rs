@@ -359,3 +359,25 @@ async fn a_2026_list_is_the_same_before_and_after_switch_domain_over_http_and_st
     let after = exchange(list(3)).await["result"].to_string();
     assert_eq!(before, after, "over stdio");
 }
+
+/// Capabilities say what is served: the invoice example has no prompts, so discovery does
+/// not declare them and `prompts/list` is a method it does not have (`-32601`), not `[]`.
+#[tokio::test]
+async fn a_capability_not_declared_is_a_method_not_found() {
+    let (_server, url) = spawn_http_example("invoice", &[], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let discovered = client.request("server/discover", json!({}), &[]).await.result();
+    let capabilities = &discovered["capabilities"];
+    assert!(capabilities.get("prompts").is_none() && capabilities["resources"].is_object(), "{discovered}");
+    for method in ["prompts/list", "prompts/get", "completion/complete"] {
+        let params = match method {
+            "prompts/get" => json!({ "name": "anything" }),
+            "completion/complete" => json!({ "ref": { "type": "ref/prompt", "name": "x" }, "argument": { "name": "a", "value": "" } }),
+            _ => json!({}),
+        };
+        let error = client.request(method, params, &[]).await.error();
+        assert_eq!(error["code"], -32601, "{method}: {error}");
+    }
+    let templates = client.request("resources/templates/list", json!({}), &[]).await.result();
+    assert!(templates["resourceTemplates"].as_array().is_some_and(|t| !t.is_empty()), "{templates}");
+}

@@ -201,6 +201,19 @@ impl Connection {
     }
 }
 
+/// The server declares exactly what it serves: a method of a capability it does not
+/// declare (no prompts, say) is one it does not have (`-32601`), not an empty answer.
+fn offered(offered: bool, method: &str) -> Result<(), ErrorData> {
+    match offered {
+        true => Ok(()),
+        false => Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            "Method not found",
+            Some(json!({ "method": method })),
+        )),
+    }
+}
+
 fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -450,6 +463,7 @@ impl ServerHandler for Connection {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        offered(self.shared.catalog.has_resources(), "resources/list")?;
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
         Ok(self.shared.list_resources(principal.as_ref()))
@@ -460,6 +474,7 @@ impl ServerHandler for Connection {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        offered(self.shared.catalog.has_resources(), "resources/templates/list")?;
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
         Ok(self.shared.list_resource_templates(principal.as_ref()))
@@ -470,6 +485,7 @@ impl ServerHandler for Connection {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        offered(self.shared.catalog.has_resources(), "resources/read")?;
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
         // Boxed: see `call_tool`.
@@ -485,6 +501,7 @@ impl ServerHandler for Connection {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        offered(self.shared.catalog.has_resources(), "resources/subscribe")?;
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
         let (uri, instance) = self.subscription(request.uri.clone(), principal.as_ref()).ok_or_else(|| {
@@ -503,6 +520,7 @@ impl ServerHandler for Connection {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        offered(self.shared.catalog.has_resources(), "resources/unsubscribe")?;
         self.check_owner(self.principal(&context).as_ref())?;
         lock(&self.state.subscribed).remove(&request.uri);
         Ok(())
@@ -513,6 +531,7 @@ impl ServerHandler for Connection {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        offered(self.shared.catalog.has_prompts(), "prompts/list")?;
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
         Ok(self.shared.list_prompts(principal.as_ref()))
@@ -524,6 +543,7 @@ impl ServerHandler for Connection {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        offered(self.shared.catalog.has_prompts(), "prompts/get")?;
         // Boxed: see `call_tool`.
         Box::pin(self.prompt_get(request, context)).await
     }
@@ -533,6 +553,7 @@ impl ServerHandler for Connection {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        offered(self.shared.catalog.has_completions(), "completion/complete")?;
         let principal = self.principal(&context);
         self.check_owner(principal.as_ref())?;
         self.shared.complete(&request, principal.as_ref())
