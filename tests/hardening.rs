@@ -152,7 +152,7 @@ async fn listening_streams_are_capped_per_client_and_per_server() {
     let args = [
         "--max-listen-streams",
         "3",
-        "--max-listen-streams-per-client",
+        "--max-client-streams",
         "2",
         "--token",
         "alice=alice-secret-0123456789",
@@ -241,7 +241,7 @@ async fn a_request_that_never_finishes_is_cut_off() {
 /// once, while the others stay open, and when one ends another can connect.
 #[tokio::test]
 async fn one_address_holds_a_bounded_number_of_connections() {
-    let (_server, url) = spawn_http_example("invoice", &["--max-connections-per-client", "4"], &[]).await;
+    let (_server, url) = spawn_http_example("invoice", &["--max-client-connections", "4"], &[]).await;
     let mut held = Vec::new();
     for _ in 0..4 {
         let mut connection = TcpStream::connect(address(&url)).await.unwrap();
@@ -372,7 +372,9 @@ async fn a_capability_not_declared_is_a_method_not_found() {
     for method in ["prompts/list", "prompts/get", "completion/complete"] {
         let params = match method {
             "prompts/get" => json!({ "name": "anything" }),
-            "completion/complete" => json!({ "ref": { "type": "ref/prompt", "name": "x" }, "argument": { "name": "a", "value": "" } }),
+            "completion/complete" => {
+                json!({ "ref": { "type": "ref/prompt", "name": "x" }, "argument": { "name": "a", "value": "" } })
+            }
             _ => json!({}),
         };
         let error = client.request(method, params, &[]).await.error();

@@ -189,7 +189,7 @@ pub(super) struct ServeArgs {
     /// Open listen streams one client (principal, or peer IP without
     /// a token) may hold (default 16); past them, 503
     #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) max_listen_streams_per_client: Option<usize>,
+    pub(super) max_client_streams: Option<usize>,
     /// Seconds a request's headers, then its body, have to arrive
     /// (default 10; `500ms` too); slower connections are closed
     #[arg(long, value_name = "SECS", value_parser = duration, help_heading = HTTP, verbatim_doc_comment)]
@@ -197,7 +197,7 @@ pub(super) struct ServeArgs {
     /// Open connections one peer IP may hold (default 256); past
     /// them, new ones are closed
     #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) max_connections_per_client: Option<usize>,
+    pub(super) max_client_connections: Option<usize>,
     /// Close a session idle this long (default 300; `250ms` too)
     #[arg(long, value_name = "SECS", value_parser = duration, help_heading = HTTP, verbatim_doc_comment)]
     pub(super) session_idle_timeout: Option<Duration>,
@@ -437,9 +437,9 @@ fn checked(serve: Box<ServeArgs>, command: &mut clap::Command) -> Result<Box<Ser
         ("--allowed-origin", !serve.allowed_origins.is_empty()),
         ("--max-sessions", serve.max_sessions.is_some()),
         ("--max-listen-streams", serve.max_listen_streams.is_some()),
-        ("--max-listen-streams-per-client", serve.max_listen_streams_per_client.is_some()),
+        ("--max-client-streams", serve.max_client_streams.is_some()),
         ("--request-read-timeout", serve.request_read_timeout.is_some()),
-        ("--max-connections-per-client", serve.max_connections_per_client.is_some()),
+        ("--max-client-connections", serve.max_client_connections.is_some()),
         ("--session-idle-timeout", serve.session_idle_timeout.is_some()),
         ("--client-rate-limit", serve.client_rate_limit.is_some()),
         ("--token", !serve.callers.tokens.is_empty()),

@@ -36,16 +36,16 @@ impl ServerBuilder {
         if let Some(max) = args.max_sessions {
             self = self.max_sessions(max);
         }
-        if args.max_listen_streams.is_some() || args.max_listen_streams_per_client.is_some() {
+        if args.max_listen_streams.is_some() || args.max_client_streams.is_some() {
             let total = args.max_listen_streams.unwrap_or(super::super::http::DEFAULT_MAX_LISTEN_STREAMS);
             let per_client =
-                args.max_listen_streams_per_client.unwrap_or(super::super::http::DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT);
+                args.max_client_streams.unwrap_or(super::super::http::DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT);
             self = self.max_listen_streams(total, per_client);
         }
         if let Some(timeout) = args.request_read_timeout {
             self = self.request_read_timeout(timeout);
         }
-        if let Some(max) = args.max_connections_per_client {
+        if let Some(max) = args.max_client_connections {
             self = self.max_connections_per_client(max);
         }
         if let Some(timeout) = args.session_idle_timeout {
