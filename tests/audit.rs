@@ -79,6 +79,22 @@ async fn order_settle(_input: Charge) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct Tip {
+    /// The order.
+    #[schemars(pattern(r"^O-[1-9][0-9]*$"))]
+    id: String,
+    /// How much to add, if anything.
+    amount: Option<toolgate::types::Money>,
+}
+
+/// Add a tip to an order. Does not ship it.
+#[action(domain = "order")]
+async fn order_tip(_input: Tip) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
 /// Quote a freight price from the carrier's paid API. Does not ship.
 #[action(domain = "order", expensive)]
 async fn order_quote(_input: OrderRef) -> Result<Done, ToolError> {
@@ -123,6 +139,8 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
         ("order_ship", Rule::NumbersBounded, "`weight`"),
         ("order_refund", Rule::MoneyGuarded, "needs `transactional`, `confirm`, a `scope`"),
         ("order_settle", Rule::MoneyGuarded, "it fires a transition with an amount of money"),
+        // No money-moving name and no transition: judged by its argument's type.
+        ("order_tip", Rule::MoneyGuarded, "it takes an amount of money, so it needs"),
         ("order_view", Rule::StrictKey, "the key `id` accepts any string"),
         ("order_hold", Rule::NoDeadEnd, "`held` is not final and has no way out"),
         ("order_quote", Rule::ExpensiveLimited, "marked `expensive` but declares no `rate_limit`"),

@@ -5,11 +5,11 @@
 SERVER is the endpoint's URL or `stdio:` and the server's JSON spec (see flowcheck.py).
 
 Invoice state belongs to the invoice (keyed by `id`) and is shared by all clients, so the
-ids are fresh per run. Where the conversation is the connection — a 2025-11-25 session, or
-stdio at either revision — the listing follows the invoice the conversation works on, and
-a transition that changes it is announced with `notifications/tools/list_changed`. Over
-HTTP at 2026-07-28 every client gets the same listing, which never changes: the server, not
-the listing, refuses calls the invoice's state does not allow. At 2026-07-28 the client
+ids are fresh per run. At 2025-11-25 (a session, or stdio) the listing follows the invoice
+the conversation works on, and a transition that changes it is announced with
+`notifications/tools/list_changed`. At 2026-07-28, over HTTP and stdio alike, every client
+gets the same listing, which never changes: the server, not the listing, refuses calls the
+invoice's state does not allow. At 2026-07-28 the client
 listens (`subscriptions/listen`) to the invoice's receipt and hears it updated when the
 invoice moves.
 """
@@ -18,7 +18,7 @@ import random
 from contextlib import AsyncExitStack
 
 import anyio
-from mcp.client.subscriptions import ResourceUpdated, ToolsListChanged
+from mcp.client.subscriptions import ResourceUpdated
 
 from flowcheck import (
     LEGACY,
@@ -28,7 +28,6 @@ from flowcheck import (
     check,
     connect,
     expect,
-    is_stdio,
     negotiated,
     ok,
     passed,
@@ -61,8 +60,9 @@ async def flow(protocol: str, server: str) -> None:
     approved, untouched = fresh_id(), fresh_id()
     while untouched == approved:
         untouched = fresh_id()
-    # The conversation is the connection: a session, or stdio.
-    per_conversation = protocol == LEGACY or is_stdio(server)
+    # The listing follows the conversation only at 2025-11-25: 2026-07-28 forbids a list
+    # that changes with other requests, over stdio too.
+    per_conversation = protocol == LEGACY
 
     def on(invoice: str) -> dict[str, str]:
         return {"domain": "invoice", "id": invoice}
@@ -111,14 +111,13 @@ async def flow(protocol: str, server: str) -> None:
                 check(after == REVIEW_TOOLS, f"tools/list after invoice_submit: {after}, expected {REVIEW_TOOLS}")
                 passed(f"tools/list_changed -> {after}")
             if subscription is not None:
-                # Over stdio the connection's own listing changed too: at 2026-07-28 that
-                # is told on the stream that asked for it, ahead of the receipt's update.
+                # At 2026-07-28 the listing never changes: the stream carries the receipt's
+                # update alone.
                 events = []
                 with anyio.fail_after(PATIENCE):
                     while not events or events[-1] != ResourceUpdated(uri=receipt(approved)):
                         events.append(await anext(subscription))
-                expected = [ToolsListChanged()] if per_conversation else []
-                expected.append(ResourceUpdated(uri=receipt(approved)))
+                expected = [ResourceUpdated(uri=receipt(approved))]
                 check(events == expected, f"the listen stream delivered {events}, expected {expected}")
                 passed(f"the listen stream delivered {events}")
 

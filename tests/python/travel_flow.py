@@ -10,9 +10,10 @@ transactional and confirmed: over HTTP the traveller's client presents TOKEN (`-
 none), over stdio the traveller is the connection's principal, and the code comes from the
 server's development OUTBOX.
 
-Where the conversation is the connection — a 2025-11-25 session, or stdio at either
-revision — it lists only the active domain's tools and announces each change with
-`notifications/tools/list_changed`. Over HTTP at 2026-07-28 flow state lives in a signed
+Where the listing follows the conversation — a 2025-11-25 session or a stdio connection
+that initialized at it — it lists only the active domain's tools and announces each change
+with `notifications/tools/list_changed`. At 2026-07-28, over stdio too, the listing is the
+same for everyone and never changes. Over HTTP at 2026-07-28 flow state lives in a signed
 handle the client passes back as the `flow` argument, every client gets the same listing,
 which never changes, and the client listens (`subscriptions/listen`) for changes to it;
 the server refuses any handle it did not sign, or signed too long ago. OTHER_KEY_URL serves
@@ -91,7 +92,10 @@ def names(listing: list[tuple[str, str | None]]) -> list[str]:
 async def flow(
     protocol: str, server: str, token: str, outbox: str, other_key_url: str = "-", short_ttl_url: str = "-"
 ) -> None:
-    per_conversation = protocol == LEGACY or is_stdio(server)
+    # The conversation is the connection on a 2025-11-25 session and on stdio; the listing
+    # follows it only at 2025-11-25 (2026-07-28 forbids a list that changes with calls).
+    connection_flow = protocol == LEGACY or is_stdio(server)
+    per_conversation = protocol == LEGACY
     heard = Heard()
     async with connect(server, protocol, heard, None if token == "-" else token) as client:
         negotiated(client, protocol)
@@ -118,7 +122,7 @@ async def flow(
 
         def follow(content: dict[str, Any], what: str) -> None:
             nonlocal handle
-            if per_conversation:
+            if connection_flow:
                 check("flow" not in content, f"{what}: a flow handle where the connection is the flow: {show(content)}")
             else:
                 handle = content.get("flow", handle)

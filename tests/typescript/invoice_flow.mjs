@@ -3,10 +3,10 @@
 //   node invoice_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER
 //
 // Invoice state belongs to the invoice (keyed by `id`), shared by every client, so the ids
-// are fresh per run. Where the conversation is the connection — a 2025-11-25 session, or
-// stdio at either revision — the listing follows the invoice the conversation works on,
-// and a transition that changes it is announced with `notifications/tools/list_changed`.
-// Over HTTP at 2026-07-28 every client gets the same listing, and the change a client can
+// are fresh per run. At 2025-11-25 (a session, or stdio) the listing follows the invoice
+// the conversation works on, and a transition that changes it is announced with
+// `notifications/tools/list_changed`. At 2026-07-28, over HTTP and stdio, every client gets
+// the same listing, and the change a client can
 // hear is on a `subscriptions/listen` stream: `notifications/resources/updated` for the
 // invoice's receipt when the invoice moves.
 import { check, connect, LEGACY, MODERN, passed, run, show, waitFor } from "./flowcheck.mjs";
@@ -28,8 +28,9 @@ async function flow(sdk, protocol, server) {
   const approved = freshId();
   let untouched = freshId();
   while (untouched === approved) untouched = freshId();
-  // The conversation is the connection: a session, or stdio.
-  const perConversation = protocol === LEGACY || server.startsWith("stdio:");
+  // The listing follows the conversation only at 2025-11-25: 2026-07-28 forbids a list that
+  // changes with other requests, over stdio too.
+  const perConversation = protocol === LEGACY;
 
   const mcp = await connect(sdk, protocol, server);
   const listing = await mcp.toolNames();

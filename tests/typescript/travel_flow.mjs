@@ -3,10 +3,10 @@
 //   node travel_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER TOKEN OUTBOX
 //
 // The intent lock: nothing is callable before a domain is selected, `switch_domain` is the
-// way in, and a call into another domain is refused with DOMAIN_MISMATCH. Where the
-// conversation is the connection — a 2025-11-25 session, or stdio at either revision — it
-// lists only the active domain's tools and announces each change with
-// `notifications/tools/list_changed`. Over HTTP at 2026-07-28 the conversation travels in
+// way in, and a call into another domain is refused with DOMAIN_MISMATCH. At 2025-11-25 (a
+// session, or stdio) it lists only the active domain's tools and announces each change with
+// `notifications/tools/list_changed`; at 2026-07-28, over stdio too, the listing never
+// changes. Over HTTP at 2026-07-28 the conversation travels in
 // a signed `flow` handle the client passes back, every client gets the same listing, and
 // the client listens (`subscriptions/listen`) for changes to it. Booking is confirmed with
 // a one-time code from the server's development OUTBOX; over HTTP the traveller presents
@@ -46,7 +46,10 @@ function codeFor(outbox, challenge) {
 }
 
 async function flow(sdk, protocol, server, token, outbox) {
-  const perConversation = protocol === LEGACY || server.startsWith("stdio:");
+  // The conversation is the connection on a 2025-11-25 session and on stdio; the listing
+  // follows it only at 2025-11-25 (2026-07-28 forbids a list that changes with calls).
+  const connectionFlow = protocol === LEGACY || server.startsWith("stdio:");
+  const perConversation = protocol === LEGACY;
   const mcp = await connect(sdk, protocol, server, token === "-" ? undefined : token);
 
   const listing = await mcp.toolNames();
@@ -73,7 +76,7 @@ async function flow(sdk, protocol, server, token, outbox) {
   // Where the conversation is a handle, each result carries the next one; elsewhere none.
   let handle;
   const follow = (content, what) => {
-    if (perConversation) {
+    if (connectionFlow) {
       check(!("flow" in content), `${what}: a flow handle in a conversation that is the connection: ${show(content)}`);
       return;
     }

@@ -248,15 +248,29 @@ fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster) -> (Verdict, String) {
             }
         }
         Rule::MoneyGuarded => {
+            let money = takes_money(&schema, &properties);
             let moves = ["_book", "_pay", "_capture", "_refund", "_cancel", "_delete"]
                 .iter()
                 .find(|suffix| tool.name.ends_with(**suffix))
                 .map(|suffix| format!("its name ends in `{suffix}`"))
                 .or_else(|| {
-                    (registration.transition.is_some() && takes_money(&schema, &properties))
+                    (registration.transition.is_some() && money)
                         .then(|| "it fires a transition with an amount of money".to_string())
                 });
-            let Some(why) = moves else { return (Verdict::NotApplicable, "moves no money and books nothing".into()) };
+            let Some(why) = moves else {
+                // An amount of money in the input, whatever the tool is called: at least one
+                // guard, so an unguarded money tool never passes by its name.
+                let guarded =
+                    registration.transactional || registration.confirm.is_some() || !registration.scopes.is_empty();
+                return match (money, guarded) {
+                    (false, _) => (Verdict::NotApplicable, "moves no money and books nothing".into()),
+                    (true, true) => (Verdict::Pass, "it takes an amount of money, and is guarded".into()),
+                    (true, false) => (
+                        Verdict::Fail,
+                        "it takes an amount of money, so it needs `transactional`, `confirm` or a `scope`".into(),
+                    ),
+                };
+            };
             let mut missing = Vec::new();
             if !registration.transactional {
                 missing.push("`transactional`");
@@ -432,8 +446,13 @@ fn has_unit_or_bounds(property: &Value) -> bool {
 
 /// Whether an argument is an amount of money (`Money`'s schema: an object with a
 /// `currency`, inline or behind a `$ref`).
+/// Whether the input takes an amount of money anywhere: a property that is one, or one
+/// nested deeper (an `Option<Money>`, a list of lines with prices), which the schema's
+/// definitions hold.
 fn takes_money(schema: &Value, properties: &serde_json::Map<String, Value>) -> bool {
-    properties.values().any(|p| resolved(schema, p).pointer("/properties/currency").is_some())
+    let is_money = |s: &Value| s.pointer("/properties/currency").is_some() && s.pointer("/properties/amount").is_some();
+    properties.values().any(|p| is_money(resolved(schema, p)))
+        || schema.get("$defs").and_then(Value::as_object).is_some_and(|defs| defs.values().any(is_money))
 }
 
 fn is_strict_key(property: &Value) -> bool {
