@@ -2,7 +2,9 @@
 //! exactly that movement, and each tenant sees only its own payments.
 //!
 //! - `payment_create` records a payment for an amount and returns its id (`PAY-1`, …,
-//!   numbered per tenant: the server mints it, the model never picks one).
+//!   numbered per tenant by a counter in toolgate's store: never reused, across restarts
+//!   and replicas, and the model never picks one). A payment id never created is refused
+//!   by the gate, whatever the call.
 //! - `payment_authorize`, then `payment_capture` (confirmed with a one-time code, and
 //!   idempotent by `request_id`) or `payment_void`; a captured payment can be
 //!   `payment_refund`ed (confirmed, and only by a principal with the `payments:refund`
@@ -29,6 +31,7 @@ toolgate::machine! {
     id: "payment",
     key: "payment_id",
     scope: tenant,
+    mint: "PAY-{n}",
     initial: "created",
     states: {
         created:    { on: { AUTHORIZE: "authorized" } },
@@ -104,11 +107,12 @@ impl Payments {
         principal.tenant().unwrap_or_default().to_string()
     }
 
-    fn create(&self, principal: &Principal, description: String, amount: Money) -> Payment {
+    /// Records payment `payment_id`, the id toolgate minted for the new instance.
+    fn create(&self, principal: &Principal, payment_id: &str, description: String, amount: Money) -> Payment {
         let mut by_tenant = self.by_tenant.lock().unwrap();
         let payments = by_tenant.entry(Self::tenant(principal)).or_default();
         let payment = Payment {
-            payment_id: format!("PAY-{}", payments.len() + 1),
+            payment_id: payment_id.to_string(),
             description,
             amount,
             captured: None,
@@ -151,13 +155,16 @@ fn within(amount: Money, limit: Money, what: &str) -> Result<(), ToolError> {
 }
 
 /// Record a new payment for an amount and get its id. Does not authorize or move money.
-#[action(domain = "payment", machine = "payment", startup_checked)]
+#[action(domain = "payment", creates, transactional)]
 async fn payment_create(
     input: NewPayment,
     principal: Principal,
     payments: State<Payments>,
+    ctx: Ctx,
 ) -> Result<Payment, ToolError> {
-    Ok(payments.create(&principal, input.description, input.amount))
+    // The id toolgate minted for the new payment.
+    let id = ctx.instance().ok_or_else(|| ToolError::internal("a creating call without its minted id"))?;
+    Ok(payments.create(&principal, id, input.description, input.amount))
 }
 
 /// Authorize a created payment: the amount is reserved, nothing moves yet. Does not capture.

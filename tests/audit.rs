@@ -140,7 +140,7 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
         ("order_refund", Rule::MoneyGuarded, "needs `transactional`, `confirm`, a `scope`"),
         ("order_settle", Rule::MoneyGuarded, "it fires a transition with an amount of money"),
         // No money-moving name and no transition: judged by its argument's type.
-        ("order_tip", Rule::MoneyGuarded, "it takes an amount of money, so it needs"),
+        ("order_tip", Rule::MoneyGuarded, "it takes an amount of money and no state gates it, so it needs"),
         ("order_view", Rule::StrictKey, "the key `id` accepts any string"),
         ("order_hold", Rule::NoDeadEnd, "`held` is not final and has no way out"),
         ("order_quote", Rule::ExpensiveLimited, "marked `expensive` but declares no `rate_limit`"),

@@ -83,6 +83,11 @@ fn uuid_like() -> String {
 }
 
 impl Deployment {
+    /// Stops the server and waits until it has exited (its store file is free again).
+    async fn stop(mut self) {
+        self._server.kill().await.expect("kill the server");
+    }
+
     async fn client(&self, token: Option<&str>) -> TestClient {
         TestClient::http_as(&self.url, Lifecycle::Sessionless, token).await
     }
@@ -287,6 +292,66 @@ async fn fresh_challenges_bring_no_fresh_guesses_and_are_capped() {
     assert!(capped["retry_after_ms"].as_u64().unwrap() > 0, "{capped}");
 }
 
+/// Keys are minted by the store, never by process memory: after a restart on the default
+/// file store a new payment gets a new id (it was `PAY-1` again, inheriting the old one's
+/// `authorized` state, and was captured unauthorized), and an id never created is refused
+/// by the gate with `NOT_FOUND`, naming the tool that creates one.
+#[tokio::test]
+async fn a_new_payment_after_a_restart_gets_a_new_id_and_unknown_ids_are_refused() {
+    let file = std::env::temp_dir().join(format!("toolgate-payments-minted-{}.db", uuid_like()));
+    let store = format!("sqlite:{}", file.display());
+    let first = deploy(&["--store", &store]).await;
+    let clerk = first.client(Some(CLERK)).await;
+    let old = authorized(&clerk, "50.00").await;
+    assert_eq!(old, "PAY-1");
+    first.stop().await;
+
+    let second = deploy(&["--store", &store]).await;
+    let clerk = second.client(Some(CLERK)).await;
+    let created = clerk
+        .ok("payment_create", json!({ "domain": "payment", "description": "order 8", "amount": usd("5000.00") }))
+        .await;
+    let new = created["payment_id"].as_str().unwrap().to_string();
+    assert_ne!(new, old, "a restart minted an id already taken");
+    assert_eq!(created["state"], "created", "{created}");
+    // The new payment was never authorized: no capture, whatever the old one's state.
+    let capture = clerk.refused("payment_capture", capture(&new, "5000.00", "req-50000001")).await;
+    assert_eq!((capture["code"].as_str(), capture["current_state"].as_str()), (Some("FORBIDDEN"), Some("created")));
+
+    for tool in ["payment_authorize", "payment_status"] {
+        let never = clerk.refused(tool, json!({ "domain": "payment", "payment_id": "PAY-99" })).await;
+        assert_eq!(never["code"], "NOT_FOUND", "{tool}: {never}");
+        assert!(never["message"].as_str().unwrap().contains("`payment_create`"), "{tool}: {never}");
+    }
+    // The creating tool takes no id: the store gives it.
+    let chosen = clerk
+        .refused(
+            "payment_create",
+            json!({ "domain": "payment", "description": "mine", "amount": usd("1.00"), "payment_id": "PAY-7" }),
+        )
+        .await;
+    assert_eq!(chosen["code"], "INVALID_ARGUMENT", "{chosen}");
+    second.stop().await;
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
+/// Concurrent creations draw distinct numbers: the counter is a compare-and-set in the
+/// store, not a read then a write.
+#[tokio::test]
+async fn concurrent_creations_get_distinct_ids() {
+    let deployment = deploy(&[]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let create =
+        || clerk.ok("payment_create", json!({ "domain": "payment", "description": "x", "amount": usd("1.00") }));
+    let created = futures::future::join_all((0..16).map(|_| create())).await;
+    let mut ids: Vec<String> = created.iter().map(|c| c["payment_id"].as_str().unwrap().to_string()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 16, "{ids:?}");
+}
+
 #[tokio::test]
 async fn two_concurrent_confirmations_capture_once() {
     let deployment = deploy(&[]).await;
@@ -370,7 +435,9 @@ async fn another_tenant_cannot_see_capture_or_probe_a_payment() {
     };
     let (status, captured) = probe("PAY-1").await;
     assert!(status.contains("NOT_FOUND"), "{status}");
-    assert!(captured.contains("FORBIDDEN"), "{captured}");
+    // Minted keys: a payment never created in globex's tenant is not found there, by the
+    // gate, before any state or scope is judged.
+    assert!(captured.contains("NOT_FOUND"), "{captured}");
     assert_eq!((status, captured), probe("PAY-2").await);
     // Acme's payment is untouched.
     let seen = clerk.ok("payment_status", json!({ "domain": "payment", "payment_id": "PAY-1" })).await;

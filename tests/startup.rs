@@ -86,6 +86,12 @@ async fn switch_domain() -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 
+/// Creates a ledger, whose machine mints no keys (it has none).
+#[action(domain = "ledger", creates)]
+async fn open() -> Result<Posted, ToolError> {
+    Ok(Posted { ok: true })
+}
+
 const ORDER: &str = r#"{
     "id": "order", "initial": "new",
     "states": { "new": { "on": { "PAY": "payed" } }, "payed": { "on": { "SHIP": "shipped" } }, "shipped": { "type": "final" } }
@@ -99,7 +105,7 @@ fn every_problem_is_reported_with_its_location() {
         .expect_err("the registry is broken");
     let text = error.to_string();
     let problems = &error.problems;
-    assert_eq!(problems.len(), 8, "{text}");
+    assert_eq!(problems.len(), 9, "{text}");
 
     assert!(
         problems.iter().any(|p| matches!(p, StartupProblem::DuplicateTool { tool, first, second }
@@ -121,6 +127,10 @@ fn every_problem_is_reported_with_its_location() {
     );
     assert!(text.contains("tool name `switch_domain` is reserved"), "{text}");
     assert!(text.contains("tool `memo_write` has `compact`"), "{text}");
+    assert!(
+        text.contains("tool `ledger_open` has `creates`, and machine `ledger` does not mint its keys: add `mint:"),
+        "{text}"
+    );
     // Locations point at the actions in this file.
     assert!(text.contains("tests/startup.rs:"), "{text}");
 }

@@ -288,6 +288,7 @@ mod tests {
             initial: Some("draft".into()),
             key: INVOICE.key.map(Into::into),
             tenant_scoped: false,
+            mint: None,
             states: INVOICE
                 .states
                 .iter()

@@ -31,6 +31,11 @@ pub struct MachineSpec {
     /// `scope: tenant`: an instance is named by the caller's tenant *and* the key, so one
     /// key in two tenants is two objects. Needs a `key`.
     pub tenant_scoped: bool,
+    /// `mint: "PAY-{n}"`: toolgate mints the key of each new instance (`{n}` a durable
+    /// counter in the store, never reused across restarts or replicas), an action marked
+    /// `creates` creates it, and a call naming a key never created is refused. Needs a
+    /// `key`.
+    pub mint: Option<String>,
     /// The states in declaration order.
     pub states: Vec<StateSpec>,
 }
@@ -100,6 +105,22 @@ pub enum MachineError {
         state: String,
         /// The repeated event.
         event: String,
+    },
+    /// `mint` without a `key`: there is no key to mint.
+    #[error("machine `{machine}` has `mint` but no `key`: only instances named by a key are minted")]
+    MintWithoutKey {
+        /// The machine's id.
+        machine: String,
+    },
+    /// `mint` is not a format with one `{n}`.
+    #[error(
+        "machine `{machine}`: `mint: \"{format}\"` must hold `{{n}}` exactly once (the counter), e.g. `\"PAY-{{n}}\"`"
+    )]
+    InvalidMint {
+        /// The machine's id.
+        machine: String,
+        /// The format as written.
+        format: String,
     },
     /// A transition targets a state that is not declared.
     #[error("machine `{machine}`: `states.{state}.on.{event}` targets unknown state `{target}`; valid states: {valid}")]
@@ -188,6 +209,14 @@ impl MachineSpec {
         }
         if self.tenant_scoped && self.key.is_none() {
             errors.push(MachineError::TenantScopeWithoutKey { machine: machine() });
+        }
+        if let Some(format) = &self.mint {
+            if self.key.is_none() {
+                errors.push(MachineError::MintWithoutKey { machine: machine() });
+            }
+            if format.matches("{n}").count() != 1 || format.replace("{n}", "").contains(['{', '}']) {
+                errors.push(MachineError::InvalidMint { machine: machine(), format: format.clone() });
+            }
         }
         let mut seen = HashSet::new();
         for state in &self.states {
@@ -400,6 +429,7 @@ mod tests {
             initial: Some("draft".into()),
             key: None,
             tenant_scoped: false,
+            mint: None,
             states: vec![
                 state("draft", &[("SUBMIT", "review")]),
                 state("review", &[("APPROVE", "approved"), ("REJECT", "draft")]),
@@ -475,6 +505,7 @@ mod tests {
             initial: Some("a".into()),
             key: None,
             tenant_scoped: false,
+            mint: None,
             states: vec![],
         };
         assert_eq!(empty.validate(), vec![MachineError::EmptyId, MachineError::NoStates { machine: String::new() }]);
@@ -493,6 +524,14 @@ mod tests {
         }
         let unkeyed_tenant = MachineSpec { tenant_scoped: true, ..invoice() };
         assert!(matches!(&unkeyed_tenant.validate()[..], [MachineError::TenantScopeWithoutKey { .. }]));
+        let unkeyed_mint = MachineSpec { mint: Some("INV-{n}".into()), ..invoice() };
+        assert!(matches!(&unkeyed_mint.validate()[..], [MachineError::MintWithoutKey { .. }]));
+        for bad in ["INV-", "INV-{n}-{n}", "INV-{m}-{n}"] {
+            let m = MachineSpec { key: Some("id".into()), mint: Some(bad.into()), ..invoice() };
+            assert!(matches!(&m.validate()[..], [MachineError::InvalidMint { .. }]), "{bad}");
+        }
+        let minted = MachineSpec { key: Some("id".into()), mint: Some("INV-{n}".into()), ..invoice() };
+        assert_eq!(minted.validate(), vec![]);
         {}
     }
 

@@ -10,6 +10,7 @@ const KEYS: &[&str] = &[
     "global",
     "bind_state",
     "transition",
+    "creates",
     "compact",
     "not_for",
     "machine",
@@ -58,6 +59,8 @@ pub(crate) struct ActionAttrs {
     pub(crate) bind_state: Attr<Vec<LitStr>>,
     pub(crate) bind_state_span: Option<Span>,
     pub(crate) transition: Attr<LitStr>,
+    /// `creates`: the action creates an instance of its keyed machine, whose key the store mints.
+    pub(crate) creates: Attr<Span>,
     pub(crate) compact: Attr<LitStr>,
     pub(crate) machine: Attr<LitStr>,
     pub(crate) name: Attr<LitStr>,
@@ -104,6 +107,7 @@ impl ActionAttrs {
         match key.as_str() {
             "domain" => self.domain.set(meta, meta.value()?.parse()?),
             "transition" => self.transition.set(meta, meta.value()?.parse()?),
+            "creates" => self.creates.set(meta, flag(meta)?),
             "compact" => self.compact.set(meta, meta.value()?.parse()?),
             "machine" => self.machine.set(meta, meta.value()?.parse()?),
             "name" => self.name.set(meta, meta.value()?.parse()?),

@@ -106,6 +106,7 @@ fn registration(action: &Action) -> TokenStream {
     });
     let transactional = action.transactional;
     let expensive = action.expensive;
+    let creates = action.creates;
     let idempotency_key = option(action.idempotency_key.clone());
     let confirm = match &action.confirm {
         None => quote!(::core::option::Option::None),
@@ -128,6 +129,7 @@ fn registration(action: &Action) -> TokenStream {
                 machine: #machine,
                 bind_states: &[#(#bind_states),*],
                 transition: #transition,
+                creates: #creates,
                 description: #description,
                 compact: #compact,
                 not_for: #not_for,

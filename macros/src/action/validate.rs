@@ -21,6 +21,8 @@ pub(crate) struct Action<'a> {
     pub(crate) explicit_machine: Option<String>,
     pub(crate) bind_states: Vec<LitStr>,
     pub(crate) transition: Option<LitStr>,
+    /// `creates`: the action creates an instance of its machine.
+    pub(crate) creates: bool,
     pub(crate) compact: Option<String>,
     pub(crate) not_for: Option<String>,
     pub(crate) description: Description,
@@ -56,6 +58,7 @@ pub(crate) fn validate<'a>(
     let description = check_doc(handler, errors);
     let domain = check_domain(attrs, handler, errors);
     check_transition_has_states(attrs, errors);
+    check_creates_is_unbound(attrs, errors);
     check_bind_state_not_empty(attrs, errors);
     let name = domain.as_ref().and_then(|d| check_name(attrs, handler, d.as_ref().map(LitStr::value), errors));
     let machine = attrs.machine.get().cloned().or_else(|| domain.clone().flatten());
@@ -80,6 +83,7 @@ pub(crate) fn validate<'a>(
         explicit_machine: attrs.machine.get().map(LitStr::value),
         bind_states: attrs.bind_state.get().cloned().unwrap_or_default(),
         transition: attrs.transition.get().cloned(),
+        creates: attrs.creates.get().is_some(),
         compact: attrs.compact.get().map(LitStr::value),
         not_for: attrs.not_for.get().map(LitStr::value),
         description,
@@ -488,6 +492,21 @@ fn check_transition_has_states(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>
             transition.span(),
             "`transition` needs `bind_state`: the states the event fires from",
         ));
+    }
+}
+
+/// `creates`: the instance does not exist before the call, so the action is bound to no
+/// state and fires no event; it starts the instance in the machine's initial state.
+fn check_creates_is_unbound(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>) {
+    let Some(&creates) = attrs.creates.get() else { return };
+    if attrs.bind_state.get().is_some() || attrs.transition.get().is_some() {
+        errors.push(syn::Error::new(
+            creates,
+            "`creates` starts a new instance in the machine's initial state: it takes no `bind_state` or `transition`",
+        ));
+    }
+    if attrs.global.get().is_some() {
+        errors.push(syn::Error::new(creates, "`creates` needs the machine of a domain, or `machine = \"…\"`"));
     }
 }
 

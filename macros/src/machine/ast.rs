@@ -3,6 +3,7 @@
 //! ```text
 //! id: "invoice",        // or a list, `id: ["bus", "flight"]`: one machine per id
 //! key: "id",            // optional: one instance per value of the `id` argument
+//! mint: "INV-{n}",      // optional: keys of new instances minted by the store
 //! initial: "draft",
 //! states: {
 //!     draft: { on: { SUBMIT: "review" } },
@@ -44,6 +45,8 @@ pub(crate) struct MachineAst {
     pub(crate) key: Option<LitStr>,
     /// The span of `scope: tenant`, when present.
     pub(crate) tenant_scoped: Option<Span>,
+    /// `mint: "PAY-{n}"`: keys of new instances are minted by the store.
+    pub(crate) mint: Option<LitStr>,
     pub(crate) states_key: Span,
     pub(crate) states: Vec<StateAst>,
 }
@@ -90,8 +93,8 @@ fn parse_keys(
 impl Parse for MachineAst {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let (mut id, mut initial, mut key_field, mut states, mut states_key) = (None, None, None, Vec::new(), None);
-        let mut tenant_scoped = None;
-        parse_keys(input, "machine", &["id", "key", "scope", "initial", "states"], |key, input| {
+        let (mut tenant_scoped, mut mint) = (None, None);
+        parse_keys(input, "machine", &["id", "key", "scope", "mint", "initial", "states"], |key, input| {
             match key.to_string().as_str() {
                 "id" if input.peek(syn::token::Bracket) => {
                     let list;
@@ -104,6 +107,7 @@ impl Parse for MachineAst {
                 }
                 "id" => id = Some(vec![input.parse()?]),
                 "key" => key_field = Some(input.parse()?),
+                "mint" => mint = Some(input.parse()?),
                 "scope" => {
                     let scope: syn::Ident = input.parse()?;
                     if scope != "tenant" {
@@ -133,7 +137,7 @@ impl Parse for MachineAst {
         let missing = |what: &str| syn::Error::new(Span::call_site(), format!("machine needs {what}"));
         let ids = id.ok_or_else(|| missing("an `id: \"…\"`"))?;
         let states_key = states_key.ok_or_else(|| missing("`states: { … }`"))?;
-        Ok(Self { ids, initial, key: key_field, tenant_scoped, states_key, states })
+        Ok(Self { ids, initial, key: key_field, tenant_scoped, mint, states_key, states })
     }
 }
 
@@ -194,6 +198,7 @@ impl MachineAst {
             initial: self.initial.as_ref().map(LitStr::value),
             key: self.key.as_ref().map(LitStr::value),
             tenant_scoped: self.tenant_scoped.is_some(),
+            mint: self.mint.as_ref().map(LitStr::value),
             states: self
                 .states
                 .iter()

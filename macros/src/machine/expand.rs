@@ -58,6 +58,10 @@ fn registration(spec: &toolgate_machine::MachineSpec) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let tenant_scoped = spec.tenant_scoped;
+    let mint = match &spec.mint {
+        Some(format) => quote!(::core::option::Option::Some(#format)),
+        None => quote!(::core::option::Option::None),
+    };
     let states = spec.states.iter().map(|state| {
         let name = &state.name;
         let is_final = state.is_final;
@@ -76,6 +80,7 @@ fn registration(spec: &toolgate_machine::MachineSpec) -> TokenStream {
                 initial: #initial,
                 key: #key,
                 tenant_scoped: #tenant_scoped,
+                mint: #mint,
                 states: &[#(#states),*],
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }

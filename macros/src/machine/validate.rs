@@ -30,6 +30,9 @@ fn span_of(machine: &MachineAst, error: &MachineError) -> Span {
         MachineError::EmptyId => Some(machine.id().span()),
         MachineError::InvalidKey { .. } => machine.key.as_ref().map(|k| k.span()),
         MachineError::TenantScopeWithoutKey { .. } => machine.tenant_scoped,
+        MachineError::MintWithoutKey { .. } | MachineError::InvalidMint { .. } => {
+            machine.mint.as_ref().map(|m| m.span())
+        }
         MachineError::MissingInitial { .. } => None,
         MachineError::UnknownInitial { .. } => machine.initial.as_ref().map(|i| i.span()),
         MachineError::NoStates { .. } => Some(machine.states_key),

@@ -57,6 +57,9 @@ pub struct ActionRegistration {
     pub bind_states: &'static [&'static str],
     /// The event a successful call fires.
     pub transition: Option<&'static str>,
+    /// `creates`: the call creates an instance of its keyed machine (`mint`), in the
+    /// initial state, with a key the store mints.
+    pub creates: bool,
     /// The full description (the doc comment).
     pub description: &'static str,
     /// The description shown while the machine is in its initial state.

@@ -76,6 +76,13 @@ impl Machine {
         Self::new(MachineSpec { tenant_scoped: true, ..self.spec })
     }
 
+    /// The format new instances' keys are minted in (`mint: "PAY-{n}"`), for a machine
+    /// whose instances are created by an action (`#[action(creates)]`) rather than named
+    /// into existence by any call.
+    pub fn mint(&self) -> Option<&str> {
+        self.spec.mint.as_deref()
+    }
+
     /// Whether an instance is named by the caller's tenant and the key (`scope: tenant`):
     /// one key in two tenants is two objects, and a call needs a principal.
     pub fn is_tenant_scoped(&self) -> bool {

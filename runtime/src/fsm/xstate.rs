@@ -51,7 +51,7 @@ pub(super) fn parse(json: &str) -> Result<MachineSpec, MachineLoadError> {
         .as_object()
         .ok_or_else(|| shape("states", "must be an object of states"))?;
     let states = states.iter().map(|(name, state)| parse_state(name, state)).collect::<Result<_, _>>()?;
-    Ok(MachineSpec { id, initial, key: None, tenant_scoped: false, states })
+    Ok(MachineSpec { id, initial, key: None, tenant_scoped: false, mint: None, states })
 }
 
 fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError> {

@@ -186,7 +186,11 @@ pub(crate) async fn admit<'a>(
         Ok(spent) => spent,
         Err(error) => return Err(call.refused(error)),
     };
-    match call.take_leases().await {
+    let leased = match call.mint_instance().await {
+        Ok(()) => call.take_leases().await,
+        Err(error) => Err(error),
+    };
+    match leased {
         Ok(leases) => Ok(Admission::Run(call.admitted(leases, spent))),
         Err(error) => {
             if let Some(spent) = spent {
@@ -255,9 +259,50 @@ impl<'a> Candidate<'a> {
         let (Some(key), Some(machine)) = (&self.tool.instance, self.tool.machine.as_deref()) else { return Ok(()) };
         let id = key.read(&mut self.arguments)?;
         let store_key = super::instance_key(machine, &id, self.principal.as_ref());
-        self.instance_before = Some(self.judge.records.load(&store_key).await?);
+        let before = self.judge.records.load(&store_key).await?;
+        // A machine that mints its keys has only the instances its creating actions made:
+        // a key never created names nothing (not an instance in the initial state).
+        if machine.mint().is_some() && before.version == 0 {
+            return Err(self.never_created(machine, &id));
+        }
+        self.instance_before = Some(before);
         self.instance = Some(Instance { machine, id, key: store_key });
         Ok(())
+    }
+
+    /// `NOT_FOUND` for a key no creating action of `machine` minted, naming those actions.
+    fn never_created(&self, machine: &Machine, id: &str) -> ToolError {
+        let creators: Vec<String> = (self.judge.registry.tools().iter())
+            .filter(|t| t.creates && t.machine.as_deref().is_some_and(|m| m.id() == machine.id()))
+            .filter(|t| t.visible_to(self.principal.as_ref()))
+            .map(|t| format!("`{}`", t.name))
+            .collect();
+        let how = match creators.as_slice() {
+            [] => String::new(),
+            creators => format!("; a new one is created by {}, which gives its id", creators.join(" or ")),
+        };
+        ToolError::not_found(format!("no {} `{id}` exists{how}", machine.id()))
+    }
+
+    /// Step 9½: a creating call's new instance, under a key the store mints (never one an
+    /// instance already has, even one made before the machine minted its keys).
+    async fn mint_instance(&mut self) -> Result<(), ToolError> {
+        let Some(machine) = self.tool.machine.as_deref().filter(|_| self.tool.creates) else { return Ok(()) };
+        let Some(format) = machine.mint() else { return Ok(()) };
+        let tenant = machine.is_tenant_scoped().then(|| self.principal.as_ref().and_then(Principal::tenant));
+        let counter = StoreKey::minted(machine.id(), tenant.flatten());
+        for _ in 0..64 {
+            let n = self.judge.records.mint(&counter).await?;
+            let id = format.replace("{n}", &n.to_string());
+            let key = super::instance_key(machine, &id, self.principal.as_ref());
+            let before = self.judge.records.load(&key).await?;
+            if before.version == 0 {
+                self.instance_before = Some(before);
+                self.instance = Some(Instance { machine, id, key });
+                return Ok(());
+            }
+        }
+        Err(ToolError::internal(format_args!("no free `{}` key after 64 minted numbers", machine.id())))
     }
 
     /// Step 5½: an idempotent call's retry — the same key and arguments as a call that
@@ -380,8 +425,8 @@ impl<'a> Candidate<'a> {
             leases.flow = Some(records.lease(&flow.key, "flow").await?);
             self.flow_before = records.load_flow(Some(flow)).await?;
         }
-        let transition = self.tool.transition().is_some() && self.tool.machine.is_some();
-        if let (true, Some(instance)) = (transition, &self.instance) {
+        let writes = (self.tool.transition().is_some() || self.tool.creates) && self.tool.machine.is_some();
+        if let (true, Some(instance)) = (writes, &self.instance) {
             leases.instance = Some(records.lease(&instance.key, "instance").await?);
             self.instance_before = Some(records.load(&instance.key).await?);
         }
@@ -511,6 +556,10 @@ impl Admitted<'_> {
     /// The state the call's transition moves its machine to, if it fires one.
     fn target(&self) -> Option<String> {
         let machine = self.tool.machine.as_deref();
+        if self.tool.creates {
+            // A new instance starts in the initial state.
+            return machine.map(|m| m.initial().to_string());
+        }
         self.tool
             .transition()
             .zip(machine)
@@ -580,6 +629,14 @@ impl Admitted<'_> {
             let next = before.with_state(instance.machine.id(), to);
             let lease = self._leases.instance.as_ref();
             self.records.commit_transition(&instance.key, before, &next, lease, entry, self.history.retention).await?;
+        }
+        if let (true, Some(instance), Some(before), Some(to)) =
+            (self.tool.creates, &self.instance, &self.instance_before, &to)
+        {
+            // Created, under its minted key: a compare-and-set from "no record", so a key
+            // that somehow names an instance already is never taken over.
+            let next = before.with_state(instance.machine.id(), to);
+            self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
         }
         if let Some((to, machine)) = to.as_ref().zip(machine) {
             let on = self

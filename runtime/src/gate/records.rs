@@ -90,6 +90,24 @@ impl Records<'_> {
         committed.map_err(store_failure)
     }
 
+    /// The next number of the counter at `counter`: one more than the last any process
+    /// sharing the store drew (compare-and-set), kept with the records, so a restart or
+    /// another replica never draws one again.
+    pub(crate) async fn mint(&self, counter: &StoreKey) -> Result<u64, ToolError> {
+        for _ in 0..64 {
+            let current = self.store.load(counter).await.map_err(store_failure)?;
+            let last =
+                current.record.as_ref().and_then(|r| r.get("n")).and_then(serde_json::Value::as_u64).unwrap_or(0);
+            let next = crate::store::Snapshot { record: Some(serde_json::json!({ "n": last + 1 })), ..current.next() };
+            match self.store.compare_and_set(counter, current.version, &next).await {
+                Ok(_) => return Ok(last + 1),
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(error) => return Err(store_failure(error)),
+            }
+        }
+        Err(ToolError::flow_busy("instance", 100))
+    }
+
     /// Whether a handle's flow is past half its life and should be refreshed on this use.
     pub(crate) fn needs_refresh(&self, flow: Option<&FlowRef>, snapshot: &Snapshot) -> bool {
         let half_life = self.flows.ttl().as_millis() as u64 / 2;

@@ -258,16 +258,19 @@ fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster) -> (Verdict, String) {
                         .then(|| "it fires a transition with an amount of money".to_string())
                 });
             let Some(why) = moves else {
-                // An amount of money in the input, whatever the tool is called: at least one
-                // guard, so an unguarded money tool never passes by its name.
+                // An amount of money in the input, whatever the tool is called, of a tool no
+                // state gates (always callable) or that creates an instance: at least one
+                // guard, so an unguarded money tool never passes by its name. (One bound to
+                // states, firing nothing, edits what a guarded transition later moves.)
                 let guarded =
                     registration.transactional || registration.confirm.is_some() || !registration.scopes.is_empty();
-                return match (money, guarded) {
+                let ungated = registration.bind_states.is_empty() || registration.creates;
+                return match (money && ungated, guarded) {
                     (false, _) => (Verdict::NotApplicable, "moves no money and books nothing".into()),
                     (true, true) => (Verdict::Pass, "it takes an amount of money, and is guarded".into()),
                     (true, false) => (
                         Verdict::Fail,
-                        "it takes an amount of money, so it needs `transactional`, `confirm` or a `scope`".into(),
+                        "it takes an amount of money and no state gates it, so it needs `transactional`, `confirm` or a `scope`".into(),
                     ),
                 };
             };
@@ -299,6 +302,9 @@ fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster) -> (Verdict, String) {
             let Some(key) = tool.machine.as_deref().and_then(Machine::key) else {
                 return (Verdict::NotApplicable, "no keyed machine".into());
             };
+            if tool.creates {
+                return (Verdict::NotApplicable, format!("it creates an instance: the store mints its `{key}`"));
+            }
             match properties.get(key) {
                 Some(property) if is_strict_key(property) => (Verdict::Pass, String::new()),
                 _ => (

@@ -39,6 +39,10 @@ pub struct MachineView {
     pub tenant_scoped: bool,
     /// The initial state.
     pub initial: String,
+    /// The format its instances' keys are minted in (`mint`), if they are.
+    pub mint: Option<String>,
+    /// The tools that create its instances (`creates`), in the initial state.
+    pub created_by: Vec<String>,
     /// The domains whose tools use it.
     pub domains: Vec<String>,
     /// Its states, in declaration order.
@@ -117,8 +121,9 @@ impl ToolMark {
 
 /// Whether `tool` is callable in `state` of its machine.
 pub(crate) fn callable_in(tool: &ToolEntry, state: &str) -> bool {
+    // A creating tool acts on no existing instance: it is the arrow into the initial state.
     let bound = tool.bind_states();
-    bound.is_empty() || bound.contains(&state)
+    !tool.creates && (bound.is_empty() || bound.contains(&state))
 }
 
 impl Description {
@@ -187,6 +192,8 @@ fn machine_view(machine: &Machine, tools: &[ToolEntry]) -> MachineView {
         key: machine.key().map(str::to_string),
         tenant_scoped: machine.is_tenant_scoped(),
         initial: machine.initial().to_string(),
+        mint: machine.mint().map(str::to_string),
+        created_by: own.iter().filter(|t| t.creates).map(|t| t.name.to_string()).collect(),
         domains,
         states,
         edges,

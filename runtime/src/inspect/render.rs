@@ -22,6 +22,9 @@ fn machine_title(machine: &MachineView) -> String {
     if machine.tenant_scoped {
         title.push_str(" · per tenant");
     }
+    if let Some(format) = &machine.mint {
+        title.push_str(&format!(" · minted `{format}`"));
+    }
     title
 }
 
@@ -63,7 +66,9 @@ fn mermaid_machine(out: &mut String, machine: &MachineView, indent: &str) {
     for state in &machine.states {
         let _ = writeln!(out, "{inner}state \"{}\" as {}", state.name, node(&machine.id, &state.name));
     }
-    let _ = writeln!(out, "{inner}[*] --> {}", node(&machine.id, &machine.initial));
+    let created =
+        if machine.created_by.is_empty() { String::new() } else { format!(": {}", machine.created_by.join(", ")) };
+    let _ = writeln!(out, "{inner}[*] --> {}{created}", node(&machine.id, &machine.initial));
     for edge in &machine.edges {
         let by = if edge.tools.is_empty() { String::new() } else { format!(" / {}", edge.tools.join(", ")) };
         let _ = writeln!(
@@ -148,7 +153,15 @@ fn dot_machine(out: &mut String, machine: &MachineView) {
         let peripheries = if state.is_final { ", peripheries=2" } else { "" };
         let _ = writeln!(out, "    {} [label={}{peripheries}];", node(&machine.id, &state.name), quote(&label));
     }
-    let _ = writeln!(out, "    {id}__start -> {};", node(&machine.id, &machine.initial));
+    match machine.created_by.as_slice() {
+        [] => {
+            let _ = writeln!(out, "    {id}__start -> {};", node(&machine.id, &machine.initial));
+        }
+        creators => {
+            let label = quote(&creators.join("\n"));
+            let _ = writeln!(out, "    {id}__start -> {} [label={label}];", node(&machine.id, &machine.initial));
+        }
+    }
     for edge in &machine.edges {
         let mut label = edge.event.clone();
         for tool in &edge.tools {

@@ -35,6 +35,8 @@ pub struct MachineRegistration {
     pub key: Option<&'static str>,
     /// `scope: tenant`.
     pub tenant_scoped: bool,
+    /// `mint: "PAY-{n}"`.
+    pub mint: Option<&'static str>,
     /// The states in declaration order.
     pub states: &'static [StateRegistration],
     /// Where the `machine!` is.
@@ -62,6 +64,7 @@ impl MachineRegistration {
             initial: Some(self.initial.to_string()),
             key: self.key.map(str::to_string),
             tenant_scoped: self.tenant_scoped,
+            mint: self.mint.map(str::to_string),
             states: self
                 .states
                 .iter()

@@ -105,6 +105,16 @@ pub enum StartupProblem {
         /// The action.
         location: SourceLocation,
     },
+    /// `#[action(creates)]` where it cannot create: no keyed machine that mints its keys,
+    /// or an input that takes the key the store mints.
+    Creates {
+        /// The tool.
+        tool: String,
+        /// What is wrong, and what to do.
+        problem: String,
+        /// The action.
+        location: SourceLocation,
+    },
     /// A rate limit counted `per instance` on a tool that names no instance.
     RateLimitPerInstance {
         /// The tool.
@@ -204,6 +214,9 @@ impl fmt::Display for StartupProblem {
                 f,
                 "{location}: tool `{tool}` has `idempotency_key = \"{key}\"`, and its input has no `{key}` field; add one (a string the caller makes fresh per request)"
             ),
+            Self::Creates { tool, problem, location } => {
+                write!(f, "{location}: tool `{tool}` has `creates`, and {problem}")
+            }
             Self::RateLimitPerInstance { tool, location } => write!(
                 f,
                 "{location}: tool `{tool}` has a rate limit `per instance` but names no instance of a keyed machine; count it `per client` or `per tool`"

@@ -34,6 +34,8 @@ pub(crate) struct ToolEntry {
     pub(crate) compact: Option<Tool>,
     /// How the call names its machine's instance, for a keyed machine.
     pub(crate) instance: Option<InstanceKey>,
+    /// `creates`: the call creates an instance of its machine, with a minted key.
+    pub(crate) creates: bool,
     /// Whether the call runs in a flow (a conversation machine, or the active domain):
     /// its schemas then carry the optional handle argument.
     pub(crate) needs_flow: bool,
@@ -171,6 +173,7 @@ impl ToolEntry {
             tool,
             compact: None,
             instance: None,
+            creates: false,
             needs_flow: true,
             arguments: None,
             unlocked_by: HashMap::new(),
@@ -296,6 +299,7 @@ impl ToolEntry {
             compact: registration.compact.map(|c| define(c.to_string())),
             machine,
             instance,
+            creates: registration.creates,
             needs_flow,
             arguments: Some(arguments),
             unlocked_by: HashMap::new(),
@@ -423,6 +427,10 @@ fn instance_key(
     input: &JsonObject,
     problems: &mut Problems,
 ) -> Option<InstanceKey> {
+    if registration.creates {
+        creates(registration, machine.as_deref(), input, problems);
+        return None;
+    }
     let key = machine.as_deref().and_then(Machine::key)?;
     let canonicalize = context.canonical_keys.0.get(machine.as_deref().map(Machine::id).unwrap_or_default()).cloned();
     let problem = match InstanceKey::find(input, key, canonicalize) {
@@ -436,6 +444,29 @@ fn instance_key(
     };
     problems.binding(key_missing(machine.as_deref(), &problem));
     None
+}
+
+/// A creating tool (`#[action(creates)]`): its machine mints keys, and its input does not
+/// take the key (the store gives it).
+fn creates(registration: &ActionRegistration, machine: Option<&Machine>, input: &JsonObject, problems: &mut Problems) {
+    let problem = match machine {
+        None => Some("no machine: give it a domain whose machine it creates, or `machine = \"…\"`".to_string()),
+        Some(m) if m.mint().is_none() => Some(format!(
+            "machine `{}` does not mint its keys: add `mint: \"{}-{{n}}\"` (say) to its `machine!`",
+            m.id(),
+            m.id().to_uppercase()
+        )),
+        Some(m) => m.key().filter(|key| input.get("properties").and_then(|p| p.get(*key)).is_some()).map(|key| {
+            format!("its input takes `{key}`, which the store mints for the new `{}`: remove the field", m.id())
+        }),
+    };
+    if let Some(problem) = problem {
+        problems.found.push(StartupProblem::Creates {
+            tool: registration.name.to_string(),
+            problem,
+            location: registration.location,
+        });
+    }
 }
 
 /// The fields toolgate adds to a tool's schemas: `domain`, `state`, the handle.
@@ -574,6 +605,7 @@ mod tests {
             initial: Some("new".into()),
             key: None,
             tenant_scoped: false,
+            mint: None,
             states: vec![
                 state("new", &[("PAY", "paid"), ("HOLD", "held")]),
                 state("held", &[("PAY", "review"), ("RELEASE", "late")]),

@@ -39,6 +39,15 @@ impl StoreKey {
         Self(format!("tenant-instance:{}:{tenant}:{}:{machine}:{key}", tenant.len(), machine.len()))
     }
 
+    /// The counter new keys of `machine` are minted from (`mint: "PAY-{n}"`), per tenant
+    /// for a tenant-scoped machine.
+    pub fn minted(machine: &str, tenant: Option<&str>) -> Self {
+        match tenant {
+            Some(tenant) => Self(format!("minted:{}:{tenant}:{machine}", tenant.len())),
+            None => Self(format!("minted:{machine}")),
+        }
+    }
+
     /// A confirmation challenge (`challenge_id` is random, minted by the server).
     pub fn challenge(challenge_id: &str) -> Self {
         Self(format!("challenge:{challenge_id}"))
