@@ -1,5 +1,6 @@
 //! The fixtures of the official MCP conformance suites (`@modelcontextprotocol/conformance`),
-//! built with toolgate's public API only: the `test_*` tools, the `test://` resources and
+//! built with toolgate's public API only: the `test_*` tools (`test_custom_headers` with
+//! an argument that travels as a header too, SEP-2243), the `test://` resources and
 //! template, the `test_*prompt*` prompts, completions, and the 2026-07-28 multi round-trip
 //! (`test_input_required_result_*`) family. `scripts/conformance.sh` runs the suites
 //! against it, stateful and `--stateless`.
@@ -37,6 +38,21 @@ const WAV: &[u8] = &[
 
 fn text(text: impl Into<String>) -> Content {
     Content::from(Block::text(text))
+}
+
+/// Where a call is routed: travels in the body and, as `Mcp-Param-Region`, in a header.
+#[derive(Deserialize, JsonSchema)]
+struct Routed {
+    /// The region the call is for (any string).
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+}
+
+/// Echoes the region its header carried (SEP-2243: the server checks the header against
+/// the body).
+#[action(global)]
+async fn test_custom_headers(input: Routed) -> Result<Content, ToolError> {
+    Ok(text(format!("region: {}", input.region)))
 }
 
 /// Returns a simple text response.

@@ -383,3 +383,77 @@ async fn a_capability_not_declared_is_a_method_not_found() {
     let templates = client.request("resources/templates/list", json!({}), &[]).await.result();
     assert!(templates["resourceTemplates"].as_array().is_some_and(|t| !t.is_empty()), "{templates}");
 }
+
+/// A session refused past the cap is expected traffic: logged once per interval with a
+/// count, never as an error per refusal (697 refusals logged rmcp's "Internal server
+/// error when create session" 697 times).
+#[tokio::test]
+async fn sessions_refused_past_the_cap_are_logged_once_not_per_refusal() {
+    let log = std::env::temp_dir().join(format!("toolgate-refusal-log-{}.txt", std::process::id()));
+    let mut server = tokio::process::Command::new(common::example_binary("invoice"))
+        .args(["--http", "127.0.0.1:0", "--store", "memory", "--max-sessions", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    let url = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(url) = text.split("serving Streamable HTTP at ").nth(1).and_then(|r| r.split_whitespace().next()) {
+            break url.to_string();
+        }
+        assert!(Instant::now() < deadline, "the server did not start: {text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let _held = common::raw::RawSession::open(&url).await;
+    for _ in 0..30 {
+        assert_eq!(common::raw::initialize(&url, &[]).await.status, 503);
+    }
+    // A round trip after the refusals, so every line they caused is written.
+    let _ = SessionlessClient::new(&url).tool_names().await;
+    server.kill().await.unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(text.matches("ERROR").count(), 0, "{text}");
+    assert_eq!(text.matches("refused new sessions").count(), 1, "{text}");
+}
+
+/// SEP-2243: an argument marked `x-mcp-header` travels as `Mcp-Param-{Name}` too, and the
+/// server holds the header to the body (400 with `-32020` on a mismatch or a missing
+/// header; the base64 form for values a header cannot carry). With `--key-headers` a keyed
+/// tool's key travels so, for a gateway to route by the object.
+#[tokio::test]
+async fn arguments_marked_as_headers_are_held_to_the_body() {
+    let (_server, url) = spawn_http_example("conformance", &[], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let call = |value: &'static str, header: Option<&'static str>| {
+        let client = &client;
+        async move {
+            let headers: Vec<(&str, &str)> = header.map(|h| ("Mcp-Param-Region", h)).into_iter().collect();
+            client.call_with_headers("test_custom_headers", json!({ "region": value }), &headers).await
+        }
+    };
+    for (value, header) in [("eu-west", "eu-west"), ("Hello", "=?base64?SGVsbG8=?=")] {
+        let reply = call(value, Some(header)).await;
+        assert_eq!(reply.status, 200, "{value} / {header}: {}", reply.body);
+    }
+    for (value, header) in [("eu-west", Some("us-east")), ("eu-west", None), ("Hello", Some("=?base64?SGVsbG8?="))] {
+        let reply = call(value, header).await;
+        assert_eq!(reply.status, 400, "{value} / {header:?}: {}", reply.body);
+        assert_eq!(reply.error()["code"], -32020, "{value} / {header:?}");
+    }
+
+    let (_server, url) = spawn_http_example("invoice", &["--key-headers"], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let tools = client.list_tools().await;
+    let view = tools.iter().find(|t| t["name"] == "invoice_view").unwrap();
+    assert_eq!(view["inputSchema"]["properties"]["id"]["x-mcp-header"], "Id", "{view}");
+    let arguments = json!({ "domain": "invoice", "id": "INV-1" });
+    let routed = client.call_with_headers("invoice_view", arguments.clone(), &[("Mcp-Param-Id", "INV-1")]).await;
+    assert_eq!(routed.status, 200, "{}", routed.body);
+    for headers in [vec![], vec![("Mcp-Param-Id", "INV-2")]] {
+        let reply = client.call_with_headers("invoice_view", arguments.clone(), &headers).await;
+        assert_eq!((reply.status.as_u16(), reply.error()["code"].as_i64()), (400, Some(-32020)), "{headers:?}");
+    }
+}

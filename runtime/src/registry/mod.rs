@@ -4,6 +4,7 @@
 mod history;
 mod history_tool;
 mod instance_key;
+mod param_header;
 
 pub(crate) use history::InstanceHistory;
 pub(crate) use history_tool::HistoryOptions;
@@ -95,6 +96,8 @@ pub(crate) struct RegistryOptions {
     pub(crate) handle_argument: String,
     /// Canonical spellings of keyed machines' keys.
     pub(crate) canonical_keys: CanonicalKeys,
+    /// Whether keyed tools' key arguments travel as `Mcp-Param-{Key}` headers too.
+    pub(crate) key_headers: bool,
     /// Instances' histories: how much is kept, and which machines offer a history tool.
     pub(crate) history: HistoryOptions,
 }
@@ -108,6 +111,7 @@ impl Default for RegistryOptions {
             domain_descriptions: BTreeMap::new(),
             handle_argument: crate::flow::DEFAULT_HANDLE_ARGUMENT.to_string(),
             canonical_keys: CanonicalKeys::default(),
+            key_headers: false,
             history: HistoryOptions::default(),
         }
     }
@@ -243,6 +247,7 @@ impl Registry {
             lock: &lock,
             handle_argument: &options.handle_argument,
             canonical_keys: &options.canonical_keys,
+            key_headers: options.key_headers,
         };
         let mut tools: Vec<ToolEntry> = actions
             .into_iter()

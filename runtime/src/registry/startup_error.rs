@@ -115,6 +115,15 @@ pub enum StartupProblem {
         /// The action.
         location: SourceLocation,
     },
+    /// An argument marked to travel as a header (`x-mcp-header`) where it cannot.
+    ParamHeader {
+        /// The tool.
+        tool: String,
+        /// What is wrong, and where.
+        problem: String,
+        /// The action.
+        location: SourceLocation,
+    },
     /// A rate limit counted `per instance` on a tool that names no instance.
     RateLimitPerInstance {
         /// The tool.
@@ -216,6 +225,9 @@ impl fmt::Display for StartupProblem {
             ),
             Self::Creates { tool, problem, location } => {
                 write!(f, "{location}: tool `{tool}` has `creates`, and {problem}")
+            }
+            Self::ParamHeader { tool, problem, location } => {
+                write!(f, "{location}: tool `{tool}`'s input: {problem}")
             }
             Self::RateLimitPerInstance { tool, location } => write!(
                 f,

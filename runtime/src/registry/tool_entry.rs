@@ -59,6 +59,8 @@ pub(crate) struct Context<'a> {
     /// The name of the handle argument.
     pub(crate) handle_argument: &'a str,
     pub(crate) canonical_keys: &'a CanonicalKeys,
+    /// Whether key arguments travel as `Mcp-Param-{Key}` headers too.
+    pub(crate) key_headers: bool,
 }
 
 /// What runs when the tool is called.
@@ -223,6 +225,18 @@ impl ToolEntry {
         };
         if let Some(schema) = &mut input {
             problems.schema(owned.add_to_input(schema));
+            if let (true, Some(key)) =
+                (context.key_headers && instance.is_some(), machine.as_deref().and_then(Machine::key))
+            {
+                super::param_header::annotate_key(schema, key);
+            }
+            for problem in super::param_header::check(schema) {
+                problems.found.push(StartupProblem::ParamHeader {
+                    tool: registration.name.to_string(),
+                    problem,
+                    location: registration.location,
+                });
+            }
         }
         if let Some(schema) = &mut output {
             problems.schema(owned.add_to_output(schema));

@@ -145,6 +145,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Lets keyed tools' key arguments travel as HTTP headers too (SEP-2243, MCP
+    /// 2026-07-28): the key property is annotated `x-mcp-header` (`payment_id` travels as
+    /// `Mcp-Param-Payment-Id`), so a gateway or load balancer can route a call by the
+    /// object it governs without reading the body. A 2026-07-28 request must then carry
+    /// the header, equal to the body's value (400 with `-32020` otherwise). Off by default:
+    /// a client that does not send the headers would be refused.
+    pub fn key_headers(mut self) -> Self {
+        self.options.key_headers = true;
+        self
+    }
+
     /// Keeps flows in `store` instead of the default [`MemoryStore`].
     pub fn store(mut self, store: impl FlowStore) -> Self {
         self.store = Some(Arc::new(store));

@@ -108,6 +108,14 @@ pub(crate) struct SessionCap {
     refusals: RefusalLog,
 }
 
+impl SessionCap {
+    /// Whether `sessions` holds the maximum now (a glance, for refusing early: not a
+    /// reservation).
+    fn is_full(&self, sessions: &LocalSessionManager) -> bool {
+        sessions.sessions.try_read().is_ok_and(|live| live.len() >= self.max)
+    }
+}
+
 /// Why toolgate's session manager did not do what rmcp asked.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SessionsError {
@@ -164,9 +172,14 @@ pub(crate) async fn answer_session_refusals(State(max): State<usize>, request: R
     if !refused {
         return response;
     }
+    session_refusal(max, serde_json::Value::Null)
+}
+
+/// 503 with `Retry-After` for a session past the cap of `max`.
+fn session_refusal(max: usize, id: serde_json::Value) -> Response {
     let body = json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": {
             "code": -32000,
             "message": format!("this server holds its maximum of {max} sessions; retry later, or close an idle session"),
@@ -231,21 +244,50 @@ pub const DEFAULT_REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 256;
 
 /// What one request may take: how large its body, how long to arrive, and whether a
-/// listening stream it opens has a place.
-#[derive(Debug)]
+/// listening stream it opens, or a session, has a place.
 pub(crate) struct RequestLimits {
     pub(crate) max_body_bytes: usize,
     pub(crate) read_timeout: Duration,
     pub(crate) streams: Arc<StreamCap>,
+    /// The sessions of a stateful server: an `initialize` that would open one past the
+    /// cap is answered here, before rmcp (which would log each refusal as an error).
+    sessions: Option<Arc<super::call_stream::CallStreamSessions>>,
+}
+
+impl std::fmt::Debug for RequestLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestLimits")
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("read_timeout", &self.read_timeout)
+            .field("streams", &self.streams)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RequestLimits {
-    pub(crate) fn new(options: &HttpOptions) -> Self {
+    pub(crate) fn new(options: &HttpOptions, sessions: Option<Arc<super::call_stream::CallStreamSessions>>) -> Self {
         Self {
             max_body_bytes: options.max_request_body_bytes,
             read_timeout: options.request_read_timeout,
             streams: Arc::new(StreamCap::new(options.max_listen_streams, options.max_listen_streams_per_client)),
+            sessions,
         }
+    }
+
+    /// The answer to an `initialize` outside a session while the server holds its maximum
+    /// of sessions: 503, as the session manager would give (it stays the authority for a
+    /// race to the last place), without rmcp's error log line per refusal.
+    pub(crate) fn refuse_new_session(
+        &self,
+        request: &http::request::Parts,
+        id: &serde_json::Value,
+    ) -> Option<Response> {
+        let sessions = self.sessions.as_ref()?;
+        if request.headers.contains_key("mcp-session-id") || !sessions.cap.is_full(&sessions.inner) {
+            return None;
+        }
+        sessions.cap.refusals.refused("refused new sessions: the server holds its maximum");
+        Some(session_refusal(sessions.cap.max, id.clone()))
     }
 
     /// The whole body, if it is no larger than the limit (413) and arrives within the read

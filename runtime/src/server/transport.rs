@@ -63,9 +63,9 @@ impl Server {
         let server = self.clone();
         let factory = move || Ok(server.http_connection());
         // Innermost: only one well-formed JSON-RPC message per body reaches rmcp.
-        let limits = Arc::new(super::http::RequestLimits::new(options));
-        let checked = axum::middleware::from_fn_with_state(limits, wire::check_http);
         let router = if self.shared.sessionless {
+            let limits = Arc::new(super::http::RequestLimits::new(options, None));
+            let checked = axum::middleware::from_fn_with_state(limits, wire::check_http);
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
             shared_service(service).layer(checked)
@@ -74,6 +74,8 @@ impl Server {
                 inner: options.session_manager(),
                 cap: SessionCap::new(options.max_sessions),
             });
+            let limits = Arc::new(super::http::RequestLimits::new(options, Some(manager.clone())));
+            let checked = axum::middleware::from_fn_with_state(limits, wire::check_http);
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);
             shared_service(service).layer(checked).layer(refusals)

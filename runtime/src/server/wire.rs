@@ -82,6 +82,8 @@ pub(crate) struct Message {
     pub(crate) id: Value,
     /// Whether it is a `subscriptions/listen` request, which holds a stream open.
     pub(crate) listens: bool,
+    /// Whether it is an `initialize` request, which may open a session.
+    pub(crate) initializes: bool,
 }
 
 /// [`check`], and how many member names it compared or hashed: the work it did on the
@@ -135,7 +137,7 @@ fn check_with(bytes: &[u8], tally: &Tally) -> Result<Message, Refusal> {
     if message.bad_id {
         return invalid("Invalid Request: `id` must be a string or an integer (at most 64 bits)");
     }
-    Ok(Message { id, listens: message.listens })
+    Ok(Message { id, listens: message.listens, initializes: message.initializes })
 }
 
 /// What a JSON value is, as far as the message's shape needs to know.
@@ -156,6 +158,8 @@ enum Said {
     Version2,
     /// `"subscriptions/listen"`, the method that holds a stream open.
     Listen,
+    /// `"initialize"`, the method that may open a session.
+    Initialize,
     Other,
 }
 
@@ -166,6 +170,8 @@ struct Members {
     string_method: bool,
     /// A `subscriptions/listen` request.
     listens: bool,
+    /// An `initialize` request.
+    initializes: bool,
     result_or_error: bool,
     bad_params: bool,
     bad_id: bool,
@@ -341,6 +347,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
         let said = match text {
             "2.0" => Said::Version2,
             "subscriptions/listen" => Said::Listen,
+            "initialize" => Said::Initialize,
             _ => Said::Other,
         };
         Ok(Kind::Str(said, self.keep_text.then(|| text.chars().take(256).collect())))
@@ -387,6 +394,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
                 (TopField::Method, Kind::Str(said, _)) => {
                     shape.string_method = true;
                     shape.listens = said == Said::Listen;
+                    shape.initializes = said == Said::Initialize;
                 }
                 (TopField::Method, _) => {}
                 (TopField::ResultOrError, _) => shape.result_or_error = true,
@@ -455,6 +463,11 @@ pub(crate) async fn check_http(
             return refusal.answer(http::StatusCode::BAD_REQUEST);
         }
     };
+    if message.initializes
+        && let Some(refused) = limits.refuse_new_session(&parts, &message.id)
+    {
+        return refused;
+    }
     let stream = if message.listens {
         match limits.streams.open(&parts) {
             Ok(place) => Some(place),

@@ -172,6 +172,10 @@ pub(super) struct ServeArgs {
     /// state handles
     #[arg(long, help_heading = HTTP, verbatim_doc_comment)]
     pub(super) stateless: bool,
+    /// Keys travel as Mcp-Param-{Key} headers too, for routing by
+    /// object (2026-07-28 requests must then send them)
+    #[arg(long, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) key_headers: bool,
     /// A Host name to answer (repeatable; default: loopback names)
     #[arg(long = "allowed-host", value_name = "HOST", help_heading = HTTP, verbatim_doc_comment)]
     pub(super) allowed_hosts: Vec<String>,
@@ -433,6 +437,7 @@ fn refused(error: clap::Error, command: &mut clap::Command, args: &[OsString]) -
 fn checked(serve: Box<ServeArgs>, command: &mut clap::Command) -> Result<Box<ServeArgs>, ServeError> {
     let http_only = [
         ("--stateless", serve.stateless),
+        ("--key-headers", serve.key_headers),
         ("--allowed-host", !serve.allowed_hosts.is_empty()),
         ("--allowed-origin", !serve.allowed_origins.is_empty()),
         ("--max-sessions", serve.max_sessions.is_some()),

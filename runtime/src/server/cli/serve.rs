@@ -24,6 +24,9 @@ impl ServerBuilder {
         if args.stateless {
             self = self.sessionless();
         }
+        if args.key_headers {
+            self = self.key_headers();
+        }
         if let Some(ttl) = args.handle_ttl {
             self = self.handle_ttl(ttl);
         }
