@@ -14,6 +14,9 @@ mod domain;
 mod error;
 pub mod flow;
 pub mod fsm;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod gate;
 pub mod input;
 pub mod inspect;

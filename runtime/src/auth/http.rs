@@ -105,7 +105,7 @@ fn step_up_scopes<'a>(auth: &'a HttpAuth, headers: &http::HeaderMap) -> Option<&
 
 /// The token of `Bearer <token>` (the scheme in any case, RFC 7235), or `None` for any
 /// other form.
-fn bearer_token(value: &[u8]) -> Option<&str> {
+pub(crate) fn bearer_token(value: &[u8]) -> Option<&str> {
     let value = std::str::from_utf8(value).ok()?;
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();

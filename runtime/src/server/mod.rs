@@ -17,6 +17,8 @@ mod transport;
 mod watchers;
 mod wire;
 
+#[cfg(feature = "fuzz")]
+pub(crate) use wire::check_counting;
 pub use wire::{MAX_MEMBERS_PER_MESSAGE, MAX_MEMBERS_PER_OBJECT};
 
 use std::collections::HashMap;
