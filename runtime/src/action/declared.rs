@@ -26,7 +26,7 @@ pub struct IdChar<const C: char>;
 #[diagnostic::on_unimplemented(
     message = "no machine with this id is declared in this crate",
     label = "no `toolgate::machine!` declares this id",
-    note = "declare it with `toolgate::machine! {{ id: \"…\", … }}` in any module of this crate, or mark the action `startup_checked` if the machine is loaded at start-up"
+    note = "an action is gated by its domain's machine unless it names another: if the states belong to a machine with another id, say which with `machine = \"…\"` in `#[action(…)]`; else declare it with `toolgate::machine! {{ id: \"…\", … }}` in any module of this crate, or mark the action `startup_checked` if the machine is loaded at start-up"
 )]
 pub trait MachineDeclared<Declaration> {
     /// The machine as declared.
