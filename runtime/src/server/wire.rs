@@ -1,8 +1,13 @@
 //! What reaches rmcp is one well-formed JSON-RPC message: a body or a line that is not
-//! JSON, holds an object with a member named twice, nests too deeply, or is not a single
-//! JSON-RPC 2.0 message (a batch, `[]`, a string) is answered here, with the JSON-RPC
-//! error the specification names — `-32700` (parse error) or `-32600` (invalid request),
-//! with HTTP 400 — and never reaches a handler.
+//! JSON, holds an object with a member named twice, nests too deeply, holds more members
+//! than a message may, has an id rmcp cannot read, or is not a single JSON-RPC 2.0 message
+//! (a batch, `[]`, a string) is answered here, with the JSON-RPC error the specification
+//! names — `-32700` (parse error) or `-32600` (invalid request), with HTTP 400 — and never
+//! reaches a handler. The check is linear in the message: names are compared one by one
+//! only in small objects, hashed in larger ones, and the walk stops at the member bounds.
+//! Over HTTP the body must arrive within the read timeout, and what the message is decides
+//! two caps before rmcp sees it: a `subscriptions/listen` stream takes a place among the
+//! live streams, and an `initialize` past the session cap is answered 503.
 //!
 //! Duplicate members matter beyond tidiness: JSON leaves their meaning open, serde keeps
 //! the last value and many proxies the first, so a gateway that inspected
