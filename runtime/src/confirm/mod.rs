@@ -7,7 +7,7 @@
 //! The confirming call repeats the call with `challenge_id` and `otp`. A challenge lives in
 //! the store (so any replica can confirm it), keeps only a digest of its code, is used
 //! once and expires. Wrong codes are counted across challenges, per principal and per
-//! instance ([`guard`]): too many lock the tool (`CONFIRMATION_LOCKED`), each lock longer
+//! instance (`guard.rs`): too many lock the tool (`CONFIRMATION_LOCKED`), each lock longer
 //! than the last, and challenges issued are capped too. Codes are compared in constant
 //! time and never logged.
 //!
