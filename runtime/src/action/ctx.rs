@@ -56,7 +56,8 @@ impl Ctx {
     }
 
     /// The instance the call acts on, for a keyed machine: the value of the machine's key
-    /// argument (`INV-7`).
+    /// argument (`INV-7`), or, for an action that `creates` one, the key the store minted
+    /// for it (`PAY-12`), which the handler reports back.
     pub fn instance(&self) -> Option<&str> {
         self.instance.as_deref()
     }
