@@ -318,7 +318,6 @@ async fn a_secret_given_twice_or_an_empty_tenant_stops_the_server() {
 /// (where it followed the conversation).
 #[tokio::test]
 async fn a_2026_list_is_the_same_before_and_after_switch_domain_over_http_and_stdio() {
-    use tokio::io::{AsyncBufReadExt, BufReader};
     let switch = json!({ "domain": "bus", "reason": "the user wants a bus" });
 
     let (_server, url) = spawn_http_example("travel", &[], &[]).await;
@@ -329,16 +328,7 @@ async fn a_2026_list_is_the_same_before_and_after_switch_domain_over_http_and_st
     let after = client.request("tools/list", json!({}), &[]).await.result().to_string();
     assert_eq!(before, after, "over HTTP");
 
-    let mut child = tokio::process::Command::new(common::example_binary("travel"))
-        .args(["--store", "memory"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (_child, mut stdin, mut lines) = common::spawn_stdio_example("travel");
     let meta = SessionlessClient::request_meta();
     let mut exchange = async |request: Value| -> Value {
         stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();

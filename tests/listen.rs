@@ -76,17 +76,8 @@ async fn a_session_server_started_sessionless_does_not_promise_list_changed_over
 /// or elsewhere; closing stdin ends the stream and the server.
 #[tokio::test]
 async fn over_stdio_the_list_stays_put_and_eof_ends_the_listening_stream() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut child = tokio::process::Command::new(common::example_binary("invoice"))
-        .args(["--store", "memory"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    use tokio::io::AsyncWriteExt;
+    let (mut child, mut stdin, mut lines) = common::spawn_stdio_example("invoice");
     let meta = common::raw::SessionlessClient::request_meta();
     let listen = json!({ "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
         "params": { "_meta": meta, "notifications": { "toolsListChanged": true } } });

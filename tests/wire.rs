@@ -6,12 +6,10 @@
 
 mod common;
 
-use std::process::Stdio;
-
 use common::raw::{RawSession, SessionlessClient};
 use common::spawn_http_example;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 
 const PAY_TWICE: &str = r#"{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"invoice_submit","arguments":{"domain":"invoice","id":"INV-1","id":"INV-2"}}}"#;
 
@@ -122,16 +120,7 @@ async fn deleting_a_session_answers_200_and_ends_it() {
 /// unparsable line, leaving its request unanswered forever), then the session goes on.
 #[tokio::test]
 async fn malformed_stdio_lines_are_answered_and_the_session_goes_on() {
-    let mut child = tokio::process::Command::new(common::example_binary("invoice"))
-        .args(["--store", "memory"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut replies = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (_child, mut stdin, mut replies) = common::spawn_stdio_example("invoice");
     let mut exchange = async |line: &str| -> Value {
         stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
         let reply = tokio::time::timeout(common::PATIENCE, replies.next_line()).await.expect("no answer");

@@ -133,3 +133,21 @@ pub async fn run_quiet_client(
     }
     Ok(output)
 }
+
+/// The example `name` serving stdio with the memory store, with its stdin and its stdout's
+/// lines (its log discarded); killed when the child is dropped.
+pub fn spawn_stdio_example(
+    name: &str,
+) -> (Child, tokio::process::ChildStdin, tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) {
+    let mut child = Command::new(example_binary(name))
+        .args(["--store", "memory"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn example");
+    let stdin = child.stdin.take().expect("stdin");
+    let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    (child, stdin, lines)
+}

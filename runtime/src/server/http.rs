@@ -177,14 +177,13 @@ pub(crate) async fn answer_session_refusals(State(max): State<usize>, request: R
 
 /// 503 with `Retry-After` for a session past the cap of `max`.
 fn session_refusal(max: usize, id: serde_json::Value) -> Response {
-    let body = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {
-            "code": -32000,
-            "message": format!("this server holds its maximum of {max} sessions; retry later, or close an idle session"),
-        },
-    });
+    full(format!("this server holds its maximum of {max} sessions; retry later, or close an idle session"), id)
+}
+
+/// 503 with `Retry-After` and a JSON-RPC error answering `id`: what a request past a cap
+/// (sessions, listening streams) gets.
+fn full(message: String, id: serde_json::Value) -> Response {
+    let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32000, "message": message } });
     (
         http::StatusCode::SERVICE_UNAVAILABLE,
         [(http::header::RETRY_AFTER, "5"), (http::header::CONTENT_TYPE, "application/json")],
@@ -384,14 +383,8 @@ impl Drop for StreamPlace {
 
 impl StreamsFull {
     /// 503 with `Retry-After`, as a session past the session cap gets.
-    pub(crate) fn answer(&self, id: serde_json::Value) -> Response {
-        let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32000, "message": self.message } });
-        (
-            http::StatusCode::SERVICE_UNAVAILABLE,
-            [(http::header::RETRY_AFTER, "5"), (http::header::CONTENT_TYPE, "application/json")],
-            Body::from(body.to_string()),
-        )
-            .into_response()
+    pub(crate) fn answer(self, id: serde_json::Value) -> Response {
+        full(self.message, id)
     }
 }
 
