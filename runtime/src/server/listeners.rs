@@ -2,20 +2,45 @@
 //! each with what it asked to hear. A stream is a request of its own, served by a handler
 //! made for it, so the streams live here, in the server, where whatever changes a list can
 //! reach them.
+//!
+//! rmcp acknowledges a stream before it hands it to the handler, so a client may send its
+//! next request (a call that moves the instance it listens to) before the stream is
+//! registered. Nothing said in that gap is lost: from the moment a stream is accepted
+//! ([`Listeners::opening`]) until it registers, what happens is kept, and the stream hears
+//! it first ([`Listeners::listen`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use rmcp::service::SubscriptionSink;
 
 use crate::store::StoreKey;
 
+/// How long an accepted stream may take to register before what it might miss stops
+/// being kept for it (its acknowledgement could not be sent, say).
+const OPENING_PATIENCE: Duration = Duration::from_secs(10);
+
+/// At most this many changes are kept for streams still opening; past it the oldest go.
+const KEPT_FOR_OPENING: usize = 1024;
+
 /// The open listening streams of this server (this replica).
 #[derive(Default)]
 pub(crate) struct Listeners {
-    next: AtomicU64,
-    streams: Mutex<HashMap<u64, Stream>>,
+    register: Mutex<Register>,
+}
+
+#[derive(Default)]
+struct Register {
+    /// The number of the next stream, and of the next change.
+    next_stream: u64,
+    next_change: u64,
+    streams: HashMap<u64, Stream>,
+    /// Streams accepted and not yet registered: the first change each must hear, and when
+    /// it was accepted.
+    opening: Vec<(u64, Instant)>,
+    /// The changes since the earliest stream still opening, numbered.
+    kept: VecDeque<(u64, Change)>,
 }
 
 /// One stream: where to send, and the resources it listens to — each URI with the
@@ -23,6 +48,79 @@ pub(crate) struct Listeners {
 struct Stream {
     sink: SubscriptionSink,
     resources: Vec<(String, Option<StoreKey>)>,
+}
+
+/// Something a stream may hear.
+#[derive(Clone)]
+enum Change {
+    Tools,
+    Prompts,
+    Resources,
+    /// A resource, by its URI.
+    Resource(String),
+    /// An instance moved: every resource of it.
+    Instance(StoreKey),
+}
+
+/// A notification for one stream.
+enum Notice {
+    ToolsChanged,
+    PromptsChanged,
+    ResourcesChanged,
+    Updated(String),
+}
+
+impl Stream {
+    /// What this stream hears of `change`.
+    fn hears(&self, change: &Change) -> Vec<Notice> {
+        let accepted = self.sink.accepted();
+        match change {
+            Change::Tools if accepted.tools_list_changed == Some(true) => vec![Notice::ToolsChanged],
+            Change::Prompts if accepted.prompts_list_changed == Some(true) => vec![Notice::PromptsChanged],
+            Change::Resources if accepted.resources_list_changed == Some(true) => vec![Notice::ResourcesChanged],
+            Change::Resource(uri) if self.resources.iter().any(|(listened, _)| listened == uri) => {
+                vec![Notice::Updated(uri.clone())]
+            }
+            Change::Instance(key) => self
+                .resources
+                .iter()
+                .filter(|(_, of)| of.as_ref() == Some(key))
+                .map(|(uri, _)| Notice::Updated(uri.clone()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl Register {
+    /// Numbers `change` and keeps it if a stream is still opening; returns what each open
+    /// stream hears of it.
+    fn record(&mut self, change: Change) -> Vec<(SubscriptionSink, Notice)> {
+        let heard = self
+            .streams
+            .values()
+            .flat_map(|stream| stream.hears(&change).into_iter().map(|notice| (stream.sink.clone(), notice)))
+            .collect();
+        let number = self.next_change;
+        self.next_change += 1;
+        self.forget_stale_openings();
+        if !self.opening.is_empty() {
+            if self.kept.len() == KEPT_FOR_OPENING {
+                self.kept.pop_front();
+            }
+            self.kept.push_back((number, change));
+        }
+        heard
+    }
+
+    fn forget_stale_openings(&mut self) {
+        let now = Instant::now();
+        self.opening.retain(|(_, accepted)| now.duration_since(*accepted) < OPENING_PATIENCE);
+        match self.opening.iter().map(|(first, _)| *first).min() {
+            Some(earliest) => self.kept.retain(|(number, _)| *number >= earliest),
+            None => self.kept.clear(),
+        }
+    }
 }
 
 /// One open stream: leaves the register when dropped (the client closed it, or the
@@ -34,104 +132,129 @@ pub(crate) struct Listening<'a> {
 
 impl Drop for Listening<'_> {
     fn drop(&mut self) {
-        self.listeners.streams().remove(&self.id);
+        self.listeners.register().streams.remove(&self.id);
     }
 }
 
 impl Listeners {
-    fn streams(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Stream>> {
-        self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn register(&self) -> std::sync::MutexGuard<'_, Register> {
+        self.register.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A stream was accepted and is about to be acknowledged: from now on, what changes
+    /// is kept until it registers.
+    pub(crate) fn opening(&self) {
+        let mut register = self.register();
+        let first = register.next_change;
+        register.opening.push((first, Instant::now()));
     }
 
     /// Registers an acknowledged stream, listening to `resources`, until the returned
-    /// guard is dropped.
-    pub(crate) fn listen(&self, sink: SubscriptionSink, resources: Vec<(String, Option<StoreKey>)>) -> Listening<'_> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.streams().insert(id, Stream { sink, resources });
+    /// guard is dropped, and tells it first what changed since it was accepted.
+    pub(crate) async fn listen(
+        &self,
+        sink: SubscriptionSink,
+        resources: Vec<(String, Option<StoreKey>)>,
+    ) -> Listening<'_> {
+        let stream = Stream { sink, resources };
+        let (id, missed) = {
+            let mut register = self.register();
+            // Streams opening together cannot be told apart: each hears from the earliest
+            // of them, and the latest leaves the list, so none hears less than it must.
+            let earliest = register.opening.iter().map(|(first, _)| *first).min();
+            let latest = register.opening.iter().enumerate().max_by_key(|(_, (first, _))| *first).map(|(at, _)| at);
+            if let Some(at) = latest {
+                register.opening.swap_remove(at);
+            }
+            let missed: Vec<Notice> = match earliest {
+                Some(earliest) => register
+                    .kept
+                    .iter()
+                    .filter(|(number, _)| *number >= earliest)
+                    .flat_map(|(_, change)| stream.hears(change))
+                    .collect(),
+                None => Vec::new(),
+            };
+            register.forget_stale_openings();
+            let id = register.next_stream;
+            register.next_stream += 1;
+            let sink = stream.sink.clone();
+            register.streams.insert(id, stream);
+            (id, missed.into_iter().map(|notice| (sink.clone(), notice)).collect::<Vec<_>>())
+        };
+        send(missed).await;
         Listening { listeners: self, id }
     }
 
     /// How many streams are open.
     pub(crate) fn len(&self) -> usize {
-        self.streams().len()
+        self.register().streams.len()
     }
 
     /// Tells every stream that asked for `toolsListChanged` that the tool list changed.
     pub(crate) async fn tools_changed(&self) {
-        self.tell(
-            |s| s.sink.accepted().tools_list_changed == Some(true),
-            |sink| async move { sink.notify_tool_list_changed().await },
-        )
-        .await;
+        let heard = self.register().record(Change::Tools);
+        send(heard).await;
     }
 
     /// Tells every stream that asked for `promptsListChanged` that the prompt list changed.
     pub(crate) async fn prompts_changed(&self) {
-        self.tell(
-            |s| s.sink.accepted().prompts_list_changed == Some(true),
-            |sink| async move { sink.notify_prompt_list_changed().await },
-        )
-        .await;
+        let heard = self.register().record(Change::Prompts);
+        send(heard).await;
     }
 
     /// Tells every stream that asked for `resourcesListChanged` that the resource list
     /// changed.
     pub(crate) async fn resources_changed(&self) {
-        self.tell(
-            |s| s.sink.accepted().resources_list_changed == Some(true),
-            |sink| async move { sink.notify_resource_list_changed().await },
-        )
-        .await;
+        let heard = self.register().record(Change::Resources);
+        send(heard).await;
     }
 
     /// Tells every stream listening to `uri` that it changed.
     pub(crate) async fn resource_updated(&self, uri: &str) {
-        let uri = uri.to_string();
-        self.tell(
-            |s| s.resources.iter().any(|(listened, _)| *listened == uri),
-            |sink| {
-                let uri = uri.clone();
-                async move { sink.notify_resource_updated(uri).await }
-            },
-        )
-        .await;
+        let heard = self.register().record(Change::Resource(uri.to_string()));
+        send(heard).await;
     }
 
-    /// The streams listening to a resource of the instance at `key`, each with the
-    /// resource's URI: chosen at once, so a commit nobody listens to costs no task.
-    pub(crate) fn listening_to(&self, key: &StoreKey) -> Vec<(SubscriptionSink, String)> {
-        self.streams()
-            .values()
-            .flat_map(|stream| {
-                let uris = stream.resources.iter().filter(|(_, of)| of.as_ref() == Some(key));
-                uris.map(|(uri, _)| (stream.sink.clone(), uri.clone())).collect::<Vec<_>>()
-            })
-            .collect()
-    }
-
-    /// Tells each stream of `listening` (from [`Listeners::listening_to`]) that its
-    /// resource changed.
-    pub(crate) async fn tell_moved(listening: Vec<(SubscriptionSink, String)>) {
-        for (sink, uri) in listening {
-            if let Err(error) = sink.notify_resource_updated(uri).await {
-                tracing::debug!(%error, "a listening stream could not be told a resource changed");
-            }
+    /// The instance at `key` moved: what each stream listening to one of its resources
+    /// hears, chosen at once (so a commit nobody listens to costs no task); send it with
+    /// [`Listeners::tell_moved`].
+    pub(crate) fn moved(&self, key: &StoreKey) -> Moved {
+        let mut register = self.register();
+        if register.streams.is_empty() && register.opening.is_empty() {
+            return Moved(Vec::new());
         }
+        Moved(register.record(Change::Instance(key.clone())))
     }
 
-    /// Sends `send` to every stream `chosen` picks; a stream that closed meanwhile leaves
-    /// the register by itself.
-    async fn tell<F, Fut>(&self, chosen: impl Fn(&Stream) -> bool, send: F)
-    where
-        F: Fn(SubscriptionSink) -> Fut,
-        Fut: std::future::Future<Output = Result<(), rmcp::service::SubscriptionSendError>>,
-    {
-        let sinks: Vec<SubscriptionSink> =
-            self.streams().values().filter(|s| chosen(s)).map(|s| s.sink.clone()).collect();
-        for sink in sinks {
-            if let Err(error) = send(sink).await {
-                tracing::debug!(%error, "a listening stream could not be told of a change");
-            }
+    /// Sends what [`Listeners::moved`] chose.
+    pub(crate) async fn tell_moved(moved: Moved) {
+        send(moved.0).await;
+    }
+}
+
+/// What the streams hear of an instance that moved.
+pub(crate) struct Moved(Vec<(SubscriptionSink, Notice)>);
+
+impl Moved {
+    /// No stream hears of it.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Sends each notice to its stream; a stream that closed meanwhile leaves the register by
+/// itself.
+async fn send(notices: Vec<(SubscriptionSink, Notice)>) {
+    for (sink, notice) in notices {
+        let sent = match notice {
+            Notice::ToolsChanged => sink.notify_tool_list_changed().await,
+            Notice::PromptsChanged => sink.notify_prompt_list_changed().await,
+            Notice::ResourcesChanged => sink.notify_resource_list_changed().await,
+            Notice::Updated(uri) => sink.notify_resource_updated(uri).await,
+        };
+        if let Err(error) = sent {
+            tracing::debug!(%error, "a listening stream could not be told of a change");
         }
     }
 }

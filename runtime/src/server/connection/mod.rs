@@ -450,6 +450,9 @@ impl ServerHandler for Connection {
         if let Some(uris) = accepted.resource_subscriptions.as_mut() {
             uris.retain(|uri| self.shared.knows(uri));
         }
+        // rmcp acknowledges the stream next and registers it after: keep what changes
+        // meanwhile for it.
+        self.shared.listeners.opening();
         Some(accepted)
     }
 
@@ -572,7 +575,7 @@ impl Connection {
         self.check_owner(principal.as_ref())?;
         let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
         let resources = uris.into_iter().filter_map(|uri| self.subscription(uri, principal.as_ref())).collect();
-        let _listening = self.shared.listeners.listen(context.sink().clone(), resources);
+        let _listening = self.shared.listeners.listen(context.sink().clone(), resources).await;
         match self.state.ended.get() {
             Some(ended) => tokio::select! {
                 () = context.cancelled() => {}

@@ -76,7 +76,7 @@ impl Shared {
     /// resources, and the streams listening to one, hear `notifications/resources/updated`.
     fn tell_resource_subscribers(self: &Arc<Self>, key: &StoreKey) {
         let sessions = self.resource_watchers.watching(key);
-        let listening = self.listeners.listening_to(key);
+        let listening = self.listeners.moved(key);
         if sessions.is_empty() && listening.is_empty() {
             return;
         }
