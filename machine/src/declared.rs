@@ -155,6 +155,24 @@ impl DeclaredMachine {
         best
     }
 
+    /// A machine no check is made against (one not declared, already reported).
+    pub const fn unchecked(id: &'static str) -> Self {
+        Self { id, key: None, states: &[], checked: false }
+    }
+
+    /// What an action bound to `id` is told when no `machine!` of its crate declares it.
+    pub const fn undeclared(id: &str) -> Message {
+        let mut m = Message::new();
+        m.push("no machine `");
+        m.push(id);
+        m.push("` is declared in this crate. An action is gated by its domain's machine unless it names another: ");
+        m.push("if its states belong to a machine with another id, name it with `machine = \"…\"` in `#[action(…)]`; ");
+        m.push("else declare it with `toolgate::machine! { id: \"");
+        m.push(id);
+        m.push("\", … }` in any module of this crate, or mark the action `startup_checked` if the machine is loaded at start-up");
+        m
+    }
+
     /// `machine `{id}` has no state `{state}`; valid states: …`, or `None` if it has.
     pub const fn check_state(&self, state: &str) -> Option<Message> {
         if !self.checked || self.state(state).is_some() {

@@ -71,8 +71,19 @@ pub(crate) fn check(
     takes_input: bool,
 ) -> TokenStream {
     let ty = machine_id(&machine.value(), machine.span());
+    let id = machine.value();
     let lookup = quote_spanned! {machine.span()=>
-        const MACHINE: ::toolgate::__private::DeclaredMachine = ::toolgate::__private::declared_machine::<#ty, _>();
+        #[allow(unused_imports)]
+        use ::toolgate::__private::{DeclaredByMachine as _, UndeclaredMachine as _};
+        const FOUND: ::core::option::Option<::toolgate::__private::DeclaredMachine> =
+            ::toolgate::__private::declared_machine(&|| (&&::toolgate::__private::MachineLookup::<#ty>::new()).machine());
+        const _: () = if FOUND.is_none() {
+            ::core::panic!("{}", ::toolgate::__private::DeclaredMachine::undeclared(#id).as_str())
+        };
+        const MACHINE: ::toolgate::__private::DeclaredMachine = match FOUND {
+            ::core::option::Option::Some(machine) => machine,
+            ::core::option::Option::None => ::toolgate::__private::DeclaredMachine::unchecked(#id),
+        };
     };
     let fail = |span: Span, check: TokenStream| {
         quote_spanned! {span=>

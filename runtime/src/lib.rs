@@ -53,7 +53,8 @@ pub mod __private {
         SourceLocation, StateRequirement,
     };
     pub use crate::action::{
-        AtModuleLevel, DeclaredMachine, DeclaredState, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine,
+        AtModuleLevel, DeclaredByMachine, DeclaredMachine, DeclaredState, IdChar, IsDeclared, LookupAnswer,
+        MachineDeclared, MachineId, MachineLookup, NotDeclared, ThisAction, UndeclaredMachine, declared_machine,
     };
     pub use crate::confirm::{ConfirmAbove, ConfirmPolicy};
     pub use crate::registry::{MachineRegistration, StateRegistration};

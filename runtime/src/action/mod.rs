@@ -17,7 +17,10 @@ pub use client::LogLevel;
 pub(crate) use client::{CallClient, LogThreshold};
 pub(crate) use ctx::CallNote;
 pub use ctx::{Ctx, Progress};
-pub use declared::{DeclaredMachine, DeclaredState, IdChar, MachineDeclared, MachineId, declared_machine};
+pub use declared::{
+    DeclaredByMachine, DeclaredMachine, DeclaredState, IdChar, IsDeclared, LookupAnswer, MachineDeclared, MachineId,
+    MachineLookup, NotDeclared, UndeclaredMachine, declared_machine,
+};
 pub use extract::FromCtx;
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo};
 pub use placement::{AtModuleLevel, ThisAction};
