@@ -26,7 +26,10 @@ pub struct Ctx {
     pub(crate) states: States,
     pub(crate) principal: Option<Principal>,
     pub(crate) client: CallClient,
-    /// The server serving the call (its shared state, which the server module names).
+    /// The engine running the call.
+    pub(crate) engine: std::sync::Weak<dyn super::CallEngine>,
+    /// The server serving the call (its shared state, which the server module names: a
+    /// type here would make `action/` import `server/`, which runs it).
     pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
     /// The note the handler attaches to the transition it fires ([`Ctx::note`]), which the
     /// call's commit takes.

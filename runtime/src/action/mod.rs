@@ -10,6 +10,7 @@ mod ctx;
 mod declared;
 mod extract;
 mod handler;
+mod history;
 mod placement;
 mod state;
 
@@ -23,6 +24,7 @@ pub use declared::{
 };
 pub use extract::FromCtx;
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo};
+pub(crate) use history::CallEngine;
 pub use placement::{AtModuleLevel, ThisAction};
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};

@@ -9,12 +9,13 @@ use rmcp::model::Implementation;
 
 use super::catalog::Catalog;
 use super::http::HttpOptions;
-use super::{AuthOptions, DEFAULT_HANDLER_TIMEOUT, DEFAULT_LEASE_WAIT, Limits, Server, Shared};
+use super::{AuthOptions, Server, Shared};
 use crate::action::States;
 use crate::auth::metadata::ProtectedResource;
 use crate::auth::{Authenticator, Principal, Roster, StaticTokens};
 use crate::confirm::{Channel, Confirmations, OtpSender, TotpSecrets};
 use crate::domain::DomainPolicy;
+use crate::engine::{Engine, Limits};
 use crate::flow::handle::{HANDLE_KEY_ENV, HANDLE_KEYS_ENV};
 use crate::flow::{DEFAULT_HANDLE_TTL, Flows, HandleSigner, WeakKey};
 use crate::fsm::Machine;
@@ -65,7 +66,7 @@ impl ServerBuilder {
             store_file: None,
             handle_keys: Vec::new(),
             handle_ttl: DEFAULT_HANDLE_TTL,
-            limits: Limits { lease_wait: DEFAULT_LEASE_WAIT, handler_timeout: DEFAULT_HANDLER_TIMEOUT },
+            limits: Limits::default(),
             sessionless: false,
             http: HttpOptions::default(),
             states: States::default(),
@@ -608,24 +609,26 @@ impl ServerBuilder {
         let server = Server {
             shared: Arc::new_cyclic(|this| Shared {
                 this: this.clone(),
-                registry,
-                store,
+                engine: Arc::new(Engine {
+                    registry,
+                    store,
+                    flows: Flows::new(handles, handle_argument),
+                    limits: self.limits,
+                    states: self.states,
+                    limiters,
+                    confirmations: self.confirmations,
+                    audit_sinks: self.audit_sinks,
+                }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
-                flows: Flows::new(handles, handle_argument),
-                limits: self.limits,
                 sessionless: self.sessionless,
                 http: self.http,
-                states: self.states,
-                limiters,
                 auth,
-                confirmations: self.confirmations,
                 watchers: Default::default(),
                 listeners: Default::default(),
                 catalog: self.catalog,
                 sessions: Default::default(),
                 resource_watchers: Default::default(),
-                audit_sinks: self.audit_sinks,
             }),
         };
         server.follow_other_replicas();

@@ -1,29 +1,25 @@
 //! One tool call around the admission pipeline: after `gate::admit` lets it in, build the
-//! handler's context, run the handler under its deadline, the client's cancellation and a
-//! panic guard, commit, and shape the one reply. Nothing here decides whether a call may
+//! handler's context, run the handler (`engine::run_handler`: under its deadline, the
+//! client's cancellation and a panic guard), commit, and shape the one reply, with what
+//! the calling session's listing makes of it. Nothing here decides whether a call may
 //! run: that is the pipeline's (see `ARCHITECTURE.md`, "The call pipeline").
 //!
 //! A call that does not finish — its handler failed, timed out, panicked or was
 //! cancelled — commits nothing.
 
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
-use std::task::Poll;
-use std::time::Duration;
-
-use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
 use super::Shared;
 use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
-use crate::action::{ActionRegistration, CallClient, CallNote, Ctx, Output};
+use crate::action::{CallClient, CallNote, Ctx, Output};
 use crate::auth::Principal;
 use crate::domain::field;
+use crate::engine::run_handler;
 use crate::error::ToolError;
 use crate::flow::FlowId;
 use crate::flow::Origin;
-use crate::gate::{self, Admission, Admitted, Caller, Committed, Gate, Judge, Records, Refused};
+use crate::gate::{self, Admission, Admitted, Caller, Committed, Gate, Judge, Refused};
 use crate::registry::{STATE_FIELD, ToolEntry, ToolKind};
 use crate::store::{Snapshot, StoreKey};
 use crate::telemetry::{self, CallSpan, TraceParent};
@@ -102,11 +98,11 @@ impl Shared {
         // Only a confirmed tool may talk to the client before it runs.
         let peer = tool.confirm().is_some().then(|| client.peer().clone());
         let judge = Judge {
-            registry: &self.registry,
-            confirmations: &self.confirmations,
+            registry: &self.engine.registry,
+            confirmations: &self.engine.confirmations,
             client: peer.as_ref(),
-            records: self.records(),
-            limiter: self.limiters.get(tool.name),
+            records: self.engine.records(),
+            limiter: self.engine.limiters.get(tool.name),
         };
         let (outcome, idempotency) = match gate::admit(&judge, tool, source.origin, source.caller, arguments).await {
             // An idempotent retry: the first result, as it was.
@@ -117,7 +113,7 @@ impl Shared {
                 return Reply { content: first.content, blocks, is_error: false, listing_changed: false, moved: None };
             }
             Ok(Admission::Run(admitted)) => {
-                let active = tool.domain.is_none().then(|| self.active_domain(&admitted.flow_before));
+                let active = tool.domain.is_none().then(|| self.engine.active_domain(&admitted.flow_before));
                 let idempotency = admitted.idempotency.clone();
                 let done = self
                     .run_admitted(admitted, source.session, source.caller.principal.as_ref(), client)
@@ -131,32 +127,23 @@ impl Shared {
             Ok(Done { mut content, blocks, domain, listing_changed, handle, moved }) => {
                 field::echo(&mut content, domain.as_deref());
                 if let (Some(handle), Value::Object(fields)) = (handle, &mut content) {
-                    fields.insert(self.flows.argument().into(), handle.into());
+                    fields.insert(self.engine.flows.argument().into(), handle.into());
                 }
                 if let Some(idempotency) = idempotency {
                     let kept_blocks = blocks.as_ref().and_then(|blocks| serde_json::to_value(blocks).ok());
-                    idempotency.remember(self.store.as_ref(), &content, kept_blocks).await;
+                    idempotency.remember(self.engine.store.as_ref(), &content, kept_blocks).await;
                 }
                 Reply { content, blocks, is_error: false, listing_changed, moved }
             }
             Err(Refused { error, new_flow, active_domain }) => {
                 let mut content = error.to_structured();
                 if new_flow {
-                    self.flows.explain_new_flow(&error, &mut content);
+                    self.engine.flows.explain_new_flow(&error, &mut content);
                 }
                 field::echo(&mut content, tool.domain.or(active_domain.as_deref()));
                 Reply { content, blocks: None, is_error: true, listing_changed: false, moved: None }
             }
         }
-    }
-
-    /// The store as this server's calls see it.
-    pub(super) fn records(&self) -> Records<'_> {
-        Records { store: self.store.as_ref(), lease_wait: self.limits.lease_wait, flows: &self.flows }
-    }
-
-    fn active_domain(&self, flow: &Snapshot) -> Option<String> {
-        self.registry.lock().active(flow).map(str::to_string)
     }
 
     /// Steps 11 and 12: the handler (for an action), then the commit.
@@ -177,14 +164,15 @@ impl Shared {
                     flow: admitted.flow.as_ref().map(|f| f.key.clone()),
                     instance: admitted.instance.as_ref().map(|i| i.id.clone()),
                     machine_state: admitted.from.clone(),
-                    states: self.states.clone(),
+                    states: self.engine.states.clone(),
                     principal: principal.cloned(),
                     client,
+                    engine: std::sync::Arc::downgrade(&self.engine) as std::sync::Weak<dyn crate::action::CallEngine>,
                     server: self.this.clone(),
                     note: note.clone(),
                 };
                 let arguments = std::mem::take(&mut admitted.arguments);
-                Some(self.run(registration, arguments, ctx).await?)
+                Some(run_handler(self.engine.limits, registration, arguments, ctx).await?)
             }
             ToolKind::SwitchDomain => None,
         };
@@ -218,7 +206,7 @@ impl Shared {
             telemetry::record_transition(machine.id(), event);
         }
         if let (Some(machine), Some(transition)) = (tool.machine.as_deref(), transition)
-            && !self.audit_sinks.is_empty()
+            && !self.engine.audit_sinks.is_empty()
         {
             let record = telemetry::AuditRecord {
                 machine: machine.id().to_string(),
@@ -226,7 +214,7 @@ impl Shared {
                 flow: focused.is_none().then(|| flow_id.as_ref().map(|f| FlowId::of(f).to_string())).flatten(),
                 transition,
             };
-            for sink in &self.audit_sinks {
+            for sink in &self.engine.audit_sinks {
                 sink.record(&record);
             }
         }
@@ -234,7 +222,7 @@ impl Shared {
         let moved_instance = instance_key.filter(|_| to.is_some());
         let handle = handle_id
             .zip(flow_now.expires_at_ms.filter(|_| flow_now.version > 0))
-            .map(|(id, expires)| self.flows.handle(&id, expires, principal));
+            .map(|(id, expires)| self.engine.flows.handle(&id, expires, principal));
 
         // Where the session's focus moves, and whether what it lists changed.
         let state = to.or(from);
@@ -260,13 +248,13 @@ impl Shared {
                 if let (Some(state), Value::Object(fields)) = (&state, &mut content) {
                     fields.insert(STATE_FIELD.into(), state.as_str().into());
                 }
-                let domain = tool.domain.map(str::to_string).or_else(|| self.active_domain(flow_now));
+                let domain = tool.domain.map(str::to_string).or_else(|| self.engine.active_domain(flow_now));
                 (content, blocks, domain)
             }
             None => {
                 // `switch_domain`: the domain now active, and what can be called in it.
                 let focus = session.map(|(focus, _)| focus.current()).unwrap_or_default();
-                let callable = Gate::new(&self.registry, &gate::view(flow_now, focus_states(&focus)))
+                let callable = Gate::new(&self.engine.registry, &gate::view(flow_now, focus_states(&focus)))
                     .seen_by(principal)
                     .callable_names();
                 let previous = flow_before.active_domain.clone();
@@ -280,82 +268,6 @@ impl Shared {
     /// (As `principal` sees it: a tool it lacks the scope for is in neither listing, and
     /// one it holds the scope for is in both.)
     fn listing(&self, flow: &Snapshot, focus: &Focus, principal: Option<&Principal>) -> Vec<gate::ListingEntry> {
-        Gate::new(&self.registry, &gate::view(flow, focus_states(focus))).seen_by(principal).listing()
+        Gate::new(&self.engine.registry, &gate::view(flow, focus_states(focus))).seen_by(principal).listing()
     }
-
-    /// Runs the handler under its deadline, the client's cancellation and a panic guard;
-    /// the synchronous part of the call (deserializing the input, creating the future) is
-    /// inside all three. A cancelled or timed-out handler's future is dropped.
-    ///
-    /// Most handlers finish at their first poll: the deadline's timer and the
-    /// cancellation's waiter are set up only for one that does not, since arming a timer
-    /// wakes the runtime's timer thread on every call.
-    async fn run(
-        &self,
-        registration: &'static ActionRegistration,
-        arguments: Map<String, Value>,
-        ctx: Ctx,
-    ) -> Result<Output, ToolError> {
-        let deadline = registration.timeout_ms.map_or(self.limits.handler_timeout, Duration::from_millis);
-        let cancellation = ctx.client.cancellation().clone();
-        // Creating the handler's future runs none of its code (the generated call function
-        // boxes an `async` block), but stays behind the panic guard all the same.
-        let called = std::panic::catch_unwind(AssertUnwindSafe(|| (registration.handler.call)(arguments, ctx)));
-        let finished = match called {
-            Err(panic) => Ok(Err(panic)),
-            Ok(called) => {
-                let mut running = AssertUnwindSafe(called).catch_unwind();
-                // Most handlers finish at their first poll: they need neither the deadline's
-                // timer nor a place among the cancellation's waiters, and the future that
-                // would hold both is built (boxed, off this call's own future) only for
-                // one that does not.
-                match crate::wait::poll_once(Pin::new(&mut running)).await {
-                    Poll::Ready(finished) => Ok(finished),
-                    Poll::Pending => {
-                        let waited = Box::pin(async move {
-                            tokio::select! {
-                                biased;
-                                finished = tokio::time::timeout(deadline, running) => Some(finished.map_err(|_| ())),
-                                () = cancellation.cancelled() => None,
-                            }
-                        });
-                        match waited.await {
-                            Some(finished) => finished,
-                            None => {
-                                tracing::info!(
-                                    tool = registration.name,
-                                    "call cancelled by the client; nothing committed"
-                                );
-                                return Err(ToolError::cancelled());
-                            }
-                        }
-                    }
-                }
-            }
-        };
-        match finished {
-            Ok(Ok(result)) => result,
-            Ok(Err(panic)) => Err(ToolError::internal(format_args!(
-                "`{}`'s handler panicked: {}",
-                registration.name,
-                panic_message(&*panic)
-            ))),
-            Err(_) => {
-                tracing::warn!(
-                    tool = registration.name,
-                    deadline_ms = deadline.as_millis() as u64,
-                    "handler timed out"
-                );
-                Err(ToolError::timeout(deadline.as_millis() as u64))
-            }
-        }
-    }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(a panic without a message)".into())
 }

@@ -123,7 +123,7 @@ impl Shared {
             let instance = match &template.instances {
                 None => None,
                 Some(instances) => {
-                    let (machine, key) = self.registry.instance_key_of(&instances.machine)?;
+                    let (machine, key) = self.engine.registry.instance_key_of(&instances.machine)?;
                     let raw = variables.get(&instances.variable)?.clone();
                     let raw = if key.integer { Value::from(raw.parse::<i64>().ok()?) } else { Value::String(raw) };
                     let mut arguments = serde_json::Map::new();
@@ -166,10 +166,10 @@ impl Shared {
             Named::Template { template, variables, instance } => {
                 let instance = match (&template.instances, instance) {
                     (Some(binding), Some(instance)) => {
-                        let Some(machine) = self.registry.machines().find(|m| m.id() == binding.machine) else {
+                        let Some(machine) = self.engine.registry.machines().find(|m| m.id() == binding.machine) else {
                             return Err(not_found());
                         };
-                        let snapshot = self.store.load(&instance.key).await.map_err(|error| {
+                        let snapshot = self.engine.store.load(&instance.key).await.map_err(|error| {
                             tracing::warn!(%error, "resources/read cannot load an instance");
                             ErrorData::internal_error(
                                 "the state store is unavailable",

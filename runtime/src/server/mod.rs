@@ -9,7 +9,6 @@ mod catalog;
 mod cli;
 mod connection;
 mod focus;
-mod history;
 mod http;
 mod listeners;
 mod rounds;
@@ -21,9 +20,7 @@ mod wire;
 pub(crate) use wire::check_counting;
 pub use wire::{MAX_MEMBERS_PER_MESSAGE, MAX_MEMBERS_PER_OBJECT};
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::model::Implementation;
 
@@ -36,15 +33,12 @@ pub use http::{
     DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_REQUEST_READ_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
 
-use crate::action::States;
 use crate::auth::Authenticator;
 use crate::auth::metadata::ProtectedResource;
 use crate::auth::{Principal, Roster};
-use crate::confirm::Confirmations;
-use crate::flow::Flows;
-use crate::gate::Limiter;
+use crate::engine::Engine;
+pub use crate::engine::{DEFAULT_HANDLER_TIMEOUT, DEFAULT_LEASE_WAIT};
 use crate::registry::Registry;
-use crate::store::FlowStore;
 
 /// A toolgate MCP server: the registry of tools, the machines, and the flow store.
 ///
@@ -57,23 +51,15 @@ pub struct Server {
 pub(crate) struct Shared {
     /// Itself, for what outlives a borrow of it (a handler's [`Ctx::server`](crate::Ctx::server)).
     pub(crate) this: std::sync::Weak<Shared>,
-    pub(crate) registry: Registry,
-    pub(crate) store: Arc<dyn FlowStore>,
+    /// What judges, runs and commits calls.
+    pub(crate) engine: Arc<Engine>,
     pub(crate) implementation: Implementation,
     pub(crate) instructions: Option<String>,
-    pub(crate) flows: Flows,
-    pub(crate) limits: Limits,
     /// Serve Streamable HTTP without sessions.
     pub(crate) sessionless: bool,
     pub(crate) http: HttpOptions,
-    /// The application states handlers receive as `State<T>`.
-    pub(crate) states: States,
-    /// The declared rate limits, by tool.
-    pub(crate) limiters: HashMap<&'static str, Limiter>,
     /// How callers authenticate.
     pub(crate) auth: AuthOptions,
-    /// How `confirm`ed tools are confirmed.
-    pub(crate) confirmations: Confirmations,
     /// Which kept sessions list from which keyed instance.
     pub(crate) watchers: watchers::Watchers<connection::ConnectionState>,
     /// The open `subscriptions/listen` streams.
@@ -82,8 +68,6 @@ pub(crate) struct Shared {
     pub(crate) catalog: catalog::Catalog,
     /// The kept sessions (stdio, stateful HTTP), for what every one of them hears.
     pub(crate) sessions: std::sync::Mutex<Vec<std::sync::Weak<connection::ConnectionState>>>,
-    /// Where committed transitions are recorded.
-    pub(crate) audit_sinks: Vec<Arc<dyn crate::telemetry::AuditSink>>,
     /// Which sessions subscribed to a resource of which keyed instance.
     pub(crate) resource_watchers: watchers::Watchers<connection::ConnectionState>,
 }
@@ -122,21 +106,6 @@ impl AuthOptions {
     }
 }
 
-/// How long calls wait, and may run.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    /// How long a transitioning call waits for a lease before `FLOW_BUSY`.
-    pub(crate) lease_wait: Duration,
-    /// A handler's deadline unless its action sets one.
-    pub(crate) handler_timeout: Duration,
-}
-
-/// The default wait for a lease held by another call.
-pub const DEFAULT_LEASE_WAIT: Duration = Duration::from_secs(5);
-
-/// The default handler deadline.
-pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
-
 impl crate::Ctx {
     /// The server serving the call: to offer another prompt, or to tell listening clients
     /// that something changed ([`Server::resource_updated`]).
@@ -150,7 +119,7 @@ impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
             .field("name", &self.shared.implementation.name)
-            .field("tools", &self.shared.registry.tool_names().collect::<Vec<_>>())
+            .field("tools", &self.shared.engine.registry.tool_names().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -161,7 +130,8 @@ impl Server {
     /// lives. Needs a Tokio runtime; built outside one, the server hears only its own
     /// sessions' commits.
     fn follow_other_replicas(&self) {
-        let (Some(mut commits), Ok(runtime)) = (self.shared.store.commits(), tokio::runtime::Handle::try_current())
+        let (Some(mut commits), Ok(runtime)) =
+            (self.shared.engine.store.commits(), tokio::runtime::Handle::try_current())
         else {
             return;
         };
@@ -205,14 +175,14 @@ impl Server {
 
     /// The checked registry this server serves.
     pub fn registry(&self) -> &Registry {
-        &self.shared.registry
+        &self.shared.engine.registry
     }
 
     /// Every tool graded against the routing checklist (what `audit` prints), its scopes
     /// against the principals this server can list (its tokens, its stdio principal).
     pub fn audit(&self) -> crate::inspect::Audit {
         let roster = self.shared.auth.roster(&[]);
-        crate::inspect::audit(&self.shared.registry, &roster)
+        crate::inspect::audit(&self.shared.engine.registry, &roster)
     }
 
     /// Tells the clients listening for it (`subscriptions/listen` with `toolsListChanged`,
@@ -317,7 +287,7 @@ impl Server {
                     ::metrics::gauge!(names).set(server.shared.open_sessions().len() as f64);
                     ::metrics::gauge!(crate::telemetry::names::LISTENING_STREAMS)
                         .set(server.listening_streams() as f64);
-                    match server.shared.store.count_live().await {
+                    match server.shared.engine.store.count_live().await {
                         Ok(Some(live)) => {
                             ::metrics::gauge!(crate::telemetry::names::LIVE_FLOWS).set(live.flows as f64);
                             ::metrics::gauge!(crate::telemetry::names::LIVE_INSTANCES).set(live.instances as f64);

@@ -65,7 +65,7 @@ impl Shared {
             arguments: arguments.clone(),
         });
         let mut answers = match (&retry.request_state, &call) {
-            (Some(state), Some(call)) => input::open(self.flows.signer(), state, &call.digest()).ok_or_else(|| {
+            (Some(state), Some(call)) => input::open(self.engine.flows.signer(), state, &call.digest()).ok_or_else(|| {
                 ErrorData::invalid_params(
                     "requestState failed its integrity check, expired, or belongs to another call: call again without it",
                     Some(json!({ "code": "INVALID_REQUEST_STATE" })),
@@ -92,7 +92,7 @@ impl Round {
         Some(match self.inputs.unanswered()? {
             Unanswered::Questions { requests, answered } => {
                 let call = self.call.as_ref()?;
-                let state = input::seal(shared.flows.signer(), call.digest(), answered);
+                let state = input::seal(shared.engine.flows.signer(), call.digest(), answered);
                 Ok(InputRequiredResult::new(Some(requests), Some(state)))
             }
             Unanswered::Missing(capabilities) => Err(ErrorData::missing_required_client_capability(capabilities)),

@@ -91,6 +91,7 @@ impl Server {
                     step_up: match &auth.metadata {
                         Some(_) => self
                             .shared
+                            .engine
                             .registry
                             .tools()
                             .iter()
@@ -125,7 +126,7 @@ impl Server {
             router =
                 router.route(&metadata.metadata_path(), axum::routing::get(move || async move { axum::Json(body) }));
         }
-        if self.shared.confirmations.page.is_some() {
+        if self.shared.engine.confirmations.page.is_some() {
             let page = || async {
                 (
                     [

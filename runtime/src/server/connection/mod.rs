@@ -81,7 +81,7 @@ impl Drop for ConnectionState {
         // A connection that never named its flow stored none.
         let (true, Some(id)) = (*self.kept.get_mut(), self.id.get()) else { return };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let (store, key) = (self.shared.store.clone(), StoreKey::connection(id));
+        let (store, key) = (self.shared.engine.store.clone(), StoreKey::connection(id));
         runtime.spawn(async move {
             if let Err(error) = store.remove(&key).await {
                 tracing::warn!(%key, %error, "cannot remove a finished connection's flow");
@@ -179,7 +179,7 @@ impl Connection {
 
     /// Keeps of `tools` those `principal` may see (every scope they require).
     fn visible_to(&self, mut tools: Vec<Tool>, principal: Option<&Principal>) -> Vec<Tool> {
-        let registry = &self.shared.registry;
+        let registry = &self.shared.engine.registry;
         tools.retain(|tool| registry.tool(&tool.name).is_none_or(|entry| entry.visible_to(principal)));
         tools
     }
@@ -187,17 +187,19 @@ impl Connection {
     /// What a kept connection lists: its flow, with the current state of each instance it
     /// focuses on (another client may have moved it since).
     async fn listing(&self, flow: &StoreKey, principal: Option<&Principal>) -> Result<Vec<Tool>, ErrorData> {
-        let store = &self.shared.store;
+        let store = &self.shared.engine.store;
         let snapshot = store.load(flow).await.map_err(store_unavailable)?;
         let mut focus = self.state.focus.current();
         for (machine, entry) in &mut focus {
-            let Some(m) = self.shared.registry.machines().find(|m| m.id() == machine) else { continue };
+            let Some(m) = self.shared.engine.registry.machines().find(|m| m.id() == machine) else { continue };
             let key = gate::instance_key(m, &entry.instance, principal);
             let state = store.load(&key).await.map_err(store_unavailable)?;
             entry.state = state.state_of(machine, m.initial()).to_string();
             self.state.focus.refresh(machine, &entry.instance, &entry.state);
         }
-        Ok(Gate::new(&self.shared.registry, &gate::view(&snapshot, focus_states(&focus))).seen_by(principal).tools())
+        Ok(Gate::new(&self.shared.engine.registry, &gate::view(&snapshot, focus_states(&focus)))
+            .seen_by(principal)
+            .tools())
     }
 }
 
@@ -225,7 +227,7 @@ impl Connection {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = self.shared.registry.tool(&request.name) else {
+        let Some(tool) = self.shared.engine.registry.tool(&request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", request.name),
                 Some(json!({ "tool": request.name })),
@@ -371,14 +373,14 @@ impl ServerHandler for Connection {
             Origin::Connection(flow) if !modern => self.listing(&flow, principal.as_ref()).await?,
             // The same for every caller with the same authorization: every tool it may
             // see, each saying when it is callable (the call path enforces the state).
-            _ => self.shared.registry.definitions(),
+            _ => self.shared.engine.registry.definitions(),
         };
         let tools = self.visible_to(tools, principal.as_ref());
         if self.state.kept.load(Ordering::Acquire) && !modern {
             *lock(&self.state.listed) = Some(tools.iter().map(|t| t.name.to_string()).collect());
         }
         let mut result = ListToolsResult::with_all_items(tools);
-        if self.shared.registry.has_scopes() {
+        if self.shared.engine.registry.has_scopes() {
             // The list varies by the authorization the request presents (and by nothing
             // else): no one else may be served it from a cache.
             result.cache_scope = Some(CacheScope::Private);
@@ -563,7 +565,7 @@ impl ServerHandler for Connection {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared.registry.tool(name).map(|t| t.tool.clone())
+        self.shared.engine.registry.tool(name).map(|t| t.tool.clone())
     }
 }
 

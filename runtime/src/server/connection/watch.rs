@@ -23,7 +23,7 @@ impl Connection {
             return;
         }
         for (machine, entry) in self.state.focus.current() {
-            let Some(m) = self.shared.registry.machines().find(|m| m.id() == machine) else { continue };
+            let Some(m) = self.shared.engine.registry.machines().find(|m| m.id() == machine) else { continue };
             self.shared.watchers.watch(gate::instance_key(m, &entry.instance, principal), &self.state);
         }
     }

@@ -1,14 +1,25 @@
 //! What a handler reaches of its instance's history: [`Ctx::history`] reads it,
-//! [`Ctx::note`] attaches a reason to the transition the call fires. Here, beside
-//! [`Ctx::server`](crate::Ctx::server), because both need the server serving the call (its
-//! store, and the registry's note slots: `registry::InstanceHistory`).
+//! [`Ctx::note`] attaches a reason to the transition the call fires. Both reach the engine
+//! running the call through [`CallEngine`], which the engine implements (a trait here
+//! keeps `action/` below `engine/`, which runs handlers).
 
 use std::sync::Arc;
 
-use super::Shared;
 use crate::Ctx;
+use crate::auth::Principal;
 use crate::error::ToolError;
-use crate::store::{HistoryEntry, StoreKey};
+use crate::store::{FlowStore, HistoryEntry, StoreKey};
+
+/// What a handler's [`Ctx`] reaches of the engine running its call.
+pub(crate) trait CallEngine: Send + Sync {
+    /// The store the engine commits to.
+    fn store(&self) -> Arc<dyn FlowStore>;
+    /// Where the instance of `tool`'s keyed machine named `instance` lives, for
+    /// `principal`; `None` if the tool's machine is not keyed.
+    fn instance_key(&self, tool: &str, instance: &str, principal: Option<&Principal>) -> Option<StoreKey>;
+    /// Whether `tool` fires a transition.
+    fn transitions(&self, tool: &str) -> bool;
+}
 
 impl Ctx {
     /// The transitions of the instance the call names, oldest first (most recent last):
@@ -30,14 +41,14 @@ impl Ctx {
     /// # Ok(()) }
     /// ```
     pub async fn history(&self) -> Result<Vec<HistoryEntry>, ToolError> {
-        let shared = self.shared().ok_or_else(|| ToolError::internal("the server of this call is gone"))?;
-        let Some(key) = self.instance_key(&shared) else {
+        let engine = self.engine.upgrade().ok_or_else(|| ToolError::internal("the server of this call is gone"))?;
+        let Some(key) = self.instance_key(engine.as_ref()) else {
             return Err(ToolError::internal(format_args!(
                 "`{}` called `Ctx::history`, but it names no instance of a keyed machine",
                 self.tool
             )));
         };
-        match shared.store.history(&key).await {
+        match engine.store().history(&key).await {
             Ok(Some(entries)) => Ok(entries),
             Ok(None) => Err(ToolError::internal("the server's store keeps no history of instances")),
             Err(error) => Err(ToolError::store_unavailable(error, 1_000)),
@@ -50,10 +61,10 @@ impl Ctx {
     /// characters is cut. Nothing is recorded if the call fires no transition on an
     /// instance, or fails (a failed call commits nothing).
     pub fn note(&self, note: impl Into<String>) {
-        let fires = self.shared().is_some_and(|shared| {
-            let transitions = shared.registry.tool(self.tool).is_some_and(|tool| tool.transition().is_some());
-            transitions && self.instance_key(&shared).is_some()
-        });
+        let fires = self
+            .engine
+            .upgrade()
+            .is_some_and(|engine| engine.transitions(self.tool) && self.instance_key(engine.as_ref()).is_some());
         if fires {
             self.note.set(note.into());
         } else {
@@ -61,14 +72,8 @@ impl Ctx {
         }
     }
 
-    /// The server serving the call, while it runs.
-    fn shared(&self) -> Option<Arc<Shared>> {
-        self.server.upgrade()?.downcast::<Shared>().ok()
-    }
-
     /// Where the instance the call names lives, if it names one.
-    fn instance_key(&self, shared: &Shared) -> Option<StoreKey> {
-        let machine = shared.registry.tool(self.tool)?.machine.as_deref().filter(|m| m.key().is_some())?;
-        Some(crate::gate::instance_key(machine, self.instance.as_deref()?, self.principal.as_ref()))
+    fn instance_key(&self, engine: &dyn CallEngine) -> Option<StoreKey> {
+        engine.instance_key(self.tool, self.instance.as_deref()?, self.principal.as_ref())
     }
 }

@@ -1,0 +1,89 @@
+//! The call engine: what judges, runs and commits a tool call, apart from the transport
+//! that carried it. It owns the registry, the store, the flows, the rate limiters, the
+//! confirmations, the application states handlers receive and the audit sinks; a
+//! handler's [`Ctx`](crate::Ctx) holds it (weakly, as a `dyn CallEngine`), so what a handler reaches of
+//! its instance (its history, a note on its transition) needs no server
+//! ([`CallEngine`](crate::action::CallEngine)).
+//!
+//! `server/` keeps what is rmcp's: connections, transports, sessions, listening streams
+//! and the per-session listing. The admission pipeline itself is `gate/`.
+
+mod run;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) use run::run_handler;
+
+use crate::action::States;
+use crate::confirm::Confirmations;
+use crate::flow::Flows;
+use crate::gate::{Limiter, Records};
+use crate::registry::Registry;
+use crate::store::{FlowStore, Snapshot, StoreKey};
+use crate::telemetry::AuditSink;
+
+/// The engine of one server (all its connections and transports share it).
+pub(crate) struct Engine {
+    pub(crate) registry: Registry,
+    pub(crate) store: Arc<dyn FlowStore>,
+    pub(crate) flows: Flows,
+    pub(crate) limits: Limits,
+    /// The application states handlers receive as `State<T>`.
+    pub(crate) states: States,
+    /// The declared rate limits, by tool.
+    pub(crate) limiters: HashMap<&'static str, Limiter>,
+    /// How `confirm`ed tools are confirmed.
+    pub(crate) confirmations: Confirmations,
+    /// Where committed transitions are recorded.
+    pub(crate) audit_sinks: Vec<Arc<dyn AuditSink>>,
+}
+
+/// How long calls wait, and may run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// How long a transitioning call waits for a lease before `FLOW_BUSY`.
+    pub(crate) lease_wait: Duration,
+    /// A handler's deadline unless its action sets one.
+    pub(crate) handler_timeout: Duration,
+}
+
+/// The default wait for a lease held by another call.
+pub const DEFAULT_LEASE_WAIT: Duration = Duration::from_secs(5);
+
+/// The default handler deadline.
+pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { lease_wait: DEFAULT_LEASE_WAIT, handler_timeout: DEFAULT_HANDLER_TIMEOUT }
+    }
+}
+
+impl crate::action::CallEngine for Engine {
+    fn store(&self) -> Arc<dyn FlowStore> {
+        self.store.clone()
+    }
+
+    fn instance_key(&self, tool: &str, instance: &str, principal: Option<&crate::auth::Principal>) -> Option<StoreKey> {
+        let machine = self.registry.tool(tool)?.machine.as_deref().filter(|m| m.key().is_some())?;
+        Some(crate::gate::instance_key(machine, instance, principal))
+    }
+
+    fn transitions(&self, tool: &str) -> bool {
+        self.registry.tool(tool).is_some_and(|tool| tool.transition().is_some())
+    }
+}
+
+impl Engine {
+    /// The store as this engine's calls see it.
+    pub(crate) fn records(&self) -> Records<'_> {
+        Records { store: self.store.as_ref(), lease_wait: self.limits.lease_wait, flows: &self.flows }
+    }
+
+    /// The domain a flow's intent lock holds, if any.
+    pub(crate) fn active_domain(&self, flow: &Snapshot) -> Option<String> {
+        self.registry.lock().active(flow).map(str::to_string)
+    }
+}
