@@ -19,10 +19,6 @@
 //! refund asks for appear in `/tmp/otp.jsonl` (development only: in production an
 //! `OtpSender` delivers them to the person, out of the model's reach).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
-use toolgate::Principal;
 use toolgate::prelude::*;
 use toolgate::types::Money;
 
@@ -32,6 +28,7 @@ toolgate::machine! {
     key: "payment_id",
     scope: tenant,
     mint: "PAY-{n}",
+    context: Payment,
     initial: "created",
     states: {
         created:    { on: { AUTHORIZE: "authorized" } },
@@ -78,11 +75,10 @@ struct Movement {
     request_id: String,
 }
 
-/// A payment as the tools report it; toolgate adds its `state`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+/// A payment's data: each payment instance keeps it as its context, committed with its
+/// state in toolgate's store (so a restart, or another replica, sees the whole payment).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 struct Payment {
-    /// The payment's id.
-    payment_id: String,
     /// What it is for.
     description: String,
     /// The amount authorized.
@@ -95,49 +91,24 @@ struct Payment {
     created_by: String,
 }
 
-/// The payments of every tenant: tenant → id → payment. (A real server keeps them in its
-/// database; the workflow's state lives in toolgate's store.)
-#[derive(Debug, Default, Clone)]
-struct Payments {
-    by_tenant: Arc<Mutex<HashMap<String, Vec<Payment>>>>,
+/// A payment as the tools report it; toolgate adds its `state`.
+#[derive(Debug, Serialize, JsonSchema)]
+struct PaymentView {
+    /// The payment's id.
+    payment_id: String,
+    #[serde(flatten)]
+    payment: Payment,
 }
 
-impl Payments {
-    fn tenant(principal: &Principal) -> String {
-        principal.tenant().unwrap_or_default().to_string()
+impl PaymentView {
+    fn of(payment_id: &str, payment: &Payment) -> Self {
+        Self { payment_id: payment_id.to_string(), payment: payment.clone() }
     }
+}
 
-    /// Records payment `payment_id`, the id toolgate minted for the new instance.
-    fn create(&self, principal: &Principal, payment_id: &str, description: String, amount: Money) -> Payment {
-        let mut by_tenant = self.by_tenant.lock().unwrap();
-        let payments = by_tenant.entry(Self::tenant(principal)).or_default();
-        let payment = Payment {
-            payment_id: payment_id.to_string(),
-            description,
-            amount,
-            captured: None,
-            refunded: None,
-            created_by: principal.subject().to_string(),
-        };
-        payments.push(payment.clone());
-        payment
-    }
-
-    /// The principal's tenant's payment `id`: another tenant's never, whether it exists
-    /// or not.
-    fn update<T>(
-        &self,
-        principal: &Principal,
-        id: &str,
-        f: impl FnOnce(&mut Payment) -> Result<T, ToolError>,
-    ) -> Result<T, ToolError> {
-        let mut by_tenant = self.by_tenant.lock().unwrap();
-        let payment = by_tenant
-            .get_mut(&Self::tenant(principal))
-            .and_then(|payments| payments.iter_mut().find(|p| p.payment_id == id))
-            .ok_or_else(|| ToolError::not_found(format!("no payment `{id}`: create one with payment_create")))?;
-        f(payment)
-    }
+/// The payment's data, which every payment has from its creation on.
+fn data<'a>(payment: Option<&'a Payment>, id: &str) -> Result<&'a Payment, ToolError> {
+    payment.ok_or_else(|| ToolError::not_found(format!("payment `{id}` has no data: create one with payment_create")))
 }
 
 /// Checks that `amount` is in the payment's currency and at most `limit`.
@@ -159,22 +130,27 @@ fn within(amount: Money, limit: Money, what: &str) -> Result<(), ToolError> {
 async fn payment_create(
     input: NewPayment,
     principal: Principal,
-    payments: State<Payments>,
+    mut payment: InstanceMut<Payment>,
     ctx: Ctx,
-) -> Result<Payment, ToolError> {
+) -> Result<PaymentView, ToolError> {
     // The id toolgate minted for the new payment.
     let id = ctx.instance().ok_or_else(|| ToolError::internal("a creating call without its minted id"))?;
-    Ok(payments.create(&principal, id, input.description, input.amount))
+    let created = Payment {
+        description: input.description,
+        amount: input.amount,
+        captured: None,
+        refunded: None,
+        created_by: principal.subject().to_string(),
+    };
+    let view = PaymentView::of(id, &created);
+    payment.set(created)?;
+    Ok(view)
 }
 
 /// Authorize a created payment: the amount is reserved, nothing moves yet. Does not capture.
 #[action(domain = "payment", bind_state = "created", transition = "AUTHORIZE", transactional)]
-async fn payment_authorize(
-    input: PaymentRef,
-    principal: Principal,
-    payments: State<Payments>,
-) -> Result<Payment, ToolError> {
-    payments.update(&principal, &input.payment_id, |payment| Ok(payment.clone()))
+async fn payment_authorize(input: PaymentRef, payment: Instance<Payment>) -> Result<PaymentView, ToolError> {
+    Ok(PaymentView::of(&input.payment_id, data(payment.get(), &input.payment_id)?))
 }
 
 /// Capture an authorized payment: the money moves. Needs the user's one-time code and the `payments:capture` scope. Does not refund.
@@ -187,26 +163,19 @@ async fn payment_authorize(
     scope = "payments:capture",
     idempotency_key = "request_id"
 )]
-async fn payment_capture(
-    input: Movement,
-    principal: Principal,
-    payments: State<Payments>,
-) -> Result<Payment, ToolError> {
-    payments.update(&principal, &input.payment_id, |payment| {
-        within(input.amount, payment.amount, "amount authorized")?;
-        payment.captured = Some(input.amount);
-        Ok(payment.clone())
-    })
+async fn payment_capture(input: Movement, mut payment: InstanceMut<Payment>) -> Result<PaymentView, ToolError> {
+    let mut captured = data(payment.get(), &input.payment_id)?.clone();
+    within(input.amount, captured.amount, "amount authorized")?;
+    captured.captured = Some(input.amount);
+    let view = PaymentView::of(&input.payment_id, &captured);
+    payment.set(captured)?;
+    Ok(view)
 }
 
 /// Void an authorized payment: the reservation is released, nothing moves. Does not refund a captured one.
 #[action(domain = "payment", bind_state = "authorized", transition = "VOID", transactional)]
-async fn payment_void(
-    input: PaymentRef,
-    principal: Principal,
-    payments: State<Payments>,
-) -> Result<Payment, ToolError> {
-    payments.update(&principal, &input.payment_id, |payment| Ok(payment.clone()))
+async fn payment_void(input: PaymentRef, payment: Instance<Payment>) -> Result<PaymentView, ToolError> {
+    Ok(PaymentView::of(&input.payment_id, data(payment.get(), &input.payment_id)?))
 }
 
 /// Refund a captured payment: the money goes back. Needs the user's one-time code and the `payments:refund` scope. Does not void.
@@ -219,35 +188,27 @@ async fn payment_void(
     scope = "payments:refund",
     idempotency_key = "request_id"
 )]
-async fn payment_refund(
-    input: Movement,
-    principal: Principal,
-    payments: State<Payments>,
-) -> Result<Payment, ToolError> {
-    payments.update(&principal, &input.payment_id, |payment| {
-        let captured =
-            payment.captured.ok_or_else(|| ToolError::invalid_argument("payment_id", "has nothing captured"))?;
-        within(input.amount, captured, "amount captured")?;
-        payment.refunded = Some(input.amount);
-        Ok(payment.clone())
-    })
+async fn payment_refund(input: Movement, mut payment: InstanceMut<Payment>) -> Result<PaymentView, ToolError> {
+    let mut refunded = data(payment.get(), &input.payment_id)?.clone();
+    let captured =
+        refunded.captured.ok_or_else(|| ToolError::invalid_argument("payment_id", "has nothing captured"))?;
+    within(input.amount, captured, "amount captured")?;
+    refunded.refunded = Some(input.amount);
+    let view = PaymentView::of(&input.payment_id, &refunded);
+    payment.set(refunded)?;
+    Ok(view)
 }
 
 /// Read a payment of your tenant and its state. Does not change it.
-#[action(domain = "payment")]
-async fn payment_status(
-    input: PaymentRef,
-    principal: Principal,
-    payments: State<Payments>,
-) -> Result<Payment, ToolError> {
-    payments.update(&principal, &input.payment_id, |payment| Ok(payment.clone()))
+#[action(domain = "payment", transactional)]
+async fn payment_status(input: PaymentRef, payment: Instance<Payment>) -> Result<PaymentView, ToolError> {
+    Ok(PaymentView::of(&input.payment_id, data(payment.get(), &input.payment_id)?))
 }
 
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
     toolgate::Server::from_registry("payments")
         .version(env!("CARGO_PKG_VERSION"))
-        .state(Payments::default())
         .instructions("Payments: create, authorize, then capture (the user confirms with a one-time code) or void; refund a capture. Every call needs the user's credentials.")
         .run_cli()
         .await

@@ -210,8 +210,8 @@
 
 pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::{
-    ActionInput, ActionOutput, Ctx, DomainPolicy, Failure, FieldError, FromCtx, LogLevel, Machine, Progress, Retry,
-    Server, ServerBuilder, State, ToolError,
+    ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, DomainPolicy, Failure, FieldError, FromCtx, Instance,
+    InstanceMut, LogLevel, Machine, Progress, Retry, Server, ServerBuilder, State, ToolError,
 };
 // Named by the diagnostics of generated code: exported here (hidden) so that rustc names
 // them by their own names, not by a path through `__private`.
@@ -271,8 +271,8 @@ pub mod server {
 pub mod prelude {
     pub use crate::server::ServeError;
     pub use crate::{
-        Ctx, DomainPolicy, Failure, FieldError, LogLevel, Machine, Principal, Progress, Server, State, ToolError,
-        action, machine,
+        Ctx, DomainPolicy, Failure, FieldError, Instance, InstanceMut, LogLevel, Machine, Principal, Progress, Server,
+        State, ToolError, action, machine,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

@@ -33,7 +33,10 @@ mod tls;
 pub mod types;
 mod wait;
 
-pub use action::{ActionInput, ActionOutput, Ctx, FromCtx, LogLevel, Progress, SourceLocation, State};
+pub use action::{
+    ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, FromCtx, Instance, InstanceMut, LogLevel, Progress,
+    SourceLocation, State,
+};
 #[cfg(feature = "jwt")]
 pub use auth::JwtAuthenticator;
 pub use auth::{AuthError, AuthFuture, Authenticator, Principal, Roster, StaticTokens};
@@ -50,8 +53,8 @@ pub use server::{Server, ServerBuilder};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::action::{
-        ActionRegistration, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo, RateLimit, RatePer,
-        SourceLocation, StateRequirement,
+        ActionRegistration, Arguments, BoxFuture, Called, ContextRequirement, ContextType, Handler, InputIo, Output,
+        OutputIo, RateLimit, RatePer, SourceLocation, StateRequirement,
     };
     pub use crate::action::{
         AtModuleLevel, DeclaredByMachine, DeclaredMachine, DeclaredState, IdChar, IsDeclared, LookupAnswer,

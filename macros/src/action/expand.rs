@@ -101,6 +101,9 @@ fn registration(action: &Action) -> TokenStream {
     let states = action.params.extracted.iter().map(|ty| {
         quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::STATE }
     });
+    let contexts = action.params.extracted.iter().map(|ty| {
+        quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::CONTEXT }
+    });
     let needs_principal = action.params.extracted.iter().map(|ty| {
         quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::NEEDS_PRINCIPAL }
     });
@@ -143,6 +146,7 @@ fn registration(action: &Action) -> TokenStream {
                 scopes: &[#(#scopes),*],
                 needs_principal: false #(|| #needs_principal)*,
                 states: &[#(#states),*],
+                contexts: &[#(#contexts),*],
                 handler: #handler,
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }

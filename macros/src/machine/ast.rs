@@ -4,6 +4,7 @@
 //! id: "invoice",        // or a list, `id: ["bus", "flight"]`: one machine per id
 //! key: "id",            // optional: one instance per value of the `id` argument
 //! mint: "INV-{n}",      // optional: keys of new instances minted by the store
+//! context: Invoice,     // optional: each instance's data, a type with serde and schemars
 //! initial: "draft",
 //! states: {
 //!     draft: { on: { SUBMIT: "review" } },
@@ -47,6 +48,8 @@ pub(crate) struct MachineAst {
     pub(crate) tenant_scoped: Option<Span>,
     /// `mint: "PAY-{n}"`: keys of new instances are minted by the store.
     pub(crate) mint: Option<LitStr>,
+    /// `context: Payment`: the type of each instance's data.
+    pub(crate) context: Option<syn::Type>,
     pub(crate) states_key: Span,
     pub(crate) states: Vec<StateAst>,
 }
@@ -93,8 +96,9 @@ fn parse_keys(
 impl Parse for MachineAst {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let (mut id, mut initial, mut key_field, mut states, mut states_key) = (None, None, None, Vec::new(), None);
-        let (mut tenant_scoped, mut mint) = (None, None);
-        parse_keys(input, "machine", &["id", "key", "scope", "mint", "initial", "states"], |key, input| {
+        let (mut tenant_scoped, mut mint, mut context) = (None, None, None);
+        let known = ["id", "key", "scope", "mint", "context", "initial", "states"];
+        parse_keys(input, "machine", &known, |key, input| {
             match key.to_string().as_str() {
                 "id" if input.peek(syn::token::Bracket) => {
                     let list;
@@ -108,6 +112,7 @@ impl Parse for MachineAst {
                 "id" => id = Some(vec![input.parse()?]),
                 "key" => key_field = Some(input.parse()?),
                 "mint" => mint = Some(input.parse()?),
+                "context" => context = Some(input.parse()?),
                 "scope" => {
                     let scope: syn::Ident = input.parse()?;
                     if scope != "tenant" {
@@ -137,7 +142,7 @@ impl Parse for MachineAst {
         let missing = |what: &str| syn::Error::new(Span::call_site(), format!("machine needs {what}"));
         let ids = id.ok_or_else(|| missing("an `id: \"…\"`"))?;
         let states_key = states_key.ok_or_else(|| missing("`states: { … }`"))?;
-        Ok(Self { ids, initial, key: key_field, tenant_scoped, mint, states_key, states })
+        Ok(Self { ids, initial, key: key_field, tenant_scoped, mint, context, states_key, states })
     }
 }
 

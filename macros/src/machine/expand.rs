@@ -22,7 +22,7 @@ pub(crate) fn expand(machine: &MachineAst, errors: Vec<syn::Error>) -> TokenStre
         .map(|id| {
             let spec = machine.spec_for(&id.value());
             let declaration = declaration(id, Some(&spec));
-            let registration = registration(&spec);
+            let registration = registration(&spec, machine.context.as_ref());
             quote! { #declaration #registration }
         })
         .collect()
@@ -50,7 +50,14 @@ fn declared_id(input: &TokenStream) -> Option<syn::LitStr> {
     })
 }
 
-fn registration(spec: &toolgate_machine::MachineSpec) -> TokenStream {
+fn registration(spec: &toolgate_machine::MachineSpec, context: Option<&syn::Type>) -> TokenStream {
+    // The bounds a context needs are checked here, spanned at the type.
+    let context = match context {
+        Some(ty) => quote::quote_spanned! {syn::spanned::Spanned::span(ty)=>
+            ::core::option::Option::Some(::toolgate::__private::ContextType::of::<#ty>())
+        },
+        None => quote!(::core::option::Option::None),
+    };
     let id = &spec.id;
     let initial = spec.initial.clone().unwrap_or_default();
     let key = match &spec.key {
@@ -82,6 +89,7 @@ fn registration(spec: &toolgate_machine::MachineSpec) -> TokenStream {
                 tenant_scoped: #tenant_scoped,
                 mint: #mint,
                 states: &[#(#states),*],
+                context: #context,
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }
         }

@@ -18,6 +18,12 @@ pub(crate) fn validate(machine: &MachineAst) -> Vec<syn::Error> {
             errors.push(syn::Error::new(id.span(), format!("machine id `{}` is listed twice", id.value())));
         }
     }
+    if let (Some(context), None) = (&machine.context, &machine.key) {
+        errors.push(syn::Error::new(
+            syn::spanned::Spanned::span(context),
+            "a context is each instance's data, and this machine has no instances: add `key: \"…\"` (the argument naming an instance)",
+        ));
+    }
     errors
 }
 

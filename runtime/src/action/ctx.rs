@@ -31,6 +31,8 @@ pub struct Ctx {
     /// The server serving the call (its shared state, which the server module names: a
     /// type here would make `action/` import `server/`, which runs it).
     pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
+    /// The instance's context: committed, and what the handler sets.
+    pub(crate) context: super::ContextSlot,
     /// The note the handler attaches to the transition it fires ([`Ctx::note`]), which the
     /// call's commit takes.
     pub(crate) note: CallNote,

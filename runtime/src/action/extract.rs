@@ -3,7 +3,7 @@
 //! trait, so the macro never has to recognise `Ctx` or `State<T>` by name to call the
 //! handler.
 
-use super::{Ctx, State, StateRequirement};
+use super::{ContextRequirement, Ctx, State, StateRequirement};
 use crate::auth::Principal;
 use crate::error::ToolError;
 
@@ -27,6 +27,11 @@ pub trait FromCtx: Sized {
     /// refused (`UNAUTHENTICATED`) before the handler runs.
     #[doc(hidden)]
     const NEEDS_PRINCIPAL: bool = false;
+
+    /// The instance context this parameter reads (and whether it may change it), checked
+    /// at start-up against the machine's `context`.
+    #[doc(hidden)]
+    const CONTEXT: Option<ContextRequirement> = None;
 
     /// The parameter's value for the call `ctx` serves.
     fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError>;

@@ -11,6 +11,7 @@ mod declared;
 mod extract;
 mod handler;
 mod history;
+mod instance;
 mod placement;
 mod state;
 
@@ -25,6 +26,8 @@ pub use declared::{
 pub use extract::FromCtx;
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo};
 pub(crate) use history::CallEngine;
+pub(crate) use instance::ContextSlot;
+pub use instance::{ContextRequirement, ContextType, DEFAULT_MAX_CONTEXT_BYTES, Instance, InstanceMut};
 pub use placement::{AtModuleLevel, ThisAction};
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};
@@ -100,6 +103,9 @@ pub struct ActionRegistration {
     /// What each parameter after the input needs from the server: `Some` for a
     /// `State<T>`, `None` for the others (`Ctx`).
     pub states: &'static [Option<StateRequirement>],
+    /// What each parameter after the input reads of the instance's context: `Some` for
+    /// an `Instance<T>` or `InstanceMut<T>`.
+    pub contexts: &'static [Option<ContextRequirement>],
     /// The handler.
     pub handler: Handler,
     /// Where the `#[action]` is.

@@ -47,6 +47,8 @@ pub(crate) struct Limits {
     pub(crate) lease_wait: Duration,
     /// A handler's deadline unless its action sets one.
     pub(crate) handler_timeout: Duration,
+    /// The most an instance's context may hold, serialized.
+    pub(crate) max_context_bytes: usize,
 }
 
 /// The default wait for a lease held by another call.
@@ -57,7 +59,11 @@ pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { lease_wait: DEFAULT_LEASE_WAIT, handler_timeout: DEFAULT_HANDLER_TIMEOUT }
+        Self {
+            lease_wait: DEFAULT_LEASE_WAIT,
+            handler_timeout: DEFAULT_HANDLER_TIMEOUT,
+            max_context_bytes: crate::action::DEFAULT_MAX_CONTEXT_BYTES,
+        }
     }
 }
 

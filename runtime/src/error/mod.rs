@@ -20,8 +20,9 @@ use serde_json::{Map, Value};
 pub use failure::{Failure, Retry};
 pub use field::FieldError;
 use refusal::{
-    ConfirmationFailed, ConfirmationLocked, ConfirmationRequired, FlowBusy, HandleRefusal, IdempotencyConflict,
-    InsufficientScope, Internal, InvalidArgument, RateLimited, StoreUnavailable, Timeout, Unauthenticated,
+    ConfirmationFailed, ConfirmationLocked, ConfirmationRequired, ContextTooLarge, ContextUnreadable, FlowBusy,
+    HandleRefusal, IdempotencyConflict, InsufficientScope, Internal, InvalidArgument, RateLimited, StoreUnavailable,
+    Timeout, Unauthenticated,
 };
 pub(crate) use refusal::{DomainMismatch, DomainNotSelected, Forbidden};
 
@@ -89,6 +90,10 @@ codes! {
     Cancelled = "CANCELLED",
     /// The call needs to ask the client something it cannot ask or the client cannot answer.
     InputUnavailable = "INPUT_UNAVAILABLE",
+    /// The instance's stored context no longer reads as the declared type.
+    ContextUnreadable = "CONTEXT_UNREADABLE",
+    /// A handler set a context larger than an instance may hold.
+    ContextTooLarge = "CONTEXT_TOO_LARGE",
     /// The flow store is down.
     StoreUnavailable = "STORE_UNAVAILABLE",
     /// A bug on the server side.
@@ -148,6 +153,10 @@ enum Repr {
     Cancelled,
     #[error("{0}; nothing was committed")]
     InputUnavailable(String),
+    #[error("{0}")]
+    ContextUnreadable(ContextUnreadable),
+    #[error("{0}")]
+    ContextTooLarge(ContextTooLarge),
     #[error("{0}")]
     StoreUnavailable(StoreUnavailable),
     #[error("{0}")]
@@ -327,6 +336,22 @@ impl ToolError {
         Self::new(Repr::Timeout(Timeout { timeout_ms }))
     }
 
+    /// `CONTEXT_UNREADABLE`: the context of `instance` of `machine` does not read as
+    /// `context_type`.
+    pub(crate) fn context_unreadable(machine: &str, instance: &str, context_type: &'static str) -> Self {
+        Self::new(Repr::ContextUnreadable(ContextUnreadable {
+            machine: machine.to_string(),
+            instance: instance.to_string(),
+            context_type,
+            hint: "the server's operator must migrate this instance's data (a field added without `#[serde(default)]`, or a type changed); retrying will not help",
+        }))
+    }
+
+    /// `CONTEXT_TOO_LARGE`: a context of `size` bytes for `instance`, past `max_bytes`.
+    pub(crate) fn context_too_large(instance: &str, size: usize, max_bytes: usize) -> Self {
+        Self::new(Repr::ContextTooLarge(ContextTooLarge { instance: instance.to_string(), size, max_bytes }))
+    }
+
     /// `CANCELLED`: the client cancelled the call.
     pub(crate) fn cancelled() -> Self {
         Self::new(Repr::Cancelled)
@@ -394,6 +419,8 @@ impl ToolError {
             Repr::Timeout(_) => Code::Timeout,
             Repr::Cancelled => Code::Cancelled,
             Repr::InputUnavailable(_) => Code::InputUnavailable,
+            Repr::ContextUnreadable(_) => Code::ContextUnreadable,
+            Repr::ContextTooLarge(_) => Code::ContextTooLarge,
             Repr::StoreUnavailable(_) => Code::StoreUnavailable,
             Repr::Internal(_) => Code::Internal,
             Repr::Failed(failure) => return Err(failure),
@@ -437,6 +464,8 @@ impl ToolError {
             Repr::ConfirmationLocked(refusal) => to_value(refusal),
             Repr::InsufficientScope(refusal) => to_value(refusal),
             Repr::Timeout(refusal) => to_value(refusal),
+            Repr::ContextUnreadable(refusal) => to_value(refusal),
+            Repr::ContextTooLarge(refusal) => to_value(refusal),
             Repr::StoreUnavailable(refusal) => to_value(refusal),
             Repr::Internal(internal) => to_value(internal),
             Repr::Failed(failure) => to_value(&failure.advice()),

@@ -168,6 +168,36 @@ pub(super) struct Timeout {
     pub(super) timeout_ms: u64,
 }
 
+/// `CONTEXT_UNREADABLE`: the instance's stored context no longer reads as the type the
+/// server declares (the type changed incompatibly); nothing was done.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("the data of {machine} `{instance}` no longer reads as `{context_type}` on this server; nothing was done")]
+pub(super) struct ContextUnreadable {
+    /// The machine.
+    pub(super) machine: String,
+    /// The instance.
+    pub(super) instance: String,
+    /// The context type it should read as.
+    pub(super) context_type: &'static str,
+    /// What to do.
+    pub(super) hint: &'static str,
+}
+
+/// `CONTEXT_TOO_LARGE`: the context a handler set is larger than the server keeps for
+/// one instance; nothing was committed.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error(
+    "the new data of `{instance}` is {size} bytes, more than the {max_bytes} an instance may hold; nothing was committed"
+)]
+pub(super) struct ContextTooLarge {
+    /// The instance.
+    pub(super) instance: String,
+    /// The serialized size the handler set.
+    pub(super) size: usize,
+    /// The bound.
+    pub(super) max_bytes: usize,
+}
+
 /// `STORE_UNAVAILABLE`: the flow store could not be reached, or lost a race it should
 /// not have; nothing was committed. The detail is in the server's log under
 /// `correlation_id`.

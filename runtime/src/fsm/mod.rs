@@ -14,14 +14,26 @@ pub use xstate::MachineLoadError;
 pub struct Machine {
     spec: MachineSpec,
     initial: String,
+    /// `context: Payment`: the type of each instance's data (a `machine!` declares it).
+    context: Option<crate::action::ContextType>,
 }
 
 impl Machine {
+    /// The machine, with `context` as the type of its instances' data.
+    pub(crate) fn with_context(self, context: Option<crate::action::ContextType>) -> Self {
+        Self { context, ..self }
+    }
+
+    /// The type of its instances' data, if it declares one.
+    pub(crate) fn context(&self) -> Option<crate::action::ContextType> {
+        self.context
+    }
+
     /// Validates `spec` and returns the machine, or every problem found.
     pub fn new(spec: MachineSpec) -> Result<Self, Vec<MachineError>> {
         let errors = spec.validate();
         match (&spec.initial, errors.is_empty()) {
-            (Some(initial), true) => Ok(Self { initial: initial.clone(), spec }),
+            (Some(initial), true) => Ok(Self { initial: initial.clone(), spec, context: None }),
             _ => Err(errors),
         }
     }

@@ -425,7 +425,8 @@ impl<'a> Candidate<'a> {
             leases.flow = Some(records.lease(&flow.key, "flow").await?);
             self.flow_before = records.load_flow(Some(flow)).await?;
         }
-        let writes = (self.tool.transition().is_some() || self.tool.creates) && self.tool.machine.is_some();
+        let writes = (self.tool.transition().is_some() || self.tool.creates || self.tool.writes_context)
+            && self.tool.machine.is_some();
         if let (true, Some(instance)) = (writes, &self.instance) {
             leases.instance = Some(records.lease(&instance.key, "instance").await?);
             self.instance_before = Some(records.load(&instance.key).await?);
@@ -478,6 +479,7 @@ impl<'a> Candidate<'a> {
             principal,
             history,
             note: None,
+            context: None,
             _leases: leases,
             _spent: spent,
         }
@@ -524,6 +526,9 @@ pub(crate) struct Admitted<'a> {
     /// The note the handler attached to the instance's transition
     /// ([`Ctx::note`](crate::Ctx::note)), set once it returned.
     pub(crate) note: Option<String>,
+    /// The context the handler set for the instance ([`InstanceMut::set`](crate::InstanceMut::set)),
+    /// set once it returned: committed with the call.
+    pub(crate) context: Option<Value>,
     _leases: Leases,
     /// The allowance the call spent: it counts whatever the handler does.
     _spent: Option<Spent<'a>>,
@@ -544,7 +549,18 @@ pub(crate) struct Committed {
 impl Admitted<'_> {
     /// Whether the call's success writes anything: a transition, or its flow.
     pub(crate) fn writes(&self) -> bool {
-        self.target().is_some() || self.writes_flow()
+        self.target().is_some() || self.writes_flow() || self.writes_context()
+    }
+
+    /// Whether the commit writes the instance's context: the handler set one, on an
+    /// instance whose lease the call holds.
+    fn writes_context(&self) -> bool {
+        self.context.is_some() && self.instance.is_some() && self._leases.instance.is_some()
+    }
+
+    /// The committed context of the instance the call names, as it was admitted.
+    pub(crate) fn committed_context(&self) -> Option<Value> {
+        self.instance_before.as_ref().and_then(|before| before.context.clone())
     }
 
     /// What a successful call that writes nothing "commits": nothing; its leases (it has
@@ -623,10 +639,19 @@ impl Admitted<'_> {
             }
             _ => None,
         };
+        // The context the handler set, committed with the transition, with the creation,
+        // or on its own (an update, which fires no transition and so keeps no history).
+        let context = self.context.clone().filter(|_| self.writes_context());
+        let with_context = |mut next: Snapshot| {
+            if let Some(context) = &context {
+                next.context = Some(context.clone());
+            }
+            next
+        };
         if let (Some(instance), Some(before), Some(to), Some(entry)) =
             (&self.instance, &self.instance_before, &to, &entry)
         {
-            let next = before.with_state(instance.machine.id(), to);
+            let next = with_context(before.with_state(instance.machine.id(), to));
             let lease = self._leases.instance.as_ref();
             self.records.commit_transition(&instance.key, before, &next, lease, entry, self.history.retention).await?;
         }
@@ -635,7 +660,11 @@ impl Admitted<'_> {
         {
             // Created, under its minted key: a compare-and-set from "no record", so a key
             // that somehow names an instance already is never taken over.
-            let next = before.with_state(instance.machine.id(), to);
+            let next = with_context(before.with_state(instance.machine.id(), to));
+            self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
+        }
+        if let (None, Some(instance), Some(before), Some(_)) = (&to, &self.instance, &self.instance_before, &context) {
+            let next = with_context(before.next());
             self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
         }
         if let Some((to, machine)) = to.as_ref().zip(machine) {

@@ -123,6 +123,7 @@ impl ToolEntry {
             compact: None,
             instance: source.instance.clone(),
             creates: false,
+            writes_context: false,
             needs_flow,
             arguments: Some(arguments),
             unlocked_by: HashMap::new(),
@@ -289,6 +290,7 @@ fn registration(name: String, domain: Option<&'static str>, description: String)
             needs_principal: false,
             allow_unknown_fields: false,
             states: &[],
+            contexts: &[],
             handler: Handler { input_schema: object_schema, output_schema: object_schema, call },
             location: SourceLocation { file: file!(), line: line!() },
         }))

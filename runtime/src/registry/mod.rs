@@ -40,6 +40,8 @@ pub struct MachineRegistration {
     pub mint: Option<&'static str>,
     /// The states in declaration order.
     pub states: &'static [StateRegistration],
+    /// `context: Payment`: the type of each instance's data.
+    pub context: Option<crate::action::ContextType>,
     /// Where the `machine!` is.
     pub location: SourceLocation,
 }
@@ -117,15 +119,15 @@ impl Default for RegistryOptions {
     }
 }
 
+/// A machine as declared: its spec, where it was declared, and its context type.
+type DeclaredSpec = (MachineSpec, String, Option<crate::action::ContextType>);
+
 /// Validates every machine; invalid and duplicate ones become problems.
-fn checked_machines(
-    specs: Vec<(MachineSpec, String)>,
-    problems: &mut Vec<StartupProblem>,
-) -> BTreeMap<String, Arc<Machine>> {
+fn checked_machines(specs: Vec<DeclaredSpec>, problems: &mut Vec<StartupProblem>) -> BTreeMap<String, Arc<Machine>> {
     let mut machines: BTreeMap<String, (Arc<Machine>, String)> = BTreeMap::new();
-    for (spec, origin) in specs {
+    for (spec, origin, context) in specs {
         let id = spec.id.clone();
-        match Machine::new(spec) {
+        match Machine::new(spec).map(|machine| machine.with_context(context)) {
             Err(errors) => problems.push(StartupProblem::InvalidMachine { machine: id, origin, errors }),
             Ok(_) if machines.contains_key(&id) => {
                 let first = machines[&id].1.clone();
@@ -212,9 +214,9 @@ impl Registry {
     /// checks them all; every problem is reported at once.
     pub(crate) fn collect(options: RegistryOptions, states: &States) -> Result<Self, StartupError> {
         let actions: Vec<&'static ActionRegistration> = inventory::iter::<ActionRegistration>().collect();
-        let machines: Vec<(MachineSpec, String)> = inventory::iter::<MachineRegistration>()
-            .map(|m| (m.spec(), m.location.to_string()))
-            .chain(options.machines.iter().map(|m| (m.spec().clone(), "ServerBuilder::machine".to_string())))
+        let machines: Vec<DeclaredSpec> = inventory::iter::<MachineRegistration>()
+            .map(|m| (m.spec(), m.location.to_string(), m.context))
+            .chain(options.machines.iter().map(|m| (m.spec().clone(), "ServerBuilder::machine".to_string(), None)))
             .collect();
         let mut problems = missing_states(&actions, states);
         match Self::build(actions, machines, &options) {
@@ -229,7 +231,7 @@ impl Registry {
 
     fn build(
         actions: Vec<&'static ActionRegistration>,
-        machines: Vec<(MachineSpec, String)>,
+        machines: Vec<DeclaredSpec>,
         options: &RegistryOptions,
     ) -> Result<Self, StartupError> {
         let mut problems = Vec::new();

@@ -115,6 +115,16 @@ pub enum StartupProblem {
         /// The action.
         location: SourceLocation,
     },
+    /// An `Instance<T>` or `InstanceMut<T>` parameter that does not match the tool's
+    /// machine: no keyed machine, no context, or another type.
+    Context {
+        /// The tool.
+        tool: String,
+        /// What is wrong, and what to do.
+        problem: String,
+        /// The action.
+        location: SourceLocation,
+    },
     /// An argument marked to travel as a header (`x-mcp-header`) where it cannot.
     ParamHeader {
         /// The tool.
@@ -226,6 +236,7 @@ impl fmt::Display for StartupProblem {
             Self::Creates { tool, problem, location } => {
                 write!(f, "{location}: tool `{tool}` has `creates`, and {problem}")
             }
+            Self::Context { tool, problem, location } => write!(f, "{location}: tool `{tool}`: {problem}"),
             Self::ParamHeader { tool, problem, location } => {
                 write!(f, "{location}: tool `{tool}`'s input: {problem}")
             }

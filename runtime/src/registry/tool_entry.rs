@@ -36,6 +36,9 @@ pub(crate) struct ToolEntry {
     pub(crate) instance: Option<InstanceKey>,
     /// `creates`: the call creates an instance of its machine, with a minted key.
     pub(crate) creates: bool,
+    /// A parameter may change the instance's context (`InstanceMut<T>`): the call holds
+    /// its instance's lease and commits it, with or without a transition.
+    pub(crate) writes_context: bool,
     /// Whether the call runs in a flow (a conversation machine, or the active domain):
     /// its schemas then carry the optional handle argument.
     pub(crate) needs_flow: bool,
@@ -176,6 +179,7 @@ impl ToolEntry {
             compact: None,
             instance: None,
             creates: false,
+            writes_context: false,
             needs_flow: true,
             arguments: None,
             unlocked_by: HashMap::new(),
@@ -247,6 +251,13 @@ impl ToolEntry {
                 location: registration.location,
             });
         }
+        if let Some(problem) = context_problem(registration, machine.as_deref()) {
+            problems.found.push(StartupProblem::Context {
+                tool: registration.name.to_string(),
+                problem,
+                location: registration.location,
+            });
+        }
         if registration.compact.is_some() && machine.is_none() {
             problems.found.push(StartupProblem::CompactWithoutMachine {
                 tool: registration.name.to_string(),
@@ -314,6 +325,7 @@ impl ToolEntry {
             machine,
             instance,
             creates: registration.creates,
+            writes_context: registration.contexts.iter().flatten().any(|c| c.writes),
             needs_flow,
             arguments: Some(arguments),
             unlocked_by: HashMap::new(),
@@ -458,6 +470,35 @@ fn instance_key(
     };
     problems.binding(key_missing(machine.as_deref(), &problem));
     None
+}
+
+/// An `Instance<T>` or `InstanceMut<T>` parameter: the tool's machine is keyed and its
+/// context is `T`.
+fn context_problem(registration: &ActionRegistration, machine: Option<&Machine>) -> Option<String> {
+    let wanted = registration.contexts.iter().flatten().next()?;
+    let name = wanted.ty.short_name();
+    if registration.contexts.iter().flatten().count() > 1 {
+        return Some(
+            "its handler takes the instance's context twice: take one `Instance<…>` or `InstanceMut<…>`".into(),
+        );
+    }
+    let Some(machine) = machine.filter(|m| m.key().is_some()) else {
+        return Some(format!(
+            "its handler takes `{name}`, an instance's context, and the tool acts on no instance of a keyed machine: bind it to one (`bind_state`, or an input with the machine's key)"
+        ));
+    };
+    match machine.context() {
+        Some(declared) if declared == wanted.ty => None,
+        Some(declared) => Some(format!(
+            "its handler takes `{name}`, and the context of machine `{}` is `{}`",
+            machine.id(),
+            declared.short_name()
+        )),
+        None => Some(format!(
+            "its handler takes `{name}`, and machine `{}` declares no context: add `context: {name}` to its `machine!`",
+            machine.id()
+        )),
+    }
 }
 
 /// A creating tool (`#[action(creates)]`): its machine mints keys, and its input does not

@@ -207,6 +207,14 @@ impl ServerBuilder {
         self
     }
 
+    /// The most one instance's context may hold, serialized as JSON (default 64 KiB,
+    /// [`DEFAULT_MAX_CONTEXT_BYTES`](crate::DEFAULT_MAX_CONTEXT_BYTES)): a handler that sets
+    /// a larger one gets `CONTEXT_TOO_LARGE` from [`InstanceMut::set`](crate::InstanceMut::set).
+    pub fn max_context_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_context_bytes = bytes;
+        self
+    }
+
     /// Serves Streamable HTTP without sessions (MCP 2026-07-28): every request stands
     /// alone, `tools/list` is the same for everyone, and conversations are named by state
     /// handles. The default, stateful server serves sessionless requests too.

@@ -12,7 +12,7 @@ use tracing::Instrument;
 
 use super::Shared;
 use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
-use crate::action::{CallClient, CallNote, Ctx, Output};
+use crate::action::{CallClient, CallNote, ContextSlot, Ctx, Output};
 use crate::auth::Principal;
 use crate::domain::field;
 use crate::engine::run_handler;
@@ -156,6 +156,15 @@ impl Shared {
     ) -> Result<Done, ToolError> {
         let tool = admitted.tool;
         let note = CallNote::default();
+        let context = match &admitted.instance {
+            Some(instance) if tool.machine.as_deref().is_some_and(|m| m.context().is_some()) => ContextSlot::new(
+                instance.machine.id(),
+                &instance.id,
+                admitted.committed_context(),
+                self.engine.limits.max_context_bytes,
+            ),
+            _ => ContextSlot::default(),
+        };
         let output = match tool.kind {
             ToolKind::Action(registration) => {
                 let ctx = Ctx {
@@ -170,6 +179,7 @@ impl Shared {
                     engine: std::sync::Arc::downgrade(&self.engine) as std::sync::Weak<dyn crate::action::CallEngine>,
                     server: self.this.clone(),
                     note: note.clone(),
+                    context: context.clone(),
                 };
                 let arguments = std::mem::take(&mut admitted.arguments);
                 Some(run_handler(self.engine.limits, registration, arguments, ctx).await?)
@@ -177,6 +187,7 @@ impl Shared {
             ToolKind::SwitchDomain => None,
         };
         admitted.note = note.take();
+        admitted.context = context.take_set();
         let from = admitted.from.clone();
         let flow_id = admitted.flow.as_ref().map(|f| f.key.clone());
         let handle_id = admitted.flow.as_ref().and_then(|f| f.handle_id.clone());

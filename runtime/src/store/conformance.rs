@@ -26,6 +26,7 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     a_held_lease_commits_over_the_version_it_read(store).await;
     rate_limit_windows_admit_n_per_period(store).await;
     concurrent_spenders_share_one_window(store).await;
+    an_instance_context_commits_with_its_state(store).await;
     if !a_store_without_history_says_so(store).await {
         return;
     }
@@ -329,6 +330,33 @@ async fn transition<S: FlowStore>(
 
 fn call_ids(entries: &[HistoryEntry]) -> Vec<&str> {
     entries.iter().map(|e| e.call_id.as_str()).collect()
+}
+
+/// An instance's context is committed with its state, in one compare-and-set (with its
+/// history entry, under a lease or not): it reads back as written, a commit over a stale
+/// version writes neither, and a commit that leaves it out forgets it.
+async fn an_instance_context_commits_with_its_state<S: FlowStore>(store: &S) {
+    let record = key("context");
+    let context =
+        serde_json::json!({ "amount": { "currency": "EUR", "minor": 500_000 }, "captured": null, "note": "ü" });
+    let first = Snapshot { context: Some(context.clone()), ..Snapshot::default().with_state("m", "created") };
+    let v1 = store.compare_and_set(&record, 0, &first).await.unwrap();
+    let read = store.load(&record).await.unwrap();
+    assert_eq!((read.context.as_ref(), read.state_of("m", "?")), (Some(&context), "created"));
+
+    let changed = serde_json::json!({ "amount": { "currency": "EUR", "minor": 500_000 }, "captured": 1 });
+    let stale = Snapshot { context: Some(serde_json::json!({ "stale": true })), ..read.with_state("m", "voided") };
+    assert!(store.compare_and_set(&record, v1 + 1_000, &stale).await.is_err());
+    let lease = store.lease(&record).await.unwrap();
+    let next = Snapshot { context: Some(changed.clone()), ..read.with_state("m", "captured") };
+    let entry = entry_of("alice", "created", "captured", "context-1", now_ms());
+    let v2 = store.commit_with_history(&record, v1, &next, Some(&lease), &entry, Default::default()).await.unwrap();
+    drop(lease);
+    let read = store.load(&record).await.unwrap();
+    assert_eq!((read.context.as_ref(), read.state_of("m", "?"), read.version), (Some(&changed), "captured", v2));
+
+    store.compare_and_set(&record, v2, &Snapshot { context: None, ..read.next() }).await.unwrap();
+    assert_eq!(store.load(&record).await.unwrap().context, None, "a commit without a context keeps none");
 }
 
 /// A store that keeps no history says so twice alike — [`FlowStore::keeps_history`] is

@@ -24,6 +24,10 @@ pub struct Snapshot {
     /// state handle expire; `None` never does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<u64>,
+    /// A keyed instance's data (`machine! { context: Payment, … }`), as JSON, committed
+    /// with its state in the same compare-and-set; `None` until a call sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<serde_json::Value>,
     /// What a record that is not a flow or an instance holds (a confirmation challenge, an
     /// idempotency record), as JSON; `None` for flows and instances.
     #[serde(default, skip_serializing_if = "Option::is_none")]
