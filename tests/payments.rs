@@ -337,6 +337,52 @@ async fn a_new_payment_after_a_restart_gets_a_new_id_and_unknown_ids_are_refused
     }
 }
 
+/// A payment's data lives in its instance's context, committed with its state: a `kill -9`
+/// and a restart on the same file leave the whole payment (amounts, who created it), and a
+/// refused call (more than the captured amount) changes none of it.
+#[tokio::test]
+async fn a_payment_keeps_its_data_across_a_kill_and_a_restart() {
+    let file = std::env::temp_dir().join(format!("toolgate-payments-context-{}.db", uuid_like()));
+    let store = format!("sqlite:{}", file.display());
+    let first = deploy(&["--store", &store]).await;
+    let refunder = first.client(Some(REFUNDER)).await;
+    let id = authorized(&refunder, "50.00").await;
+    let arguments = capture(&id, "40.00", "req-70000001");
+    let challenge_id = challenge(&refunder, &arguments).await;
+    let otp = first.code(&challenge_id);
+    refunder.ok("payment_capture", confirming(arguments, &challenge_id, &otp)).await;
+    first.stop().await;
+
+    let second = deploy(&["--store", &store]).await;
+    let refunder = second.client(Some(REFUNDER)).await;
+    let status = refunder.ok("payment_status", json!({ "domain": "payment", "payment_id": id })).await;
+    assert_eq!(
+        (
+            status["state"].as_str(),
+            status["amount"]["amount"].as_str(),
+            status["captured"]["amount"].as_str(),
+            status["created_by"].as_str(),
+            status["description"].as_str()
+        ),
+        (Some("captured"), Some("50.00"), Some("40.00"), Some("refunder"), Some("order 7")),
+        "{status}"
+    );
+    // More than was captured: refused by the handler, and nothing of the payment changes.
+    let too_much =
+        json!({ "domain": "payment", "payment_id": id, "amount": usd("45.00"), "request_id": "req-70000002" });
+    let required = refunder.refused("payment_refund", too_much.clone()).await;
+    let challenge_id = required["challenge_id"].as_str().unwrap().to_string();
+    let otp = second.code(&challenge_id);
+    let refused = refunder.refused("payment_refund", confirming(too_much, &challenge_id, &otp)).await;
+    assert_eq!(refused["code"], "INVALID_ARGUMENT", "{refused}");
+    let after = refunder.ok("payment_status", json!({ "domain": "payment", "payment_id": id })).await;
+    assert_eq!(after, status, "a refused refund changed the payment");
+    second.stop().await;
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
 /// Concurrent creations draw distinct numbers: the counter is a compare-and-set in the
 /// store, not a read then a write.
 #[tokio::test]

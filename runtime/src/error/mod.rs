@@ -687,6 +687,8 @@ mod tests {
             ToolError::timeout(1),
             ToolError::cancelled(),
             ToolError::input_unavailable("no answer"),
+            ToolError::context_unreadable("m", "i", "T"),
+            ToolError::context_too_large("i", 2, 1),
             ToolError::store_unavailable("down", 1),
             ToolError::internal("bug"),
         ];
