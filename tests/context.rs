@@ -86,10 +86,14 @@ async fn tally_label(input: Labelled, mut tally: InstanceMut<Tally>) -> Result<T
     Ok(view)
 }
 
-/// Close a tally, keeping its count.
+/// Close a tally, keeping its count and labelling it `closed`.
 #[action(domain = "tally", bind_state = "open", transition = "CLOSE")]
-async fn tally_close(_input: TallyRef, tally: Instance<Tally>) -> Result<TallyView, ToolError> {
-    Ok(tally.get().map(TallyView::from).unwrap_or(TallyView { count: 0, label: String::new() }))
+async fn tally_close(_input: TallyRef, mut tally: InstanceMut<Tally>) -> Result<TallyView, ToolError> {
+    let mut closed = tally.get().cloned().unwrap_or_default();
+    closed.label = "closed".into();
+    let view = TallyView::from(&closed);
+    tally.set(closed)?;
+    Ok(view)
 }
 
 /// Read a tally. Changes nothing.
@@ -123,6 +127,11 @@ async fn concurrent_updates_without_a_transition_lose_nothing() {
     let record = store.load(&StoreKey::instance("tally", "T-1")).await.unwrap();
     assert_eq!(record.state_of("tally", "?"), "closed");
     assert_eq!(record.context.as_ref().and_then(|c| c["count"].as_u64()), Some(16));
+    assert_eq!(record.context.as_ref().and_then(|c| c["label"].as_str()), Some("closed"));
+    // The history says the transition changed the data, and keeps none of it.
+    let history = store.history(&StoreKey::instance("tally", "T-1")).await.unwrap().unwrap();
+    assert_eq!(history.len(), 1, "updates without a transition keep no history: {history:?}");
+    assert!(history[0].context_changed, "{history:?}");
 }
 
 #[tokio::test]

@@ -626,6 +626,9 @@ impl Admitted<'_> {
             }
             _ => None,
         };
+        // The context the handler set, committed with the transition, with the creation,
+        // or on its own (an update, which fires no transition and so keeps no history).
+        let context = self.context.clone().filter(|_| self.writes_context());
         // A fresh id per transitioning call: in the instance's history, the audit sinks and
         // the log line.
         let call_id = to.as_ref().map(|_| uuid::Uuid::new_v4().simple().to_string());
@@ -634,14 +637,13 @@ impl Admitted<'_> {
                 let note = self.note.clone();
                 let principal = self.principal.as_ref();
                 let call_id = call_id.clone();
-                let transition = Transition { principal, from, to, event, tool: self.tool.name, call_id, note };
+                let context_changed = context.is_some();
+                let tool = self.tool.name;
+                let transition = Transition { principal, from, to, event, tool, call_id, note, context_changed };
                 Some(HistoryEntry::new(transition, now_ms()))
             }
             _ => None,
         };
-        // The context the handler set, committed with the transition, with the creation,
-        // or on its own (an update, which fires no transition and so keeps no history).
-        let context = self.context.clone().filter(|_| self.writes_context());
         let with_context = |mut next: Snapshot| {
             if let Some(context) = &context {
                 next.context = Some(context.clone());

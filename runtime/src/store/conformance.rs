@@ -311,6 +311,7 @@ fn entry_of(principal: &str, from: &str, to: &str, call_id: &str, at_ms: u64) ->
         tool: "conformance_go",
         call_id: call_id.to_string(),
         note: Some(format!("note of {call_id}")),
+        context_changed: call_id.ends_with('1'),
     };
     HistoryEntry::new(transition, at_ms)
 }

@@ -38,6 +38,10 @@ pub struct HistoryEntry {
     /// mismatch`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Whether the call changed the instance's data (its context) with the transition.
+    /// The data itself is not kept here.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub context_changed: bool,
     /// [`HistoryEntry::time`] in milliseconds since the Unix epoch, what retention by age
     /// compares.
     at_ms: u64,
@@ -55,6 +59,7 @@ pub(crate) struct Transition<'a> {
     pub(crate) tool: &'a str,
     pub(crate) call_id: String,
     pub(crate) note: Option<String>,
+    pub(crate) context_changed: bool,
 }
 
 impl HistoryEntry {
@@ -70,6 +75,7 @@ impl HistoryEntry {
             time: rfc3339(at_ms),
             call_id: transition.call_id,
             note: transition.note.map(|note| shortened(&note)),
+            context_changed: transition.context_changed,
             at_ms,
         }
     }
@@ -207,6 +213,7 @@ mod tests {
             tool: "invoice_reject",
             call_id: "c1".into(),
             note: note.map(str::to_string),
+            context_changed: false,
         };
         HistoryEntry::new(transition, 1_777_629_731_042)
     }
