@@ -15,9 +15,6 @@
 //! cargo run --example invoice -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
 //! ```
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
-
 use toolgate::prelude::*;
 use toolgate::resource::{Body, ReadRequest, ResourceTemplate};
 use toolgate::types::{Currency, Money};
@@ -27,6 +24,7 @@ use toolgate::types::{Currency, Money};
 toolgate::machine! {
     id: "invoice",
     key: "id",
+    context: InvoiceData,
     initial: "draft",
     states: {
         draft:      { on: { SUBMIT: "review" } },
@@ -74,93 +72,79 @@ struct Amendment {
     amount: Money,
 }
 
-/// The application's invoices — what a database pool would be in a real server, given to
-/// the server once with `.state(…)` and received by handlers as `State<Invoices>`. The demo
-/// has invoices `INV-1` to `INV-999999999999`; amounts derive from the number so results are
-/// deterministic, and payments are recorded.
-#[derive(Clone, Default)]
-struct Invoices {
-    paid: Arc<Mutex<HashSet<String>>>,
-    amended: Arc<Mutex<HashMap<String, Money>>>,
+/// What an invoice keeps beyond its state: the amount a draft was amended to. Each
+/// invoice instance holds it as its context, committed with its state in toolgate's store
+/// (so a restart, or another replica, sees it). The demo has invoices `INV-1` to
+/// `INV-999999999999`; an amount never amended derives from the number, so results are
+/// deterministic.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+struct InvoiceData {
+    /// The amount due, as amended.
+    amount: Money,
 }
 
-impl Invoices {
-    fn find(&self, id: &str) -> Result<Invoice, ToolError> {
-        let number: u64 = id
-            .strip_prefix("INV-")
-            .and_then(|digits| digits.parse().ok())
-            .filter(|&number| number <= LAST_INVOICE)
-            .ok_or_else(|| {
-                ToolError::not_found(format!("no invoice `{id}`: the last invoice is INV-{LAST_INVOICE}"))
-            })?;
-        let amended = self.amended.lock().unwrap_or_else(|p| p.into_inner()).get(id).copied();
-        let amount = match amended {
-            Some(amount) => amount,
-            None => Money::from_minor_units(10_000 + number % 997 * 100, euro()?).map_err(ToolError::internal)?,
-        };
-        Ok(Invoice { id: id.to_string(), amount, outcome: "viewed" })
-    }
-
-    /// Sets a draft's amount; invoices are billed in euros only.
-    fn amend(&self, id: &str, amount: Money) -> Result<Invoice, ToolError> {
-        let invoice = self.find(id)?;
-        if amount.currency() != invoice.amount.currency() {
-            return Err(Failure::new(
-                "CURRENCY_MISMATCH",
-                format!("invoice `{id}` is billed in EUR, not {}", amount.currency()),
-            )
-            .with_hint("convert the amount to EUR, then call invoice_amend again")
-            .never_retry()
-            .into());
-        }
-        self.amended.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), amount);
-        Ok(Invoice { amount, outcome: "amended", ..invoice })
-    }
-
-    /// Records the payment once, keyed by the invoice: a retry after a `TIMEOUT` finds
-    /// the first payment instead of making a second.
-    fn pay(&self, id: &str) -> Result<Invoice, ToolError> {
-        let invoice = self.find(id)?;
-        let first = self.paid.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string());
-        Ok(Invoice { outcome: if first { "discharged" } else { "already discharged" }, ..invoice })
-    }
+/// The invoice `id`, with its data if it has any.
+fn find(id: &str, data: Option<&InvoiceData>) -> Result<Invoice, ToolError> {
+    let number: u64 = id
+        .strip_prefix("INV-")
+        .and_then(|digits| digits.parse().ok())
+        .filter(|&number| number <= LAST_INVOICE)
+        .ok_or_else(|| ToolError::not_found(format!("no invoice `{id}`: the last invoice is INV-{LAST_INVOICE}")))?;
+    let amount = match data {
+        Some(data) => data.amount,
+        None => Money::from_minor_units(10_000 + number % 997 * 100, euro()?).map_err(ToolError::internal)?,
+    };
+    Ok(Invoice { id: id.to_string(), amount, outcome: "viewed" })
 }
 
 /// Show an invoice: amount, currency and the workflow state. Changes nothing.
 #[action(domain = "invoice")]
-async fn view(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
-    invoices.find(&input.id)
+async fn view(input: InvoiceRef, invoice: Instance<InvoiceData>) -> Result<Invoice, ToolError> {
+    find(&input.id, invoice.get())
 }
 
 /// Change the amount of a draft invoice. Does not submit it.
 #[action(domain = "invoice", bind_state = "draft")]
-async fn amend(input: Amendment, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
-    invoices.amend(&input.id, input.amount)
+async fn amend(input: Amendment, mut invoice: InstanceMut<InvoiceData>) -> Result<Invoice, ToolError> {
+    let current = find(&input.id, invoice.get())?;
+    // Invoices are billed in euros only.
+    if input.amount.currency() != current.amount.currency() {
+        return Err(Failure::new(
+            "CURRENCY_MISMATCH",
+            format!("invoice `{}` is billed in EUR, not {}", input.id, input.amount.currency()),
+        )
+        .with_hint("convert the amount to EUR, then call invoice_amend again")
+        .never_retry()
+        .into());
+    }
+    invoice.set(InvoiceData { amount: input.amount })?;
+    Ok(Invoice { amount: input.amount, outcome: "amended", ..current })
 }
 
 /// Submit a draft invoice for review. Does not approve or pay it.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT", compact = "Submit an invoice for review")]
-async fn submit(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
-    Ok(Invoice { outcome: "submitted for review", ..invoices.find(&input.id)? })
+async fn submit(input: InvoiceRef, invoice: Instance<InvoiceData>) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "submitted for review", ..find(&input.id, invoice.get())? })
 }
 
 /// Approve an invoice under review, making it payable. Does not pay it.
 #[action(domain = "invoice", bind_state = "review", transition = "APPROVE")]
-async fn approve(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
-    Ok(Invoice { outcome: "approved", ..invoices.find(&input.id)? })
+async fn approve(input: InvoiceRef, invoice: Instance<InvoiceData>) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "approved", ..find(&input.id, invoice.get())? })
 }
 
 /// Send an invoice under review back to draft. Does not delete it.
 #[action(domain = "invoice", bind_state = "review", transition = "REJECT")]
-async fn reject(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
-    Ok(Invoice { outcome: "sent back to draft", ..invoices.find(&input.id)? })
+async fn reject(input: InvoiceRef, invoice: Instance<InvoiceData>) -> Result<Invoice, ToolError> {
+    Ok(Invoice { outcome: "sent back to draft", ..find(&input.id, invoice.get())? })
 }
 
 /// Discharge (pay) an approved invoice. Does not refund or reopen invoices.
 #[action(domain = "invoice", bind_state = "approved", transition = "DISCHARGE")]
-async fn discharge(input: InvoiceRef, State(invoices): State<Invoices>) -> Result<Invoice, ToolError> {
+async fn discharge(input: InvoiceRef, invoice: Instance<InvoiceData>) -> Result<Invoice, ToolError> {
     fault_test::pause().await;
-    let paid = invoices.pay(&input.id)?;
+    // The payment is the transition itself: committed once, with the invoice's state.
+    let paid = Invoice { outcome: "discharged", ..find(&input.id, invoice.get())? };
     fault_test::count().await;
     Ok(paid)
 }
@@ -192,14 +176,11 @@ fn euro() -> Result<Currency, ToolError> {
 
 /// An invoice's receipt, bound to the invoice's instance: readable only once it is
 /// discharged (and only the invoice it names).
-fn receipts(invoices: Invoices) -> ResourceTemplate {
-    let read = move |read: ReadRequest| {
-        let invoices = invoices.clone();
-        async move {
-            let id = read.variable("id").unwrap_or_default();
-            let invoice = invoices.find(id)?;
-            Ok(Body::text(format!("Receipt: invoice {id}, {} paid in full.", invoice.amount), "text/plain"))
-        }
+fn receipts() -> ResourceTemplate {
+    let read = move |read: ReadRequest| async move {
+        let id = read.variable("id").unwrap_or_default();
+        let invoice = find(id, read.context::<InvoiceData>()?.as_ref())?;
+        Ok(Body::text(format!("Receipt: invoice {id}, {} paid in full.", invoice.amount), "text/plain"))
     };
     ResourceTemplate::new("invoice://{id}/receipt", "invoice-receipt", read)
         .description("The receipt of a discharged invoice; it does not exist before the invoice is paid")
@@ -210,11 +191,9 @@ fn receipts(invoices: Invoices) -> ResourceTemplate {
 
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
-    let invoices = Invoices::default();
     toolgate::Server::from_registry("invoice")
         .version(env!("CARGO_PKG_VERSION"))
-        .resource_template(receipts(invoices.clone()))
-        .state(invoices)
+        .resource_template(receipts())
         .instructions("Invoice workflow: submit, then approve (or reject), then discharge. Tools appear as the invoice's state allows.")
         .run_cli()
         .await

@@ -200,8 +200,13 @@ async fn payment_refund(input: Movement, mut payment: InstanceMut<Payment>) -> R
 }
 
 /// Read a payment of your tenant and its state. Does not change it.
-#[action(domain = "payment", transactional)]
-async fn payment_status(input: PaymentRef, payment: Instance<Payment>) -> Result<PaymentView, ToolError> {
+#[action(domain = "payment")]
+async fn payment_status(
+    input: PaymentRef,
+    // Only an authenticated caller reads a payment, and only of its own tenant.
+    _caller: Principal,
+    payment: Instance<Payment>,
+) -> Result<PaymentView, ToolError> {
     Ok(PaymentView::of(&input.payment_id, data(payment.get(), &input.payment_id)?))
 }
 

@@ -34,8 +34,8 @@ pub mod types;
 mod wait;
 
 pub use action::{
-    ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, FromCtx, Instance, InstanceMut, LogLevel, Progress,
-    SourceLocation, State,
+    ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, FromCtx, Instance, InstanceContext, InstanceMut,
+    LogLevel, Progress, SourceLocation, State,
 };
 #[cfg(feature = "jwt")]
 pub use auth::JwtAuthenticator;

@@ -70,6 +70,8 @@ pub struct ReadRequest {
     pub(crate) variables: BTreeMap<String, String>,
     pub(crate) principal: Option<Principal>,
     pub(crate) instance: Option<(String, String)>,
+    /// The instance's machine and committed context, for a template bound to instances.
+    pub(crate) context: Option<(String, serde_json::Value)>,
 }
 
 impl ReadRequest {
@@ -92,6 +94,19 @@ impl ReadRequest {
     /// For a template bound to instances: the instance's key and its state now.
     pub fn instance(&self) -> Option<(&str, &str)> {
         self.instance.as_ref().map(|(key, state)| (key.as_str(), state.as_str()))
+    }
+
+    /// For a template bound to instances of a machine with a `context`: the instance's
+    /// data as committed now (`None` if it has none yet), to render. A stored context that
+    /// does not read as `T` is `CONTEXT_UNREADABLE`.
+    pub fn context<T: serde::de::DeserializeOwned>(&self) -> Result<Option<T>, ToolError> {
+        let Some((machine, value)) = &self.context else { return Ok(None) };
+        T::deserialize(value).map(Some).map_err(|error| {
+            let instance = self.instance.as_ref().map_or("", |(key, _)| key.as_str());
+            tracing::warn!(%error, machine, instance, "an instance's context does not read as a resource asks");
+            let name = std::any::type_name::<T>();
+            ToolError::context_unreadable(machine, instance, name.rsplit("::").next().unwrap_or(name))
+        })
     }
 }
 

@@ -51,12 +51,20 @@ fn declared_id(input: &TokenStream) -> Option<syn::LitStr> {
 }
 
 fn registration(spec: &toolgate_machine::MachineSpec, context: Option<&syn::Type>) -> TokenStream {
-    // The bounds a context needs are checked here, spanned at the type.
-    let context = match context {
-        Some(ty) => quote::quote_spanned! {syn::spanned::Spanned::span(ty)=>
-            ::core::option::Option::Some(::toolgate::__private::ContextType::of::<#ty>())
-        },
-        None => quote!(::core::option::Option::None),
+    // What a context must be is checked here, spanned at the type.
+    let (context, context_check) = match context {
+        Some(ty) => (
+            quote::quote_spanned! {syn::spanned::Spanned::span(ty)=>
+                ::core::option::Option::Some(::toolgate::__private::ContextType::of::<#ty>())
+            },
+            quote::quote_spanned! {syn::spanned::Spanned::span(ty)=>
+                const _: () = {
+                    fn context_type<T: ::toolgate::InstanceContext>() {}
+                    let _ = context_type::<#ty>;
+                };
+            },
+        ),
+        None => (quote!(::core::option::Option::None), quote!()),
     };
     let id = &spec.id;
     let initial = spec.initial.clone().unwrap_or_default();
@@ -81,6 +89,7 @@ fn registration(spec: &toolgate_machine::MachineSpec, context: Option<&syn::Type
         }
     });
     quote! {
+        #context_check
         ::toolgate::__private::inventory::submit! {
             ::toolgate::__private::MachineRegistration {
                 id: #id,

@@ -13,6 +13,13 @@ use serde_json::Value;
 use super::{Ctx, FromCtx};
 use crate::error::ToolError;
 
+/// What a machine's `context` type must be: stored as JSON and read back, so it
+/// serializes and deserializes (serde), and it crosses tasks. Every such type is one; a
+/// `machine!` whose context is not says so at the type.
+pub trait InstanceContext: Serialize + DeserializeOwned + Send + Sync + 'static {}
+
+impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> InstanceContext for T {}
+
 /// The default bound on one instance's context, serialized: 64 KiB.
 pub const DEFAULT_MAX_CONTEXT_BYTES: usize = 64 * 1024;
 
@@ -28,7 +35,7 @@ pub struct ContextType {
 
 impl ContextType {
     /// The context type `T`.
-    pub const fn of<T: Serialize + DeserializeOwned + Send + Sync + 'static>() -> Self {
+    pub const fn of<T: 'static>() -> Self {
         Self { id: TypeId::of::<T>, name: std::any::type_name::<T> }
     }
 
@@ -156,7 +163,7 @@ impl<T> Instance<T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> FromCtx for Instance<T> {
+impl<T: InstanceContext> FromCtx for Instance<T> {
     const CONTEXT: Option<ContextRequirement> = Some(ContextRequirement { ty: ContextType::of::<T>(), writes: false });
 
     fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError> {
@@ -203,7 +210,7 @@ impl<T: Serialize> InstanceMut<T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> FromCtx for InstanceMut<T> {
+impl<T: InstanceContext> FromCtx for InstanceMut<T> {
     const CONTEXT: Option<ContextRequirement> = Some(ContextRequirement { ty: ContextType::of::<T>(), writes: true });
 
     fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError> {

@@ -27,7 +27,9 @@ pub use extract::FromCtx;
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo};
 pub(crate) use history::CallEngine;
 pub(crate) use instance::ContextSlot;
-pub use instance::{ContextRequirement, ContextType, DEFAULT_MAX_CONTEXT_BYTES, Instance, InstanceMut};
+pub use instance::{
+    ContextRequirement, ContextType, DEFAULT_MAX_CONTEXT_BYTES, Instance, InstanceContext, InstanceMut,
+};
 pub use placement::{AtModuleLevel, ThisAction};
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};

@@ -148,11 +148,12 @@ impl Shared {
     ) -> Result<ReadResourceResult, ErrorData> {
         let not_found = || ErrorData::resource_not_found(format!("no resource `{uri}`"), Some(json!({ "uri": uri })));
         let named = self.resolve(uri, principal).ok_or_else(not_found)?;
-        let request = |variables, instance| ReadRequest {
+        let request = |variables, instance, context| ReadRequest {
             uri: uri.to_string(),
             variables,
             principal: principal.cloned(),
             instance,
+            context,
         };
         // What was read, and whether it is the same for every caller (a fixed resource no
         // scope hides) and may be cached as such.
@@ -160,10 +161,11 @@ impl Shared {
             Named::Resource(resource) => match &resource.body {
                 ResourceBody::Fixed(body) => (Ok(body.contents(uri)), resource.scopes.is_empty()),
                 ResourceBody::Read(reader) => {
-                    (reader(request(BTreeMap::new(), None)).await.map(|body| body.contents(uri)), false)
+                    (reader(request(BTreeMap::new(), None, None)).await.map(|body| body.contents(uri)), false)
                 }
             },
             Named::Template { template, variables, instance } => {
+                let mut context = None;
                 let instance = match (&template.instances, instance) {
                     (Some(binding), Some(instance)) => {
                         let Some(machine) = self.engine.registry.machines().find(|m| m.id() == binding.machine) else {
@@ -182,11 +184,12 @@ impl Shared {
                         if !exists || !shown {
                             return Err(not_found());
                         }
+                        context = snapshot.context.clone().map(|value| (machine.id().to_string(), value));
                         Some((instance.id, state.to_string()))
                     }
                     _ => None,
                 };
-                ((template.read)(request(variables, instance)).await.map(|body| body.contents(uri)), false)
+                ((template.read)(request(variables, instance, context)).await.map(|body| body.contents(uri)), false)
             }
         };
         let contents = contents.map_err(|error| read_failed(uri, &error))?;
