@@ -617,6 +617,7 @@ mod tests {
             tool: "invoice_discharge",
             call_id: "lost".into(),
             note: None,
+            context_changed: false,
         };
         let entry = HistoryEntry::new(transition, crate::store::now_ms());
         let fenced = store.commit_with_history(&key, v1, &paid, Some(&first), &entry, Default::default()).await;
