@@ -68,6 +68,24 @@ async fn an_invoice_approved_on_one_replica_is_discharged_on_the_other_once() {
     assert_eq!(again["current_state"], "discharged", "{again}");
 }
 
+/// An instance's data lives with its state in the shared store: an amount amended on one
+/// replica is the amount the other shows and discharges.
+#[tokio::test]
+async fn an_invoice_amended_on_one_replica_keeps_its_amount_on_the_other() {
+    let Some(redis) = redis_url() else { return };
+    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", &redis, &[]), replica("invoice", &redis, &[]));
+    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
+    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
+    let id = fresh_invoice();
+    let amended = json!({ "domain": "invoice", "id": id, "amount": { "amount": "123.45", "currency": "EUR" } });
+    a.ok("invoice_amend", amended).await;
+    assert_eq!(b.ok("invoice_view", inv(&id)).await["amount"]["amount"], "123.45");
+    b.ok("invoice_submit", inv(&id)).await;
+    a.ok("invoice_approve", inv(&id)).await;
+    let paid = b.ok("invoice_discharge", inv(&id)).await;
+    assert_eq!((paid["state"].as_str(), paid["amount"]["amount"].as_str()), (Some("discharged"), Some("123.45")));
+}
+
 #[tokio::test]
 async fn concurrent_discharges_split_across_replicas_pay_once() {
     let Some(redis) = redis_url() else { return };

@@ -146,3 +146,20 @@ fn a_machine_declared_twice_is_reported() {
             .any(|p| matches!(p, StartupProblem::DuplicateMachine { machine, .. } if machine == "ledger"))
     );
 }
+
+/// `build` reports every problem at once: the registry's, the authentication's and the
+/// store's together, not the first kind alone.
+#[test]
+fn problems_of_every_kind_are_reported_together() {
+    let twin = Machine::from_xstate_json(r#"{"id": "ledger", "initial": "a", "states": {"a": {}}}"#).unwrap();
+    let error = toolgate::Server::from_registry("broken")
+        .machine(twin)
+        .require_authentication()
+        .store_file("/dev/null/state.db")
+        .build()
+        .unwrap_err();
+    let kinds = |matches: fn(&StartupProblem) -> bool| error.problems.iter().any(matches);
+    assert!(kinds(|p| matches!(p, StartupProblem::DuplicateMachine { .. })), "{error}");
+    assert!(kinds(|p| matches!(p, StartupProblem::Authentication { .. })), "{error}");
+    assert!(kinds(|p| matches!(p, StartupProblem::Store { .. })), "{error}");
+}

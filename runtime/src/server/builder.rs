@@ -502,28 +502,24 @@ impl ServerBuilder {
 
     /// Collects and checks the registry; every problem is reported at once.
     pub fn build(self) -> Result<Server, StartupError> {
+        let mut problems = Vec::new();
         let handle_argument = self.options.handle_argument.clone();
-        let registry = Registry::collect(self.options, &self.states);
+        let registry = Registry::collect(self.options, &self.states).map_err(|e| problems.extend(e.problems)).ok();
         // Warn about a per-process key only where handles can be minted.
-        let uses_handles = registry.as_ref().is_ok_and(Registry::uses_flows);
+        let uses_handles = registry.as_ref().is_some_and(Registry::uses_flows);
         let has_handle_key = !self.handle_keys.is_empty()
             || std::env::var_os(HANDLE_KEYS_ENV).is_some()
             || std::env::var_os(HANDLE_KEY_ENV).is_some();
-        let handles = handle_signer(self.handle_keys, self.handle_ttl, uses_handles);
-        let (registry, handles) = match (registry, handles) {
-            (Ok(registry), Ok(handles)) => (registry, handles),
-            (registry, handles) => {
-                let mut problems = registry.err().map(|e| e.problems).unwrap_or_default();
-                problems.extend(handles.err().map(|weak| StartupProblem::HandleKey { problem: weak.to_string() }));
-                return Err(StartupError { problems });
-            }
-        };
-        let catalog_problems = check_catalog(&self.catalog, &registry);
-        if !catalog_problems.is_empty() {
-            return Err(StartupError { problems: catalog_problems });
+        let handles = handle_signer(self.handle_keys, self.handle_ttl, uses_handles)
+            .map_err(|weak| problems.push(StartupProblem::HandleKey { problem: weak.to_string() }))
+            .ok();
+        if let Some(registry) = &registry {
+            problems.extend(check_catalog(&self.catalog, registry));
+            problems.extend(confirmation_problems(registry, &self.confirmations));
         }
         // Every scope a tool, resource or prompt requires.
-        let mut declared: Vec<String> = registry.declared_scopes().into_iter().map(str::to_string).collect();
+        let mut declared: Vec<String> =
+            registry.iter().flat_map(Registry::declared_scopes).map(str::to_string).collect();
         declared.extend(self.catalog.scopes());
         declared.sort();
         declared.dedup();
@@ -541,71 +537,36 @@ impl ServerBuilder {
                 None => Arc::new(tokens),
             });
         }
-        let confirmed: Vec<&str> = registry.tools().iter().filter(|t| t.confirm().is_some()).map(|t| t.name).collect();
-        if !confirmed.is_empty() && self.confirmations.channel.is_none() && self.confirmations.page.is_none() {
-            return Err(StartupError {
-                problems: vec![StartupProblem::Authentication {
-                    problem: format!(
-                        "{} must be confirmed with a one-time code and no channel is configured: give the server an OTP sender (ServerBuilder::otp_sender, `--otp-outbox PATH` for development) or TOTP secrets",
-                        confirmed.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
-                    ),
-                }],
+        if auth.required && auth.authenticator.is_none() {
+            problems.push(StartupProblem::Authentication {
+                problem:
+                    "authentication is required but no authenticator is configured: every request would be refused"
+                        .into(),
             });
-        }
-        for tool in registry.tools() {
-            if let Some(above) = tool.confirm().and_then(|policy| policy.above)
-                && let Err(error) = crate::types::Money::parse(above.amount, above.currency)
-            {
-                return Err(StartupError {
-                    problems: vec![StartupProblem::Authentication {
-                        problem: format!("`{}`: `confirm_above` is not an amount of money: {error}", tool.name),
-                    }],
-                });
-            }
         }
         if let Some((resource, servers)) = auth.protected_resource.take() {
             auth.metadata = Some(ProtectedResource::new(resource, servers, declared.clone()));
         }
-        let store: Arc<dyn FlowStore> = match (self.store, &self.store_file) {
-            (Some(store), _) => store,
+        let store: Option<Arc<dyn FlowStore>> = match (self.store, &self.store_file) {
+            (Some(store), _) => Some(store),
             (None, Some(path)) => match crate::store::SqliteStore::open(path) {
                 Ok(store) => {
                     tracing::info!(path = %store.path().display(), "state kept in a SQLite file");
-                    Arc::new(store)
+                    Some(Arc::new(store))
                 }
                 Err(error) => {
-                    return Err(StartupError { problems: vec![StartupProblem::Store { problem: error.to_string() }] });
+                    problems.push(StartupProblem::Store { problem: error.to_string() });
+                    None
                 }
             },
-            (None, None) => Arc::new(MemoryStore::new()),
+            (None, None) => Some(Arc::new(MemoryStore::new())),
         };
-        let history_tools: Vec<&str> = registry.history_tools().collect();
-        if !history_tools.is_empty() && !store.keeps_history() {
-            return Err(StartupError {
-                problems: vec![StartupProblem::Store {
-                    problem: format!(
-                        "{} show instances' histories, and the store keeps none: give the server a store that keeps them (memory, SQLite, Redis)",
-                        history_tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
-                    ),
-                }],
-            });
+        if let Some(store) = &store {
+            problems.extend(store_problems(store.as_ref(), registry.as_ref(), has_handle_key));
         }
-        if store.is_shared() && !has_handle_key {
-            return Err(StartupError {
-                problems: vec![StartupProblem::HandleKey {
-                    problem: "a store shared by replicas needs a state-handle key every replica knows; a random one per process would make each replica refuse the others' handles".into(),
-                }],
-            });
-        }
-        if auth.required && auth.authenticator.is_none() {
-            return Err(StartupError {
-                problems: vec![StartupProblem::Authentication {
-                    problem:
-                        "authentication is required but no authenticator is configured: every request would be refused"
-                            .into(),
-                }],
-            });
-        }
+        let (Some(registry), Some(handles), Some(store), true) = (registry, handles, store, problems.is_empty()) else {
+            return Err(StartupError { problems });
+        };
         let limiters = registry
             .tools()
             .iter()
@@ -642,6 +603,52 @@ impl ServerBuilder {
         server.follow_other_replicas();
         Ok(server)
     }
+}
+
+/// What a server with `confirmed` tools lacks to confirm them: a channel for the codes,
+/// and amounts `confirm_above` can read.
+fn confirmation_problems(registry: &Registry, confirmations: &Confirmations) -> Vec<StartupProblem> {
+    let mut problems = Vec::new();
+    let confirmed: Vec<&str> = registry.tools().iter().filter(|t| t.confirm().is_some()).map(|t| t.name).collect();
+    if !confirmed.is_empty() && confirmations.channel.is_none() && confirmations.page.is_none() {
+        problems.push(StartupProblem::Authentication {
+            problem: format!(
+                "{} must be confirmed with a one-time code and no channel is configured: give the server an OTP sender (ServerBuilder::otp_sender, `--otp-outbox PATH` for development) or TOTP secrets",
+                confirmed.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+    for tool in registry.tools() {
+        if let Some(above) = tool.confirm().and_then(|policy| policy.above)
+            && let Err(error) = crate::types::Money::parse(above.amount, above.currency)
+        {
+            problems.push(StartupProblem::Authentication {
+                problem: format!("`{}`: `confirm_above` is not an amount of money: {error}", tool.name),
+            });
+        }
+    }
+    problems
+}
+
+/// What the store lacks for this server: histories its tools show, a handle key every
+/// replica knows.
+fn store_problems(store: &dyn FlowStore, registry: Option<&Registry>, has_handle_key: bool) -> Vec<StartupProblem> {
+    let mut problems = Vec::new();
+    let history_tools: Vec<&str> = registry.map(|r| r.history_tools().collect()).unwrap_or_default();
+    if !history_tools.is_empty() && !store.keeps_history() {
+        problems.push(StartupProblem::Store {
+            problem: format!(
+                "{} show instances' histories, and the store keeps none: give the server a store that keeps them (memory, SQLite, Redis)",
+                history_tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+    if store.is_shared() && !has_handle_key {
+        problems.push(StartupProblem::HandleKey {
+            problem: "a store shared by replicas needs a state-handle key every replica knows; a random one per process would make each replica refuse the others' handles".into(),
+        });
+    }
+    problems
 }
 
 /// The handle signer: the configured keys, else `TOOLGATE_HANDLE_KEYS`, else
