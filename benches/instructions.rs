@@ -7,7 +7,7 @@
 //! ```text
 //! cargo bench --bench instructions --no-run
 //! B=$(ls target/release/deps/instructions-* | grep -v '\.d$')
-//! for s in plain_rmcp toolgate_unbound toolgate_transition toolgate_keyed_transition toolgate_typed; do for n in 0 2000; do
+//! for s in plain_rmcp toolgate_unbound toolgate_transition toolgate_keyed_transition toolgate_context_transition toolgate_typed; do for n in 0 2000; do
 //!   SCENARIO=$s CALLS=$n valgrind --tool=callgrind --callgrind-out-file=/dev/null $B --bench 2>&1 | grep refs
 //! done; done
 //! ```
@@ -35,6 +35,10 @@ fn main() {
             // A keyed instance's transition: its history entry committed with it.
             "toolgate_keyed_transition" => {
                 (connect_in_memory(server.connection()).await, &["light_lamp_on", "light_lamp_off"])
+            }
+            // The same, with the instance's data (its context) changed and committed too.
+            "toolgate_context_transition" => {
+                (connect_in_memory(server.connection()).await, &["light_dimmer_on", "light_dimmer_off"])
             }
             "toolgate_typed" => (connect_in_memory(server.connection()).await, &["light_price"]),
             other => panic!("unknown SCENARIO {other}"),

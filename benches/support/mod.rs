@@ -71,14 +71,66 @@ mod lamp {
     }
 
     /// Switch a lamp on: a keyed instance's transition, with its history entry.
-    #[action(domain = "light", bind_state = "off", transition = "ON")]
+    #[action(domain = "light", machine = "lamp", bind_state = "off", transition = "ON")]
     async fn lamp_on(input: LampRef, _ctx: Ctx) -> Result<LampRef, ToolError> {
         Ok(input)
     }
 
     /// Switch a lamp off.
-    #[action(domain = "light", bind_state = "on", transition = "OFF")]
+    #[action(domain = "light", machine = "lamp", bind_state = "on", transition = "OFF")]
     async fn lamp_off(input: LampRef, _ctx: Ctx) -> Result<LampRef, ToolError> {
+        Ok(input)
+    }
+}
+
+/// Keyed dimmers, like lamps, but each instance keeps data (its context) that every
+/// transition changes and commits with the state.
+mod dimmer {
+    use super::*;
+
+    toolgate::machine! {
+        id: "dimmer",
+        key: "id",
+        context: Dimmer,
+        initial: "off",
+        states: {
+            off: { on: { ON: "on" } },
+            on:  { on: { OFF: "off" } },
+        }
+    }
+
+    /// A dimmer's data.
+    #[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
+    pub struct Dimmer {
+        /// How many times it was switched.
+        pub switched: u64,
+        /// Its level, 0 to 100.
+        pub level: u8,
+    }
+
+    /// Switch a dimmer on: a transition that commits the instance's data with its state.
+    #[action(domain = "light", machine = "dimmer", bind_state = "off", transition = "ON")]
+    async fn dimmer_on(
+        input: super::lamp::LampRef,
+        mut dimmer: InstanceMut<Dimmer>,
+    ) -> Result<super::lamp::LampRef, ToolError> {
+        dimmer.update(|d| {
+            d.switched += 1;
+            d.level = 100;
+        })?;
+        Ok(input)
+    }
+
+    /// Switch a dimmer off.
+    #[action(domain = "light", machine = "dimmer", bind_state = "on", transition = "OFF")]
+    async fn dimmer_off(
+        input: super::lamp::LampRef,
+        mut dimmer: InstanceMut<Dimmer>,
+    ) -> Result<super::lamp::LampRef, ToolError> {
+        dimmer.update(|d| {
+            d.switched += 1;
+            d.level = 0;
+        })?;
         Ok(input)
     }
 }
@@ -149,7 +201,7 @@ pub fn request(tool: &'static str) -> CallToolRequestParams {
         };
         return CallToolRequestParams::new(tool).with_arguments(order);
     }
-    if tool.starts_with("light_lamp_") {
+    if tool.starts_with("light_lamp_") || tool.starts_with("light_dimmer_") {
         let Value::Object(lamp) = json!({ "domain": "light", "id": "L-1" }) else { unreachable!() };
         return CallToolRequestParams::new(tool).with_arguments(lamp);
     }
