@@ -383,6 +383,25 @@ async fn a_payment_keeps_its_data_across_a_kill_and_a_restart() {
     }
 }
 
+/// `--max-context` bounds a payment's data: a creation whose data would be larger is
+/// refused, and no payment is created.
+#[tokio::test]
+async fn data_past_the_configured_bound_creates_nothing() {
+    let deployment = deploy(&["--max-context", "200"]).await;
+    let clerk = deployment.client(Some(CLERK)).await;
+    let long = "x".repeat(190);
+    let refused = clerk
+        .refused("payment_create", json!({ "domain": "payment", "description": long, "amount": usd("1.00") }))
+        .await;
+    assert_eq!((refused["code"].as_str(), refused["max_bytes"].as_u64()), (Some("CONTEXT_TOO_LARGE"), Some(200)));
+    let minted = refused["instance"].as_str().unwrap().to_string();
+    let never = clerk.refused("payment_status", json!({ "domain": "payment", "payment_id": minted })).await;
+    assert_eq!(never["code"], "NOT_FOUND", "a refused creation created {minted}: {never}");
+    let fits =
+        clerk.ok("payment_create", json!({ "domain": "payment", "description": "ok", "amount": usd("1.00") })).await;
+    assert_eq!(fits["state"], "created", "{fits}");
+}
+
 /// Concurrent creations draw distinct numbers: the counter is a compare-and-set in the
 /// store, not a read then a write.
 #[tokio::test]

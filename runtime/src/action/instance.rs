@@ -121,13 +121,32 @@ impl ContextSlot {
         let value = serde_json::to_value(value)
             .map_err(|_| ToolError::internal("the new context of the instance could not be serialized"))?;
         let mut cell = self.cell();
-        let size = serde_json::to_vec(&value).map_or(usize::MAX, |bytes| bytes.len());
+        let size = serialized_size(&value);
         if size > cell.max_bytes {
             let instance = cell.instance.as_ref().map(|(_, id)| id.clone()).unwrap_or_default();
             return Err(ToolError::context_too_large(&instance, size, cell.max_bytes));
         }
         cell.set = Some(value);
         Ok(())
+    }
+}
+
+/// How many bytes `value` takes as JSON, counted without keeping them.
+fn serialized_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
     }
 }
 

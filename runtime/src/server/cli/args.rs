@@ -142,6 +142,10 @@ pub(super) struct ServeArgs {
     /// (default 3600; `250ms` too)
     #[arg(long, value_name = "SECONDS", value_parser = duration, verbatim_doc_comment)]
     pub(super) handle_ttl: Option<Duration>,
+    /// Bytes of JSON one instance's data (its `context`) may hold
+    /// (default 65536); past them, CONTEXT_TOO_LARGE
+    #[arg(long = "max-context", value_name = "BYTES", value_parser = positive, help_heading = STORE, verbatim_doc_comment)]
+    pub(super) max_context_bytes: Option<usize>,
     /// Serve Prometheus metrics at http://ADDR/metrics
     /// (e.g. 127.0.0.1:9464)
     #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]

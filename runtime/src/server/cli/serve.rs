@@ -36,6 +36,9 @@ impl ServerBuilder {
         if !args.allowed_origins.is_empty() {
             self = self.allowed_origins(args.allowed_origins);
         }
+        if let Some(bytes) = args.max_context_bytes {
+            self = self.max_context_bytes(bytes);
+        }
         if let Some(max) = args.max_sessions {
             self = self.max_sessions(max);
         }
