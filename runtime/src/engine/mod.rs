@@ -5,16 +5,22 @@
 //! its instance (its history, a note on its transition) needs no server
 //! ([`CallEngine`](crate::action::CallEngine)).
 //!
-//! `server/` keeps what is rmcp's: connections, transports, sessions, listening streams
-//! and the per-session listing. The admission pipeline itself is `gate/`.
+//! `call.rs` runs one call around the admission pipeline (`gate/`): the handler
+//! (`run.rs`), the commit, and the reply, with what a session's focus (`focus.rs`) makes
+//! of it. `server/` keeps what is rmcp's: connections, transports, sessions, listening
+//! streams, catalog requests.
 
+mod call;
+mod focus;
 mod run;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use run::run_handler;
+pub(crate) use call::CallSource;
+pub(crate) use focus::{SessionFocus, focus_states};
+use run::run_handler;
 
 use crate::action::States;
 use crate::confirm::Confirmations;
@@ -26,6 +32,8 @@ use crate::telemetry::AuditSink;
 
 /// The engine of one server (all its connections and transports share it).
 pub(crate) struct Engine {
+    /// Itself, for what outlives a borrow of it (a handler's `Ctx`).
+    pub(crate) this: std::sync::Weak<Engine>,
     pub(crate) registry: Registry,
     pub(crate) store: Arc<dyn FlowStore>,
     pub(crate) flows: Flows,

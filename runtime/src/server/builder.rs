@@ -578,7 +578,8 @@ impl ServerBuilder {
         let server = Server {
             shared: Arc::new_cyclic(|this| Shared {
                 this: this.clone(),
-                engine: Arc::new(Engine {
+                engine: Arc::new_cyclic(|engine| Engine {
+                    this: engine.clone(),
                     registry,
                     store,
                     flows: Flows::new(handles, handle_argument),

@@ -3,12 +3,10 @@
 
 mod accept;
 mod builder;
-mod call;
 mod call_stream;
 mod catalog;
 mod cli;
 mod connection;
-mod focus;
 mod http;
 mod listeners;
 mod rounds;

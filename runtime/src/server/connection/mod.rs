@@ -17,12 +17,12 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::json;
 
 use super::Shared;
-use super::call::CallSource;
 use super::call_stream::CallSink;
-use super::focus::{SessionFocus, focus_states};
 use super::rounds::Retry;
 use crate::action::{CallClient, LogThreshold};
 use crate::auth::Principal;
+use crate::engine::CallSource;
+use crate::engine::{SessionFocus, focus_states};
 use crate::flow::Origin;
 use crate::gate::{self, Caller, Gate, Peer};
 use crate::store::StoreKey;
@@ -250,10 +250,11 @@ impl Connection {
         let round = self.shared.round(&context, kept, caller.principal.as_ref(), &arguments, retry)?;
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
         let trace = crate::telemetry::TraceParent::from_meta(&context.meta);
-        let source = CallSource { origin: &origin, caller: &caller, session, trace };
+        let server = self.shared.this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>;
+        let source = CallSource { origin: &origin, caller: &caller, session, trace, server };
         // Boxed on its own: a future is built on the stack and then moved into its box, so
         // the call's (the pipeline, the handler, the commit) is built once in place here.
-        let reply = Box::pin(self.shared.call(tool, source, client.clone(), arguments)).await;
+        let reply = Box::pin(self.shared.engine.call(tool, source, client.clone(), arguments)).await;
         if kept {
             self.watch_focus(caller.principal.as_ref());
         }

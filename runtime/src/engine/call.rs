@@ -10,7 +10,7 @@
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
-use super::Shared;
+use super::Engine;
 use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
 use crate::action::{CallClient, CallNote, ContextSlot, Ctx, Output};
 use crate::auth::Principal;
@@ -26,24 +26,26 @@ use crate::telemetry::{self, CallSpan, TraceParent};
 
 /// A finished call: the `structuredContent` to return, whether it is an error, and
 /// whether the session's tool list changed.
-pub(super) struct Reply {
-    pub(super) content: Value,
+pub(crate) struct Reply {
+    pub(crate) content: Value,
     /// The content blocks of a handler that returned [`Content`](crate::content::Content).
-    pub(super) blocks: Option<Vec<rmcp::model::ContentBlock>>,
-    pub(super) is_error: bool,
-    pub(super) listing_changed: bool,
+    pub(crate) blocks: Option<Vec<rmcp::model::ContentBlock>>,
+    pub(crate) is_error: bool,
+    pub(crate) listing_changed: bool,
     /// The keyed instance whose state the call moved, if it fired a transition on one.
-    pub(super) moved: Option<StoreKey>,
+    pub(crate) moved: Option<StoreKey>,
 }
 
 /// Where a call comes from: its flow's origin, who is calling, and — for a session that
 /// lists per connection — the session's focus and the call's ticket in it.
-pub(super) struct CallSource<'a> {
-    pub(super) origin: &'a Origin,
-    pub(super) caller: &'a Caller,
-    pub(super) session: Option<(&'a SessionFocus, Ticket)>,
+pub(crate) struct CallSource<'a> {
+    pub(crate) origin: &'a Origin,
+    pub(crate) caller: &'a Caller,
+    pub(crate) session: Option<(&'a SessionFocus, Ticket)>,
     /// The W3C trace context the request carried in `_meta`, if any.
-    pub(super) trace: Option<TraceParent>,
+    pub(crate) trace: Option<TraceParent>,
+    /// The server serving the call, for the handler's [`Ctx::server`](crate::Ctx::server).
+    pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
 }
 
 /// A successful call before its reply is built.
@@ -59,10 +61,10 @@ struct Done {
     moved: Option<StoreKey>,
 }
 
-impl Shared {
+impl Engine {
     /// Runs a call to `tool` and builds its reply, in the call's span; counts it (by tool
     /// and outcome, a refusal by its code) and times it.
-    pub(super) async fn call(
+    pub(crate) async fn call(
         &self,
         tool: &ToolEntry,
         source: CallSource<'_>,
@@ -98,11 +100,11 @@ impl Shared {
         // Only a confirmed tool may talk to the client before it runs.
         let peer = tool.confirm().is_some().then(|| client.peer().clone());
         let judge = Judge {
-            registry: &self.engine.registry,
-            confirmations: &self.engine.confirmations,
+            registry: &self.registry,
+            confirmations: &self.confirmations,
             client: peer.as_ref(),
-            records: self.engine.records(),
-            limiter: self.engine.limiters.get(tool.name),
+            records: self.records(),
+            limiter: self.limiters.get(tool.name),
         };
         let (outcome, idempotency) = match gate::admit(&judge, tool, source.origin, source.caller, arguments).await {
             // An idempotent retry: the first result, as it was.
@@ -113,12 +115,13 @@ impl Shared {
                 return Reply { content: first.content, blocks, is_error: false, listing_changed: false, moved: None };
             }
             Ok(Admission::Run(admitted)) => {
-                let active = tool.domain.is_none().then(|| self.engine.active_domain(&admitted.flow_before));
+                let active = tool.domain.is_none().then(|| self.active_domain(&admitted.flow_before));
                 let idempotency = admitted.idempotency.clone();
-                let done = self
-                    .run_admitted(admitted, source.session, source.caller.principal.as_ref(), client)
-                    .await
-                    .map_err(|error| Refused { error, new_flow: false, active_domain: active.flatten() });
+                let done = self.run_admitted(admitted, &source, client).await.map_err(|error| Refused {
+                    error,
+                    new_flow: false,
+                    active_domain: active.flatten(),
+                });
                 (done, idempotency)
             }
             Err(refused) => (Err(refused), None),
@@ -127,18 +130,18 @@ impl Shared {
             Ok(Done { mut content, blocks, domain, listing_changed, handle, moved }) => {
                 field::echo(&mut content, domain.as_deref());
                 if let (Some(handle), Value::Object(fields)) = (handle, &mut content) {
-                    fields.insert(self.engine.flows.argument().into(), handle.into());
+                    fields.insert(self.flows.argument().into(), handle.into());
                 }
                 if let Some(idempotency) = idempotency {
                     let kept_blocks = blocks.as_ref().and_then(|blocks| serde_json::to_value(blocks).ok());
-                    idempotency.remember(self.engine.store.as_ref(), &content, kept_blocks).await;
+                    idempotency.remember(self.store.as_ref(), &content, kept_blocks).await;
                 }
                 Reply { content, blocks, is_error: false, listing_changed, moved }
             }
             Err(Refused { error, new_flow, active_domain }) => {
                 let mut content = error.to_structured();
                 if new_flow {
-                    self.engine.flows.explain_new_flow(&error, &mut content);
+                    self.flows.explain_new_flow(&error, &mut content);
                 }
                 field::echo(&mut content, tool.domain.or(active_domain.as_deref()));
                 Reply { content, blocks: None, is_error: true, listing_changed: false, moved: None }
@@ -150,10 +153,10 @@ impl Shared {
     async fn run_admitted(
         &self,
         mut admitted: Admitted<'_>,
-        session: Option<(&SessionFocus, Ticket)>,
-        principal: Option<&Principal>,
+        source: &CallSource<'_>,
         client: CallClient,
     ) -> Result<Done, ToolError> {
+        let (session, principal) = (source.session, source.caller.principal.as_ref());
         let tool = admitted.tool;
         let note = CallNote::default();
         let context = match &admitted.instance {
@@ -161,7 +164,7 @@ impl Shared {
                 instance.machine.id(),
                 &instance.id,
                 admitted.committed_context(),
-                self.engine.limits.max_context_bytes,
+                self.limits.max_context_bytes,
             ),
             _ => ContextSlot::default(),
         };
@@ -173,16 +176,16 @@ impl Shared {
                     flow: admitted.flow.as_ref().map(|f| f.key.clone()),
                     instance: admitted.instance.as_ref().map(|i| i.id.clone()),
                     machine_state: admitted.from.clone(),
-                    states: self.engine.states.clone(),
+                    states: self.states.clone(),
                     principal: principal.cloned(),
                     client,
-                    engine: std::sync::Arc::downgrade(&self.engine) as std::sync::Weak<dyn crate::action::CallEngine>,
-                    server: self.this.clone(),
+                    engine: self.this.clone() as std::sync::Weak<dyn crate::action::CallEngine>,
+                    server: source.server.clone(),
                     note: note.clone(),
                     context: context.clone(),
                 };
                 let arguments = std::mem::take(&mut admitted.arguments);
-                Some(run_handler(self.engine.limits, registration, arguments, ctx).await?)
+                Some(run_handler(self.limits, registration, arguments, ctx).await?)
             }
             ToolKind::SwitchDomain => None,
         };
@@ -217,7 +220,7 @@ impl Shared {
             telemetry::record_transition(machine.id(), event);
         }
         if let (Some(machine), Some(transition)) = (tool.machine.as_deref(), transition)
-            && !self.engine.audit_sinks.is_empty()
+            && !self.audit_sinks.is_empty()
         {
             let record = telemetry::AuditRecord {
                 machine: machine.id().to_string(),
@@ -225,7 +228,7 @@ impl Shared {
                 flow: focused.is_none().then(|| flow_id.as_ref().map(|f| FlowId::of(f).to_string())).flatten(),
                 transition,
             };
-            for sink in &self.engine.audit_sinks {
+            for sink in &self.audit_sinks {
                 sink.record(&record);
             }
         }
@@ -233,7 +236,7 @@ impl Shared {
         let moved_instance = instance_key.filter(|_| to.is_some());
         let handle = handle_id
             .zip(flow_now.expires_at_ms.filter(|_| flow_now.version > 0))
-            .map(|(id, expires)| self.engine.flows.handle(&id, expires, principal));
+            .map(|(id, expires)| self.flows.handle(&id, expires, principal));
 
         // Where the session's focus moves, and whether what it lists changed.
         let state = to.or(from);
@@ -259,13 +262,13 @@ impl Shared {
                 if let (Some(state), Value::Object(fields)) = (&state, &mut content) {
                     fields.insert(STATE_FIELD.into(), state.as_str().into());
                 }
-                let domain = tool.domain.map(str::to_string).or_else(|| self.engine.active_domain(flow_now));
+                let domain = tool.domain.map(str::to_string).or_else(|| self.active_domain(flow_now));
                 (content, blocks, domain)
             }
             None => {
                 // `switch_domain`: the domain now active, and what can be called in it.
                 let focus = session.map(|(focus, _)| focus.current()).unwrap_or_default();
-                let callable = Gate::new(&self.engine.registry, &gate::view(flow_now, focus_states(&focus)))
+                let callable = Gate::new(&self.registry, &gate::view(flow_now, focus_states(&focus)))
                     .seen_by(principal)
                     .callable_names();
                 let previous = flow_before.active_domain.clone();
@@ -279,6 +282,6 @@ impl Shared {
     /// (As `principal` sees it: a tool it lacks the scope for is in neither listing, and
     /// one it holds the scope for is in both.)
     fn listing(&self, flow: &Snapshot, focus: &Focus, principal: Option<&Principal>) -> Vec<gate::ListingEntry> {
-        Gate::new(&self.engine.registry, &gate::view(flow, focus_states(focus))).seen_by(principal).listing()
+        Gate::new(&self.registry, &gate::view(flow, focus_states(focus))).seen_by(principal).listing()
     }
 }
