@@ -210,20 +210,21 @@ impl<T: Serialize> InstanceMut<T> {
         self.value.as_ref()
     }
 
-    /// Sets the context the call commits (the last `set` counts).
+    /// Sets the context the call commits (the last `set` counts); on an error
+    /// (`CONTEXT_TOO_LARGE`), nothing is set and [`InstanceMut::get`] is unchanged.
     pub fn set(&mut self, value: T) -> Result<(), ToolError> {
         self.slot.set(&value)?;
         self.value = Some(value);
         Ok(())
     }
 
-    /// Changes the committed context (or `T::default()` if there is none yet) with `f`,
-    /// and sets the result.
+    /// Changes a copy of the context (or `T::default()` if there is none yet) with `f`,
+    /// and sets it; on an error, the context stays as it was.
     pub fn update(&mut self, f: impl FnOnce(&mut T)) -> Result<(), ToolError>
     where
-        T: Default,
+        T: Default + Clone,
     {
-        let mut value = self.value.take().unwrap_or_default();
+        let mut value = self.value.clone().unwrap_or_default();
         f(&mut value);
         self.set(value)
     }
