@@ -32,8 +32,8 @@ toolgate::machine! {
     initial: "created",
     states: {
         created:    { on: { AUTHORIZE: "authorized" } },
-        authorized: { on: { CAPTURE: "captured", VOID: "voided" } },
-        captured:   { on: { REFUND: "refunded" } },
+        authorized: { on: { CAPTURE: { target: "captured", guard: "within_authorized" }, VOID: "voided" } },
+        captured:   { on: { REFUND: { target: "refunded", guard: "within_captured" } } },
         voided:     { type: "final" },
         refunded:   { type: "final" },
     }
@@ -111,16 +111,28 @@ fn data<'a>(payment: Option<&'a Payment>, id: &str) -> Result<&'a Payment, ToolE
     payment.ok_or_else(|| ToolError::not_found(format!("payment `{id}` has no data: create one with payment_create")))
 }
 
+/// Guard: a capture moves at most the amount authorized, in the payment's currency. The
+/// gate judges it on the payment's stored data before a code is asked for or the handler
+/// runs, and refuses with `GUARD_FAILED`.
+fn within_authorized(payment: &Payment, capture: &Movement) -> Result<(), Failure> {
+    within(capture.amount, payment.amount, "amount authorized")
+}
+
+/// Guard: a refund gives back at most the amount captured.
+fn within_captured(payment: &Payment, refund: &Movement) -> Result<(), Failure> {
+    let captured = payment.captured.ok_or_else(|| Failure::new("NOTHING_CAPTURED", "nothing was captured"))?;
+    within(refund.amount, captured, "amount captured")
+}
+
 /// Checks that `amount` is in the payment's currency and at most `limit`.
-fn within(amount: Money, limit: Money, what: &str) -> Result<(), ToolError> {
+fn within(amount: Money, limit: Money, what: &str) -> Result<(), Failure> {
     if amount.currency() != limit.currency() {
-        return Err(ToolError::invalid_argument(
-            "amount",
-            format!("must be in {}, the payment's currency", limit.currency().code()),
-        ));
+        return Err(Failure::new("WRONG_CURRENCY", format!("the payment is in {}", limit.currency().code()))
+            .with_hint(format!("give the amount in {}", limit.currency().code())));
     }
     if amount.minor_units() > limit.minor_units() {
-        return Err(ToolError::invalid_argument("amount", format!("is more than the {what} ({limit})")));
+        return Err(Failure::new("OVER_LIMIT", format!("{amount} is more than the {what} ({limit})"))
+            .with_hint(format!("give an amount of at most {limit}")));
     }
     Ok(())
 }
@@ -164,8 +176,8 @@ async fn payment_authorize(input: PaymentRef, payment: Instance<Payment>) -> Res
     idempotency_key = "request_id"
 )]
 async fn payment_capture(input: Movement, mut payment: InstanceMut<Payment>) -> Result<PaymentView, ToolError> {
+    // The amount was judged by the `within_authorized` guard.
     let mut captured = data(payment.get(), &input.payment_id)?.clone();
-    within(input.amount, captured.amount, "amount authorized")?;
     captured.captured = Some(input.amount);
     let view = PaymentView::of(&input.payment_id, &captured);
     payment.set(captured)?;
@@ -189,10 +201,8 @@ async fn payment_void(input: PaymentRef, payment: Instance<Payment>) -> Result<P
     idempotency_key = "request_id"
 )]
 async fn payment_refund(input: Movement, mut payment: InstanceMut<Payment>) -> Result<PaymentView, ToolError> {
+    // The amount was judged by the `within_captured` guard.
     let mut refunded = data(payment.get(), &input.payment_id)?.clone();
-    let captured =
-        refunded.captured.ok_or_else(|| ToolError::invalid_argument("payment_id", "has nothing captured"))?;
-    within(input.amount, captured, "amount captured")?;
     refunded.refunded = Some(input.amount);
     let view = PaymentView::of(&input.payment_id, &refunded);
     payment.set(refunded)?;

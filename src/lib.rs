@@ -210,8 +210,9 @@
 
 pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::{
-    ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, DomainPolicy, Failure, FieldError, FromCtx, Instance,
-    InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server, ServerBuilder, State, ToolError,
+    ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, DomainPolicy, Failure, FieldError, FromCtx, Guard,
+    Instance, InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server, ServerBuilder, State,
+    ToolError,
 };
 // Named by the diagnostics of generated code: exported here (hidden) so that rustc names
 // them by their own names, not by a path through `__private`.

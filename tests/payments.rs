@@ -144,15 +144,15 @@ async fn a_capture_runs_once_with_the_code_sent_for_it() {
     assert_eq!(refused["code"], "FORBIDDEN", "{refused}");
     clerk.ok("payment_authorize", json!({ "domain": "payment", "payment_id": id })).await;
 
-    // A code is spent by the call it confirms, even one whose handler then refuses
-    // (150.00 is more than the 100.00 authorized): the same call with it again is refused.
-    let too_much = capture(&id, "150.00", "req-00000002");
-    let challenge_id = challenge(&clerk, &too_much).await;
-    let otp = deployment.code(&challenge_id);
-    let refused = clerk.refused("payment_capture", confirming(too_much.clone(), &challenge_id, &otp)).await;
-    assert_eq!(refused["code"], "INVALID_ARGUMENT", "{refused}");
-    let replayed = clerk.refused("payment_capture", confirming(too_much, &challenge_id, &otp)).await;
-    assert_eq!(replayed["code"], "CONFIRMATION_FAILED", "{replayed}");
+    // More than the 100.00 authorized: the machine's guard refuses it on the payment's
+    // stored data, before a code is asked for.
+    let refused = clerk.refused("payment_capture", capture(&id, "150.00", "req-00000002")).await;
+    assert_eq!(
+        (refused["code"].as_str(), refused["guard"].as_str(), refused["reason_code"].as_str()),
+        (Some("GUARD_FAILED"), Some("within_authorized"), Some("OVER_LIMIT")),
+        "{refused}"
+    );
+    assert_eq!(refused["hint"], "give an amount of at most 100.00 USD", "{refused}");
 
     let arguments = capture(&id, "100.00", "req-00000003");
     let challenge_id = challenge(&clerk, &arguments).await;
@@ -367,14 +367,30 @@ async fn a_payment_keeps_its_data_across_a_kill_and_a_restart() {
         (Some("captured"), Some("50.00"), Some("40.00"), Some("refunder"), Some("order 7")),
         "{status}"
     );
-    // More than was captured: refused by the handler, and nothing of the payment changes.
+    // More than was captured: the `within_captured` guard refuses it on the restarted
+    // server's stored data, and nothing of the payment changes.
     let too_much =
         json!({ "domain": "payment", "payment_id": id, "amount": usd("45.00"), "request_id": "req-70000002" });
-    let required = refunder.refused("payment_refund", too_much.clone()).await;
-    let challenge_id = required["challenge_id"].as_str().unwrap().to_string();
-    let otp = second.code(&challenge_id);
-    let refused = refunder.refused("payment_refund", confirming(too_much, &challenge_id, &otp)).await;
-    assert_eq!(refused["code"], "INVALID_ARGUMENT", "{refused}");
+    let refused = refunder.refused("payment_refund", too_much).await;
+    assert_eq!(
+        (
+            refused["code"].as_str(),
+            refused["guard"].as_str(),
+            refused["current_state"].as_str(),
+            refused["instance"].as_str(),
+            refused["retryable"].as_bool()
+        ),
+        (Some("GUARD_FAILED"), Some("within_captured"), Some("captured"), Some(id.as_str()), Some(false)),
+        "{refused}"
+    );
+    assert!(
+        refused["message"].as_str().unwrap().starts_with("45.00 USD is more than the amount captured (40.00 USD)"),
+        "{refused}"
+    );
+    // Within it: the guard lets it through to the code and the handler.
+    let refund = json!({ "domain": "payment", "payment_id": id, "amount": usd("40.00"), "request_id": "req-70000003" });
+    let required = refunder.refused("payment_refund", refund).await;
+    assert_eq!(required["code"], "CONFIRMATION_REQUIRED", "{required}");
     let after = refunder.ok("payment_status", json!({ "domain": "payment", "payment_id": id })).await;
     assert_eq!(after, status, "a refused refund changed the payment");
     second.stop().await;

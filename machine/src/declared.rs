@@ -313,7 +313,8 @@ mod tests {
                 .map(|s| StateSpec {
                     name: s.name.into(),
                     is_final: s.on.is_empty(),
-                    on: s.on.iter().map(|(e, t)| Transition { event: e.to_string(), target: t.to_string() }).collect(),
+                    on: s.on.iter().map(|(e, t)| Transition::new(*e, *t)).collect(),
+                    after: vec![],
                 })
                 .collect(),
         }

@@ -111,9 +111,134 @@ pub fn parse_duration_ms(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is not a duration; {DURATION_GRAMMAR}"))
 }
 
+/// The ISO-8601 duration grammar in words, for error messages.
+pub const ISO_DURATION_GRAMMAR: &str = "write an ISO-8601 duration of weeks, days, hours, minutes and seconds above zero, e.g. \"PT15M\", \"PT1H30M\", \"P2D\" or \"PT0.5S\" (months and years have no fixed length)";
+
+/// Parses an ISO-8601 duration (`PT15M`, `PT1H30M`, `P2D`, `P1W`, `PT0.5S`) into
+/// milliseconds, above zero. Months and years are refused: they have no fixed length.
+pub fn parse_iso_duration_ms(text: &str) -> Result<u64, String> {
+    let wrong = || format!("`{text}` is not a duration; {ISO_DURATION_GRAMMAR}");
+    let rest = text.strip_prefix('P').ok_or_else(wrong)?;
+    let (date, time) = match rest.split_once('T') {
+        Some((date, time)) if !time.is_empty() => (date, Some(time)),
+        Some(_) => return Err(wrong()),
+        None => (rest, None),
+    };
+    let mut total: u64 = 0;
+    let mut add = |part: &str, units: &[(char, u64)]| -> Option<()> {
+        let mut part = part;
+        let mut last = 0;
+        while !part.is_empty() {
+            let end = part.find(|c: char| c.is_ascii_alphabetic())?;
+            let (number, unit) = (&part[..end], part[end..].chars().next()?);
+            let position = units.iter().position(|(u, _)| *u == unit).filter(|&p| p >= last)?;
+            last = position + 1;
+            let scale = units[position].1;
+            let ms = match number.split_once('.') {
+                // Fractions only of seconds, to the millisecond.
+                Some((whole, fraction)) if unit == 'S' && !fraction.is_empty() && fraction.len() <= 3 => {
+                    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+                    let fraction: u64 = format!("{fraction:0<3}").parse().ok()?;
+                    whole.checked_mul(1_000)?.checked_add(fraction)?
+                }
+                Some(_) => return None,
+                None if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) => {
+                    number.parse::<u64>().ok()?.checked_mul(scale)?
+                }
+                None => return None,
+            };
+            total = total.checked_add(ms)?;
+            part = &part[end + 1..];
+        }
+        Some(())
+    };
+    add(date, &[('W', 604_800_000), ('D', 86_400_000)]).ok_or_else(wrong)?;
+    if let Some(time) = time {
+        add(time, &[('H', 3_600_000), ('M', 60_000), ('S', 1_000)]).ok_or_else(wrong)?;
+    }
+    if total == 0 {
+        return Err(wrong());
+    }
+    Ok(total)
+}
+
+/// `ms` as an ISO-8601 duration: `PT15M`, `P1DT2H`, `PT0.5S`.
+pub fn iso_duration(ms: u64) -> String {
+    let (days, rest) = (ms / 86_400_000, ms % 86_400_000);
+    let (hours, rest) = (rest / 3_600_000, rest % 3_600_000);
+    let (minutes, rest) = (rest / 60_000, rest % 60_000);
+    let (seconds, millis) = (rest / 1_000, rest % 1_000);
+    let mut out = String::from("P");
+    if days > 0 {
+        out.push_str(&format!("{days}D"));
+    }
+    if hours + minutes + seconds + millis > 0 {
+        out.push('T');
+    }
+    if hours > 0 {
+        out.push_str(&format!("{hours}H"));
+    }
+    if minutes > 0 {
+        out.push_str(&format!("{minutes}M"));
+    }
+    match (seconds, millis) {
+        (0, 0) => {}
+        (seconds, 0) => out.push_str(&format!("{seconds}S")),
+        (seconds, millis) => {
+            out.push_str(format!("{seconds}.{millis:03}").trim_end_matches('0'));
+            out.push('S');
+        }
+    }
+    out
+}
+
+/// `ms` in words, largest units first: "15 minutes", "1 hour 30 minutes", "1.5 seconds".
+pub fn duration_in_words(ms: u64) -> String {
+    let units = [("day", 86_400_000), ("hour", 3_600_000), ("minute", 60_000)];
+    let mut parts = Vec::new();
+    let mut rest = ms;
+    for (name, size) in units {
+        let n = rest / size;
+        rest %= size;
+        if n > 0 {
+            parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+        }
+    }
+    if rest > 0 || parts.is_empty() {
+        let seconds = if rest.is_multiple_of(1_000) {
+            (rest / 1_000).to_string()
+        } else {
+            format!("{}.{:03}", rest / 1_000, rest % 1_000).trim_end_matches('0').to_string()
+        };
+        parts.push(format!("{seconds} second{}", if seconds == "1" { "" } else { "s" }));
+    }
+    parts.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso_durations_parse_say_and_print_themselves() {
+        for (text, ms, words) in [
+            ("PT15M", 900_000, "15 minutes"),
+            ("PT1H30M", 5_400_000, "1 hour 30 minutes"),
+            ("P2D", 172_800_000, "2 days"),
+            ("P1W", 604_800_000, "7 days"),
+            ("PT0.5S", 500, "0.5 seconds"),
+            ("PT2S", 2_000, "2 seconds"),
+            ("P1DT1S", 86_401_000, "1 day 1 second"),
+        ] {
+            assert_eq!(parse_iso_duration_ms(text), Ok(ms), "{text}");
+            assert_eq!(duration_in_words(ms), words);
+            assert_eq!(parse_iso_duration_ms(&iso_duration(ms)), Ok(ms), "{text}");
+        }
+        for bad in ["", "P", "PT", "15M", "PT15", "P1M", "P1Y", "PT0S", "PT1M1H", "PT1.5M", "PT.S", "P-1D", "PT1.2345S"]
+        {
+            assert!(parse_iso_duration_ms(bad).unwrap_err().contains(ISO_DURATION_GRAMMAR), "{bad}");
+        }
+    }
 
     #[test]
     fn rates_parse_with_and_without_their_scope() {

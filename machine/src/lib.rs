@@ -47,16 +47,40 @@ pub struct StateSpec {
     pub name: String,
     /// `type: "final"`: the workflow ends here and no event leaves it.
     pub is_final: bool,
-    /// The transitions out of this state, `(event, target)`, in declaration order.
+    /// The transitions out of this state, in declaration order. An event guarded by
+    /// several branches (XState's array form) has one entry per branch, next to each
+    /// other: the first whose guard passes picks the target.
     pub on: Vec<Transition>,
+    /// The transitions time fires (`after: { "PT15M": "expired" }`), in declaration order.
+    pub after: Vec<Delayed>,
 }
 
-/// One `on` entry: `event` moves the machine to `target`.
+/// One `on` entry: `event` moves the machine to `target`, if `guard` passes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transition {
     /// The event name (`"DISCHARGE"`).
     pub event: String,
     /// The state the event leads to.
+    pub target: String,
+    /// The guard that must pass for this branch to be taken (`guard: "fully_funded"`): a
+    /// function of the instance's context and the call's input, named here.
+    pub guard: Option<String>,
+}
+
+impl Transition {
+    /// An unguarded transition.
+    pub fn new(event: impl Into<String>, target: impl Into<String>) -> Self {
+        Self { event: event.into(), target: target.into(), guard: None }
+    }
+}
+
+/// One `after` entry: once the machine has been `after_ms` milliseconds in its state, it
+/// moves to `target` by itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delayed {
+    /// How long the machine stays in the state, in milliseconds (above zero).
+    pub after_ms: u64,
+    /// The state time moves it to.
     pub target: String,
 }
 
@@ -121,6 +145,51 @@ pub enum MachineError {
         machine: String,
         /// The format as written.
         format: String,
+    },
+    /// A branch follows an unguarded branch of the same event, which always wins.
+    #[error(
+        "machine `{machine}`: `states.{state}.on.{event}` has a branch after one without a guard, which always wins; put the branch without a guard last"
+    )]
+    UnreachableBranch {
+        /// The machine's id.
+        machine: String,
+        /// The state whose `on` holds the branches.
+        state: String,
+        /// The event.
+        event: String,
+    },
+    /// A guard name that is not a function path.
+    #[error(
+        "machine `{machine}`: guard `{guard}` must name a function (letters, digits, `_` and `::`), e.g. `\"fully_funded\"`"
+    )]
+    InvalidGuard {
+        /// The machine's id.
+        machine: String,
+        /// The guard as written.
+        guard: String,
+    },
+    /// An `after` entry targets a state that is not declared.
+    #[error("machine `{machine}`: `states.{state}.after` targets unknown state `{target}`; valid states: {valid}")]
+    UnknownDelayedTarget {
+        /// The machine's id.
+        machine: String,
+        /// The state whose `after` holds the transition.
+        state: String,
+        /// The unknown target.
+        target: String,
+        /// The declared states, comma-separated.
+        valid: String,
+    },
+    /// `after` on a machine without a `key`: time moves instances, and a conversation's
+    /// machine is not one.
+    #[error(
+        "machine `{machine}`: `states.{state}.after` needs instances that outlive a request, and this machine has no `key` (add `key: \"…\"`, the argument naming an instance)"
+    )]
+    AfterWithoutKey {
+        /// The machine's id.
+        machine: String,
+        /// The state with `after`.
+        state: String,
     },
     /// A transition targets a state that is not declared.
     #[error("machine `{machine}`: `states.{state}.on.{event}` targets unknown state `{target}`; valid states: {valid}")]
@@ -223,17 +292,29 @@ impl MachineSpec {
             if !seen.insert(state.name.as_str()) {
                 errors.push(MachineError::DuplicateState { machine: machine(), state: state.name.clone() });
             }
-            if state.is_final && !state.on.is_empty() {
+            if state.is_final && !(state.on.is_empty() && state.after.is_empty()) {
                 errors.push(MachineError::FinalWithTransitions { machine: machine(), state: state.name.clone() });
             }
             let mut events = HashSet::new();
-            for t in &state.on {
-                if !events.insert(t.event.as_str()) {
-                    errors.push(MachineError::DuplicateEvent {
+            for (i, t) in state.on.iter().enumerate() {
+                let previous = i.checked_sub(1).map(|p| &state.on[p]).filter(|p| p.event == t.event);
+                match previous {
+                    // Another branch of the event: only after a guarded one.
+                    Some(previous) if previous.guard.is_none() => errors.push(MachineError::UnreachableBranch {
                         machine: machine(),
                         state: state.name.clone(),
                         event: t.event.clone(),
-                    });
+                    }),
+                    Some(_) => {}
+                    None if !events.insert(t.event.as_str()) => errors.push(MachineError::DuplicateEvent {
+                        machine: machine(),
+                        state: state.name.clone(),
+                        event: t.event.clone(),
+                    }),
+                    None => {}
+                }
+                if let Some(guard) = t.guard.as_ref().filter(|g| !is_function_path(g)) {
+                    errors.push(MachineError::InvalidGuard { machine: machine(), guard: guard.clone() });
                 }
                 if self.state(&t.target).is_none() {
                     errors.push(MachineError::UnknownTarget {
@@ -244,6 +325,19 @@ impl MachineSpec {
                         valid: self.state_list(),
                     });
                 }
+            }
+        }
+        for state in self.states.iter().filter(|s| !s.after.is_empty()) {
+            if self.key.is_none() {
+                errors.push(MachineError::AfterWithoutKey { machine: machine(), state: state.name.clone() });
+            }
+            for delayed in state.after.iter().filter(|d| self.state(&d.target).is_none()) {
+                errors.push(MachineError::UnknownDelayedTarget {
+                    machine: machine(),
+                    state: state.name.clone(),
+                    target: delayed.target.clone(),
+                    valid: self.state_list(),
+                });
             }
         }
         match &self.initial {
@@ -277,9 +371,12 @@ impl MachineSpec {
         let mut reachable = HashSet::from([start]);
         let mut frontier = vec![start];
         while let Some(name) = frontier.pop() {
-            for t in self.state(name).map(|s| s.on.as_slice()).unwrap_or_default() {
-                if reachable.insert(t.target.as_str()) {
-                    frontier.push(&t.target);
+            let Some(state) = self.state(name) else { continue };
+            let targets =
+                state.on.iter().map(|t| t.target.as_str()).chain(state.after.iter().map(|d| d.target.as_str()));
+            for target in targets {
+                if reachable.insert(target) {
+                    frontier.push(target);
                 }
             }
         }
@@ -325,9 +422,33 @@ impl MachineSpec {
         errors
     }
 
-    /// The state `event` leads to from `state`, if that state accepts it.
+    /// The state `event` leads to from `state`, if that state accepts it: its first
+    /// branch's, for an event with guarded branches ([`MachineSpec::branches`] gives all).
     pub fn target(&self, state: &str, event: &str) -> Option<&str> {
         self.state(state)?.on.iter().find(|t| t.event == event).map(|t| t.target.as_str())
+    }
+
+    /// The branches of `event` in `state`, in order: the first whose guard passes (or
+    /// that has none) is taken.
+    pub fn branches<'a>(&'a self, state: &str, event: &'a str) -> impl Iterator<Item = &'a Transition> + 'a {
+        let on = self.state(state).map(|s| s.on.as_slice()).unwrap_or_default();
+        on.iter().filter(move |t| t.event == event)
+    }
+
+    /// Every guard the machine names, each once, in declaration order.
+    pub fn guards(&self) -> Vec<&str> {
+        let mut guards: Vec<&str> = Vec::new();
+        for guard in self.states.iter().flat_map(|s| s.on.iter().filter_map(|t| t.guard.as_deref())) {
+            if !guards.contains(&guard) {
+                guards.push(guard);
+            }
+        }
+        guards
+    }
+
+    /// The transition time fires first in `state` (the shortest `after`), if any.
+    pub fn first_delayed(&self, state: &str) -> Option<&Delayed> {
+        self.state(state)?.after.iter().min_by_key(|d| d.after_ms)
     }
 
     /// Checks that an action bound to this machine can name an instance: a keyed
@@ -341,6 +462,11 @@ impl MachineSpec {
             problem: "the handler takes no input".into(),
         })
     }
+}
+
+/// Whether `name` is a Rust path to a function (`fully_funded`, `rules::fully_funded`).
+fn is_function_path(name: &str) -> bool {
+    name.split("::").all(is_argument_name)
 }
 
 /// Whether `name` can be a JSON argument name toolgate reads as a machine key.
@@ -419,7 +545,8 @@ mod tests {
         StateSpec {
             name: name.into(),
             is_final: false,
-            on: on.iter().map(|(e, t)| Transition { event: e.to_string(), target: t.to_string() }).collect(),
+            on: on.iter().map(|(e, t)| Transition::new(*e, *t)).collect(),
+            after: vec![],
         }
     }
 
@@ -483,7 +610,7 @@ mod tests {
     #[test]
     fn a_final_state_with_transitions_is_an_error() {
         let mut m = invoice();
-        m.states[3].on.push(Transition { event: "REOPEN".into(), target: "draft".into() });
+        m.states[3].on.push(Transition::new("REOPEN", "draft"));
         assert!(
             m.validate().contains(&MachineError::FinalWithTransitions {
                 machine: "invoice".into(),
@@ -496,7 +623,8 @@ mod tests {
     fn duplicates_and_empty_machines_are_errors() {
         let mut m = invoice();
         m.states.push(state("draft", &[]));
-        m.states[0].on.push(Transition { event: "SUBMIT".into(), target: "review".into() });
+        m.states[0].on.push(Transition::new("REVIEW_AGAIN", "review"));
+        m.states[0].on.push(Transition::new("SUBMIT", "review"));
         let errors = m.validate();
         assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateState { state, .. } if state == "draft")));
         assert!(errors.iter().any(|e| matches!(e, MachineError::DuplicateEvent { event, .. } if event == "SUBMIT")));
@@ -509,6 +637,47 @@ mod tests {
             states: vec![],
         };
         assert_eq!(empty.validate(), vec![MachineError::EmptyId, MachineError::NoStates { machine: String::new() }]);
+    }
+
+    #[test]
+    fn guarded_branches_and_delays_are_checked() {
+        let guarded = |guard: Option<&str>, target: &str| Transition {
+            event: "REVIEW".into(),
+            target: target.into(),
+            guard: guard.map(Into::into),
+        };
+        let mut m = MachineSpec { key: Some("id".into()), ..invoice() };
+        m.states[1].on.push(guarded(Some("small_amount"), "approved"));
+        m.states[1].on.push(guarded(None, "draft"));
+        m.states[2].after.push(Delayed { after_ms: 900_000, target: "discharged".into() });
+        assert_eq!(m.validate(), vec![]);
+        assert_eq!(
+            m.branches("review", "REVIEW").map(|t| t.target.as_str()).collect::<Vec<_>>(),
+            ["approved", "draft"]
+        );
+        assert_eq!(m.guards(), ["small_amount"]);
+        assert_eq!(m.first_delayed("approved").map(|d| d.after_ms), Some(900_000));
+
+        let mut unreachable = m.clone();
+        unreachable.states[1].on.push(guarded(Some("late"), "approved"));
+        assert!(
+            matches!(&unreachable.validate()[..], [MachineError::UnreachableBranch { event, .. }] if event == "REVIEW")
+        );
+        let mut bad_guard = m.clone();
+        bad_guard.states[1].on[2].guard = Some("not a function".into());
+        assert!(matches!(&bad_guard.validate()[..], [MachineError::InvalidGuard { .. }]));
+        let mut bad_delay = m.clone();
+        bad_delay.states[2].after[0].target = "dischargd".into();
+        assert!(bad_delay.validate().iter().any(|e| matches!(e, MachineError::UnknownDelayedTarget { .. })));
+        let unkeyed = MachineSpec { key: None, ..m.clone() };
+        assert!(
+            matches!(&unkeyed.validate()[..], [MachineError::AfterWithoutKey { state, .. }] if state == "approved")
+        );
+        // A state only time leaves is reachable through it.
+        let mut timed = m;
+        timed.states[2].on.clear();
+        timed.states[2].after[0].target = "discharged".into();
+        assert_eq!(timed.validate(), vec![]);
     }
 
     #[test]
@@ -532,7 +701,6 @@ mod tests {
         }
         let minted = MachineSpec { key: Some("id".into()), mint: Some("INV-{n}".into()), ..invoice() };
         assert_eq!(minted.validate(), vec![]);
-        {}
     }
 
     #[test]

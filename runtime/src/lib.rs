@@ -46,7 +46,7 @@ pub use auth::{AuthError, AuthFuture, Authenticator, Principal, Roster, StaticTo
 pub use action::{AtModuleLevel, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine};
 pub use domain::DomainPolicy;
 pub use error::{Failure, FieldError, Retry, ToolError};
-pub use fsm::Machine;
+pub use fsm::{Guard, Machine};
 pub use server::{Server, ServerBuilder};
 
 /// What the macros' generated code refers to. Not a public API: it changes without notice.
@@ -61,6 +61,7 @@ pub mod __private {
         MachineDeclared, MachineId, MachineLookup, NotDeclared, ThisAction, UndeclaredMachine, declared_machine,
     };
     pub use crate::confirm::{ConfirmAbove, ConfirmPolicy};
+    pub use crate::fsm::{GuardRegistration, Verdict, judge as judge_guard};
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;
 }

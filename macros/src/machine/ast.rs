@@ -8,6 +8,11 @@
 //! initial: "draft",
 //! states: {
 //!     draft: { on: { SUBMIT: "review" } },
+//!     review: { on: {
+//!         APPROVE: { target: "approved", guard: "fully_funded" },              // guarded
+//!         ROUTE: [{ target: "approved", guard: "small" }, { target: "manual" }], // first passing
+//!     } },
+//!     quoted: { after: { "PT15M": "expired" } },   // time moves it, ISO-8601
 //!     discharged: { type: "final" },
 //! }
 //! ```
@@ -17,7 +22,8 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::{Ident, LitStr, Token, braced};
-use toolgate_machine::{MachineSpec, StateSpec, Transition};
+use toolgate_machine::grammar::parse_iso_duration_ms;
+use toolgate_machine::{Delayed, MachineSpec, StateSpec, Transition};
 
 /// A name written as an identifier (keywords included: names are data) or a string
 /// literal.
@@ -58,7 +64,39 @@ pub(crate) struct StateAst {
     pub(crate) name: Name,
     /// The span of `type: "final"` when present.
     pub(crate) final_span: Option<Span>,
-    pub(crate) on: Vec<(Name, LitStr)>,
+    /// Each event with its branches (one, unless written as an array).
+    pub(crate) on: Vec<(Name, Vec<BranchAst>)>,
+    /// `after: { "PT15M": "expired" }`: the duration as written, in milliseconds, and the
+    /// target.
+    pub(crate) after: Vec<(LitStr, u64, LitStr)>,
+}
+
+/// One branch of an event: `"approved"` or `{ target: "approved", guard: "fully_funded" }`.
+pub(crate) struct BranchAst {
+    pub(crate) target: LitStr,
+    pub(crate) guard: Option<LitStr>,
+}
+
+impl Parse for BranchAst {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(LitStr) {
+            return Ok(Self { target: input.parse()?, guard: None });
+        }
+        let body;
+        braced!(body in input);
+        let (mut target, mut guard) = (None, None);
+        parse_keys(&body, "transition", &["target", "guard"], |key, input| {
+            let value: LitStr = input.parse()?;
+            if key == "target" {
+                target = Some(value);
+            } else {
+                guard = Some(value);
+            }
+            Ok(())
+        })?;
+        let target = target.ok_or_else(|| syn::Error::new(body.span(), "a transition needs `target: \"<state>\"`"))?;
+        Ok(Self { target, guard })
+    }
 }
 
 /// Parses `key: value` pairs separated by commas, rejecting unknown and repeated keys.
@@ -152,8 +190,8 @@ impl Parse for StateAst {
         input.parse::<Token![:]>()?;
         let body;
         braced!(body in input);
-        let (mut final_span, mut on) = (None, Vec::new());
-        parse_keys(&body, "state", &["on", "type"], |key, input| {
+        let (mut final_span, mut on, mut after) = (None, Vec::new(), Vec::new());
+        parse_keys(&body, "state", &["on", "after", "type"], |key, input| {
             if key == "type" {
                 let kind: LitStr = input.parse()?;
                 match kind.value().as_str() {
@@ -166,13 +204,44 @@ impl Parse for StateAst {
                         ));
                     }
                 }
+            } else if key == "after" {
+                let delays;
+                braced!(delays in input);
+                while !delays.is_empty() {
+                    let delay: LitStr = delays.parse()?;
+                    let after_ms =
+                        parse_iso_duration_ms(&delay.value()).map_err(|e| syn::Error::new(delay.span(), e))?;
+                    delays.parse::<Token![:]>()?;
+                    after.push((delay, after_ms, delays.parse()?));
+                    if delays.is_empty() {
+                        break;
+                    }
+                    delays.parse::<Token![,]>()?;
+                }
             } else {
                 let events;
                 braced!(events in input);
                 while !events.is_empty() {
                     let event: Name = events.parse()?;
+                    if on.iter().any(|(e, _): &(Name, _)| e.value == event.value) {
+                        return Err(syn::Error::new(
+                            event.span,
+                            format!("state `{}` lists event `{}` twice", name.value, event.value),
+                        ));
+                    }
                     events.parse::<Token![:]>()?;
-                    on.push((event, events.parse()?));
+                    let branches = if events.peek(syn::token::Bracket) {
+                        let list;
+                        syn::bracketed!(list in events);
+                        let branches = syn::punctuated::Punctuated::<BranchAst, Token![,]>::parse_terminated(&list)?;
+                        if branches.is_empty() {
+                            return Err(syn::Error::new(event.span, "an event's `[…]` lists no transition"));
+                        }
+                        branches.into_iter().collect()
+                    } else {
+                        vec![events.parse()?]
+                    };
+                    on.push((event, branches));
                     if events.is_empty() {
                         break;
                     }
@@ -181,7 +250,7 @@ impl Parse for StateAst {
             }
             Ok(())
         })?;
-        Ok(Self { name, final_span, on })
+        Ok(Self { name, final_span, on, after })
     }
 }
 
@@ -210,10 +279,17 @@ impl MachineAst {
                 .map(|s| StateSpec {
                     name: s.name.value.clone(),
                     is_final: s.final_span.is_some(),
-                    on: s
-                        .on
-                        .iter()
-                        .map(|(event, target)| Transition { event: event.value.clone(), target: target.value() })
+                    on: (s.on.iter())
+                        .flat_map(|(event, branches)| {
+                            branches.iter().map(|b| Transition {
+                                event: event.value.clone(),
+                                target: b.target.value(),
+                                guard: b.guard.as_ref().map(LitStr::value),
+                            })
+                        })
+                        .collect(),
+                    after: (s.after.iter())
+                        .map(|(_, after_ms, target)| Delayed { after_ms: *after_ms, target: target.value() })
                         .collect(),
                 })
                 .collect(),

@@ -22,7 +22,7 @@ pub(crate) fn expand(machine: &MachineAst, errors: Vec<syn::Error>) -> TokenStre
         .map(|id| {
             let spec = machine.spec_for(&id.value());
             let declaration = declaration(id, Some(&spec));
-            let registration = registration(&spec, machine.context.as_ref());
+            let registration = registration(&spec, machine.context.as_ref(), &guards(machine));
             quote! { #declaration #registration }
         })
         .collect()
@@ -50,7 +50,46 @@ fn declared_id(input: &TokenStream) -> Option<syn::LitStr> {
     })
 }
 
-fn registration(spec: &toolgate_machine::MachineSpec, context: Option<&syn::Type>) -> TokenStream {
+/// Each guard the machine names, once, at its first literal.
+fn guards(machine: &MachineAst) -> Vec<&syn::LitStr> {
+    let mut guards: Vec<&syn::LitStr> = Vec::new();
+    let named = machine.states.iter().flat_map(|s| s.on.iter().flat_map(|(_, branches)| branches.iter()));
+    for guard in named.filter_map(|b| b.guard.as_ref()) {
+        if !guards.iter().any(|g| g.value() == guard.value()) {
+            guards.push(guard);
+        }
+    }
+    guards
+}
+
+/// A guard's registration: its function, erased, referred to at the guard's literal, where
+/// rustc reports a function that does not exist or does not take the machine's context.
+fn guard_registration(guard: &syn::LitStr, context: Option<&syn::Type>) -> TokenStream {
+    let span = guard.span();
+    let name = guard.value();
+    let context = match context {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
+    };
+    // The machine's validation already refused a name that is not a path.
+    let path: syn::Path = guard.parse().unwrap_or_else(|_| syn::parse_quote!(invalid_guard_name));
+    quote::quote_spanned! {span=>
+        ::toolgate::__private::GuardRegistration {
+            name: #name,
+            judge: |context, input| {
+                let guard: fn(&#context, &_) -> ::core::result::Result<(), ::toolgate::Failure> = #path;
+                ::toolgate::__private::judge_guard(guard, context, input)
+            },
+        }
+    }
+}
+
+fn registration(
+    spec: &toolgate_machine::MachineSpec,
+    context: Option<&syn::Type>,
+    guards: &[&syn::LitStr],
+) -> TokenStream {
+    let guards = guards.iter().map(|guard| guard_registration(guard, context));
     // What a context must be is checked here, spanned at the type.
     let (context, context_check) = match context {
         Some(ty) => (
@@ -82,10 +121,20 @@ fn registration(spec: &toolgate_machine::MachineSpec, context: Option<&syn::Type
         let is_final = state.is_final;
         let on = state.on.iter().map(|t| {
             let (event, target) = (&t.event, &t.target);
-            quote! { (#event, #target) }
+            let guard = match &t.guard {
+                Some(guard) => quote!(::core::option::Option::Some(#guard)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote! { (#event, #target, #guard) }
+        });
+        let after = state.after.iter().map(|d| {
+            let (after_ms, target) = (d.after_ms, &d.target);
+            quote! { (#after_ms, #target) }
         });
         quote! {
-            ::toolgate::__private::StateRegistration { name: #name, is_final: #is_final, on: &[#(#on),*] }
+            ::toolgate::__private::StateRegistration {
+                name: #name, is_final: #is_final, on: &[#(#on),*], after: &[#(#after),*],
+            }
         }
     });
     quote! {
@@ -99,6 +148,7 @@ fn registration(spec: &toolgate_machine::MachineSpec, context: Option<&syn::Type
                 mint: #mint,
                 states: &[#(#states),*],
                 context: #context,
+                guards: &[#(#guards),*],
                 location: ::toolgate::__private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             }
         }

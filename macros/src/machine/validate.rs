@@ -1,6 +1,7 @@
 //! Runs the shared machine rules and places each problem on the token that causes it.
 
 use proc_macro2::Span;
+use syn::LitStr;
 use toolgate_machine::MachineError;
 
 use super::MachineAst;
@@ -46,10 +47,25 @@ fn span_of(machine: &MachineAst, error: &MachineError) -> Span {
         MachineError::DuplicateEvent { state: name, event, .. } => {
             state(name).flat_map(|s| s.on.iter().filter(|(e, _)| &e.value == event)).last().map(|(e, _)| e.span)
         }
+        MachineError::UnreachableBranch { state: name, event, .. } => {
+            state(name).flat_map(|s| s.on.iter().filter(|(e, _)| &e.value == event)).next().map(|(e, _)| e.span)
+        }
+        MachineError::InvalidGuard { guard, .. } => (machine.states.iter())
+            .flat_map(|s| s.on.iter().flat_map(|(_, branches)| branches.iter().filter_map(|b| b.guard.as_ref())))
+            .find(|g| &g.value() == guard)
+            .map(LitStr::span),
         MachineError::UnknownTarget { state: name, event, target, .. } => state(name)
-            .flat_map(|s| s.on.iter().filter(|(e, t)| &e.value == event && &t.value() == target))
+            .flat_map(|s| s.on.iter().filter(|(e, _)| &e.value == event))
+            .flat_map(|(_, branches)| branches.iter().filter(|b| &b.target.value() == target))
             .next()
-            .map(|(_, t)| t.span()),
+            .map(|b| b.target.span()),
+        MachineError::UnknownDelayedTarget { state: name, target, .. } => state(name)
+            .flat_map(|s| s.after.iter().filter(|(_, _, t)| &t.value() == target))
+            .next()
+            .map(|(_, _, t)| t.span()),
+        MachineError::AfterWithoutKey { state: name, .. } => {
+            state(name).flat_map(|s| s.after.first()).next().map(|(delay, _, _)| delay.span())
+        }
         MachineError::FinalWithTransitions { state: name, .. } => state(name).find_map(|s| s.final_span),
         MachineError::Unreachable { state: name, .. } => state(name).next().map(|s| s.name.span),
     };

@@ -16,9 +16,16 @@ use super::ToolError;
 /// [`retry_after`](Failure::retry_after), [`never_retry`](Failure::never_retry) and
 /// [`with_detail`](Failure::with_detail); its fields are private so that a code toolgate
 /// reserves cannot be slipped past [`Failure::new`].
+///
+/// It is one pointer wide, so a guard's or a handler's `Result` costs no more than its
+/// success.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{message}")]
-pub struct Failure {
+#[error("{}", self.0.message)]
+pub struct Failure(Box<Parts>);
+
+/// What a [`Failure`] holds.
+#[derive(Debug, Clone, PartialEq)]
+struct Parts {
     code: Cow<'static, str>,
     message: String,
     hint: Option<String>,
@@ -71,13 +78,13 @@ impl Failure {
             tracing::warn!(%code, "a handler used a code toolgate reserves; it is served as APP_{code}");
             code = format!("APP_{code}").into();
         }
-        Self { code, message: message.into(), hint: None, retry: None, details: Map::new() }
+        Self(Box::new(Parts { code, message: message.into(), hint: None, retry: None, details: Map::new() }))
     }
 
     /// Says what the model can do next: `hint` in `structuredContent`.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.details.shift_remove(HINT_KEY);
-        self.hint = Some(hint.into());
+        self.0.details.shift_remove(HINT_KEY);
+        self.0.hint = Some(hint.into());
         self
     }
 
@@ -105,9 +112,9 @@ impl Failure {
 
     fn with_retry(mut self, retry: Retry) -> Self {
         for key in RETRY_KEYS {
-            self.details.shift_remove(key);
+            self.0.details.shift_remove(key);
         }
-        self.retry = Some(retry);
+        self.0.retry = Some(retry);
         self
     }
 
@@ -117,42 +124,42 @@ impl Failure {
     pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         let key = key.into();
         let owned = CONTRACT_KEYS.contains(&key.as_str())
-            || (key == HINT_KEY && self.hint.is_some())
-            || (RETRY_KEYS.contains(&key.as_str()) && self.retry.is_some());
+            || (key == HINT_KEY && self.0.hint.is_some())
+            || (RETRY_KEYS.contains(&key.as_str()) && self.0.retry.is_some());
         if !owned {
-            self.details.insert(key, value.into());
+            self.0.details.insert(key, value.into());
         }
         self
     }
 
     /// The code the model sees (`APP_<CODE>` for a code toolgate reserves).
     pub fn code(&self) -> &str {
-        &self.code
+        &self.0.code
     }
 
     /// What happened, said for the model.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// What the model can do next, if the failure says.
     pub fn hint(&self) -> Option<&str> {
-        self.hint.as_deref()
+        self.0.hint.as_deref()
     }
 
     /// Whether and when calling again can succeed, if the failure says.
     pub fn retry(&self) -> Option<Retry> {
-        self.retry
+        self.0.retry
     }
 
     /// The fields the failure adds to `structuredContent` after `code` and `message`.
     pub(super) fn advice(&self) -> Advice<'_> {
-        let (retryable, retry_after_ms) = match self.retry {
+        let (retryable, retry_after_ms) = match self.0.retry {
             None => (None, None),
             Some(Retry::Never) => (Some(false), None),
             Some(Retry::After(wait)) => (Some(true), Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1))),
         };
-        Advice { hint: self.hint.as_deref(), retryable, retry_after_ms, details: &self.details }
+        Advice { hint: self.0.hint.as_deref(), retryable, retry_after_ms, details: &self.0.details }
     }
 }
 

@@ -24,7 +24,7 @@ use refusal::{
     HandleRefusal, IdempotencyConflict, InsufficientScope, Internal, InvalidArgument, RateLimited, StoreUnavailable,
     Timeout, Unauthenticated,
 };
-pub(crate) use refusal::{DomainMismatch, DomainNotSelected, Forbidden};
+pub(crate) use refusal::{DomainMismatch, DomainNotSelected, Forbidden, GuardFailed};
 
 /// Declares the codes toolgate produces, once: the [`Code`] enum, its spelling, and
 /// [`ToolError::RESERVED_CODES`] all come from this table.
@@ -56,6 +56,8 @@ macro_rules! codes {
 codes! {
     /// The tool exists but its machine's state does not allow it now.
     Forbidden = "FORBIDDEN",
+    /// A guard of the transition refused the call on the instance's data.
+    GuardFailed = "GUARD_FAILED",
     /// No domain is active yet (strict intent lock).
     DomainNotSelected = "DOMAIN_NOT_SELECTED",
     /// The tool's or the declared domain is not the active one.
@@ -118,6 +120,8 @@ pub struct ToolError(Box<Repr>);
 enum Repr {
     #[error("{0}")]
     Forbidden(Forbidden),
+    #[error("{0}")]
+    GuardFailed(GuardFailed),
     #[error("{0}")]
     DomainNotSelected(DomainNotSelected),
     #[error("{0}")]
@@ -244,6 +248,10 @@ impl ToolError {
     }
 
     /// `DOMAIN_NOT_SELECTED`.
+    pub(crate) fn guard_failed(refusal: GuardFailed) -> Self {
+        Self::new(Repr::GuardFailed(refusal))
+    }
+
     pub(crate) fn domain_not_selected(refusal: DomainNotSelected) -> Self {
         Self::new(Repr::DomainNotSelected(refusal))
     }
@@ -402,6 +410,7 @@ impl ToolError {
     fn classify(&self) -> Result<Code, &Failure> {
         Ok(match &*self.0 {
             Repr::Forbidden(_) => Code::Forbidden,
+            Repr::GuardFailed(_) => Code::GuardFailed,
             Repr::DomainNotSelected(_) => Code::DomainNotSelected,
             Repr::DomainMismatch(_) => Code::DomainMismatch,
             Repr::InvalidArgument(_) => Code::InvalidArgument,
@@ -451,6 +460,7 @@ impl ToolError {
         out.insert("message".into(), self.to_string().into());
         let fields = match &*self.0 {
             Repr::Forbidden(refusal) => to_value(refusal),
+            Repr::GuardFailed(refusal) => to_value(refusal),
             Repr::DomainNotSelected(refusal) => to_value(refusal),
             Repr::DomainMismatch(refusal) => to_value(refusal),
             Repr::InvalidArgument(refusal) => to_value(refusal),
@@ -505,6 +515,7 @@ mod tests {
             tool: "invoice_discharge".into(),
             machine: "invoice".into(),
             instance: instance.map(str::to_string),
+            expired_at: None,
             current_state: "draft".into(),
             allowed_tools: vec!["invoice_submit".into()],
             unlocked_by: vec!["invoice_approve".into()],
@@ -660,6 +671,17 @@ mod tests {
     fn every_code_toolgate_produces_is_reserved() {
         let produced = [
             forbidden(None),
+            ToolError::guard_failed(GuardFailed {
+                tool: "t".into(),
+                guard: "g".into(),
+                machine: "m".into(),
+                current_state: "s".into(),
+                instance: None,
+                reason: "no".into(),
+                reason_code: "NO".into(),
+                hint: None,
+                retryable: false,
+            }),
             ToolError::domain_not_selected(DomainNotSelected {
                 tool: String::new(),
                 tool_domain: String::new(),

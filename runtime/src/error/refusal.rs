@@ -23,6 +23,45 @@ pub(crate) struct Forbidden {
     /// The instance the call named, for a keyed machine (`INV-2`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) instance: Option<String>,
+    /// When time moved the instance into `current_state` (an `after` transition: a quote
+    /// that expired), RFC 3339.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) expired_at: Option<String>,
+}
+
+/// `GUARD_FAILED`: the call's transition is guarded, and its guard refused the call on
+/// the instance's data and the call's input; nothing was done.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error(
+    "{reason} (guard `{guard}` of `{machine}`{}, in state `{current_state}`); nothing was done",
+    instance_words(instance)
+)]
+pub(crate) struct GuardFailed {
+    /// The refused tool.
+    pub(crate) tool: String,
+    /// The guard that refused, as the machine names it.
+    pub(crate) guard: String,
+    /// The machine.
+    pub(crate) machine: String,
+    /// The instance's state.
+    pub(crate) current_state: String,
+    /// The instance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) instance: Option<String>,
+    /// The guard's own words, why it refused.
+    #[serde(skip)]
+    pub(crate) reason: String,
+    /// The guard's own code (`OVER_CAPTURED`).
+    pub(crate) reason_code: String,
+    /// What the guard says to do instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) hint: Option<String>,
+    /// The same call fails again until the instance's data changes.
+    pub(crate) retryable: bool,
+}
+
+fn instance_words(instance: &Option<String>) -> String {
+    instance.as_ref().map(|i| format!(" `{i}`")).unwrap_or_default()
 }
 
 fn forbidden_message(f: &Forbidden) -> String {

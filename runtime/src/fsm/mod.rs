@@ -4,9 +4,13 @@
 //! The rules themselves live in `toolgate-machine`, shared with the macros, so a machine
 //! declared with `machine!` and the same machine loaded from JSON are judged identically.
 
+mod guard;
 mod xstate;
 
-pub use toolgate_machine::{BindingError, MachineError, MachineSpec, StateSpec, Transition};
+use std::collections::BTreeMap;
+
+pub use guard::{Guard, GuardRegistration, Verdict, judge};
+pub use toolgate_machine::{BindingError, Delayed, MachineError, MachineSpec, StateSpec, Transition};
 pub use xstate::MachineLoadError;
 
 /// A validated workflow state machine.
@@ -16,6 +20,17 @@ pub struct Machine {
     initial: String,
     /// `context: Payment`: the type of each instance's data (a `machine!` declares it).
     context: Option<crate::action::ContextType>,
+    /// The functions of the guards it names, by name (those it has been given).
+    guards: BTreeMap<String, Guard>,
+}
+
+/// Why a guarded event picks no branch.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct GuardRefusal {
+    /// The first guard that refused.
+    pub(crate) guard: String,
+    /// What it said.
+    pub(crate) verdict: Verdict,
 }
 
 impl Machine {
@@ -33,7 +48,9 @@ impl Machine {
     pub fn new(spec: MachineSpec) -> Result<Self, Vec<MachineError>> {
         let errors = spec.validate();
         match (&spec.initial, errors.is_empty()) {
-            (Some(initial), true) => Ok(Self { initial: initial.clone(), spec, context: None }),
+            (Some(initial), true) => {
+                Ok(Self { initial: initial.clone(), spec, context: None, guards: BTreeMap::new() })
+            }
             _ => Err(errors),
         }
     }
@@ -74,7 +91,11 @@ impl Machine {
     /// assert_eq!(m.keyed_by("door_id").unwrap().key(), Some("door_id"));
     /// ```
     pub fn keyed_by(self, key: impl Into<String>) -> Result<Self, Vec<MachineError>> {
-        Self::new(MachineSpec { key: Some(key.into()), ..self.spec })
+        Ok(Self {
+            context: self.context,
+            guards: self.guards,
+            ..Self::new(MachineSpec { key: Some(key.into()), ..self.spec })?
+        })
     }
 
     /// The argument that names an instance, for a keyed machine.
@@ -85,7 +106,11 @@ impl Machine {
     /// The same keyed machine with its instances named per tenant: what `scope: tenant`
     /// does in `machine!`, for machines loaded at start-up.
     pub fn scoped_per_tenant(self) -> Result<Self, Vec<MachineError>> {
-        Self::new(MachineSpec { tenant_scoped: true, ..self.spec })
+        Ok(Self {
+            context: self.context,
+            guards: self.guards,
+            ..Self::new(MachineSpec { tenant_scoped: true, ..self.spec })?
+        })
     }
 
     /// The format new instances' keys are minted in (`mint: "PAY-{n}"`), for a machine
@@ -116,8 +141,57 @@ impl Machine {
         self.spec.state(state).is_some()
     }
 
-    /// The state `event` leads to from `state`, if that state accepts it.
+    /// The state `event` leads to from `state`, if that state accepts it (its first
+    /// branch's, for an event with guarded branches).
     pub fn target(&self, state: &str, event: &str) -> Option<&str> {
         self.spec.target(state, event)
+    }
+
+    /// The machine with `guard` as the function of the guard its name names.
+    pub(crate) fn with_guard(mut self, guard: Guard) -> Self {
+        self.guards.insert(guard.name().to_string(), guard);
+        self
+    }
+
+    /// The guards it names that it has no function for.
+    pub(crate) fn missing_guards(&self) -> Vec<&str> {
+        self.spec.guards().into_iter().filter(|name| !self.guards.contains_key(*name)).collect()
+    }
+
+    /// Whether `event` from `state` is guarded (some branch names a guard).
+    pub(crate) fn is_guarded(&self, state: &str, event: &str) -> bool {
+        self.spec.state(state).is_some_and(|s| s.on.iter().any(|t| t.event == event && t.guard.is_some()))
+    }
+
+    /// The state `event` leads to from `state` for a call with `input` on an instance
+    /// holding `context`: the first branch whose guard passes, or `Ok(None)` when the state
+    /// does not accept the event; the first guard that refused when none passes.
+    pub(crate) fn choose(
+        &self,
+        state: &str,
+        event: &str,
+        context: Option<&serde_json::Value>,
+        input: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Option<&str>, Box<GuardRefusal>> {
+        let mut refusal = None;
+        let on = self.spec.state(state).map(|s| s.on.as_slice()).unwrap_or_default();
+        for branch in on.iter().filter(|t| t.event == event) {
+            let Some(name) = &branch.guard else { return Ok(Some(&branch.target)) };
+            let verdict = match self.guards.get(name) {
+                Some(guard) => guard.judge(context, input),
+                // Start-up refuses a machine naming a guard it has no function for.
+                None => Verdict::InputUnreadable("(a guard with no function)"),
+            };
+            match verdict {
+                Verdict::Pass => return Ok(Some(&branch.target)),
+                verdict => {
+                    refusal.get_or_insert(GuardRefusal { guard: name.clone(), verdict });
+                }
+            }
+        }
+        match refusal {
+            Some(refusal) => Err(Box::new(refusal)),
+            None => Ok(None),
+        }
     }
 }

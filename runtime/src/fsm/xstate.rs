@@ -1,10 +1,12 @@
-//! The XState v5 JSON loader: the subset toolgate gates on (flat states, string or
-//! `{ "target" }` transitions, `type: "final"`). Anything that would change which
-//! transitions fire — guards, nested or parallel states — is refused, never ignored.
+//! The XState v5 JSON loader: the subset toolgate gates on (flat states, string,
+//! `{ "target", "guard" }` or array transitions, `after` delays in milliseconds or ISO-8601,
+//! `type: "final"`, and toolgate's own `meta.toolgate` key and tenant scope). Anything
+//! else that would change which transitions fire — nested or parallel states, guards on
+//! delays, parameterized guards — is refused, never ignored.
 
 use serde_json::{Map, Value};
 
-use super::{MachineError, MachineSpec, StateSpec, Transition};
+use super::{Delayed, MachineError, MachineSpec, StateSpec, Transition};
 
 /// Why an XState JSON machine could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -51,13 +53,21 @@ pub(super) fn parse(json: &str) -> Result<MachineSpec, MachineLoadError> {
         .as_object()
         .ok_or_else(|| shape("states", "must be an object of states"))?;
     let states = states.iter().map(|(name, state)| parse_state(name, state)).collect::<Result<_, _>>()?;
-    Ok(MachineSpec { id, initial, key: None, tenant_scoped: false, mint: None, states })
+    // What toolgate's own export keeps in `meta` (which XState keeps and ignores).
+    let toolgate = root.get("meta").and_then(|meta| meta.get("toolgate"));
+    let key = match toolgate.and_then(|t| t.get("key")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(key)) => Some(key.clone()),
+        Some(_) => return Err(shape("meta.toolgate.key", "must be a string")),
+    };
+    let tenant_scoped = toolgate.and_then(|t| t.get("tenantScoped")).and_then(Value::as_bool).unwrap_or(false);
+    Ok(MachineSpec { id, initial, key, tenant_scoped, mint: None, states })
 }
 
 fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError> {
     let key = format!("states.{name}");
     let state = state.as_object().ok_or_else(|| shape(&key, "must be an object"))?;
-    reject_unknown(state, &key, &["on", "type"], INERT_STATE_KEYS)?;
+    reject_unknown(state, &key, &["on", "after", "type"], INERT_STATE_KEYS)?;
     let is_final = match string(state, "type", &format!("{key}.type"))?.as_deref() {
         None | Some("atomic") => false,
         Some("final") => true,
@@ -71,19 +81,66 @@ fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError>
     let mut on = Vec::new();
     if let Some(events) = state.get("on") {
         let events = events.as_object().ok_or_else(|| shape(format!("{key}.on"), "must be an object of events"))?;
-        for (event, target) in events {
-            on.push(Transition { event: event.clone(), target: parse_target(&format!("{key}.on.{event}"), target)? });
+        for (event, branches) in events {
+            let path = format!("{key}.on.{event}");
+            match branches {
+                Value::Array(branches) => {
+                    for (i, branch) in branches.iter().enumerate() {
+                        let (target, guard) = parse_branch(&format!("{path}.{i}"), branch, true)?;
+                        on.push(Transition { event: event.clone(), target, guard });
+                    }
+                }
+                branch => {
+                    let (target, guard) = parse_branch(&path, branch, true)?;
+                    on.push(Transition { event: event.clone(), target, guard });
+                }
+            }
         }
     }
-    Ok(StateSpec { name: name.to_string(), is_final, on })
+    let mut after = Vec::new();
+    if let Some(delays) = state.get("after") {
+        let delays = delays.as_object().ok_or_else(|| shape(format!("{key}.after"), "must be an object of delays"))?;
+        for (delay, target) in delays {
+            let path = format!("{key}.after.{delay}");
+            // XState's milliseconds, or an ISO-8601 duration as `machine!` writes it.
+            let after_ms = match delay.parse::<u64>() {
+                Ok(ms) if ms > 0 => ms,
+                _ => toolgate_machine::grammar::parse_iso_duration_ms(delay).map_err(|problem| {
+                    shape(&path, format!("is not a delay: a number of milliseconds above zero or {problem}"))
+                })?,
+            };
+            let (target, _) = parse_branch(&path, target, false)?;
+            after.push(Delayed { after_ms, target });
+        }
+    }
+    Ok(StateSpec { name: name.to_string(), is_final, on, after })
 }
 
-fn parse_target(key: &str, target: &Value) -> Result<String, MachineLoadError> {
-    match target {
-        Value::String(target) => Ok(target.clone()),
+/// A transition's target and guard: `"approved"`, or `{ "target": "approved", "guard":
+/// "small_amount" }` (the guard also as `{ "type": "small_amount" }`), where `guarded`.
+fn parse_branch(key: &str, branch: &Value, guarded: bool) -> Result<(String, Option<String>), MachineLoadError> {
+    match branch {
+        Value::String(target) => Ok((target.clone(), None)),
         Value::Object(obj) => {
-            reject_unknown(obj, key, &["target"], &["description", "actions", "meta"])?;
-            string(obj, "target", &format!("{key}.target"))?.ok_or_else(|| shape(format!("{key}.target"), "is missing"))
+            let known: &[&str] = if guarded { &["target", "guard"] } else { &["target"] };
+            reject_unknown(obj, key, known, &["description", "actions", "meta"])?;
+            let target = string(obj, "target", &format!("{key}.target"))?
+                .ok_or_else(|| shape(format!("{key}.target"), "is missing"))?;
+            let guard = match obj.get("guard") {
+                None => None,
+                Some(Value::String(guard)) => Some(guard.clone()),
+                Some(Value::Object(guard)) if guard.len() == 1 => match guard.get("type") {
+                    Some(Value::String(guard)) => Some(guard.clone()),
+                    _ => return Err(shape(format!("{key}.guard"), "must be a guard's name or `{ \"type\": name }`")),
+                },
+                Some(_) => {
+                    return Err(shape(
+                        format!("{key}.guard"),
+                        "must be a guard's name or `{ \"type\": name }` (toolgate's guards take no parameters)",
+                    ));
+                }
+            };
+            Ok((target, guard))
         }
         _ => Err(shape(key, "must be a target state name or `{ \"target\": … }`")),
     }
@@ -165,8 +222,16 @@ mod tests {
             (r#"{"id": "m", "initial": "a"}"#, "`states` is missing"),
             (r#"{"id": "m", "initial": "a", "states": {"a": {"on": {"GO": 1}}}}"#, "`states.a.on.GO` must be a target"),
             (
-                r#"{"id": "m", "initial": "a", "states": {"a": {"on": {"GO": {"target": "a", "guard": "g"}}}}}"#,
-                "`states.a.on.GO.guard` is not supported",
+                r#"{"id": "m", "initial": "a", "states": {"a": {"on": {"GO": {"target": "a", "guard": {"type": "g", "params": 1}}}}}}"#,
+                "`states.a.on.GO.guard` must be a guard's name",
+            ),
+            (
+                r#"{"id": "m", "initial": "a", "states": {"a": {"after": {"soon": "a"}}}}"#,
+                "`states.a.after.soon` is not a delay",
+            ),
+            (
+                r#"{"id": "m", "initial": "a", "states": {"a": {"after": {"1000": {"target": "a", "guard": "g"}}}}}"#,
+                "`states.a.after.1000.guard` is not supported",
             ),
             (r#"{"id": "m", "initial": "a", "states": {"a": {"type": "parallel"}}}"#, "`states.a.type` is `parallel`"),
             (r#"{"id": "m", "initial": "a", "states": {"a": {"states": {}}}}"#, "`states.a.states` is not supported"),
@@ -175,6 +240,32 @@ mod tests {
             let err = Machine::from_xstate_json(json).unwrap_err().to_string();
             assert!(err.contains(expected), "{json}: {err}");
         }
+    }
+
+    #[test]
+    fn guards_and_delays_load_and_export_round_trips() {
+        let json = r#"{
+            "id": "quote", "initial": "quoted", "meta": {"toolgate": {"key": "quote_id", "tenantScoped": false}},
+            "states": {
+                "quoted": {
+                    "on": { "REVIEW": [{ "target": "booked", "guard": "small_amount" }, { "target": "review" }] },
+                    "after": { "900000": "expired", "PT1H": "review" }
+                },
+                "review": { "on": { "BOOK": { "target": "booked", "guard": { "type": "approved" } } } },
+                "booked": { "type": "final" },
+                "expired": { "type": "final" }
+            }
+        }"#;
+        let machine = Machine::from_xstate_json(json).unwrap();
+        assert_eq!(machine.key(), Some("quote_id"));
+        assert_eq!(machine.spec().guards(), ["small_amount", "approved"]);
+        assert_eq!(
+            machine.spec().first_delayed("quoted").map(|d| (d.after_ms, d.target.as_str())),
+            Some((900_000, "expired"))
+        );
+        let exported = crate::inspect::machine_json(&machine);
+        let again = Machine::from_xstate_json(&exported.to_string()).unwrap();
+        assert_eq!(again.spec(), machine.spec());
     }
 
     #[test]

@@ -139,6 +139,7 @@ impl<'a> Gate<'a> {
             tool: tool.name.to_string(),
             machine,
             instance: instance.map(str::to_string),
+            expired_at: None,
             current_state: current_state.to_string(),
             allowed_tools: self.callable_names(),
             unlocked_by: tool

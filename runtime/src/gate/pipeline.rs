@@ -10,12 +10,14 @@
 //! 4. [`Candidate::check_domain`] — the declared `domain` and the intent lock;
 //! 5. [`Candidate::name_instance`] — the keyed instance: only its key field is read;
 //! 6. [`Candidate::check_state`] — the state gate;
-//! 7. [`Candidate::check_arguments`] — every argument against the tool's schema;
+//! 7. [`Candidate::check_arguments`] — every argument against the tool's schema; then
+//!    [`Candidate::check_guards`] — the transition's guards, on the instance's data and the
+//!    checked arguments: the first branch whose guard passes picks the target;
 //! 8. [`Candidate::confirm`] — a one-time code bound to the call, for a `confirm`ed tool;
 //! 9. [`Candidate::spend_allowance`] — the declared rate limit;
-//! 10. [`Candidate::take_leases`] — the leases of what the call will write; steps 4 and 6
-//!     are judged again on what is committed now, and a refusal here gives the allowance
-//!     back;
+//! 10. [`Candidate::take_leases`] — the leases of what the call will write; steps 4, 6 and
+//!     7½ are judged again on what is committed now, and a refusal here gives the
+//!     allowance back;
 //!
 //! then the caller runs the handler (11) and [`Admitted::commit`]s (12): a transition on a
 //! keyed instance is committed with its history entry, in one atomic step. Adding a check
@@ -36,9 +38,9 @@ use crate::auth::Principal;
 use crate::confirm::{self, Confirmations, Presented, Transaction};
 use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
-use crate::error::ToolError;
+use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
-use crate::fsm::Machine;
+use crate::fsm::{GuardRefusal, Machine, Verdict};
 use crate::registry::{InstanceHistory, Registry, ToolEntry, ToolKind};
 use crate::store::{FlowLease, HistoryEntry, Snapshot, StoreKey, Transition, now_ms};
 
@@ -127,6 +129,8 @@ struct Candidate<'a> {
     idempotency: Option<Idempotency>,
     /// Who is calling, when the request authenticated.
     principal: Option<Principal>,
+    /// The target the transition's guards picked, for a guarded transition.
+    guarded_target: Option<String>,
 }
 
 /// What the pipeline lets through: a call to run, or an idempotent retry answered with
@@ -162,6 +166,7 @@ pub(crate) async fn admit<'a>(
         presented: None,
         idempotency: None,
         principal: caller.principal.clone(),
+        guarded_target: None,
     };
     // Each step refuses before any later one runs.
     let steps = async {
@@ -174,6 +179,7 @@ pub(crate) async fn admit<'a>(
         }
         call.check_state()?;
         call.check_arguments()?;
+        call.check_guards()?;
         call.confirm().await?;
         Ok(None)
     };
@@ -362,6 +368,65 @@ impl<'a> Candidate<'a> {
         Ok(())
     }
 
+    /// Step 7½: the guards of the call's transition, judged on the instance's data (its
+    /// committed context) and the checked arguments. The first branch whose guard passes
+    /// picks the target; when none passes, the first guard that refused says why
+    /// (`GUARD_FAILED`). An unguarded transition has nothing to judge.
+    fn check_guards(&mut self) -> Result<(), ToolError> {
+        self.guarded_target = None;
+        let (Some(event), Some(machine)) = (self.tool.transition(), self.tool.machine.as_deref()) else {
+            return Ok(());
+        };
+        let record = match (&self.instance, &self.instance_before) {
+            (Some(_), Some(snapshot)) => snapshot,
+            _ => &self.flow_before,
+        };
+        let from = record.state_of(machine.id(), machine.initial());
+        if !machine.is_guarded(from, event) {
+            return Ok(());
+        }
+        let context = self.instance.as_ref().and(record.context.as_ref());
+        let GuardRefusal { guard, verdict } = match machine.choose(from, event, context, &self.arguments) {
+            Ok(target) => {
+                self.guarded_target = target.map(str::to_string);
+                return Ok(());
+            }
+            Err(refusal) => *refusal,
+        };
+        let instance = self.instance.as_ref().map(|i| i.id.clone());
+        let refused = |reason: String, reason_code: &str, hint: Option<String>| {
+            ToolError::guard_failed(GuardFailed {
+                tool: self.tool.name.to_string(),
+                guard: guard.clone(),
+                machine: machine.id().to_string(),
+                current_state: from.to_string(),
+                instance: instance.clone(),
+                reason,
+                reason_code: reason_code.to_string(),
+                hint,
+                retryable: false,
+            })
+        };
+        Err(match verdict {
+            Verdict::Refuse(failure) => {
+                refused(failure.message().to_string(), failure.code(), failure.hint().map(str::to_string))
+            }
+            Verdict::NoContext => refused(
+                format!("{} has no data yet for the guard to judge", instance.as_deref().unwrap_or("the instance")),
+                "NO_DATA",
+                None,
+            ),
+            Verdict::ContextUnreadable(ty) => {
+                ToolError::context_unreadable(machine.id(), instance.as_deref().unwrap_or_default(), ty)
+            }
+            Verdict::Pass | Verdict::InputUnreadable(_) => ToolError::internal(format_args!(
+                "guard `{guard}` of machine `{}` cannot read the arguments of `{}` as its input type",
+                machine.id(),
+                self.tool.name
+            )),
+        })
+    }
+
     /// Step 8: for a `confirm`ed tool (above its threshold, if it has one), a one-time code
     /// bound to exactly this call — principal, tool, instance or flow, canonical arguments:
     /// a new challenge (`CONFIRMATION_REQUIRED`), or the presented one checked and spent.
@@ -434,6 +499,7 @@ impl<'a> Candidate<'a> {
         if leases.flow.is_some() || leases.instance.is_some() {
             self.check_domain()?;
             self.check_state()?;
+            self.check_guards()?;
         }
         Ok(leases)
     }
@@ -451,6 +517,7 @@ impl<'a> Candidate<'a> {
             switch,
             idempotency,
             principal,
+            guarded_target,
             ..
         } = self;
         let records = judge.records;
@@ -480,6 +547,7 @@ impl<'a> Candidate<'a> {
             history,
             note: None,
             context: None,
+            guarded_target,
             _leases: leases,
             _spent: spent,
         }
@@ -529,6 +597,8 @@ pub(crate) struct Admitted<'a> {
     /// The context the handler set for the instance ([`InstanceMut::set`](crate::InstanceMut::set)),
     /// set once it returned: committed with the call.
     pub(crate) context: Option<Value>,
+    /// The target the transition's guards picked, for a guarded transition.
+    guarded_target: Option<String>,
     _leases: Leases,
     /// The allowance the call spent: it counts whatever the handler does.
     _spent: Option<Spent<'a>>,
@@ -575,6 +645,9 @@ impl Admitted<'_> {
         if self.tool.creates {
             // A new instance starts in the initial state.
             return machine.map(|m| m.initial().to_string());
+        }
+        if let Some(target) = &self.guarded_target {
+            return Some(target.clone());
         }
         self.tool
             .transition()

@@ -30,6 +30,9 @@ pub enum Rule {
     NumbersBounded,
     /// A tool that moves money or books is `transactional`, confirmed and scoped.
     MoneyGuarded,
+    /// A transition that moves money is judged on values: guarded by its machine
+    /// (`guard: "…"`) in every state it fires from, or confirmed by the user.
+    GuardedOrConfirmed,
     /// A tool marked `expensive` declares a rate limit.
     ExpensiveLimited,
     /// A keyed machine's key has a strict pattern.
@@ -44,13 +47,14 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order of the table.
-    pub const ALL: [Rule; 11] = [
+    pub const ALL: [Rule; 12] = [
         Rule::DomainPrefix,
         Rule::SaysWhatItDoesNot,
         Rule::DomainRequired,
         Rule::DatesTyped,
         Rule::NumbersBounded,
         Rule::MoneyGuarded,
+        Rule::GuardedOrConfirmed,
         Rule::ExpensiveLimited,
         Rule::StrictKey,
         Rule::Reachable,
@@ -67,6 +71,7 @@ impl Rule {
             Rule::DatesTyped => "dates_typed",
             Rule::NumbersBounded => "numbers_bounded",
             Rule::MoneyGuarded => "money_guarded",
+            Rule::GuardedOrConfirmed => "guarded_or_confirmed",
             Rule::ExpensiveLimited => "expensive_limited",
             Rule::StrictKey => "strict_key",
             Rule::Reachable => "reachable",
@@ -288,6 +293,27 @@ fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster) -> (Verdict, String) {
                 (Verdict::Pass, why)
             } else {
                 (Verdict::Fail, format!("{why}, so it needs {}", missing.join(", ")))
+            }
+        }
+        Rule::GuardedOrConfirmed => {
+            let (Some(event), Some(machine)) = (registration.transition, tool.machine.as_deref()) else {
+                return (Verdict::NotApplicable, "fires no transition".into());
+            };
+            if !takes_money(&schema, &properties) {
+                return (Verdict::NotApplicable, "its transition moves no money".into());
+            }
+            let unguarded: Vec<&str> =
+                registration.bind_states.iter().copied().filter(|state| !machine.is_guarded(state, event)).collect();
+            match (unguarded.is_empty(), registration.confirm.is_some()) {
+                (true, _) => (Verdict::Pass, format!("`{event}` is guarded")),
+                (false, true) => (Verdict::Pass, "it is confirmed by the user".into()),
+                (false, false) => (
+                    Verdict::Fail,
+                    format!(
+                        "it moves money with `{event}`, unguarded from {}: add a `guard` to the transition in `machine!`, or `confirm`",
+                        unguarded.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                ),
             }
         }
         Rule::ExpensiveLimited => match (registration.expensive, registration.rate_limit) {

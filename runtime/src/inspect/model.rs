@@ -69,10 +69,38 @@ pub struct Edge {
     pub from: String,
     /// The state it enters.
     pub to: String,
-    /// Its event.
+    /// Its event; empty for a transition time fires.
     pub event: String,
+    /// The guard that must pass for it to be taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guard: Option<String>,
+    /// For a transition time fires (`after`): how long the machine stays in `from` first,
+    /// in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_ms: Option<u64>,
     /// The tools whose successful call fires it from `from`.
     pub tools: Vec<String>,
+}
+
+impl Edge {
+    /// How diagrams label it: `DISCHARGE`, `DISCHARGE [fully_funded]`, `after 15m`.
+    pub fn label(&self) -> String {
+        match (self.after_ms, &self.guard) {
+            (Some(ms), _) => format!("after {}", short_duration(ms)),
+            (None, Some(guard)) => format!("{} [{guard}]", self.event),
+            (None, None) => self.event.clone(),
+        }
+    }
+}
+
+/// `15m`, `2h`, `1d`, `90s`, `1500ms`: the largest unit that divides it.
+fn short_duration(ms: u64) -> String {
+    for (unit, size) in [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)] {
+        if ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
 }
 
 /// A tool, with what matters to whoever reads the diagram.
@@ -175,16 +203,27 @@ fn machine_view(machine: &Machine, tools: &[ToolEntry]) -> MachineView {
         .states
         .iter()
         .flat_map(|state| {
-            state.on.iter().map(|transition| Edge {
+            let on = state.on.iter().map(|transition| Edge {
                 from: state.name.clone(),
                 to: transition.target.clone(),
                 event: transition.event.clone(),
+                guard: transition.guard.clone(),
+                after_ms: None,
                 tools: own
                     .iter()
                     .filter(|t| t.transition() == Some(transition.event.as_str()) && callable_in(t, &state.name))
                     .map(|t| t.name.to_string())
                     .collect(),
-            })
+            });
+            let after = state.after.iter().map(|delayed| Edge {
+                from: state.name.clone(),
+                to: delayed.target.clone(),
+                event: String::new(),
+                guard: None,
+                after_ms: Some(delayed.after_ms),
+                tools: Vec::new(),
+            });
+            on.chain(after).collect::<Vec<_>>()
         })
         .collect();
     MachineView {

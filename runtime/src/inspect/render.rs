@@ -76,7 +76,7 @@ fn mermaid_machine(out: &mut String, machine: &MachineView, indent: &str) {
             "{inner}{} --> {}: {}{by}",
             node(&machine.id, &edge.from),
             node(&machine.id, &edge.to),
-            edge.event
+            edge.label()
         );
     }
     for state in &machine.states {
@@ -163,7 +163,7 @@ fn dot_machine(out: &mut String, machine: &MachineView) {
         }
     }
     for edge in &machine.edges {
-        let mut label = edge.event.clone();
+        let mut label = edge.label();
         for tool in &edge.tools {
             label.push('\n');
             label.push_str(tool);
@@ -204,7 +204,7 @@ pub(super) fn svg(description: &Description) -> String {
         }
         let _ = writeln!(flat, "  {id}__title -> {};", node(&machine.id, &machine.initial));
         for edge in &machine.edges {
-            let mut label = edge.event.clone();
+            let mut label = edge.label();
             for tool in &edge.tools {
                 label.push_str(" / ");
                 label.push_str(tool);

@@ -17,9 +17,28 @@ pub fn machine_json(machine: &Machine) -> Value {
             node.insert("type".into(), json!("final"));
         }
         if !state.on.is_empty() {
-            let on: Map<String, Value> =
-                state.on.iter().map(|t| (t.event.clone(), Value::String(t.target.clone()))).collect();
+            let mut on = Map::new();
+            for transition in &state.on {
+                let branch = match &transition.guard {
+                    Some(guard) => json!({ "target": transition.target, "guard": guard }),
+                    None => Value::String(transition.target.clone()),
+                };
+                match on.get_mut(&transition.event) {
+                    // A second branch of the event: XState's array form.
+                    Some(Value::Array(branches)) => branches.push(branch),
+                    Some(first) => *first = Value::Array(vec![first.take(), branch]),
+                    None => {
+                        on.insert(transition.event.clone(), branch);
+                    }
+                }
+            }
             node.insert("on".into(), Value::Object(on));
+        }
+        if !state.after.is_empty() {
+            // XState's delays are milliseconds.
+            let after: Map<String, Value> =
+                state.after.iter().map(|d| (d.after_ms.to_string(), Value::String(d.target.clone()))).collect();
+            node.insert("after".into(), Value::Object(after));
         }
         states.insert(state.name.clone(), Value::Object(node));
     }

@@ -21,7 +21,7 @@ pub(crate) use tool_entry::{STATE_FIELD, ToolEntry, ToolKind};
 
 use crate::action::{ActionRegistration, SourceLocation, States};
 use crate::domain::{DomainPolicy, IntentLock, switch::SWITCH_DOMAIN};
-use crate::fsm::{Machine, MachineSpec, StateSpec, Transition};
+use crate::fsm::{Delayed, Guard, Machine, MachineSpec, StateSpec, Transition};
 use rmcp::model::Tool;
 
 /// One `machine!`, as the macro registers it at link time (generated code only).
@@ -42,6 +42,8 @@ pub struct MachineRegistration {
     pub states: &'static [StateRegistration],
     /// `context: Payment`: the type of each instance's data.
     pub context: Option<crate::action::ContextType>,
+    /// The guards its transitions name, with their functions.
+    pub guards: &'static [crate::fsm::GuardRegistration],
     /// Where the `machine!` is.
     pub location: SourceLocation,
 }
@@ -54,8 +56,10 @@ pub struct StateRegistration {
     pub name: &'static str,
     /// `type: "final"`.
     pub is_final: bool,
-    /// `(event, target)` pairs.
-    pub on: &'static [(&'static str, &'static str)],
+    /// `(event, target, guard)`, one per branch.
+    pub on: &'static [(&'static str, &'static str, Option<&'static str>)],
+    /// `(milliseconds, target)`: the `after` transitions.
+    pub after: &'static [(u64, &'static str)],
 }
 
 inventory::collect!(MachineRegistration);
@@ -74,10 +78,15 @@ impl MachineRegistration {
                 .map(|s| StateSpec {
                     name: s.name.to_string(),
                     is_final: s.is_final,
-                    on: s
-                        .on
-                        .iter()
-                        .map(|(event, target)| Transition { event: event.to_string(), target: target.to_string() })
+                    on: (s.on.iter())
+                        .map(|(event, target, guard)| Transition {
+                            event: event.to_string(),
+                            target: target.to_string(),
+                            guard: guard.map(str::to_string),
+                        })
+                        .collect(),
+                    after: (s.after.iter())
+                        .map(|(after_ms, target)| Delayed { after_ms: *after_ms, target: target.to_string() })
                         .collect(),
                 })
                 .collect(),
@@ -102,6 +111,8 @@ pub(crate) struct RegistryOptions {
     pub(crate) key_headers: bool,
     /// Instances' histories: how much is kept, and which machines offer a history tool.
     pub(crate) history: HistoryOptions,
+    /// The functions of the guards machines loaded at start-up name.
+    pub(crate) guards: Vec<Guard>,
 }
 
 impl Default for RegistryOptions {
@@ -115,19 +126,38 @@ impl Default for RegistryOptions {
             canonical_keys: CanonicalKeys::default(),
             key_headers: false,
             history: HistoryOptions::default(),
+            guards: Vec::new(),
         }
     }
 }
 
-/// A machine as declared: its spec, where it was declared, and its context type.
-type DeclaredSpec = (MachineSpec, String, Option<crate::action::ContextType>);
+/// A machine as declared: its spec, where it was declared, its context type and the
+/// functions of the guards it names.
+struct DeclaredSpec {
+    spec: MachineSpec,
+    origin: String,
+    context: Option<crate::action::ContextType>,
+    guards: Vec<Guard>,
+}
 
 /// Validates every machine; invalid and duplicate ones become problems.
 fn checked_machines(specs: Vec<DeclaredSpec>, problems: &mut Vec<StartupProblem>) -> BTreeMap<String, Arc<Machine>> {
     let mut machines: BTreeMap<String, (Arc<Machine>, String)> = BTreeMap::new();
-    for (spec, origin, context) in specs {
+    for DeclaredSpec { spec, origin, context, guards } in specs {
         let id = spec.id.clone();
-        match Machine::new(spec).map(|machine| machine.with_context(context)) {
+        let machine = Machine::new(spec).map(|machine| {
+            let machine = machine.with_context(context);
+            let named = machine.spec().guards().into_iter().map(str::to_string).collect::<Vec<_>>();
+            guards.into_iter().filter(|g| named.iter().any(|n| n == g.name())).fold(machine, Machine::with_guard)
+        });
+        if let Ok(machine) = &machine {
+            let missing = machine.missing_guards();
+            if !missing.is_empty() {
+                let guards = missing.into_iter().map(str::to_string).collect();
+                problems.push(StartupProblem::MissingGuards { machine: id.clone(), origin: origin.clone(), guards });
+            }
+        }
+        match machine {
             Err(errors) => problems.push(StartupProblem::InvalidMachine { machine: id, origin, errors }),
             Ok(_) if machines.contains_key(&id) => {
                 let first = machines[&id].1.clone();
@@ -215,8 +245,18 @@ impl Registry {
     pub(crate) fn collect(options: RegistryOptions, states: &States) -> Result<Self, StartupError> {
         let actions: Vec<&'static ActionRegistration> = inventory::iter::<ActionRegistration>().collect();
         let machines: Vec<DeclaredSpec> = inventory::iter::<MachineRegistration>()
-            .map(|m| (m.spec(), m.location.to_string(), m.context))
-            .chain(options.machines.iter().map(|m| (m.spec().clone(), "ServerBuilder::machine".to_string(), None)))
+            .map(|m| DeclaredSpec {
+                spec: m.spec(),
+                origin: m.location.to_string(),
+                context: m.context,
+                guards: m.guards.iter().map(Guard::registered).collect(),
+            })
+            .chain(options.machines.iter().map(|m| DeclaredSpec {
+                spec: m.spec().clone(),
+                origin: "ServerBuilder::machine".to_string(),
+                context: None,
+                guards: options.guards.clone(),
+            }))
             .collect();
         let mut problems = missing_states(&actions, states);
         match Self::build(actions, machines, &options) {

@@ -55,6 +55,16 @@ pub enum StartupProblem {
         /// Every rule it breaks.
         errors: Vec<MachineError>,
     },
+    /// A machine names guards the server has no function for (a machine loaded from
+    /// XState JSON; give each with `ServerBuilder::guard`).
+    MissingGuards {
+        /// The id.
+        machine: String,
+        /// Where it came from.
+        origin: String,
+        /// The guards without a function.
+        guards: Vec<String>,
+    },
     /// A bound action names a machine nobody registered.
     UnknownMachine {
         /// The tool.
@@ -236,6 +246,12 @@ impl fmt::Display for StartupProblem {
             Self::Creates { tool, problem, location } => {
                 write!(f, "{location}: tool `{tool}` has `creates`, and {problem}")
             }
+            Self::MissingGuards { machine, origin, guards } => write!(
+                f,
+                "{origin}: machine `{machine}` names guard{} {} with no function; give each with `ServerBuilder::guard(Guard::new(\"name\", function))`",
+                if guards.len() == 1 { "" } else { "s" },
+                guards.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ")
+            ),
             Self::Context { tool, problem, location } => write!(f, "{location}: tool `{tool}`: {problem}"),
             Self::ParamHeader { tool, problem, location } => {
                 write!(f, "{location}: tool `{tool}`'s input: {problem}")

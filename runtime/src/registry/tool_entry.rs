@@ -649,7 +649,8 @@ mod tests {
         StateSpec {
             name: name.into(),
             is_final: on.is_empty(),
-            on: on.iter().map(|(e, t)| Transition { event: e.to_string(), target: t.to_string() }).collect(),
+            on: on.iter().map(|(e, t)| Transition::new(*e, *t)).collect(),
+            after: vec![],
         }
     }
 

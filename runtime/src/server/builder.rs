@@ -96,6 +96,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Gives the function of a guard that machines loaded with [`ServerBuilder::machine`]
+    /// name (`"guard": "within_captured"` in XState JSON). A `machine!` names its guards'
+    /// functions itself; a loaded machine naming a guard the server was not given does not
+    /// start.
+    pub fn guard(mut self, guard: crate::Guard) -> Self {
+        self.options.guards.retain(|g| g.name() != guard.name());
+        self.options.guards.push(guard);
+        self
+    }
+
     /// How the intent lock applies (default [`DomainPolicy::Strict`]).
     pub fn domain_policy(mut self, policy: DomainPolicy) -> Self {
         self.options.policy = policy;
