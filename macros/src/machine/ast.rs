@@ -82,6 +82,11 @@ impl Parse for BranchAst {
         if input.peek(LitStr) {
             return Ok(Self { target: input.parse()?, guard: None });
         }
+        if !input.peek(syn::token::Brace) {
+            return Err(input.error(
+                "expected a target state as a string (`\"review\"`), `{ target: \"…\", guard: \"…\" }` or a list of those",
+            ));
+        }
         let body;
         braced!(body in input);
         let (mut target, mut guard) = (None, None);
@@ -223,12 +228,6 @@ impl Parse for StateAst {
                 braced!(events in input);
                 while !events.is_empty() {
                     let event: Name = events.parse()?;
-                    if on.iter().any(|(e, _): &(Name, _)| e.value == event.value) {
-                        return Err(syn::Error::new(
-                            event.span,
-                            format!("state `{}` lists event `{}` twice", name.value, event.value),
-                        ));
-                    }
                     events.parse::<Token![:]>()?;
                     let branches = if events.peek(syn::token::Bracket) {
                         let list;
@@ -279,8 +278,10 @@ impl MachineAst {
                 .map(|s| StateSpec {
                     name: s.name.value.clone(),
                     is_final: s.final_span.is_some(),
-                    on: (s.on.iter())
-                        .flat_map(|(event, branches)| {
+                    on: (s.on.iter().enumerate())
+                        // An event listed twice is reported by validation; its first entry counts.
+                        .filter(|(i, (event, _))| !s.on[..*i].iter().any(|(e, _)| e.value == event.value))
+                        .flat_map(|(_, (event, branches))| {
                             branches.iter().map(|b| Transition {
                                 event: event.value.clone(),
                                 target: b.target.value(),

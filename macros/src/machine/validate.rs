@@ -19,6 +19,19 @@ pub(crate) fn validate(machine: &MachineAst) -> Vec<syn::Error> {
             errors.push(syn::Error::new(id.span(), format!("machine id `{}` is listed twice", id.value())));
         }
     }
+    // An event listed twice in one state (its first entry is the one the spec keeps).
+    for state in &machine.states {
+        for (i, (event, _)) in state.on.iter().enumerate() {
+            if state.on[..i].iter().any(|(e, _)| e.value == event.value) {
+                let error = MachineError::DuplicateEvent {
+                    machine: machine.id().value(),
+                    state: state.name.value.clone(),
+                    event: event.value.clone(),
+                };
+                errors.push(syn::Error::new(event.span, error.to_string()));
+            }
+        }
+    }
     if let (Some(context), None) = (&machine.context, &machine.key) {
         errors.push(syn::Error::new(
             syn::spanned::Spanned::span(context),

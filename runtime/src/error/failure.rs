@@ -20,8 +20,10 @@ use super::ToolError;
 /// It is one pointer wide, so a guard's or a handler's `Result` costs no more than its
 /// success.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}", self.0.message)]
-pub struct Failure(Box<Parts>);
+#[error("{}", self.parts.message)]
+pub struct Failure {
+    parts: Box<Parts>,
+}
 
 /// What a [`Failure`] holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,13 +80,13 @@ impl Failure {
             tracing::warn!(%code, "a handler used a code toolgate reserves; it is served as APP_{code}");
             code = format!("APP_{code}").into();
         }
-        Self(Box::new(Parts { code, message: message.into(), hint: None, retry: None, details: Map::new() }))
+        Self { parts: Box::new(Parts { code, message: message.into(), hint: None, retry: None, details: Map::new() }) }
     }
 
     /// Says what the model can do next: `hint` in `structuredContent`.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.0.details.shift_remove(HINT_KEY);
-        self.0.hint = Some(hint.into());
+        self.parts.details.shift_remove(HINT_KEY);
+        self.parts.hint = Some(hint.into());
         self
     }
 
@@ -112,9 +114,9 @@ impl Failure {
 
     fn with_retry(mut self, retry: Retry) -> Self {
         for key in RETRY_KEYS {
-            self.0.details.shift_remove(key);
+            self.parts.details.shift_remove(key);
         }
-        self.0.retry = Some(retry);
+        self.parts.retry = Some(retry);
         self
     }
 
@@ -124,42 +126,42 @@ impl Failure {
     pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         let key = key.into();
         let owned = CONTRACT_KEYS.contains(&key.as_str())
-            || (key == HINT_KEY && self.0.hint.is_some())
-            || (RETRY_KEYS.contains(&key.as_str()) && self.0.retry.is_some());
+            || (key == HINT_KEY && self.parts.hint.is_some())
+            || (RETRY_KEYS.contains(&key.as_str()) && self.parts.retry.is_some());
         if !owned {
-            self.0.details.insert(key, value.into());
+            self.parts.details.insert(key, value.into());
         }
         self
     }
 
     /// The code the model sees (`APP_<CODE>` for a code toolgate reserves).
     pub fn code(&self) -> &str {
-        &self.0.code
+        &self.parts.code
     }
 
     /// What happened, said for the model.
     pub fn message(&self) -> &str {
-        &self.0.message
+        &self.parts.message
     }
 
     /// What the model can do next, if the failure says.
     pub fn hint(&self) -> Option<&str> {
-        self.0.hint.as_deref()
+        self.parts.hint.as_deref()
     }
 
     /// Whether and when calling again can succeed, if the failure says.
     pub fn retry(&self) -> Option<Retry> {
-        self.0.retry
+        self.parts.retry
     }
 
     /// The fields the failure adds to `structuredContent` after `code` and `message`.
     pub(super) fn advice(&self) -> Advice<'_> {
-        let (retryable, retry_after_ms) = match self.0.retry {
+        let (retryable, retry_after_ms) = match self.parts.retry {
             None => (None, None),
             Some(Retry::Never) => (Some(false), None),
             Some(Retry::After(wait)) => (Some(true), Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1))),
         };
-        Advice { hint: self.0.hint.as_deref(), retryable, retry_after_ms, details: &self.0.details }
+        Advice { hint: self.parts.hint.as_deref(), retryable, retry_after_ms, details: &self.parts.details }
     }
 }
 
