@@ -4,8 +4,9 @@
 //! The user wants a long-distance bus; `car_rental_search` takes much the same parameters,
 //! and a drifting model will call it. Here it cannot: every call is checked against the
 //! flow's active domain, leaving a domain is an explicit `switch_domain` call with a
-//! reason, and each session lists only its active domain's tools. Within a domain, a small
-//! machine (`idle → quoted → booked`) makes search precede booking.
+//! reason, and each session lists only its active domain's tools. Within a domain, a
+//! search makes a quote (`quoted → booked`, or `expired` after fifteen minutes): booking
+//! names a quote, so it follows a search, and a lapsed quote books nothing.
 //!
 //! Booking spends the traveller's money: every `*_book` tool is `transactional` and
 //! confirmed with a one-time code. On stdio the traveller is the person at the terminal
@@ -26,16 +27,28 @@ use toolgate::types::{Count, Currency, DateTime, Days, Money, Persons};
 /// Travellers: one to nine persons (the schema says so; the server refuses the rest).
 type Passengers = Count<Persons, 1, 9>;
 
-// One workflow, three machines: each domain has its own, so a quote in one domain does
-// not unlock booking in another.
+// One declaration, three machines: each domain's searches make quotes of its own, so a
+// quote in one domain books nothing in another. A search creates a quote (its id minted
+// by the store, its offers kept as the quote's data); a quote lasts fifteen minutes, then
+// it is expired and books nothing (`--after quoted=2s` shortens it, for a test).
 toolgate::machine! {
     id: ["bus", "flight", "car_rental"],
-    initial: "idle",
+    key: "quote_id",
+    mint: "Q-{n}",
+    context: Quote,
+    initial: "quoted",
     states: {
-        idle:   { on: { QUOTE: "quoted" } },
-        quoted: { on: { QUOTE: "quoted", BOOK: "booked" } },
-        booked: { on: { QUOTE: "quoted" } },
+        quoted:  { after: { "PT15M": "expired" }, on: { BOOK: "booked" } },
+        booked:  { type: "final" },
+        expired: { type: "final" },
     }
+}
+
+/// A quote's data: the offers its search found, kept with the quote in the store.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+struct Quote {
+    /// The offers, cheapest first.
+    offers: Vec<Offer>,
 }
 
 /// A trip between two cities (bus and flight searches).
@@ -64,15 +77,17 @@ struct CarSearch {
     passengers: Passengers,
 }
 
-/// Offers found by a search.
+/// Offers found by a search: a quote, valid fifteen minutes.
 #[derive(Debug, Serialize, JsonSchema)]
 struct Offers {
+    /// The quote: pass it to the domain's `*_book` tool with the offer's `id`.
+    quote_id: String,
     /// The offers, cheapest first; book one by its `id`.
     offers: Vec<Offer>,
 }
 
 /// One bookable offer.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 struct Offer {
     /// Pass it to the domain's `*_book` tool.
     id: String,
@@ -84,10 +99,13 @@ struct Offer {
     price: Money,
 }
 
-/// Which offer to book.
+/// Which offer of which quote to book.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct BookRequest {
-    /// The `id` of an offer returned by this domain's search, e.g. `BUS-1-0`.
+    /// The quote this domain's search returned, e.g. `Q-1`.
+    #[schemars(pattern(r"^Q-[1-9][0-9]{0,17}$"))]
+    quote_id: String,
+    /// The `id` of one of its offers, e.g. `BUS-1-0`.
     offer_id: String,
 }
 
@@ -107,10 +125,10 @@ fn offers(
     route: &str,
     starts: DateTime,
     persons: Passengers,
-) -> Result<Offers, ToolError> {
+) -> Result<Vec<Offer>, ToolError> {
     let base: u64 = route.bytes().map(u64::from).sum::<u64>() % 40 * 100 + 1_500;
     let euro = Currency::parse("EUR").map_err(ToolError::internal)?;
-    let offers = operators
+    operators
         .iter()
         .enumerate()
         .map(|(i, operator)| {
@@ -125,29 +143,43 @@ fn offers(
                     .map_err(ToolError::internal)?,
             })
         })
-        .collect::<Result<_, ToolError>>()?;
-    Ok(Offers { offers })
+        .collect()
 }
 
-fn book(prefix: &str, request: BookRequest) -> Result<Booking, ToolError> {
-    if !request.offer_id.starts_with(&format!("{prefix}-")) {
-        return Err(ToolError::not_found(format!(
-            "no offer `{}` in this domain; offers here look like `{prefix}-1-0` (search first)",
-            request.offer_id
-        )));
+/// The new quote of `offers`: kept as its data, returned with its id.
+fn quote(offers: Vec<Offer>, mut quote: InstanceMut<Quote>, ctx: &Ctx) -> Result<Offers, ToolError> {
+    let quote_id = ctx.instance().unwrap_or_default().to_string();
+    quote.set(Quote { offers: offers.clone() })?;
+    Ok(Offers { quote_id, offers })
+}
+
+/// Books one offer of the quote (its data says which it has).
+fn book(request: BookRequest, quote: Instance<Quote>) -> Result<Booking, ToolError> {
+    let offers = quote.get().map(|q| q.offers.as_slice()).unwrap_or_default();
+    if !offers.iter().any(|offer| offer.id == request.offer_id) {
+        let ids: Vec<&str> = offers.iter().map(|offer| offer.id.as_str()).collect();
+        return Err(ToolError::invalid_argument(
+            "offer_id",
+            format!("is not an offer of quote `{}`; its offers are {}", request.quote_id, ids.join(", ")),
+        ));
     }
-    Ok(Booking { booking_id: format!("PNR-{}", request.offer_id), offer_id: request.offer_id })
+    Ok(Booking { booking_id: format!("PNR-{}-{}", request.quote_id, request.offer_id), offer_id: request.offer_id })
 }
 
-/// Search long-distance bus departures between two cities.
-#[action(domain = "bus", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", expensive, rate_limit = "30/minute",
-         not_for = "booking (use bus_book), flights or rental cars")]
-async fn search(input: TripSearch) -> Result<Offers, ToolError> {
+/// Search long-distance bus departures between two cities; the offers are a quote, valid 15 minutes.
+#[action(
+    domain = "bus",
+    creates,
+    expensive,
+    rate_limit = "30/minute",
+    not_for = "booking (use bus_book), flights or rental cars"
+)]
+async fn search(input: TripSearch, found: InstanceMut<Quote>, ctx: Ctx) -> Result<Offers, ToolError> {
     let route = format!("{}>{}", input.origin, input.destination);
-    offers("BUS", ["ALSA", "FlixBus", "Avanza"], &route, input.departure, input.passengers)
+    quote(offers("BUS", ["ALSA", "FlixBus", "Avanza"], &route, input.departure, input.passengers)?, found, &ctx)
 }
 
-/// Book a bus offer found by bus_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
+/// Book a bus offer of a quote from bus_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
 #[action(
     domain = "bus",
     bind_state = "quoted",
@@ -156,19 +188,24 @@ async fn search(input: TripSearch) -> Result<Offers, ToolError> {
     confirm = "otp",
     scope = "travel:book"
 )]
-async fn bus_book(input: BookRequest) -> Result<Booking, ToolError> {
-    book("BUS", input)
+async fn bus_book(input: BookRequest, quote: Instance<Quote>) -> Result<Booking, ToolError> {
+    book(input, quote)
 }
 
-/// Search flights between two cities.
-#[action(domain = "flight", bind_state = ["idle", "quoted", "booked"], transition = "QUOTE", expensive, rate_limit = "30/minute",
-         not_for = "booking (use flight_book), buses or rental cars")]
-async fn flight_search(input: TripSearch) -> Result<Offers, ToolError> {
+/// Search flights between two cities; the offers are a quote, valid 15 minutes.
+#[action(
+    domain = "flight",
+    creates,
+    expensive,
+    rate_limit = "30/minute",
+    not_for = "booking (use flight_book), buses or rental cars"
+)]
+async fn flight_search(input: TripSearch, found: InstanceMut<Quote>, ctx: Ctx) -> Result<Offers, ToolError> {
     let route = format!("{}>{}", input.origin, input.destination);
-    offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers)
+    quote(offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers)?, found, &ctx)
 }
 
-/// Book a flight offer found by flight_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
+/// Book a flight offer of a quote from flight_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
 #[action(
     domain = "flight",
     bind_state = "quoted",
@@ -177,19 +214,24 @@ async fn flight_search(input: TripSearch) -> Result<Offers, ToolError> {
     confirm = "otp",
     scope = "travel:book"
 )]
-async fn flight_book(input: BookRequest) -> Result<Booking, ToolError> {
-    book("FLT", input)
+async fn flight_book(input: BookRequest, quote: Instance<Quote>) -> Result<Booking, ToolError> {
+    book(input, quote)
 }
 
-/// Search rental cars to pick up at one place.
-#[action(domain = "car_rental", bind_state = ["idle", "quoted", "booked"], expensive, rate_limit = "30/minute",
-         transition = "QUOTE", not_for = "booking (use car_rental_book), buses or flights")]
-async fn car_rental_search(input: CarSearch) -> Result<Offers, ToolError> {
+/// Search rental cars to pick up at one place; the offers are a quote, valid 15 minutes.
+#[action(
+    domain = "car_rental",
+    creates,
+    expensive,
+    rate_limit = "30/minute",
+    not_for = "booking (use car_rental_book), buses or flights"
+)]
+async fn car_rental_search(input: CarSearch, found: InstanceMut<Quote>, ctx: Ctx) -> Result<Offers, ToolError> {
     let place = format!("{}/{}d", input.pickup_location, input.days.get());
-    offers("CAR", ["Europcar", "Hertz", "Sixt"], &place, input.pickup_at, input.passengers)
+    quote(offers("CAR", ["Europcar", "Hertz", "Sixt"], &place, input.pickup_at, input.passengers)?, found, &ctx)
 }
 
-/// Book a rental car offer found by car_rental_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
+/// Book a rental car offer of a quote from car_rental_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
 #[action(
     domain = "car_rental",
     bind_state = "quoted",
@@ -198,8 +240,8 @@ async fn car_rental_search(input: CarSearch) -> Result<Offers, ToolError> {
     confirm = "otp",
     scope = "travel:book"
 )]
-async fn car_rental_book(input: BookRequest) -> Result<Booking, ToolError> {
-    book("CAR", input)
+async fn car_rental_book(input: BookRequest, quote: Instance<Quote>) -> Result<Booking, ToolError> {
+    book(input, quote)
 }
 
 #[tokio::main]
@@ -215,7 +257,7 @@ async fn main() -> Result<(), ServeError> {
         // Development: codes go to a file (`--otp-outbox PATH` to choose it). A real
         // deployment sends them by SMS or e-mail through an `OtpSender`.
         .otp_sender(OutboxSender::new(std::env::temp_dir().join("toolgate-travel-otp.jsonl")))
-        .instructions("Travel search and booking. Call switch_domain first with the domain the user wants; search before booking.")
+        .instructions("Travel search and booking. Call switch_domain first with the domain the user wants; search, then book an offer of the quote within 15 minutes.")
         .run_cli()
         .await
 }

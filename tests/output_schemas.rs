@@ -132,7 +132,7 @@ async fn travel_results_match_their_schemas() {
         "days": 3, "passengers": 2,
     });
     assert!(checked_call(&client, "car_rental_search", car).await.1, "DOMAIN_MISMATCH");
-    let book = json!({ "domain": "bus", "offer_id": offers["offers"][0]["id"] });
+    let book = json!({ "domain": "bus", "quote_id": offers["quote_id"], "offer_id": offers["offers"][0]["id"] });
     let (required, is_error) = checked_call(&client, "bus_book", book.clone()).await;
     assert!(is_error && required["code"] == "CONFIRMATION_REQUIRED", "{required}");
     let challenge_id = required["challenge_id"].as_str().unwrap();

@@ -56,26 +56,40 @@ async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient, outb
 
     // switch_domain(bus): the list changes, and the client is told.
     let switched = client.ok("switch_domain", switch("bus")).await;
-    assert_eq!(switched, json!({ "domain": "bus", "previous_domain": null, "tools": ["bus_search", "switch_domain"] }));
+    assert_eq!(
+        switched,
+        json!({ "domain": "bus", "previous_domain": null, "tools": ["bus_book", "bus_search", "switch_domain"] })
+    );
     client.expect_list_changed().await;
     let tools = client.tools().await;
-    assert_eq!(tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["bus_search", "switch_domain"]);
+    assert_eq!(tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["bus_book", "bus_search", "switch_domain"]);
+    // The model reads how long a quote lasts.
+    let book_description = tools[0].description.as_deref().unwrap();
+    assert!(book_description.contains("`quoted` lasts 15 minutes, then it is `expired`"), "{book_description}");
+    // Booking names a quote, so it follows a search: a quote never made is not found, and
+    // the refusal names the tool that makes one.
+    let unquoted =
+        client.refused("bus_book", json!({ "domain": "bus", "quote_id": "Q-99", "offer_id": "BUS-1-0" })).await;
+    assert_eq!(unquoted["code"], "NOT_FOUND", "{unquoted}");
+    assert!(unquoted["message"].as_str().unwrap().contains("`bus_search`"), "{unquoted}");
     // `not_for` tells the model what the tool does not do.
-    let search_description = tools[0].description.as_deref().unwrap();
+    let search_description = tools[1].description.as_deref().unwrap();
     assert!(
         search_description.ends_with("\n\nNot for: booking (use bus_book), flights or rental cars."),
         "{search_description}"
     );
 
-    // bus_search works, and its result carries the domain.
+    // bus_search works: its result is a quote, and carries the domain.
     let found = client.ok("bus_search", bus_search("bus")).await;
     assert_eq!((found["domain"].as_str(), found["state"].as_str()), (Some("bus"), Some("quoted")));
+    let quote = found["quote_id"].as_str().unwrap().to_string();
     let offer = found["offers"][0]["id"].as_str().unwrap().to_string();
-    client.expect_list_changed().await;
     assert_eq!(names(&client).await, ["bus_book", "bus_search", "switch_domain"]);
-    // Searching again (quoted → quoted) changes nothing a client sees: no notification.
-    // (On stdio the server sends a notification before the response it belongs to.)
-    client.ok("bus_search", bus_search("bus")).await;
+    // Searching again (a new quote, quoted too) changes nothing a client sees: no
+    // notification. (On stdio the server sends a notification before the response it
+    // belongs to.)
+    let again = client.ok("bus_search", bus_search("bus")).await;
+    assert_ne!(again["quote_id"], found["quote_id"], "each search is a quote of its own");
     assert_eq!(client.pending_list_changed(), 0, "list_changed sent although the list did not change");
 
     // Drift: car_rental_search while in bus is refused, with the switch it would take.
@@ -109,14 +123,14 @@ async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient, outb
     let switched = client.ok("switch_domain", switch("car_rental")).await;
     assert_eq!(switched["previous_domain"], "bus");
     client.expect_list_changed().await;
-    assert_eq!(names(&client).await, ["car_rental_search", "switch_domain"]);
+    assert_eq!(names(&client).await, ["car_rental_book", "car_rental_search", "switch_domain"]);
     assert_eq!(client.ok("car_rental_search", car_search()).await["domain"], "car_rental");
-    client.expect_list_changed().await;
     client.ok("switch_domain", switch("bus")).await;
     client.expect_list_changed().await;
     assert_eq!(names(&client).await, ["bus_book", "bus_search", "switch_domain"]);
     // Booking spends money: it takes the traveller's one-time code.
-    let booked = confirmed(&client, "bus_book", json!({ "domain": "bus", "offer_id": offer }), &outbox).await;
+    let book = json!({ "domain": "bus", "quote_id": quote, "offer_id": offer });
+    let booked = confirmed(&client, "bus_book", book, &outbox).await;
     assert_eq!((booked["state"].as_str(), booked["domain"].as_str()), (Some("booked"), Some("bus")));
 }
 

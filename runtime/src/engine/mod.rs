@@ -13,6 +13,7 @@
 mod call;
 mod focus;
 mod run;
+mod timers;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,11 +22,12 @@ use std::time::Duration;
 pub(crate) use call::CallSource;
 pub(crate) use focus::{SessionFocus, focus_states};
 use run::run_handler;
+pub(crate) use timers::spawn_sweeper;
 
 use crate::action::States;
 use crate::confirm::Confirmations;
 use crate::flow::Flows;
-use crate::gate::{Limiter, Records};
+use crate::gate::{Limiter, Records, TimerCommit};
 use crate::registry::Registry;
 use crate::store::{FlowStore, Snapshot, StoreKey};
 use crate::telemetry::AuditSink;
@@ -46,6 +48,8 @@ pub(crate) struct Engine {
     pub(crate) confirmations: Confirmations,
     /// Where committed transitions are recorded.
     pub(crate) audit_sinks: Vec<Arc<dyn AuditSink>>,
+    /// The transitions time fired, as they are committed (by a sweep or a call's read).
+    pub(crate) timers: tokio::sync::broadcast::Sender<TimerCommit>,
 }
 
 /// How long calls wait, and may run.
@@ -93,7 +97,12 @@ impl crate::action::CallEngine for Engine {
 impl Engine {
     /// The store as this engine's calls see it.
     pub(crate) fn records(&self) -> Records<'_> {
-        Records { store: self.store.as_ref(), lease_wait: self.limits.lease_wait, flows: &self.flows }
+        Records {
+            store: self.store.as_ref(),
+            lease_wait: self.limits.lease_wait,
+            flows: &self.flows,
+            timers: &self.timers,
+        }
     }
 
     /// The domain a flow's intent lock holds, if any.

@@ -248,6 +248,14 @@ impl ToolError {
     }
 
     /// `DOMAIN_NOT_SELECTED`.
+    /// The same `FORBIDDEN` refusal, saying when time moved the instance into its state.
+    pub(crate) fn with_expired_at(mut self, at: String) -> Self {
+        if let Repr::Forbidden(refusal) = &mut *self.0 {
+            refusal.expired_at = Some(at);
+        }
+        self
+    }
+
     pub(crate) fn guard_failed(refusal: GuardFailed) -> Self {
         Self::new(Repr::GuardFailed(refusal))
     }

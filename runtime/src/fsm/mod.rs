@@ -5,6 +5,7 @@
 //! declared with `machine!` and the same machine loaded from JSON are judged identically.
 
 mod guard;
+mod time;
 mod xstate;
 
 use std::collections::BTreeMap;

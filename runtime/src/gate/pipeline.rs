@@ -265,7 +265,10 @@ impl<'a> Candidate<'a> {
         let (Some(key), Some(machine)) = (&self.tool.instance, self.tool.machine.as_deref()) else { return Ok(()) };
         let id = key.read(&mut self.arguments)?;
         let store_key = super::instance_key(machine, &id, self.principal.as_ref());
+        // What time has made due is applied to what the gate judges; a call that writes
+        // commits it under the instance's lease (step 10).
         let before = self.judge.records.load(&store_key).await?;
+        let before = machine.settle(&before, now_ms()).map_or(before, |(settled, _)| settled);
         // A machine that mints its keys has only the instances its creating actions made:
         // a key never created names nothing (not an instance in the initial state).
         if machine.mint().is_some() && before.version == 0 {
@@ -337,9 +340,15 @@ impl<'a> Candidate<'a> {
             (machine.id(), snapshot.state_of(machine.id(), machine.initial()))
         });
         let view = view(&self.flow_before, instance_state);
-        Gate::new(self.judge.registry, &view)
+        let admitted = Gate::new(self.judge.registry, &view)
             .seen_by(self.principal.as_ref())
-            .admit(self.tool, self.instance.as_ref().map(|i| i.id.as_str()))
+            .admit(self.tool, self.instance.as_ref().map(|i| i.id.as_str()));
+        // Refused in a state time moved the instance to: say when (a quote that expired).
+        let timed = self.instance.as_ref().and(self.instance_before.as_ref()).and_then(|s| s.timed_at_ms);
+        admitted.map_err(|error| match timed {
+            Some(at_ms) => error.with_expired_at(crate::store::rfc3339(at_ms)),
+            None => error,
+        })
     }
 
     /// Step 7: every argument against the tool's schema, every bad field at once. The
@@ -493,8 +502,12 @@ impl<'a> Candidate<'a> {
         let writes = (self.tool.transition().is_some() || self.tool.creates || self.tool.writes_context)
             && self.tool.machine.is_some();
         if let (true, Some(instance)) = (writes, &self.instance) {
-            leases.instance = Some(records.lease(&instance.key, "instance").await?);
-            self.instance_before = Some(records.load(&instance.key).await?);
+            let lease = records.lease(&instance.key, "instance").await?;
+            let loaded = records.load(&instance.key).await?;
+            let retention = self.judge.registry.history().retention;
+            self.instance_before =
+                Some(records.settle(instance.machine, &instance.key, loaded, &lease, retention).await?);
+            leases.instance = Some(lease);
         }
         if leases.flow.is_some() || leases.instance.is_some() {
             self.check_domain()?;
@@ -726,7 +739,12 @@ impl Admitted<'_> {
         if let (Some(instance), Some(before), Some(to), Some(entry)) =
             (&self.instance, &self.instance_before, &to, &entry)
         {
-            let next = with_context(before.with_state(instance.machine.id(), to));
+            let mut next = with_context(before.with_state(instance.machine.id(), to));
+            if self.from.as_deref() != Some(to.as_str()) {
+                // A transition to the state it is in does not enter it again (XState v5).
+                let at = next.updated_at_ms;
+                instance.machine.entered(&mut next, to, at);
+            }
             let lease = self._leases.instance.as_ref();
             self.records.commit_transition(&instance.key, before, &next, lease, entry, self.history.retention).await?;
         }
@@ -735,7 +753,9 @@ impl Admitted<'_> {
         {
             // Created, under its minted key: a compare-and-set from "no record", so a key
             // that somehow names an instance already is never taken over.
-            let next = with_context(before.with_state(instance.machine.id(), to));
+            let mut next = with_context(before.with_state(instance.machine.id(), to));
+            let at = next.updated_at_ms;
+            instance.machine.entered(&mut next, to, at);
             self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
         }
         if let (None, Some(instance), Some(before), Some(_)) = (&to, &self.instance, &self.instance_before, &context) {

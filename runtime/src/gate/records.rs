@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::error::ToolError;
 use crate::flow::{FlowRef, Flows};
+use crate::fsm::Machine;
 use crate::store::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, now_ms};
 
 /// The store as one call sees it.
@@ -15,6 +16,17 @@ pub(crate) struct Records<'a> {
     /// How long a transitioning call waits for a lease before `FLOW_BUSY`.
     pub(crate) lease_wait: Duration,
     pub(crate) flows: &'a Flows,
+    /// Where the transitions time fires are told once committed (the engine hands them to
+    /// its audit sinks and the server to its sessions and listeners).
+    pub(crate) timers: &'a tokio::sync::broadcast::Sender<TimerCommit>,
+}
+
+/// A transition time fired, committed: on which instance, of which machine.
+#[derive(Debug, Clone)]
+pub(crate) struct TimerCommit {
+    pub(crate) key: StoreKey,
+    pub(crate) machine: String,
+    pub(crate) entry: HistoryEntry,
 }
 
 use crate::telemetry;
@@ -88,6 +100,40 @@ impl Records<'_> {
         let committed = self.store.commit_with_history(key, before.version, next, lease, entry, retention).await;
         telemetry::record_store("commit", started);
         committed.map_err(store_failure)
+    }
+
+    /// Commits what time has made due on `machine`'s instance at `key`, read as `before`,
+    /// under the instance's `lease`: one transition at a time, each with its history entry
+    /// (principal `timer`, at the time it was due). Returns the instance as committed
+    /// after them (`before` itself when nothing was due).
+    pub(crate) async fn settle(
+        &self,
+        machine: &Machine,
+        key: &StoreKey,
+        before: Snapshot,
+        lease: &FlowLease,
+        retention: HistoryRetention,
+    ) -> Result<Snapshot, ToolError> {
+        let now = now_ms();
+        let Some((settled, fired)) = machine.settle(&before, now) else { return Ok(before) };
+        let mut current = before;
+        for step in &fired {
+            let mut next = current.with_state(machine.id(), &step.to);
+            machine.entered(&mut next, &step.to, step.at_ms);
+            next.timed_at_ms = Some(step.at_ms);
+            let entry = HistoryEntry::timer(&step.from, &step.to, step.after_ms, step.at_ms);
+            next.version = self.commit_transition(key, &current, &next, Some(lease), &entry, retention).await?;
+            tracing::info!(on = %key, machine = machine.id(), from = step.from, to = step.to, "transition committed by time");
+            let _ = self.timers.send(TimerCommit { key: key.clone(), machine: machine.id().to_string(), entry });
+            current = next;
+        }
+        // A deadline the machine no longer has: dropped.
+        if current.due_at_ms != settled.due_at_ms {
+            let mut next = current.next();
+            next.due_at_ms = settled.due_at_ms;
+            current = self.commit(key, &current, next, Some(lease)).await?;
+        }
+        Ok(current)
     }
 
     /// The next number of the counter at `counter`: one more than the last any process

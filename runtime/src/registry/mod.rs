@@ -113,6 +113,42 @@ pub(crate) struct RegistryOptions {
     pub(crate) history: HistoryOptions,
     /// The functions of the guards machines loaded at start-up name.
     pub(crate) guards: Vec<Guard>,
+    /// States whose `after` lasts other than declared (`--after`).
+    pub(crate) delays: Vec<DelayOverride>,
+}
+
+/// How long a state lasts before time moves it, in place of what its machine declares
+/// (`--after [MACHINE.]STATE=DURATION`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DelayOverride {
+    /// The machine, or every machine with such a state.
+    pub(crate) machine: Option<String>,
+    pub(crate) state: String,
+    pub(crate) after_ms: u64,
+}
+
+/// Applies `delays` to `machines`' first `after` of each state named; one that names no
+/// such state is a problem.
+fn apply_delays(machines: &mut [DeclaredSpec], delays: &[DelayOverride], problems: &mut Vec<StartupProblem>) {
+    for delay in delays {
+        let mut applied = false;
+        let named = machines.iter_mut().filter(|m| delay.machine.as_ref().is_none_or(|id| *id == m.spec.id));
+        for machine in named {
+            let state = machine.spec.states.iter_mut().find(|s| s.name == delay.state);
+            // The first to fire is the shortest: the one that changes.
+            if let Some(first) = state.and_then(|s| s.after.iter_mut().min_by_key(|d| d.after_ms)) {
+                first.after_ms = delay.after_ms;
+                applied = true;
+            }
+        }
+        if !applied {
+            let path = match &delay.machine {
+                Some(machine) => format!("{machine}.{}", delay.state),
+                None => delay.state.clone(),
+            };
+            problems.push(StartupProblem::Delay { path });
+        }
+    }
 }
 
 impl Default for RegistryOptions {
@@ -127,6 +163,7 @@ impl Default for RegistryOptions {
             key_headers: false,
             history: HistoryOptions::default(),
             guards: Vec::new(),
+            delays: Vec::new(),
         }
     }
 }
@@ -259,6 +296,8 @@ impl Registry {
             }))
             .collect();
         let mut problems = missing_states(&actions, states);
+        let mut machines = machines;
+        apply_delays(&mut machines, &options.delays, &mut problems);
         match Self::build(actions, machines, &options) {
             Ok(registry) if problems.is_empty() => Ok(registry),
             Ok(_) => Err(StartupError { problems }),
@@ -379,6 +418,11 @@ impl Registry {
     /// The intent lock this registry's tools are served under.
     pub(crate) fn lock(&self) -> &IntentLock {
         &self.lock
+    }
+
+    /// The machine `id`.
+    pub fn machine(&self, id: &str) -> Option<&Machine> {
+        self.machines.get(id).map(Arc::as_ref)
     }
 
     /// The machines, by id.

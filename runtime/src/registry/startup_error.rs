@@ -65,6 +65,11 @@ pub enum StartupProblem {
         /// The guards without a function.
         guards: Vec<String>,
     },
+    /// `--after` (or `ServerBuilder::after`) names a state that no machine moves by time.
+    Delay {
+        /// `[machine.]state`, as given.
+        path: String,
+    },
     /// A bound action names a machine nobody registered.
     UnknownMachine {
         /// The tool.
@@ -246,6 +251,10 @@ impl fmt::Display for StartupProblem {
             Self::Creates { tool, problem, location } => {
                 write!(f, "{location}: tool `{tool}` has `creates`, and {problem}")
             }
+            Self::Delay { path } => write!(
+                f,
+                "`--after {path}=…` names no state with `after`: only a state time moves (`after: {{ \"PT15M\": \"expired\" }}`) can last longer or shorter"
+            ),
             Self::MissingGuards { machine, origin, guards } => write!(
                 f,
                 "{origin}: machine `{machine}` names guard{} {} with no function; give each with `ServerBuilder::guard(Guard::new(\"name\", function))`",

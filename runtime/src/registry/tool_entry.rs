@@ -611,12 +611,20 @@ fn precondition(machine: &Machine, bind_states: &[&str], transition: Option<&str
     let mut text = format!("Only while {subject} is {}", either(bind_states));
     if let Some(event) = transition {
         let mut targets: Vec<&str> = Vec::new();
-        for to in bind_states.iter().filter_map(|from| machine.target(from, event)) {
+        let branches = bind_states.iter().flat_map(|from| machine.spec().branches(from, event));
+        for to in branches.map(|t| t.target.as_str()) {
             if !targets.contains(&to) {
                 targets.push(to);
             }
         }
         text.push_str(&format!("; a successful call moves it to {}", either(&targets)));
+    }
+    // What time does to it: "`quoted` lasts 15 minutes, then it is `expired`".
+    for state in bind_states {
+        if let Some(delayed) = machine.spec().first_delayed(state) {
+            let lasts = toolgate_machine::grammar::duration_in_words(delayed.after_ms);
+            text.push_str(&format!("; `{state}` lasts {lasts}, then it is `{}`", delayed.target));
+        }
     }
     text.push_str(". Otherwise the call is refused with FORBIDDEN and the tools that are allowed.");
     text

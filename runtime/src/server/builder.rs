@@ -106,6 +106,19 @@ impl ServerBuilder {
         self
     }
 
+    /// How long `state` of `machine` lasts before time moves it (its first `after`), in
+    /// place of what the machine declares: a test's two seconds for a quote valid fifteen
+    /// minutes (`--after quote.quoted=2s`). A state without `after` stops start-up.
+    pub fn after(self, machine: &str, state: &str, lasts: Duration) -> Self {
+        let after_ms = lasts.as_millis().clamp(1, u128::from(u64::MAX)) as u64;
+        self.delay(crate::registry::DelayOverride { machine: Some(machine.into()), state: state.into(), after_ms })
+    }
+
+    pub(crate) fn delay(mut self, delay: crate::registry::DelayOverride) -> Self {
+        self.options.delays.push(delay);
+        self
+    }
+
     /// How the intent lock applies (default [`DomainPolicy::Strict`]).
     pub fn domain_policy(mut self, policy: DomainPolicy) -> Self {
         self.options.policy = policy;
@@ -598,6 +611,7 @@ impl ServerBuilder {
                     limiters,
                     confirmations: self.confirmations,
                     audit_sinks: self.audit_sinks,
+                    timers: tokio::sync::broadcast::channel(1024).0,
                 }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
@@ -612,6 +626,8 @@ impl ServerBuilder {
             }),
         };
         server.follow_other_replicas();
+        server.follow_timers();
+        crate::engine::spawn_sweeper(Arc::downgrade(&server.shared.engine));
         Ok(server)
     }
 }

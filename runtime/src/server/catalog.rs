@@ -16,7 +16,7 @@ use crate::completion::Completion;
 use crate::error::ToolError;
 use crate::prompt::{Prompt, PromptCall};
 use crate::resource::{ReadRequest, Resource, ResourceBody, ResourceTemplate};
-use crate::store::StoreKey;
+use crate::store::{StoreKey, now_ms};
 
 /// How long a client may keep a list, or a fixed resource, before asking again. The lists
 /// change only through [`Server::add_prompt`](super::Server::add_prompt) and its kin,
@@ -178,6 +178,8 @@ impl Shared {
                                 Some(json!({ "code": "STORE_UNAVAILABLE" })),
                             )
                         })?;
+                        // What time has made due is applied to what is read.
+                        let snapshot = machine.settle(&snapshot, now_ms()).map_or(snapshot, |(settled, _)| settled);
                         let state = snapshot.state_of(machine.id(), machine.initial());
                         let exists = snapshot.version > 0;
                         let shown = binding.states.is_empty() || binding.states.iter().any(|s| s == state);

@@ -149,6 +149,28 @@ impl Server {
         });
     }
 
+    /// Tells this process's sessions, listeners and the engine's audit sinks of the
+    /// transitions time fires here (another replica's reach them as its commits do).
+    fn follow_timers(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let mut timers = self.shared.engine.timers.subscribe();
+        let shared = Arc::downgrade(&self.shared);
+        runtime.spawn(async move {
+            use tokio::sync::broadcast::error::RecvError;
+            loop {
+                match timers.recv().await {
+                    Ok(commit) => {
+                        let Some(shared) = shared.upgrade() else { return };
+                        shared.engine.record_timer(&commit);
+                        shared.tell_watchers(&commit.key, None);
+                    }
+                    Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "missed transitions time fired"),
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
     pub(crate) fn from_shared(shared: Arc<Shared>) -> Self {
         Self { shared }
     }

@@ -27,6 +27,7 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     rate_limit_windows_admit_n_per_period(store).await;
     concurrent_spenders_share_one_window(store).await;
     an_instance_context_commits_with_its_state(store).await;
+    due_instances_are_named_soonest_first(store).await;
     if !a_store_without_history_says_so(store).await {
         return;
     }
@@ -363,6 +364,43 @@ async fn an_instance_context_commits_with_its_state<S: FlowStore>(store: &S) {
 /// A store that keeps no history says so twice alike — [`FlowStore::keeps_history`] is
 /// `false` and [`FlowStore::history`] answers `None` — and still commits transitions;
 /// the history checks are then skipped. Whether the rest of the suite runs.
+/// [`FlowStore::due`]: instances whose deadline has passed, soonest first, none whose
+/// deadline is ahead or gone (once the store is told, for one that indexes deadlines), and
+/// none removed. A store that keeps no index names none at all.
+async fn due_instances_are_named_soonest_first<S: FlowStore>(store: &S) {
+    let now = now_ms();
+    let at = |id: &str| StoreKey::instance("conformance-due", id);
+    let with_due =
+        |due: Option<u64>| Snapshot { due_at_ms: due, ..Snapshot::default().with_state("conformance-due", "quoted") };
+    for (id, due) in
+        [("late", Some(now - 1_000)), ("later", Some(now - 500)), ("ahead", Some(now + 60_000)), ("none", None)]
+    {
+        store.compare_and_set(&at(id), 0, &with_due(due)).await.unwrap();
+    }
+    let named = |keys: Vec<StoreKey>| -> Vec<String> {
+        keys.into_iter()
+            .filter_map(|k| {
+                k.instance_parts().filter(|(_, m, _)| *m == "conformance-due").map(|(_, _, id)| id.to_string())
+            })
+            .collect()
+    };
+    let due = named(store.due(now, 10_000).await.unwrap());
+    if due.is_empty() {
+        return; // The store keeps no index of deadlines: reads apply what is due.
+    }
+    assert_eq!(due, ["late", "later"], "due instances, soonest first");
+    // Moved on: its deadline gone (a call took it out of its timed state).
+    let version = store.load(&at("late")).await.unwrap().version;
+    store.compare_and_set(&at("late"), version, &with_due(None)).await.unwrap();
+    store.due_changed(&at("late"), None).await.unwrap();
+    store.remove(&at("later")).await.unwrap();
+    assert_eq!(named(store.due(now, 10_000).await.unwrap()), Vec::<String>::new());
+    assert_eq!(named(store.due(now + 120_000, 10_000).await.unwrap()), ["ahead"]);
+    for id in ["late", "ahead", "none"] {
+        store.remove(&at(id)).await.unwrap();
+    }
+}
+
 async fn a_store_without_history_says_so<S: FlowStore>(store: &S) -> bool {
     let record = key("history-kept");
     let committed =

@@ -27,7 +27,9 @@ pub struct HistoryEntry {
     pub to: String,
     /// The event the transition fired (`REJECT`).
     pub event: String,
-    /// The tool whose call fired it (`invoice_reject`).
+    /// The tool whose call fired it (`invoice_reject`); empty for a transition time fired
+    /// (`after`), whose principal is `timer`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool: String,
     /// When it was committed: RFC 3339, UTC, to the millisecond (`2026-05-01T10:02:11.042Z`).
     pub time: String,
@@ -62,6 +64,9 @@ pub(crate) struct Transition<'a> {
     pub(crate) context_changed: bool,
 }
 
+/// The principal of a transition time fired.
+pub const TIMER_PRINCIPAL: &str = "timer";
+
 impl HistoryEntry {
     /// The entry of `transition`, committed at `at_ms`.
     pub(crate) fn new(transition: Transition<'_>, at_ms: u64) -> Self {
@@ -76,6 +81,24 @@ impl HistoryEntry {
             call_id: transition.call_id,
             note: transition.note.map(|note| shortened(&note)),
             context_changed: transition.context_changed,
+            at_ms,
+        }
+    }
+
+    /// The entry of a transition time fired: `after` in `from` moved the instance to `to`
+    /// at `at_ms` (when it was due, whenever it was committed). Its principal is `timer`.
+    pub(crate) fn timer(from: &str, to: &str, after_ms: u64, at_ms: u64) -> Self {
+        Self {
+            principal: Some(TIMER_PRINCIPAL.to_string()),
+            tenant: None,
+            from: from.to_string(),
+            to: to.to_string(),
+            event: format!("after {}", toolgate_machine::grammar::iso_duration(after_ms)),
+            tool: String::new(),
+            time: rfc3339(at_ms),
+            call_id: uuid::Uuid::new_v4().simple().to_string(),
+            note: None,
+            context_changed: false,
             at_ms,
         }
     }
@@ -105,7 +128,7 @@ impl HistoryEntry {
 }
 
 /// `at_ms` as RFC 3339 in UTC, to the millisecond.
-fn rfc3339(at_ms: u64) -> String {
+pub(crate) fn rfc3339(at_ms: u64) -> String {
     chrono::DateTime::from_timestamp_millis(i64::try_from(at_ms).unwrap_or(i64::MAX))
         .unwrap_or_default()
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)

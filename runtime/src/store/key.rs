@@ -66,8 +66,27 @@ impl StoreKey {
         Self(format!("idempotency:{}:{principal}:{}:{tool}:{key}", principal.len(), tool.len()))
     }
 
+    /// The machine and the object's id of an instance's key (and its tenant, for a
+    /// tenant-scoped machine); `None` for any other key.
+    pub(crate) fn instance_parts(&self) -> Option<(Option<&str>, &str, &str)> {
+        /// `"{len}:{text}:{rest}"` → `(text, rest)`.
+        fn counted(text: &str) -> Option<(&str, &str)> {
+            let (len, rest) = text.split_once(':')?;
+            let len: usize = len.parse().ok()?;
+            let (value, rest) = (rest.get(..len)?, rest.get(len..)?);
+            Some((value, rest.strip_prefix(':')?))
+        }
+        if let Some(rest) = self.0.strip_prefix("instance:") {
+            let (machine, id) = counted(rest)?;
+            return Some((None, machine, id));
+        }
+        let rest = self.0.strip_prefix("tenant-instance:")?;
+        let (tenant, rest) = counted(rest)?;
+        let (machine, id) = counted(rest)?;
+        Some((Some(tenant), machine, id))
+    }
+
     /// A key as a store wrote it (a shared store's commit feed).
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn from_stored(text: String) -> Self {
         Self(text)
     }
@@ -98,5 +117,12 @@ mod tests {
         assert_ne!(StoreKey::instance("a:b", "c"), StoreKey::instance("a", "b:c"));
         assert_ne!(StoreKey::tenant_instance("t:1", "m", "k"), StoreKey::tenant_instance("t", "1:m", "k"));
         assert_ne!(StoreKey::tenant_instance("t", "m", "k"), StoreKey::instance("m", "k"));
+    }
+
+    #[test]
+    fn instance_keys_give_back_their_parts() {
+        assert_eq!(StoreKey::instance("a:b", "c:d").instance_parts(), Some((None, "a:b", "c:d")));
+        assert_eq!(StoreKey::tenant_instance("t:1", "m", "k").instance_parts(), Some((Some("t:1"), "m", "k")));
+        assert_eq!(StoreKey::connection("x").instance_parts(), None);
     }
 }

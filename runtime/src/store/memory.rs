@@ -121,6 +121,16 @@ impl MemoryStore {
 
 #[async_trait]
 impl FlowStore for MemoryStore {
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
+        let records = self.records();
+        let mut due: Vec<(u64, &StoreKey)> = (records.snapshots.iter())
+            .filter(|(_, s)| !s.is_expired(now_ms))
+            .filter_map(|(key, s)| s.due_at_ms.filter(|&at| at <= now_ms).map(|at| (at, key)))
+            .collect();
+        due.sort();
+        Ok(due.into_iter().take(limit).map(|(_, key)| key.clone()).collect())
+    }
+
     async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
         let now = now_ms();
         Ok(self.records().snapshots.get(key).filter(|s| !s.is_expired(now)).cloned().unwrap_or_default())

@@ -38,8 +38,8 @@ use async_trait::async_trait;
 
 #[cfg(feature = "redis")]
 pub use self::redis::{LEASE_TTL, MIN_LEASE_TTL, RedisStore};
-pub(crate) use history::Transition;
-pub use history::{HistoryEntry, HistoryRetention, MAX_NOTE_CHARS};
+pub use history::{HistoryEntry, HistoryRetention, MAX_NOTE_CHARS, TIMER_PRINCIPAL};
+pub(crate) use history::{Transition, rfc3339};
 pub use key::StoreKey;
 pub use memory::MemoryStore;
 pub use snapshot::Snapshot;
@@ -156,6 +156,25 @@ pub trait FlowStore: Send + Sync + 'static {
     async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
         let _ = key;
         Ok(None)
+    }
+
+    /// The keys of instances whose deadline ([`Snapshot::due_at_ms`]) is at or before
+    /// `now_ms`, soonest first, at most `limit`: what the engine's sweeper commits. A store
+    /// that indexes deadlines beside its records may name an instance whose deadline has
+    /// moved since; the sweeper reads each one and tells it with
+    /// [`FlowStore::due_changed`]. `Ok(vec![])` (the default): the store keeps no index,
+    /// and what is due is applied when each instance is next read.
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
+        let _ = (now_ms, limit);
+        Ok(Vec::new())
+    }
+
+    /// Tells the store's index of deadlines that `key`'s deadline is `due_at_ms` (`None`:
+    /// it has none), after a sweep read the record. The default does nothing: right for a
+    /// store whose [`FlowStore::due`] reads the records themselves.
+    async fn due_changed(&self, key: &StoreKey, due_at_ms: Option<u64>) -> Result<(), StoreError> {
+        let _ = (key, due_at_ms);
+        Ok(())
     }
 
     /// How many live (unexpired) flows and instances the store holds: read when metrics

@@ -28,6 +28,9 @@ pub const LEASE_TTL: Duration = Duration::from_secs(10);
 /// The shortest lease time accepted: renewals every third of it must reach Redis in time.
 pub const MIN_LEASE_TTL: Duration = Duration::from_millis(300);
 
+/// The sorted set of instances' deadlines: key → `due_at_ms`.
+const DUE_KEY: &str = "toolgate:due";
+
 /// How often a waiter asks for a held lease again.
 const LEASE_POLL: Duration = Duration::from_millis(5);
 
@@ -288,6 +291,13 @@ impl RedisStore {
             .invoke_async(&mut connection)
             .await
             .map_err(commit_failure)?;
+        if applied == 1
+            && let Some(due) = next.due_at_ms
+        {
+            // Beside the record, not in the script (another hash slot): a lost write leaves
+            // what is due to the instance's next read; a stale entry the sweep corrects.
+            self.due_changed(key, Some(due)).await?;
+        }
         match applied {
             1 => Ok(version),
             2 => Err(StoreError::LeaseLost),
@@ -421,7 +431,33 @@ impl FlowStore for RedisStore {
             .arg(history_key(key))
             .query_async::<()>(&mut connection)
             .await
-            .map_err(unavailable)
+            .map_err(unavailable)?;
+        self.due_changed(key, None).await
+    }
+
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
+        let mut connection = self.connection.clone();
+        let keys: Vec<String> = redis::cmd("ZRANGE")
+            .arg(DUE_KEY)
+            .arg("-inf")
+            .arg(now_ms)
+            .arg("BYSCORE")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit)
+            .query_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+        Ok(keys.into_iter().map(StoreKey::from_stored).collect())
+    }
+
+    async fn due_changed(&self, key: &StoreKey, due_at_ms: Option<u64>) -> Result<(), StoreError> {
+        let mut connection = self.connection.clone();
+        let command = match due_at_ms {
+            Some(due) => redis::cmd("ZADD").arg(DUE_KEY).arg(due).arg(key.as_str()).clone(),
+            None => redis::cmd("ZREM").arg(DUE_KEY).arg(key.as_str()).clone(),
+        };
+        command.query_async::<()>(&mut connection).await.map_err(unavailable)
     }
 
     fn is_shared(&self) -> bool {

@@ -28,6 +28,16 @@ pub struct Snapshot {
     /// with its state in the same compare-and-set; `None` until a call sets it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<serde_json::Value>,
+    /// When time next moves the instance (the first `after` of its state), in milliseconds
+    /// since the Unix epoch; `None` when its state has no `after`. Set when the instance
+    /// enters a state, so the deadline is part of the instance: every read applies what is
+    /// due, on any replica and after any restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_at_ms: Option<u64>,
+    /// When time moved the instance into its state (an `after` transition), in
+    /// milliseconds since the Unix epoch; `None` when a call moved it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_at_ms: Option<u64>,
     /// What a record that is not a flow or an instance holds (a confirmation challenge, an
     /// idempotency record), as JSON; `None` for flows and instances.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -147,6 +147,7 @@ impl SqliteStore {
                  INSERT OR IGNORE INTO revision (id, last) VALUES (1, 0);",
             )
             .map_err(|e| io(&e))?;
+        add_due_column(&connection).map_err(|e| io(&e))?;
         let inner = Inner {
             path: path.clone(),
             connection: Mutex::new(connection),
@@ -298,9 +299,16 @@ impl SqliteStore {
         let text = serde_json::to_string(&stored).map_err(unavailable)?;
         transaction
             .execute(
-                "INSERT INTO records (key, version, expires_at_ms, snapshot) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (key) DO UPDATE SET version = excluded.version, expires_at_ms = excluded.expires_at_ms, snapshot = excluded.snapshot",
-                params![key.as_str(), version, stored.expires_at_ms.map(|ms| ms as i64), text],
+                "INSERT INTO records (key, version, expires_at_ms, snapshot, due_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (key) DO UPDATE SET version = excluded.version, expires_at_ms = excluded.expires_at_ms,
+                 snapshot = excluded.snapshot, due_at_ms = excluded.due_at_ms",
+                params![
+                    key.as_str(),
+                    version,
+                    stored.expires_at_ms.map(|ms| ms as i64),
+                    text,
+                    stored.due_at_ms.map(|ms| ms.min(i64::MAX as u64) as i64)
+                ],
             )
             .map_err(unavailable)?;
         if found == 0 {
@@ -427,6 +435,23 @@ impl FlowStore for SqliteStore {
         Ok(Some(entries))
     }
 
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let connection = store.connection();
+            let mut statement = connection.prepare_cached(
+                "SELECT key FROM records WHERE due_at_ms IS NOT NULL AND due_at_ms <= ?1
+                 AND (expires_at_ms IS NULL OR expires_at_ms > ?1) ORDER BY due_at_ms LIMIT ?2",
+            )?;
+            let now = now_ms.min(i64::MAX as u64) as i64;
+            let keys = statement.query_map(params![now, limit as i64], |row| row.get::<_, String>(0))?;
+            keys.map(|key| key.map(StoreKey::from_stored)).collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .await
+        .map_err(unavailable)?
+        .map_err(|error: rusqlite::Error| unavailable(error))
+    }
+
     async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
         let store = self.clone();
         tokio::task::spawn_blocking(move || {
@@ -455,6 +480,18 @@ impl FlowStore for SqliteStore {
         .map_err(unavailable)?
         .map_err(|error: rusqlite::Error| unavailable(error))
     }
+}
+
+/// Adds the column of instances' deadlines (and its index) to a database made before
+/// `after` existed.
+fn add_due_column(connection: &Connection) -> rusqlite::Result<()> {
+    let has_column =
+        connection.prepare("SELECT 1 FROM pragma_table_info('records') WHERE name = 'due_at_ms'")?.exists([])?;
+    if !has_column {
+        connection.execute_batch("ALTER TABLE records ADD COLUMN due_at_ms INTEGER;")?;
+    }
+    connection
+        .execute_batch("CREATE INDEX IF NOT EXISTS records_due ON records (due_at_ms) WHERE due_at_ms IS NOT NULL;")
 }
 
 /// Appends `entry` to `key`'s history as the row of the commit's `version` (versions grow,

@@ -146,6 +146,11 @@ pub(super) struct ServeArgs {
     /// (default 65536); past them, CONTEXT_TOO_LARGE
     #[arg(long = "max-context", value_name = "BYTES", value_parser = positive, help_heading = STORE, verbatim_doc_comment)]
     pub(super) max_context_bytes: Option<usize>,
+    /// Shorten or lengthen how long a state lasts before time moves it
+    /// (its first `after`): `quoted=2s` (every machine's `quoted`) or
+    /// `bus.quoted=PT30M`; repeatable
+    #[arg(long = "after", value_name = "[MACHINE.]STATE=DURATION", value_parser = delay, verbatim_doc_comment)]
+    pub(super) delays: Vec<crate::registry::DelayOverride>,
     /// Serve Prometheus metrics at http://ADDR/metrics
     /// (e.g. 127.0.0.1:9464)
     #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]
@@ -340,6 +345,24 @@ fn duration(value: &str) -> Result<Duration, String> {
 }
 
 /// A whole number above zero.
+/// `--after [MACHINE.]STATE=DURATION`: the duration as `2s`/`250ms` or ISO-8601 (`PT15M`).
+fn delay(value: &str) -> Result<crate::registry::DelayOverride, String> {
+    let (path, length) = value.split_once('=').ok_or("write `STATE=DURATION` or `MACHINE.STATE=DURATION`")?;
+    let (machine, state) = match path.split_once('.') {
+        Some((machine, state)) => (Some(machine.to_string()), state.to_string()),
+        None => (None, path.to_string()),
+    };
+    if state.is_empty() || machine.as_deref() == Some("") {
+        return Err("write `STATE=DURATION` or `MACHINE.STATE=DURATION`".into());
+    }
+    let after_ms = match duration(length) {
+        Ok(duration) => duration.as_millis().min(u128::from(u64::MAX)) as u64,
+        Err(_) => toolgate_machine::grammar::parse_iso_duration_ms(length)
+            .map_err(|_| format!("`{length}` is not a duration: write `2s`, `250ms` or an ISO-8601 `PT15M`"))?,
+    };
+    Ok(crate::registry::DelayOverride { machine, state, after_ms })
+}
+
 fn positive(value: &str) -> Result<usize, String> {
     let number = value.parse::<u64>().ok().filter(|&n| n > 0).ok_or("not a whole number above 0")?;
     Ok(usize::try_from(number).unwrap_or(usize::MAX))

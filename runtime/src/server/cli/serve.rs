@@ -36,6 +36,9 @@ impl ServerBuilder {
         if !args.allowed_origins.is_empty() {
             self = self.allowed_origins(args.allowed_origins);
         }
+        for delay in args.delays {
+            self = self.delay(delay);
+        }
         if let Some(bytes) = args.max_context_bytes {
             self = self.max_context_bytes(bytes);
         }

@@ -194,6 +194,8 @@ impl Connection {
             let Some(m) = self.shared.engine.registry.machines().find(|m| m.id() == machine) else { continue };
             let key = gate::instance_key(m, &entry.instance, principal);
             let state = store.load(&key).await.map_err(store_unavailable)?;
+            // What time has made due is applied to what is read.
+            let state = m.settle(&state, crate::store::now_ms()).map_or(state, |(settled, _)| settled);
             entry.state = state.state_of(machine, m.initial()).to_string();
             self.state.focus.refresh(machine, &entry.instance, &entry.state);
         }
