@@ -43,11 +43,6 @@ fn switch_to_bus(flow: Option<&str>) -> Value {
     args
 }
 
-fn with_flow(mut args: Value, flow: &str) -> Value {
-    args["flow"] = flow.into();
-    args
-}
-
 /// Every server mode a sessionless client meets: `--stateless`, and the default.
 const MODES: [&[&str]; 2] = [&["--stateless"], &[]];
 
