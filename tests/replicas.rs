@@ -466,3 +466,60 @@ async fn while_redis_is_down_a_tool_that_needs_no_state_keeps_working() {
         assert_eq!(client.ok("replicas_clock", json!({ "city": "Lisbon" })).await["reading"], "12:00");
     }
 }
+
+/// The transitions time fired, as an audit log holds them.
+fn timer_lines(audit_log: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(audit_log).unwrap_or_default();
+    text.lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|r| r["principal"] == "timer")
+        .collect()
+}
+
+/// Two replicas sweep one store: a quote made on one expires once — one commit, one history
+/// entry, one audit record across both — whichever replica's sweep gets there first.
+#[tokio::test]
+async fn two_replicas_let_time_expire_a_quote_once() {
+    let Some(redis) = redis_url() else { return };
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let dir = std::env::temp_dir().join(format!("toolgate-replicas-timer-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    let token = "traveller=traveller-token-0123456789";
+    let extra = |audit: &std::path::Path| -> Vec<String> {
+        ["--after", "quoted=1s", "--token", token, "--audit-log", audit.to_str().unwrap()].map(String::from).to_vec()
+    };
+    let (args_a, args_b) = (extra(&audit_a), extra(&audit_b));
+    let args_a: Vec<&str> = args_a.iter().map(String::as_str).collect();
+    let args_b: Vec<&str> = args_b.iter().map(String::as_str).collect();
+    let ((_a, url_a), (_b, _url_b)) =
+        tokio::join!(replica("travel", &redis, &args_a), replica("travel", &redis, &args_b));
+    let client =
+        TestClient::http_as(&url_a, common::clients::Lifecycle::Session, Some("traveller-token-0123456789")).await;
+    client.ok("switch_domain", json!({ "domain": "bus", "reason": "a bus" })).await;
+    let search = json!({
+        "domain": "bus", "origin": "Madrid", "destination": "Valencia",
+        "departure": "2026-12-04T08:00:00+01:00", "passengers": 2,
+    });
+    let quote = client.ok("bus_search", search).await["quote_id"].as_str().unwrap().to_string();
+    let ours =
+        |lines: Vec<Value>| -> Vec<Value> { lines.into_iter().filter(|l| l["instance"] == quote.as_str()).collect() };
+    for _ in 0..50 {
+        if !ours(timer_lines(&audit_a)).is_empty() || !ours(timer_lines(&audit_b)).is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // A few more sweeps of both replicas: still one.
+    tokio::time::sleep(std::time::Duration::from_millis(1_000)).await;
+    let fired = [ours(timer_lines(&audit_a)), ours(timer_lines(&audit_b))].concat();
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    let history_key = format!("toolgate:{{instance:3:bus:{quote}}}:history");
+    let connection = redis::Client::open(redis.as_str()).unwrap();
+    let mut connection = connection.get_multiplexed_async_connection().await.unwrap();
+    let history: Vec<String> =
+        redis::cmd("LRANGE").arg(&history_key).arg(0).arg(-1).query_async(&mut connection).await.unwrap();
+    let timed: Vec<&String> = history.iter().filter(|entry| entry.contains(r#""principal":"timer""#)).collect();
+    assert_eq!(timed.len(), 1, "{history:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -287,3 +287,120 @@ async fn counts_carry_their_unit_and_bounds() {
     assert!(days.contains("\"maximum\":30") && days.contains("\"title\":\"days\""), "{days}");
     assert!(!days.contains("x-toolgate"), "clients see standard JSON Schema: {days}");
 }
+
+/// A fresh directory for one test's files, removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(what: &str) -> Self {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let dir = std::env::temp_dir().join(format!("toolgate-travel-{what}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The transitions time fired, as an audit log holds them.
+fn timer_lines(audit_log: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(audit_log).unwrap_or_default();
+    text.lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|r| r["principal"] == "timer")
+        .collect()
+}
+
+/// Searches in `bus` as the traveller over a session; returns the client and the quote.
+async fn quoted(url: &str) -> (TestClient, Value) {
+    let client = TestClient::http_as(url, common::clients::Lifecycle::Session, Some(TRAVELLER)).await;
+    client.ok("switch_domain", switch("bus")).await;
+    let found = client.ok("bus_search", bus_search("bus")).await;
+    (client, found)
+}
+
+/// The deadline is part of the quote: with the server killed (`kill -9`) before it and
+/// started again on the same file after it, the quote is expired, and booking it says so
+/// and since when. The restarted server commits the expiry once, as time's doing.
+#[tokio::test]
+async fn a_quote_lapses_while_the_server_is_down() {
+    let dir = TempDir::new("lapse");
+    let (store, audit, outbox) = (format!("sqlite:{}", dir.file("travel.db")), dir.file("audit.jsonl"), Outbox::new());
+    let token = format!("traveller={TRAVELLER}");
+    let args = [
+        "--store",
+        &store,
+        "--after",
+        "quoted=2s",
+        "--audit-log",
+        &audit,
+        "--token",
+        &token,
+        "--otp-outbox",
+        outbox.path(),
+    ];
+    let (mut first, url) = common::servers::spawn_http_example("travel", &args, &[]).await;
+    let (client, found) = quoted(&url).await;
+    let book = json!({ "domain": "bus", "quote_id": found["quote_id"], "offer_id": found["offers"][0]["id"] });
+    // Within its time the quote books (as far as the code the traveller must give).
+    let required = client.refused("bus_book", book.clone()).await;
+    assert_eq!(required["code"], "CONFIRMATION_REQUIRED", "{required}");
+    drop(client);
+    first.kill().await.unwrap();
+
+    tokio::time::sleep(std::time::Duration::from_millis(2_300)).await;
+    let (_second, url) = common::servers::spawn_http_example("travel", &args, &[]).await;
+    let client = TestClient::http_as(&url, common::clients::Lifecycle::Session, Some(TRAVELLER)).await;
+    client.ok("switch_domain", switch("bus")).await;
+    let refused = client.refused("bus_book", book).await;
+    assert_eq!((refused["code"].as_str(), refused["current_state"].as_str()), (Some("FORBIDDEN"), Some("expired")));
+    let expired_at = refused["expired_at"].as_str().expect("when it expired");
+    assert!(expired_at.ends_with('Z') && expired_at.len() == 24, "{refused}");
+    assert!(!refused["allowed_tools"].as_array().unwrap().contains(&json!("bus_book")), "{refused}");
+
+    // The restarted server's sweep commits the expiry, once, at the time it was due.
+    let mut lines = Vec::new();
+    for _ in 0..40 {
+        lines = timer_lines(&audit);
+        if !lines.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let line = &lines[0];
+    assert_eq!(
+        (line["from"].as_str(), line["to"].as_str(), line["event"].as_str(), line["time"].as_str()),
+        (Some("quoted"), Some("expired"), Some("after PT2S"), Some(expired_at)),
+        "{line}"
+    );
+    assert_eq!(line["instance"], found["quote_id"]);
+}
+
+/// A quote nobody touches expires at about its time: the sweep commits it, and a session
+/// listening hears its list change (2025-11-25: the focused quote's `bus_book` goes).
+#[tokio::test]
+async fn the_sweep_expires_a_quote_nobody_reads() {
+    let dir = TempDir::new("sweep");
+    let audit = dir.file("audit.jsonl");
+    let token = format!("traveller={TRAVELLER}");
+    let args = ["--after", "quoted=1s", "--audit-log", &audit, "--token", &token];
+    let (_server, url) = common::servers::spawn_http_example("travel", &args, &[]).await;
+    let (mut client, found) = quoted(&url).await;
+    assert_eq!(client.tool_names().await, ["bus_book", "bus_search", "switch_domain"]);
+    client.expect_list_changed().await; // the switch's
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    client.expect_list_changed().await;
+    assert_eq!(client.tool_names().await, ["bus_search", "switch_domain"], "the expired quote books nothing");
+    let lines = timer_lines(&audit);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!((lines[0]["instance"].clone(), lines[0]["to"].as_str()), (found["quote_id"].clone(), Some("expired")));
+}
