@@ -176,3 +176,20 @@ async fn a_context_that_no_longer_reads_is_a_clear_error_never_a_panic() {
     }
     assert_eq!(store.load(&key).await.unwrap().context, old.context, "a refused call changed the record");
 }
+
+/// A machine whose history keeps the data (`history_with_data`): each entry holds the data
+/// its transition committed. Without it (above), an entry says only that the data changed.
+#[tokio::test]
+async fn a_history_that_keeps_the_data_holds_what_each_transition_committed() {
+    let store = MemoryStore::new();
+    let server = Server::from_registry("context").store(store.clone()).history_with_data("tally").build().unwrap();
+    let client = TestClient::http_as(&common::serve_in_process(server).await, Lifecycle::Sessionless, None).await;
+    client.ok("tally_count", tally("T-5")).await;
+    client.ok("tally_close", tally("T-5")).await;
+    let history = store.history(&StoreKey::instance("tally", "T-5")).await.unwrap().unwrap();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert_eq!(history[0].context, Some(json!({ "count": 1, "label": "closed" })), "{history:?}");
+    // Only a machine with data can keep it.
+    let problem = Server::from_registry("context").history_with_data("nowhere").build().unwrap_err().to_string();
+    assert!(problem.contains("machine `nowhere`") && problem.contains("machines with data: tally"), "{problem}");
+}

@@ -726,7 +726,11 @@ impl Admitted<'_> {
                 let context_changed = context.is_some();
                 let tool = self.tool.name;
                 let transition = Transition { principal, from, to, event, tool, call_id, note, context_changed };
-                Some(HistoryEntry::new(transition, now_ms()))
+                let mut entry = HistoryEntry::new(transition, now_ms());
+                if self.instance.as_ref().is_some_and(|i| self.history.keeps_data(i.machine.id())) {
+                    entry.context = context.clone();
+                }
+                Some(entry)
             }
             _ => None,
         };

@@ -38,6 +38,8 @@ pub(crate) struct HistoryOptions {
     pub(crate) retention: HistoryRetention,
     /// The keyed machines whose history tool the server offers.
     pub(crate) machines: Vec<String>,
+    /// The keyed machines whose entries keep the instance's data.
+    pub(crate) with_data: Vec<String>,
 }
 
 /// The result field that holds the entries.
@@ -202,12 +204,12 @@ fn output_schema(
     let entry = json!({
         "type": "object",
         "properties": {
-            "principal": maybe("Who fired it: the subject of the principal that called; null for a caller that did not authenticate."),
+            "principal": maybe("Who fired it: the subject of the principal that called; `timer` when time did (`after`); null for a caller that did not authenticate."),
             "tenant": maybe("The principal's tenant, if it has one."),
             "from": text("The state the transition left."),
             "to": text("The state it moved to."),
             "event": text("The event it fired."),
-            "tool": text("The tool whose call fired it."),
+            "tool": text("The tool whose call fired it (empty when time did)."),
             "time": { "type": "string", "format": "date-time", "description": "When it was committed (RFC 3339, UTC)." },
             "call_id": text("The call's id, as the server's log has it."),
             "note": maybe("The reason the handler recorded, if it gave one."),

@@ -357,7 +357,17 @@ impl Registry {
             return Err(StartupError { problems });
         }
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
-        let history = InstanceHistory::new(options.history.retention);
+        for machine in
+            options.history.with_data.iter().filter(|m| machines.get(*m).is_none_or(|m| m.context().is_none()))
+        {
+            let with_context =
+                machines.values().filter(|m| m.context().is_some()).map(|m| m.id().to_string()).collect();
+            problems.push(StartupProblem::HistoryData { machine: machine.clone(), with_context });
+        }
+        if !problems.is_empty() {
+            return Err(StartupError { problems });
+        }
+        let history = InstanceHistory::new(options.history.retention, options.history.with_data.clone());
         Ok(Self { tools, by_name, machines, lock, history })
     }
 

@@ -65,6 +65,13 @@ pub enum StartupProblem {
         /// The guards without a function.
         guards: Vec<String>,
     },
+    /// `ServerBuilder::history_with_data` names a machine without a context.
+    HistoryData {
+        /// The machine named.
+        machine: String,
+        /// The machines that have a context.
+        with_context: Vec<String>,
+    },
     /// `--after` (or `ServerBuilder::after`) names a state that no machine moves by time.
     Delay {
         /// `[machine.]state`, as given.
@@ -251,6 +258,11 @@ impl fmt::Display for StartupProblem {
             Self::Creates { tool, problem, location } => {
                 write!(f, "{location}: tool `{tool}` has `creates`, and {problem}")
             }
+            Self::HistoryData { machine, with_context } => write!(
+                f,
+                "the history of machine `{machine}` is to keep its data, and it has none (no `context`); machines with data: {}",
+                if with_context.is_empty() { "none".to_string() } else { with_context.join(", ") }
+            ),
             Self::Delay { path } => write!(
                 f,
                 "`--after {path}=…` names no state with `after`: only a state time moves (`after: {{ \"PT15M\": \"expired\" }}`) can last longer or shorter"

@@ -507,6 +507,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps, in each history entry of the keyed machine `machine`, the instance's data
+    /// (its `context`) as the transition committed it. By default an entry says only that
+    /// the data changed (`context_changed`): the data may be what the history's readers
+    /// should not see, and it makes each entry as large as the data.
+    pub fn history_with_data(mut self, machine: impl Into<String>) -> Self {
+        self.options.history.with_data.push(machine.into());
+        self
+    }
+
     /// The checked registry alone, without a store or anything else a running server
     /// needs: what `describe`, `export` and `audit` read.
     pub(super) fn into_registry(self) -> Result<Registry, StartupError> {

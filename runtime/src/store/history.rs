@@ -44,6 +44,10 @@ pub struct HistoryEntry {
     /// The data itself is not kept here.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub context_changed: bool,
+    /// The data the transition committed, for a machine whose history keeps it
+    /// (`ServerBuilder::history_with_data`); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<serde_json::Value>,
     /// [`HistoryEntry::time`] in milliseconds since the Unix epoch, what retention by age
     /// compares.
     at_ms: u64,
@@ -81,6 +85,7 @@ impl HistoryEntry {
             call_id: transition.call_id,
             note: transition.note.map(|note| shortened(&note)),
             context_changed: transition.context_changed,
+            context: None,
             at_ms,
         }
     }
@@ -99,6 +104,7 @@ impl HistoryEntry {
             call_id: uuid::Uuid::new_v4().simple().to_string(),
             note: None,
             context_changed: false,
+            context: None,
             at_ms,
         }
     }
@@ -115,10 +121,15 @@ impl HistoryEntry {
             Some(subject) => format!("`{subject}`"),
             None => "a caller who did not authenticate".to_string(),
         };
-        let mut line = format!(
-            "{}: {who} called `{}` ({}), from `{}` to `{}`",
-            self.time, self.tool, self.event, self.from, self.to
-        );
+        let mut line = if self.tool.is_empty() {
+            // Time fired it (`after`): no one called.
+            format!("{}: time moved it ({}), from `{}` to `{}`", self.time, self.event, self.from, self.to)
+        } else {
+            format!(
+                "{}: {who} called `{}` ({}), from `{}` to `{}`",
+                self.time, self.tool, self.event, self.from, self.to
+            )
+        };
         if let Some(note) = &self.note {
             line.push_str(": ");
             line.push_str(note);
