@@ -243,32 +243,6 @@ mod tests {
     }
 
     #[test]
-    fn guards_and_delays_load_and_export_round_trips() {
-        let json = r#"{
-            "id": "quote", "initial": "quoted", "meta": {"toolgate": {"key": "quote_id", "tenantScoped": false}},
-            "states": {
-                "quoted": {
-                    "on": { "REVIEW": [{ "target": "booked", "guard": "small_amount" }, { "target": "review" }] },
-                    "after": { "900000": "expired", "PT1H": "review" }
-                },
-                "review": { "on": { "BOOK": { "target": "booked", "guard": { "type": "approved" } } } },
-                "booked": { "type": "final" },
-                "expired": { "type": "final" }
-            }
-        }"#;
-        let machine = Machine::from_xstate_json(json).unwrap();
-        assert_eq!(machine.key(), Some("quote_id"));
-        assert_eq!(machine.spec().guards(), ["small_amount", "approved"]);
-        assert_eq!(
-            machine.spec().first_delayed("quoted").map(|d| (d.after_ms, d.target.as_str())),
-            Some((900_000, "expired"))
-        );
-        let exported = crate::inspect::machine_json(&machine);
-        let again = Machine::from_xstate_json(&exported.to_string()).unwrap();
-        assert_eq!(again.spec(), machine.spec());
-    }
-
-    #[test]
     fn rule_violations_are_all_reported() {
         let json = r#"{"id": "m", "states": {"a": {"type": "final", "on": {"GO": "b"}}}}"#;
         let MachineLoadError::Invalid(errors) = Machine::from_xstate_json(json).unwrap_err() else {

@@ -53,3 +53,34 @@ pub fn machine_json(machine: &Machine) -> Value {
 pub fn export_xstate(registry: &Registry) -> Value {
     Value::Object(registry.machines().map(|m| (m.id().to_string(), machine_json(m))).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guards_and_delays_load_and_export_round_trips() {
+        let json = r#"{
+            "id": "quote", "initial": "quoted", "meta": {"toolgate": {"key": "quote_id", "tenantScoped": false}},
+            "states": {
+                "quoted": {
+                    "on": { "REVIEW": [{ "target": "booked", "guard": "small_amount" }, { "target": "review" }] },
+                    "after": { "900000": "expired", "PT1H": "review" }
+                },
+                "review": { "on": { "BOOK": { "target": "booked", "guard": { "type": "approved" } } } },
+                "booked": { "type": "final" },
+                "expired": { "type": "final" }
+            }
+        }"#;
+        let machine = crate::Machine::from_xstate_json(json).unwrap();
+        assert_eq!(machine.key(), Some("quote_id"));
+        assert_eq!(machine.spec().guards(), ["small_amount", "approved"]);
+        assert_eq!(
+            machine.spec().first_delayed("quoted").map(|d| (d.after_ms, d.target.as_str())),
+            Some((900_000, "expired"))
+        );
+        let exported = machine_json(&machine);
+        let again = crate::Machine::from_xstate_json(&exported.to_string()).unwrap();
+        assert_eq!(again.spec(), machine.spec());
+    }
+}
