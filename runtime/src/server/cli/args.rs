@@ -149,7 +149,7 @@ pub(super) struct ServeArgs {
     /// Shorten or lengthen how long a state lasts before time moves it
     /// (its first `after`): `quoted=2s` (every machine's `quoted`) or
     /// `bus.quoted=PT30M`; repeatable
-    #[arg(long = "after", value_name = "[MACHINE.]STATE=DURATION", value_parser = delay, verbatim_doc_comment)]
+    #[arg(long = "after", value_name = "STATE=TIME", value_parser = delay, verbatim_doc_comment)]
     pub(super) delays: Vec<crate::registry::DelayOverride>,
     /// Serve Prometheus metrics at http://ADDR/metrics
     /// (e.g. 127.0.0.1:9464)
