@@ -495,6 +495,50 @@ struct PromptContext {
     context: String,
 }
 
+/// Whom to greet.
+#[derive(Deserialize, JsonSchema)]
+struct Greeting {
+    /// A name.
+    name: String,
+}
+
+/// Greets by name (the Tasks extension's synchronous fixture).
+#[action(global)]
+async fn greet(input: Greeting) -> Result<Content, ToolError> {
+    Ok(text(format!("Hello, {}!", input.name)))
+}
+
+/// How long to compute, and what.
+#[derive(Deserialize, JsonSchema)]
+struct Computation {
+    /// Seconds to take.
+    #[serde(default = "three")]
+    #[schemars(range(max = 600))]
+    seconds: u64,
+    /// A label for the result.
+    #[serde(default)]
+    label: String,
+}
+
+fn three() -> u64 {
+    3
+}
+
+/// Takes `seconds`, then answers: a task for a client that declared the Tasks extension,
+/// within its request for any other.
+#[action(global, task = "optional", timeout = "11m")]
+async fn slow_compute(input: Computation) -> Result<Content, ToolError> {
+    tokio::time::sleep(Duration::from_secs(input.seconds)).await;
+    Ok(text(format!("computed {} in {} s", input.label, input.seconds)))
+}
+
+/// Fails after a second, as a tool result (`isError`): runs only as a task.
+#[action(global, task = "required")]
+async fn failing_job() -> Result<Content, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::failed("JOB_FAILED", "the job failed, as it always does"))
+}
+
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
     let server = Server::from_registry("toolgate-conformance")

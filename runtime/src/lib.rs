@@ -54,7 +54,7 @@ pub use server::{Server, ServerBuilder};
 pub mod __private {
     pub use crate::action::{
         ActionRegistration, Arguments, BoxFuture, Called, ContextRequirement, ContextType, Handler, InputIo, Output,
-        OutputIo, RateLimit, RatePer, SourceLocation, StateRequirement,
+        OutputIo, RateLimit, RatePer, SourceLocation, StateRequirement, TaskSupport,
     };
     pub use crate::action::{
         AtModuleLevel, DeclaredByMachine, DeclaredMachine, DeclaredState, IdChar, IsDeclared, LookupAnswer,

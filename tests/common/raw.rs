@@ -319,6 +319,7 @@ impl SessionlessClient {
         let name_field = match method {
             "tools/call" | "prompts/get" => Some("name"),
             "resources/read" | "resources/subscribe" | "resources/unsubscribe" => Some("uri"),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
             _ => None,
         };
         // rmcp wants non-ASCII names Base64-wrapped (`=?base64?…?=`); test names are plain.

@@ -25,6 +25,7 @@ const KEYS: &[&str] = &[
     "idempotency_key",
     "scope",
     "startup_checked",
+    "task",
 ];
 
 /// One key's value; setting it twice is an error at the second key.
@@ -75,6 +76,8 @@ pub(crate) struct ActionAttrs {
     pub(crate) confirm: Attr<LitStr>,
     pub(crate) confirm_above: Attr<LitStr>,
     pub(crate) idempotency_key: Attr<LitStr>,
+    /// `task = "optional" | "required"`: the call may (must) run as an MCP task.
+    pub(crate) task: Attr<LitStr>,
     pub(crate) scope: Attr<Vec<LitStr>>,
     /// Keys that were written but failed to parse (already reported).
     pub(crate) failed: Vec<String>,
@@ -122,6 +125,7 @@ impl ActionAttrs {
             "confirm" => self.confirm.set(meta, meta.value()?.parse()?),
             "confirm_above" => self.confirm_above.set(meta, meta.value()?.parse()?),
             "idempotency_key" => self.idempotency_key.set(meta, meta.value()?.parse()?),
+            "task" => self.task.set(meta, meta.value()?.parse()?),
             "scope" => self.scope.set(meta, one_or_list(meta)?),
             "bind_state" => {
                 let states = one_or_list(meta)?;

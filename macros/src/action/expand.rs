@@ -124,6 +124,11 @@ fn registration(action: &Action) -> TokenStream {
         }
     };
     let scopes = &action.scopes;
+    let task = match action.task {
+        None => quote!(::toolgate::__private::TaskSupport::Never),
+        Some(false) => quote!(::toolgate::__private::TaskSupport::Optional),
+        Some(true) => quote!(::toolgate::__private::TaskSupport::Required),
+    };
     quote_spanned! {span=>
         ::toolgate::__private::inventory::submit! {
             ::toolgate::__private::ActionRegistration {
@@ -143,6 +148,7 @@ fn registration(action: &Action) -> TokenStream {
                 expensive: #expensive,
                 confirm: #confirm,
                 idempotency_key: #idempotency_key,
+                task: #task,
                 scopes: &[#(#scopes),*],
                 needs_principal: false #(|| #needs_principal)*,
                 states: &[#(#states),*],

@@ -45,6 +45,8 @@ pub(crate) struct Action<'a> {
     pub(crate) confirm: Option<Option<(String, String, String)>>,
     /// `idempotency_key = "request_id"`.
     pub(crate) idempotency_key: Option<String>,
+    /// `task = "optional"` (`Some(false)`) or `"required"` (`Some(true)`).
+    pub(crate) task: Option<bool>,
 }
 
 pub(crate) fn validate<'a>(
@@ -74,6 +76,7 @@ pub(crate) fn validate<'a>(
     let scopes = check_scopes(attrs, errors);
     let confirm = check_confirm(attrs, errors);
     let idempotency_key = check_idempotency_key(attrs, errors);
+    let task = check_task(attrs, errors);
     let (domain, name, description, params) = (domain?, name?, description?, params?);
     Some(Action {
         handler,
@@ -98,7 +101,26 @@ pub(crate) fn validate<'a>(
         scopes,
         confirm,
         idempotency_key,
+        task,
     })
+}
+
+/// `task = "optional" | "required"`.
+fn check_task(attrs: &ActionAttrs, errors: &mut Vec<syn::Error>) -> Option<bool> {
+    let task = attrs.task.get()?;
+    match task.value().as_str() {
+        "optional" => Some(false),
+        "required" => Some(true),
+        other => {
+            errors.push(syn::Error::new(
+                task.span(),
+                format!(
+                    "`task = \"{other}\"`: a tool may run as an MCP task (`\"optional\"`) or must (`\"required\"`)"
+                ),
+            ));
+            None
+        }
+    }
 }
 
 /// `idempotency_key = "request_id"`: an input field's name, on a `transactional` action

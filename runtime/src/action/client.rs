@@ -131,6 +131,13 @@ impl CallClient {
         }
     }
 
+    /// The same client for a call that runs as a task, after its request ended: no
+    /// response stream or progress token of the request's, and cancelled by `cancel`
+    /// (`tasks/cancel`) rather than by the request.
+    pub(crate) fn for_task(&self, cancel: CancellationToken) -> Self {
+        Self { progress_token: None, cancel, stream: None, ..self.clone() }
+    }
+
     pub(crate) fn inputs(&self) -> &Inputs {
         &self.inputs
     }

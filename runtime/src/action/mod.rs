@@ -108,10 +108,27 @@ pub struct ActionRegistration {
     /// What each parameter after the input reads of the instance's context: `Some` for
     /// an `Instance<T>` or `InstanceMut<T>`.
     pub contexts: &'static [Option<ContextRequirement>],
+    /// `task = "optional" | "required"`: whether a call may or must run as an MCP task.
+    pub task: TaskSupport,
     /// The handler.
     pub handler: Handler,
     /// Where the `#[action]` is.
     pub location: SourceLocation,
+}
+
+/// Whether a tool's calls may run as MCP tasks (the 2026-07-28 Tasks extension):
+/// `#[action(task = "optional")]` or `"required"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Every call finishes within its request (the default).
+    #[default]
+    Never,
+    /// A call from a client that declared the extension runs as a task; any other runs
+    /// within its request.
+    Optional,
+    /// A call runs only as a task: a client that did not declare the extension gets
+    /// `-32021` naming it.
+    Required,
 }
 
 impl std::fmt::Debug for ActionRegistration {

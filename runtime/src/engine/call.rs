@@ -36,6 +36,25 @@ pub(crate) struct Reply {
     pub(crate) moved: Option<StoreKey>,
 }
 
+impl Reply {
+    /// The MCP result: the structured content (and, for a handler that returned
+    /// [`Content`](crate::content::Content), its blocks as the content).
+    pub(crate) fn into_result(self) -> rmcp::model::CallToolResult {
+        use rmcp::model::CallToolResult;
+        match self.blocks {
+            _ if self.is_error => CallToolResult::structured_error(self.content),
+            None => CallToolResult::structured(self.content),
+            // Content blocks are the result's content; toolgate's own fields, if the tool
+            // has any, its structured content.
+            Some(blocks) => {
+                let mut result = CallToolResult::success(blocks);
+                result.structured_content = Some(self.content).filter(|c| c.as_object().is_some_and(|o| !o.is_empty()));
+                result
+            }
+        }
+    }
+}
+
 /// Where a call comes from: its flow's origin, who is calling, and — for a session that
 /// lists per connection — the session's focus and the call's ticket in it.
 pub(crate) struct CallSource<'a> {

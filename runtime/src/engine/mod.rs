@@ -13,6 +13,7 @@
 mod call;
 mod focus;
 mod run;
+mod tasks;
 mod timers;
 
 use std::collections::HashMap;
@@ -22,6 +23,7 @@ use std::time::Duration;
 pub(crate) use call::CallSource;
 pub(crate) use focus::{SessionFocus, focus_states};
 use run::run_handler;
+pub(crate) use tasks::{RunningTasks, TaskCall, TaskError};
 pub(crate) use timers::spawn_sweeper;
 
 use crate::action::States;
@@ -50,6 +52,8 @@ pub(crate) struct Engine {
     pub(crate) audit_sinks: Vec<Arc<dyn AuditSink>>,
     /// The transitions time fired, as they are committed (by a sweep or a call's read).
     pub(crate) timers: tokio::sync::broadcast::Sender<TimerCommit>,
+    /// The tasks this process runs, and how to cancel each.
+    pub(crate) running: RunningTasks,
 }
 
 /// How long calls wait, and may run.

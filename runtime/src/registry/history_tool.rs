@@ -273,6 +273,7 @@ fn registration(name: String, domain: Option<&'static str>, description: String)
     let mut interned = INTERNED.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner());
     interned.entry((name.clone(), domain, description.clone())).or_insert_with(|| {
         Box::leak(Box::new(ActionRegistration {
+            task: crate::action::TaskSupport::Never,
             name: Box::leak(name.into_boxed_str()),
             domain,
             machine: None,

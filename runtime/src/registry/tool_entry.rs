@@ -106,6 +106,14 @@ impl ToolEntry {
     }
 
     /// The tool's confirmation policy, for a `confirm`ed tool.
+    /// Whether its calls may or must run as MCP tasks.
+    pub(crate) fn task(&self) -> crate::action::TaskSupport {
+        match self.kind {
+            ToolKind::Action(registration) => registration.task,
+            ToolKind::SwitchDomain => crate::action::TaskSupport::Never,
+        }
+    }
+
     pub(crate) fn confirm(&self) -> Option<&'static crate::confirm::ConfirmPolicy> {
         match self.kind {
             ToolKind::Action(registration) => registration.confirm.as_ref(),

@@ -621,6 +621,7 @@ impl ServerBuilder {
                     confirmations: self.confirmations,
                     audit_sinks: self.audit_sinks,
                     timers: tokio::sync::broadcast::channel(1024).0,
+                    running: Default::default(),
                 }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,

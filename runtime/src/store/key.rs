@@ -48,6 +48,11 @@ impl StoreKey {
         }
     }
 
+    /// An MCP task (`task_id` is random, minted by the server).
+    pub fn task(task_id: &str) -> Self {
+        Self(format!("task:{task_id}"))
+    }
+
     /// A confirmation challenge (`challenge_id` is random, minted by the server).
     pub fn challenge(challenge_id: &str) -> Self {
         Self(format!("challenge:{challenge_id}"))

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ErrorData, GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
     ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig,
     ServerNotification, SubscribeRequestParams, Tool, ToolListChangedNotification, UnsubscribeRequestParams,
@@ -19,9 +19,9 @@ use serde_json::json;
 use super::Shared;
 use super::call_stream::CallSink;
 use super::rounds::Retry;
-use crate::action::{CallClient, LogThreshold};
+use crate::action::{CallClient, LogThreshold, TaskSupport};
 use crate::auth::Principal;
-use crate::engine::CallSource;
+use crate::engine::{CallSource, TaskCall, TaskError};
 use crate::engine::{SessionFocus, focus_states};
 use crate::flow::Origin;
 use crate::gate::{self, Caller, Gate, Peer};
@@ -253,6 +253,31 @@ impl Connection {
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
         let trace = crate::telemetry::TraceParent::from_meta(&context.meta);
         let server = self.shared.this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>;
+        match (tool.task(), declares_tasks(&context)) {
+            (TaskSupport::Required, false) => {
+                let tasks = rmcp::model::ClientCapabilities::builder().enable_tasks().build();
+                return Err(ErrorData::missing_required_client_capability(tasks));
+            }
+            (TaskSupport::Optional | TaskSupport::Required, true) => {
+                let shared = Arc::downgrade(&self.shared);
+                let call = TaskCall {
+                    origin: origin.clone(),
+                    caller: caller.clone(),
+                    trace,
+                    server,
+                    client: client.clone(),
+                    arguments,
+                    moved: Box::new(move |key| {
+                        if let Some(shared) = shared.upgrade() {
+                            shared.tell_watchers(&key, None);
+                        }
+                    }),
+                };
+                let task = self.shared.engine.start_task(tool.name, call).await.map_err(task_error)?;
+                return Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task)));
+            }
+            _ => {}
+        }
         let source = CallSource { origin: &origin, caller: &caller, session, trace, server };
         // Boxed on its own: a future is built on the stack and then moved into its box, so
         // the call's (the pipeline, the handler, the commit) is built once in place here.
@@ -278,19 +303,36 @@ impl Connection {
             // The handler stopped to ask the client (MCP 2026-07-28): nothing committed.
             return asked.map(Into::into);
         }
-        let result = match reply.blocks {
-            _ if reply.is_error => CallToolResult::structured_error(reply.content),
-            None => CallToolResult::structured(reply.content),
-            // Content blocks are the result's content; toolgate's own fields, if the tool
-            // has any, its structured content.
-            Some(blocks) => {
-                let mut result = CallToolResult::success(blocks);
-                result.structured_content =
-                    Some(reply.content).filter(|c| c.as_object().is_some_and(|o| !o.is_empty()));
-                result
-            }
-        };
-        Ok(result.into())
+        Ok(reply.into_result().into())
+    }
+}
+
+/// Whether the request may be answered with a task: MCP 2026-07-28 or later, from a
+/// client that declared the Tasks extension in it (the extension is not defined under
+/// 2025-11-25, whatever `initialize` said).
+fn declares_tasks(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|version| !version.has_initialize())
+        && context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
+}
+
+/// The task methods exist from MCP 2026-07-28 on (rmcp has already refused a client that
+/// did not declare the extension in the request).
+fn tasks_served(context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    match context.protocol_version() {
+        Some(version) if version.has_initialize() => Err(ErrorData::method_not_found::<rmcp::model::GetTaskMethod>()),
+        _ => Ok(()),
+    }
+}
+
+/// A task request refused: an id unknown to this caller (never made, expired, or
+/// another's) is `-32602`, as the extension says.
+fn task_error(error: TaskError) -> ErrorData {
+    match error {
+        TaskError::Unknown => ErrorData::invalid_params("unknown task", None),
+        TaskError::Store(error) => {
+            tracing::warn!(%error, "a task request cannot reach the store");
+            ErrorData::internal_error("the state store is unavailable", Some(json!({ "code": "STORE_UNAVAILABLE" })))
+        }
     }
 }
 
@@ -317,6 +359,10 @@ impl ServerHandler for Connection {
         }
         if catalog.has_completions() {
             capabilities.completions = Some(Default::default());
+        }
+        if self.shared.engine.registry.tools().iter().any(|t| t.task() != TaskSupport::Never) {
+            let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+            extensions.insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
         }
         let config = ServerConfig::new(capabilities).with_server_info(self.shared.implementation.clone());
         match &self.shared.instructions {
@@ -392,6 +438,40 @@ impl ServerHandler for Connection {
             result.cache_scope = Some(CacheScope::Public);
         }
         Ok(result)
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        tasks_served(&context)?;
+        let principal = self.principal(&context);
+        let task = self.shared.engine.task(&request.task_id, principal.as_ref()).await.map_err(task_error)?;
+        Ok(rmcp::model::GetTaskResult::new(task))
+    }
+
+    /// `tasks/update`: no task of toolgate's waits for input yet, so the answers are
+    /// ignored, as the extension says of keys a task does not wait for.
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks_served(&context)?;
+        let principal = self.principal(&context);
+        self.shared.engine.task(&request.task_id, principal.as_ref()).await.map_err(task_error)?;
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks_served(&context)?;
+        let principal = self.principal(&context);
+        self.shared.engine.cancel_task(&request.task_id, principal.as_ref()).await.map_err(task_error)
     }
 
     async fn call_tool(

@@ -1,0 +1,238 @@
+//! Calls that outlive their request: the MCP Tasks extension (2026-07-28,
+//! `io.modelcontextprotocol/tasks`). A task is committed to the store before its
+//! `CreateTaskResult` is sent, so `tasks/get` answers on any replica sharing the store and
+//! after a restart of a file store; it belongs to its caller (anyone else is told the id
+//! is unknown, as for an id that never existed); its call runs through the same
+//! pipeline as any other, and a cancelled one commits nothing (the call's own
+//! cancellation: `engine::run_handler`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{CallSource, Engine};
+use crate::action::CallClient;
+use crate::auth::Principal;
+use crate::flow::Origin;
+use crate::gate::Caller;
+use crate::store::{Snapshot, StoreError, StoreKey, now_ms, rfc3339};
+
+/// How long a task is kept, from its creation (`ttlMs`): 15 minutes.
+pub(crate) const TASK_TTL_MS: u64 = 15 * 60 * 1_000;
+
+/// How often a client should ask (`pollIntervalMs`).
+pub(crate) const TASK_POLL_INTERVAL_MS: u64 = 500;
+
+/// A task as the store keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct TaskRecord {
+    /// The principal that created it (its key), or `None` for a caller that did not
+    /// authenticate: only the same caller may read or cancel it.
+    owner: Option<String>,
+    tool: String,
+    status: TaskStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status_message: Option<String>,
+    created_at_ms: u64,
+    updated_at_ms: u64,
+    /// The tool's result, once completed (a refusal or a handler's error included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<JsonObject>,
+    /// The JSON-RPC error, once failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<JsonObject>,
+}
+
+impl TaskRecord {
+    fn task(&self, id: &str) -> Task {
+        let mut task = Task::new(id.to_string(), self.status, rfc3339(self.created_at_ms), rfc3339(self.updated_at_ms))
+            .with_ttl_ms(TASK_TTL_MS)
+            .with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
+        if let Some(message) = &self.status_message {
+            task = task.with_status_message(message.clone());
+        }
+        task
+    }
+
+    fn detailed(&self, id: &str) -> DetailedTask {
+        let payload = match self.status {
+            TaskStatus::Completed => TaskPayload::Completed { result: self.result.clone().unwrap_or_default() },
+            TaskStatus::Failed => TaskPayload::Failed { error: self.error.clone().unwrap_or_default() },
+            TaskStatus::Cancelled => TaskPayload::Cancelled,
+            _ => TaskPayload::Working,
+        };
+        DetailedTask::new(self.task(id), payload)
+    }
+
+    fn snapshot(&self, previous: &Snapshot) -> Snapshot {
+        Snapshot {
+            record: serde_json::to_value(self).ok(),
+            expires_at_ms: Some(self.created_at_ms.saturating_add(TASK_TTL_MS)),
+            ..previous.next()
+        }
+    }
+}
+
+/// Why a task request is refused.
+#[derive(Debug)]
+pub(crate) enum TaskError {
+    /// No such task for this caller (never created, expired, or another's).
+    Unknown,
+    /// The store failed.
+    Store(StoreError),
+}
+
+/// The tasks running in this process, by id: how to cancel each.
+#[derive(Debug, Default)]
+pub(crate) struct RunningTasks(Mutex<HashMap<String, CancellationToken>>);
+
+impl RunningTasks {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What a task's call needs once its request has ended.
+pub(crate) struct TaskCall {
+    pub(crate) origin: Origin,
+    pub(crate) caller: Caller,
+    pub(crate) trace: Option<crate::telemetry::TraceParent>,
+    pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
+    pub(crate) client: CallClient,
+    pub(crate) arguments: Map<String, Value>,
+    /// Told the instance a transition moved, once committed.
+    pub(crate) moved: Box<dyn FnOnce(StoreKey) + Send>,
+}
+
+fn owner_of(principal: Option<&Principal>) -> Option<String> {
+    principal.map(Principal::key)
+}
+
+impl Engine {
+    /// Creates a task running `tool` for `call`: stored first (the `Task` returned is
+    /// what `tasks/get` answers from now on, on any replica), then run.
+    pub(crate) async fn start_task(self: &Arc<Self>, tool: &'static str, call: TaskCall) -> Result<Task, TaskError> {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let key = StoreKey::task(&id);
+        let now = now_ms();
+        let record = TaskRecord {
+            owner: owner_of(call.caller.principal.as_ref()),
+            tool: tool.to_string(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+            result: None,
+            error: None,
+        };
+        let created = record.snapshot(&Snapshot::default());
+        self.store.compare_and_set(&key, 0, &created).await.map_err(TaskError::Store)?;
+        let task = record.task(&id);
+        let cancel = CancellationToken::new();
+        self.running.lock().insert(id.clone(), cancel.clone());
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let outcome = engine.run_task(tool, call, cancel).await;
+            engine.finish_task(&id, outcome).await;
+            engine.running.lock().remove(&id);
+        });
+        Ok(task)
+    }
+
+    /// Runs the task's call through the pipeline; its result, or `None` when cancelled.
+    async fn run_task(&self, tool: &'static str, call: TaskCall, cancel: CancellationToken) -> Option<CallToolResult> {
+        let entry = self.registry.tool(tool)?;
+        let client = call.client.for_task(cancel.clone());
+        let source = CallSource {
+            origin: &call.origin,
+            caller: &call.caller,
+            session: None,
+            trace: call.trace,
+            server: call.server,
+        };
+        let reply = Box::pin(self.call(entry, source, client, call.arguments)).await;
+        // Cancelled before it committed: nothing was done. (A call that committed before
+        // it heard of the cancellation completed.)
+        if reply.is_error && reply.content.get("code").and_then(Value::as_str) == Some("CANCELLED") {
+            return None;
+        }
+        if let Some(moved) = reply.moved.clone() {
+            (call.moved)(moved);
+        }
+        Some(reply.into_result())
+    }
+
+    /// Writes the task's end, unless it was cancelled meanwhile.
+    async fn finish_task(&self, id: &str, outcome: Option<CallToolResult>) {
+        let key = StoreKey::task(id);
+        for _ in 0..8 {
+            let Ok(before) = self.store.load(&key).await else { break };
+            let Some(mut record) = before.record.clone().and_then(|r| serde_json::from_value::<TaskRecord>(r).ok())
+            else {
+                return;
+            };
+            if record.status != TaskStatus::Working {
+                return;
+            }
+            match &outcome {
+                Some(result) => {
+                    record.status = TaskStatus::Completed;
+                    record.result = serde_json::to_value(result).ok().and_then(|v| v.as_object().cloned());
+                }
+                None => record.status = TaskStatus::Cancelled,
+            }
+            record.updated_at_ms = now_ms();
+            match self.store.compare_and_set(&key, before.version, &record.snapshot(&before)).await {
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(error) => tracing::warn!(task = id, %error, "cannot record the end of a task"),
+                Ok(_) => {}
+            }
+            return;
+        }
+    }
+
+    /// The task `id`, as `principal` may see it.
+    pub(crate) async fn task(&self, id: &str, principal: Option<&Principal>) -> Result<DetailedTask, TaskError> {
+        let (_, record) = self.task_record(id, principal).await?;
+        Ok(record.detailed(id))
+    }
+
+    async fn task_record(&self, id: &str, principal: Option<&Principal>) -> Result<(Snapshot, TaskRecord), TaskError> {
+        let snapshot = self.store.load(&StoreKey::task(id)).await.map_err(TaskError::Store)?;
+        let record = snapshot.record.clone().and_then(|r| serde_json::from_value::<TaskRecord>(r).ok());
+        match record {
+            Some(record) if record.owner == owner_of(principal) => Ok((snapshot, record)),
+            _ => Err(TaskError::Unknown),
+        }
+    }
+
+    /// `tasks/cancel`: a task running here is told to stop, and records `cancelled` once
+    /// its call stopped without committing (or `completed`, if it committed first); one
+    /// this process does not run (its process ended) is recorded `cancelled`; a finished
+    /// one stays as it is.
+    pub(crate) async fn cancel_task(&self, id: &str, principal: Option<&Principal>) -> Result<(), TaskError> {
+        for _ in 0..8 {
+            let (before, mut record) = self.task_record(id, principal).await?;
+            if record.status != TaskStatus::Working && record.status != TaskStatus::InputRequired {
+                return Ok(());
+            }
+            if let Some(cancel) = self.running.lock().get(id) {
+                cancel.cancel();
+                return Ok(());
+            }
+            record.status = TaskStatus::Cancelled;
+            record.status_message = Some("cancelled by the client".into());
+            record.updated_at_ms = now_ms();
+            match self.store.compare_and_set(&StoreKey::task(id), before.version, &record.snapshot(&before)).await {
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(error) => return Err(TaskError::Store(error)),
+                Ok(_) => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+}
