@@ -539,6 +539,41 @@ async fn failing_job() -> Result<Content, ToolError> {
     Err(ToolError::failed("JOB_FAILED", "the job failed, as it always does"))
 }
 
+/// A file to delete.
+#[derive(Deserialize, JsonSchema)]
+struct Doomed {
+    /// Its name.
+    filename: String,
+}
+
+/// The person's answer to a yes-or-no question.
+#[derive(Deserialize, JsonSchema)]
+struct YesNo {
+    /// Yes or no.
+    confirm: bool,
+}
+
+/// Deletes a file once the person confirms: runs only as a task, which waits for the answer.
+#[action(global, task = "required")]
+async fn confirm_delete(input: Doomed, ctx: Ctx) -> Result<Content, ToolError> {
+    let answer = ctx.elicit::<YesNo>("confirm", format!("Delete {}?", input.filename)).await?;
+    match answer {
+        Some(YesNo { confirm: true }) => Ok(text(format!("deleted {}", input.filename))),
+        _ => Ok(text(format!("kept {}", input.filename))),
+    }
+}
+
+/// Asks two questions at once, and answers once both are: runs only as a task.
+#[action(global, task = "required")]
+async fn multi_input(ctx: Ctx) -> Result<Content, ToolError> {
+    let questions = [
+        ("name".to_string(), Ask::form::<Name>("What is your name?")?),
+        ("confirm".to_string(), Ask::form::<YesNo>("Go ahead?")?),
+    ];
+    let answers = ctx.ask_all(questions).await?;
+    Ok(text(format!("answered {} questions", answers.len())))
+}
+
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
     let server = Server::from_registry("toolgate-conformance")

@@ -33,11 +33,11 @@ async fn task_request(
     client.request(method, json!({ "taskId": task, "_meta": opted_in() }), headers).await
 }
 
-/// Polls `tasks/get` until the task leaves `working`.
+/// Polls `tasks/get` until the task ends (`completed`, `failed` or `cancelled`).
 async fn settled(client: &SessionlessClient, task: &str, headers: &[(&str, &str)]) -> Value {
     for _ in 0..100 {
         let got = task_request(client, "tasks/get", task, headers).await.result();
-        if got["status"] != "working" {
+        if ["completed", "failed", "cancelled"].contains(&got["status"].as_str().unwrap_or_default()) {
             return got;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -157,4 +157,55 @@ async fn a_finished_task_is_read_after_a_restart() {
     for suffix in ["", "-wal", "-shm", "-lock"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
+}
+
+/// A task that asks waits in `input_required` with its questions; `tasks/update` answers
+/// them (a key it does not wait for is ignored; one answer of two leaves the other), then
+/// it completes.
+#[tokio::test]
+async fn a_task_that_asks_waits_for_tasks_update() {
+    let (_server, url) = spawn_http_example("conformance", &[], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let meta =
+        json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {}, "extensions": { TASKS: {} } } });
+    let params = json!({ "name": "multi_input", "arguments": {}, "_meta": meta });
+    let created = client.request("tools/call", params, &[]).await.result();
+    let task = created["taskId"].as_str().unwrap().to_string();
+    let mut waiting = Value::Null;
+    for _ in 0..50 {
+        waiting = task_request(&client, "tasks/get", &task, &[]).await.result();
+        if waiting["status"] == "input_required" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    let keys: Vec<&String> = waiting["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["confirm", "name"], "{waiting}");
+    assert_eq!(waiting["inputRequests"]["name"]["method"], "elicitation/create", "{waiting}");
+
+    let update = |responses: Value| {
+        client.request("tasks/update", json!({ "taskId": task, "inputResponses": responses, "_meta": meta }), &[])
+    };
+    let ack = update(json!({ "name": { "action": "accept", "content": { "name": "Alice" } }, "unknown-key": {} }))
+        .await
+        .result();
+    assert_eq!(ack, json!({ "resultType": "complete" }));
+    let mut half = Value::Null;
+    for _ in 0..50 {
+        half = task_request(&client, "tasks/get", &task, &[]).await.result();
+        if half["inputRequests"].get("name").is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(half["status"], "input_required", "{half}");
+    assert_eq!(half["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["confirm"], "{half}");
+    update(json!({ "confirm": { "action": "accept", "content": { "confirm": true } } })).await.result();
+    let done = settled(&client, &task, &[]).await;
+    assert_eq!(
+        (done["status"].as_str(), done["result"]["content"][0]["text"].as_str()),
+        (Some("completed"), Some("answered 2 questions")),
+        "{done}"
+    );
 }

@@ -28,7 +28,7 @@
 #![allow(deprecated)]
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -231,6 +231,58 @@ enum Era {
     Requests { peer: Peer<RoleServer>, capabilities: ClientCapabilities },
     /// No way to ask (a sessionless 2025-11-25 request).
     Unavailable,
+    /// A call running as an MCP task: its questions are the task's `inputRequests`, and
+    /// `tasks/update` brings the answers.
+    Task { capabilities: ClientCapabilities, questions: Arc<TaskQuestions> },
+}
+
+/// A task's outstanding questions and how each is answered (`tasks/update`). The keys a
+/// task asks under are never reused.
+#[derive(Debug)]
+pub(crate) struct TaskQuestions {
+    state: Mutex<Asked>,
+    outstanding: tokio::sync::watch::Sender<InputRequests>,
+}
+
+#[derive(Debug, Default)]
+struct Asked {
+    pending: BTreeMap<String, (InputRequest, tokio::sync::oneshot::Sender<Value>)>,
+    /// Every key asked under, answered or not.
+    keys: std::collections::BTreeSet<String>,
+}
+
+impl Default for TaskQuestions {
+    fn default() -> Self {
+        Self { state: Mutex::default(), outstanding: tokio::sync::watch::channel(InputRequests::new()).0 }
+    }
+}
+
+impl TaskQuestions {
+    fn state(&self) -> std::sync::MutexGuard<'_, Asked> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn publish(&self, asked: &Asked) {
+        let outstanding = asked.pending.iter().map(|(key, (request, _))| (key.clone(), request.clone())).collect();
+        self.outstanding.send_replace(outstanding);
+    }
+
+    /// The questions outstanding, as they change.
+    pub(crate) fn outstanding(&self) -> tokio::sync::watch::Receiver<InputRequests> {
+        self.outstanding.subscribe()
+    }
+
+    /// `tasks/update`: the answers to outstanding questions reach the handler; a key the
+    /// task does not wait for (unknown, answered before) is ignored.
+    pub(crate) fn answer(&self, responses: BTreeMap<String, Value>) {
+        let mut asked = self.state();
+        for (key, value) in responses {
+            if let Some((_, answer)) = asked.pending.remove(&key) {
+                let _ = answer.send(value);
+            }
+        }
+        self.publish(&asked);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -270,6 +322,11 @@ impl Inputs {
             Era::Unavailable
         };
         Self { era, round: Mutex::new(Round::default()) }
+    }
+
+    /// For a call that runs as a task, asking through `questions`.
+    pub(crate) fn for_task(capabilities: ClientCapabilities, questions: Arc<TaskQuestions>) -> Self {
+        Self { era: Era::Task { capabilities, questions }, round: Mutex::new(Round::default()) }
     }
 
     /// Whether the request is of a revision that asks in rounds (MCP 2026-07-28).
@@ -312,6 +369,35 @@ impl Inputs {
                     Err(ToolError::input_unavailable("the client must answer first"))
                 }
             }
+            Era::Task { capabilities, questions: task } => {
+                let mut waiting = Vec::new();
+                {
+                    let mut asked = task.state();
+                    for (key, ask) in questions {
+                        if !ask.answerable_by(capabilities) {
+                            return Err(unanswerable(&ask));
+                        }
+                        if !asked.keys.insert(key.clone()) {
+                            return Err(ToolError::internal(format_args!("the task asked under `{key}` twice")));
+                        }
+                        let (answer, answered) = tokio::sync::oneshot::channel();
+                        asked.pending.insert(key.clone(), (ask.request.clone(), answer));
+                        waiting.push((key, ask, answered));
+                    }
+                    task.publish(&asked);
+                }
+                let mut answers = BTreeMap::new();
+                for (key, ask, answered) in waiting {
+                    let value = answered
+                        .await
+                        .map_err(|_| ToolError::input_unavailable("the task ended before the client answered"))?;
+                    let answer = ask.read(value).ok_or_else(|| {
+                        ToolError::input_unavailable("the client's answer is not one to the question asked")
+                    })?;
+                    answers.insert(key, answer);
+                }
+                Ok(answers)
+            }
             Era::Requests { peer, capabilities } => {
                 let mut answered = BTreeMap::new();
                 for (key, ask) in questions {
@@ -329,7 +415,9 @@ impl Inputs {
     /// Whether the client declared it can answer `ask`.
     pub(crate) fn answerable(&self, ask: &Ask) -> bool {
         match &self.era {
-            Era::Rounds { capabilities, .. } | Era::Requests { capabilities, .. } => ask.answerable_by(capabilities),
+            Era::Rounds { capabilities, .. } | Era::Requests { capabilities, .. } | Era::Task { capabilities, .. } => {
+                ask.answerable_by(capabilities)
+            }
             Era::Unavailable => false,
         }
     }

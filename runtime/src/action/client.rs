@@ -134,8 +134,8 @@ impl CallClient {
     /// The same client for a call that runs as a task, after its request ended: no
     /// response stream or progress token of the request's, and cancelled by `cancel`
     /// (`tasks/cancel`) rather than by the request.
-    pub(crate) fn for_task(&self, cancel: CancellationToken) -> Self {
-        Self { progress_token: None, cancel, stream: None, ..self.clone() }
+    pub(crate) fn for_task(&self, cancel: CancellationToken, inputs: Arc<Inputs>) -> Self {
+        Self { progress_token: None, cancel, stream: None, inputs, ..self.clone() }
     }
 
     pub(crate) fn inputs(&self) -> &Inputs {

@@ -9,7 +9,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
+use rmcp::model::{
+    CallToolResult, ClientCapabilities, DetailedTask, InputRequests, JsonObject, Task, TaskPayload, TaskStatus,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -19,6 +21,7 @@ use crate::action::CallClient;
 use crate::auth::Principal;
 use crate::flow::Origin;
 use crate::gate::Caller;
+use crate::input::{Inputs, TaskQuestions};
 use crate::store::{Snapshot, StoreError, StoreKey, now_ms, rfc3339};
 
 /// How long a task is kept, from its creation (`ttlMs`): 15 minutes.
@@ -45,6 +48,9 @@ struct TaskRecord {
     /// The JSON-RPC error, once failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<JsonObject>,
+    /// The questions outstanding, while `input_required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    input_requests: Option<InputRequests>,
 }
 
 impl TaskRecord {
@@ -63,6 +69,9 @@ impl TaskRecord {
             TaskStatus::Completed => TaskPayload::Completed { result: self.result.clone().unwrap_or_default() },
             TaskStatus::Failed => TaskPayload::Failed { error: self.error.clone().unwrap_or_default() },
             TaskStatus::Cancelled => TaskPayload::Cancelled,
+            TaskStatus::InputRequired => {
+                TaskPayload::InputRequired { input_requests: self.input_requests.clone().unwrap_or_default() }
+            }
             _ => TaskPayload::Working,
         };
         DetailedTask::new(self.task(id), payload)
@@ -86,12 +95,19 @@ pub(crate) enum TaskError {
     Store(StoreError),
 }
 
-/// The tasks running in this process, by id: how to cancel each.
+/// A task running in this process: how to cancel it, and how its questions are answered.
+#[derive(Debug, Clone)]
+struct Running {
+    cancel: CancellationToken,
+    questions: Arc<TaskQuestions>,
+}
+
+/// The tasks running in this process, by id.
 #[derive(Debug, Default)]
-pub(crate) struct RunningTasks(Mutex<HashMap<String, CancellationToken>>);
+pub(crate) struct RunningTasks(Mutex<HashMap<String, Running>>);
 
 impl RunningTasks {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -103,6 +119,8 @@ pub(crate) struct TaskCall {
     pub(crate) trace: Option<crate::telemetry::TraceParent>,
     pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
     pub(crate) client: CallClient,
+    /// What the client declared it can answer, in the request that created the task.
+    pub(crate) capabilities: ClientCapabilities,
     pub(crate) arguments: Map<String, Value>,
     /// Told the instance a transition moved, once committed.
     pub(crate) moved: Box<dyn FnOnce(StoreKey) + Send>,
@@ -128,25 +146,76 @@ impl Engine {
             updated_at_ms: now,
             result: None,
             error: None,
+            input_requests: None,
         };
         let created = record.snapshot(&Snapshot::default());
         self.store.compare_and_set(&key, 0, &created).await.map_err(TaskError::Store)?;
         let task = record.task(&id);
-        let cancel = CancellationToken::new();
-        self.running.lock().insert(id.clone(), cancel.clone());
+        let running = Running { cancel: CancellationToken::new(), questions: Arc::default() };
+        self.running.lock().insert(id.clone(), running.clone());
         let engine = self.clone();
         tokio::spawn(async move {
-            let outcome = engine.run_task(tool, call, cancel).await;
+            // The questions the call asks become the task's `inputRequests`.
+            let watching = tokio::spawn(engine.clone().watch_questions(id.clone(), running.questions.outstanding()));
+            let outcome = engine.run_task(tool, call, &running).await;
+            watching.abort();
+            // Still listed as running while its end is written: a cancel meanwhile reaches
+            // a call that already ended, and changes nothing.
             engine.finish_task(&id, outcome).await;
             engine.running.lock().remove(&id);
         });
         Ok(task)
     }
 
+    /// Writes the task's outstanding questions as they change: `input_required` with them,
+    /// `working` again once all are answered.
+    async fn watch_questions(
+        self: Arc<Self>,
+        id: String,
+        mut outstanding: tokio::sync::watch::Receiver<InputRequests>,
+    ) {
+        while outstanding.changed().await.is_ok() {
+            let requests = outstanding.borrow_and_update().clone();
+            self.update_record(&id, |record| {
+                if record.status != TaskStatus::Working && record.status != TaskStatus::InputRequired {
+                    return false;
+                }
+                record.status = if requests.is_empty() { TaskStatus::Working } else { TaskStatus::InputRequired };
+                record.input_requests = Some(requests.clone()).filter(|r| !r.is_empty());
+                true
+            })
+            .await;
+        }
+    }
+
+    /// Changes the task's record with `change` (which says whether it changed anything),
+    /// by compare-and-set.
+    async fn update_record(&self, id: &str, change: impl Fn(&mut TaskRecord) -> bool) {
+        let key = StoreKey::task(id);
+        for _ in 0..8 {
+            let Ok(before) = self.store.load(&key).await else { return };
+            let Some(mut record) = before.record.clone().and_then(|r| serde_json::from_value::<TaskRecord>(r).ok())
+            else {
+                return;
+            };
+            if !change(&mut record) {
+                return;
+            }
+            record.updated_at_ms = now_ms();
+            match self.store.compare_and_set(&key, before.version, &record.snapshot(&before)).await {
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(error) => tracing::warn!(task = id, %error, "cannot record a task's change"),
+                Ok(_) => {}
+            }
+            return;
+        }
+    }
+
     /// Runs the task's call through the pipeline; its result, or `None` when cancelled.
-    async fn run_task(&self, tool: &'static str, call: TaskCall, cancel: CancellationToken) -> Option<CallToolResult> {
+    async fn run_task(&self, tool: &'static str, call: TaskCall, running: &Running) -> Option<CallToolResult> {
         let entry = self.registry.tool(tool)?;
-        let client = call.client.for_task(cancel.clone());
+        let inputs = Arc::new(Inputs::for_task(call.capabilities, running.questions.clone()));
+        let client = call.client.for_task(running.cancel.clone(), inputs);
         let source = CallSource {
             origin: &call.origin,
             caller: &call.caller,
@@ -168,31 +237,22 @@ impl Engine {
 
     /// Writes the task's end, unless it was cancelled meanwhile.
     async fn finish_task(&self, id: &str, outcome: Option<CallToolResult>) {
-        let key = StoreKey::task(id);
-        for _ in 0..8 {
-            let Ok(before) = self.store.load(&key).await else { break };
-            let Some(mut record) = before.record.clone().and_then(|r| serde_json::from_value::<TaskRecord>(r).ok())
-            else {
-                return;
-            };
-            if record.status != TaskStatus::Working {
-                return;
+        let result = outcome.as_ref().and_then(|r| serde_json::to_value(r).ok()).and_then(|v| v.as_object().cloned());
+        self.update_record(id, |record| {
+            if record.status != TaskStatus::Working && record.status != TaskStatus::InputRequired {
+                return false;
             }
-            match &outcome {
+            record.input_requests = None;
+            match &result {
                 Some(result) => {
                     record.status = TaskStatus::Completed;
-                    record.result = serde_json::to_value(result).ok().and_then(|v| v.as_object().cloned());
+                    record.result = Some(result.clone());
                 }
                 None => record.status = TaskStatus::Cancelled,
             }
-            record.updated_at_ms = now_ms();
-            match self.store.compare_and_set(&key, before.version, &record.snapshot(&before)).await {
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(error) => tracing::warn!(task = id, %error, "cannot record the end of a task"),
-                Ok(_) => {}
-            }
-            return;
-        }
+            true
+        })
+        .await;
     }
 
     /// The task `id`, as `principal` may see it.
@@ -220,11 +280,12 @@ impl Engine {
             if record.status != TaskStatus::Working && record.status != TaskStatus::InputRequired {
                 return Ok(());
             }
-            if let Some(cancel) = self.running.lock().get(id) {
-                cancel.cancel();
+            if let Some(running) = self.running.lock().get(id) {
+                running.cancel.cancel();
                 return Ok(());
             }
             record.status = TaskStatus::Cancelled;
+            record.input_requests = None;
             record.status_message = Some("cancelled by the client".into());
             record.updated_at_ms = now_ms();
             match self.store.compare_and_set(&StoreKey::task(id), before.version, &record.snapshot(&before)).await {
@@ -232,6 +293,24 @@ impl Engine {
                 Err(error) => return Err(TaskError::Store(error)),
                 Ok(_) => return Ok(()),
             }
+        }
+        Ok(())
+    }
+}
+
+impl Engine {
+    /// `tasks/update`: the answers reach the questions the task (running here) waits for;
+    /// keys it does not wait for are ignored.
+    pub(crate) async fn update_task(
+        &self,
+        id: &str,
+        principal: Option<&Principal>,
+        responses: std::collections::BTreeMap<String, Value>,
+    ) -> Result<(), TaskError> {
+        self.task_record(id, principal).await?;
+        let running = self.running.lock().get(id).cloned();
+        if let Some(running) = running {
+            running.questions.answer(responses);
         }
         Ok(())
     }

@@ -266,6 +266,7 @@ impl Connection {
                     trace,
                     server,
                     client: client.clone(),
+                    capabilities: context.client_capabilities().unwrap_or_default(),
                     arguments,
                     moved: Box::new(move |key| {
                         if let Some(shared) = shared.upgrade() {
@@ -451,8 +452,7 @@ impl ServerHandler for Connection {
         Ok(rmcp::model::GetTaskResult::new(task))
     }
 
-    /// `tasks/update`: no task of toolgate's waits for input yet, so the answers are
-    /// ignored, as the extension says of keys a task does not wait for.
+    /// `tasks/update`: the client's answers to the questions a task waits for.
     async fn update_task(
         &self,
         request: rmcp::model::UpdateTaskParams,
@@ -460,8 +460,8 @@ impl ServerHandler for Connection {
     ) -> Result<(), ErrorData> {
         tasks_served(&context)?;
         let principal = self.principal(&context);
-        self.shared.engine.task(&request.task_id, principal.as_ref()).await.map_err(task_error)?;
-        Ok(())
+        let engine = &self.shared.engine;
+        engine.update_task(&request.task_id, principal.as_ref(), request.input_responses).await.map_err(task_error)
     }
 
     async fn cancel_task(
