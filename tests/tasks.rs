@@ -209,3 +209,19 @@ async fn a_task_that_asks_waits_for_tasks_update() {
         "{done}"
     );
 }
+
+/// The extension is not defined under MCP 2025-11-25: a session of that revision gets
+/// task-capable tools within their request, and a tool that runs only as a task is
+/// refused with -32021, as for any client that did not declare the extension.
+#[tokio::test]
+async fn a_2025_11_25_session_never_gets_a_task() {
+    let (_server, url) = spawn_http_example("conformance", &[], &[]).await;
+    let session = common::raw::RawSession::open(&url).await;
+    let (content, is_error) = session.call("slow_compute", json!({ "seconds": 0, "label": "inline" })).await;
+    assert!(!is_error, "{content}");
+    let params = json!({ "name": "slow_compute", "arguments": { "seconds": 0, "label": "inline" } });
+    let reply = session.request("tools/call", params).await.result();
+    assert!(reply.get("taskId").is_none() && reply["content"][0]["text"] == "computed inline in 0 s", "{reply}");
+    let refused = session.request("tools/call", json!({ "name": "failing_job", "arguments": {} })).await.error();
+    assert_eq!(refused["code"], -32021, "{refused}");
+}
