@@ -225,3 +225,54 @@ async fn a_2025_11_25_session_never_gets_a_task() {
     let refused = session.request("tools/call", json!({ "name": "failing_job", "arguments": {} })).await.error();
     assert_eq!(refused["code"], -32021, "{refused}");
 }
+
+/// Two replicas share a Redis store: a task run by one is read, answered and cancelled
+/// through the other, and when the one running it dies, the other reports it `failed`.
+#[tokio::test]
+async fn another_replica_answers_cancels_and_reports_a_dead_runner() {
+    let Some(redis) = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|url| !url.is_empty()) else {
+        eprintln!("SKIPPED: needs TOOLGATE_TEST_REDIS_URL (`.ci/run` starts a Redis and sets it)");
+        return;
+    };
+    let env = [("TOOLGATE_HANDLE_KEY", "tasks-test-handle-key-000000000000001")];
+    let args = ["--store", redis.as_str()];
+    let ((mut a, url_a), (_b, url_b)) =
+        tokio::join!(spawn_http_example("conformance", &args, &env), spawn_http_example("conformance", &args, &env));
+    let (on_a, on_b) = (SessionlessClient::new(&url_a), SessionlessClient::new(&url_b));
+
+    // Answered through B.
+    let meta = json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {}, "extensions": { TASKS: {} } } });
+    let created =
+        on_a.request("tools/call", json!({ "name": "multi_input", "arguments": {}, "_meta": meta }), &[]).await.result();
+    let task = created["taskId"].as_str().unwrap().to_string();
+    for _ in 0..50 {
+        if task_request(&on_b, "tasks/get", &task, &[]).await.result()["status"] == "input_required" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let answers = json!({
+        "name": { "action": "accept", "content": { "name": "Alice" } },
+        "confirm": { "action": "accept", "content": { "confirm": true } },
+    });
+    let params = json!({ "taskId": task, "inputResponses": answers, "_meta": meta });
+    on_b.request("tasks/update", params, &[]).await.result();
+    let done = settled(&on_b, &task, &[]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+
+    // Cancelled through B.
+    let created = call_as_task(&on_a, "slow_compute", json!({ "seconds": 60, "label": "long" }), &[]).await;
+    let task = created["taskId"].as_str().unwrap().to_string();
+    assert_eq!(task_request(&on_b, "tasks/cancel", &task, &[]).await.result(), json!({ "resultType": "complete" }));
+    assert_eq!(settled(&on_b, &task, &[]).await["status"], "cancelled");
+
+    // A dies while running one: B reports it failed once A's heartbeat lapses.
+    let created = call_as_task(&on_a, "slow_compute", json!({ "seconds": 60, "label": "orphan" }), &[]).await;
+    let task = created["taskId"].as_str().unwrap().to_string();
+    assert_eq!(task_request(&on_b, "tasks/get", &task, &[]).await.result()["status"], "working");
+    a.kill().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(6_500)).await;
+    let failed = task_request(&on_b, "tasks/get", &task, &[]).await.result();
+    assert_eq!((failed["status"].as_str(), failed["error"]["code"].as_i64()), (Some("failed"), Some(-32603)), "{failed}");
+    assert!(failed["statusMessage"].as_str().is_some_and(|m| m.contains("stopped")), "{failed}");
+}

@@ -30,6 +30,14 @@ pub(crate) const TASK_TTL_MS: u64 = 15 * 60 * 1_000;
 /// How often a client should ask (`pollIntervalMs`).
 pub(crate) const TASK_POLL_INTERVAL_MS: u64 = 500;
 
+/// How often the process running a task says so in its record, and picks up what other
+/// replicas left there (a cancellation, answers).
+const HEARTBEAT_MS: u64 = 1_000;
+
+/// A running task whose record has not heard from its process for this long is one whose
+/// process ended: it is reported `failed`.
+const LAPSE_MS: u64 = 5_000;
+
 /// A task as the store keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct TaskRecord {
@@ -51,6 +59,26 @@ struct TaskRecord {
     /// The questions outstanding, while `input_required`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     input_requests: Option<InputRequests>,
+    /// When the process running it last said so (milliseconds since the Unix epoch).
+    #[serde(default)]
+    heartbeat_at_ms: u64,
+    /// `tasks/cancel` reached a replica that does not run it: the one that does stops it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    cancel_requested: bool,
+    /// Answers `tasks/update` left for the process running it, from another replica.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    answers: std::collections::BTreeMap<String, Value>,
+}
+
+impl TaskRecord {
+    fn is_running(&self) -> bool {
+        self.status == TaskStatus::Working || self.status == TaskStatus::InputRequired
+    }
+
+    /// Whether its process stopped saying it runs it.
+    fn lapsed(&self, now: u64) -> bool {
+        self.is_running() && now.saturating_sub(self.heartbeat_at_ms) > LAPSE_MS
+    }
 }
 
 impl TaskRecord {
@@ -147,6 +175,9 @@ impl Engine {
             result: None,
             error: None,
             input_requests: None,
+            heartbeat_at_ms: now,
+            cancel_requested: false,
+            answers: Default::default(),
         };
         let created = record.snapshot(&Snapshot::default());
         self.store.compare_and_set(&key, 0, &created).await.map_err(TaskError::Store)?;
@@ -155,10 +186,13 @@ impl Engine {
         self.running.lock().insert(id.clone(), running.clone());
         let engine = self.clone();
         tokio::spawn(async move {
-            // The questions the call asks become the task's `inputRequests`.
+            // The questions the call asks become the task's `inputRequests`; the record
+            // hears that the task still runs, and brings what other replicas left.
             let watching = tokio::spawn(engine.clone().watch_questions(id.clone(), running.questions.outstanding()));
+            let beating = tokio::spawn(engine.clone().heartbeat(id.clone(), running.clone()));
             let outcome = engine.run_task(tool, call, &running).await;
             watching.abort();
+            beating.abort();
             // Still listed as running while its end is written: a cancel meanwhile reaches
             // a call that already ended, and changes nothing.
             engine.finish_task(&id, outcome).await;
@@ -182,6 +216,30 @@ impl Engine {
                 }
                 record.status = if requests.is_empty() { TaskStatus::Working } else { TaskStatus::InputRequired };
                 record.input_requests = Some(requests.clone()).filter(|r| !r.is_empty());
+                true
+            })
+            .await;
+        }
+    }
+
+    /// Says, every [`HEARTBEAT_MS`], that this process still runs the task, and picks up a
+    /// cancellation or answers another replica left in its record.
+    async fn heartbeat(self: Arc<Self>, id: String, running: Running) {
+        let mut every = tokio::time::interval(std::time::Duration::from_millis(HEARTBEAT_MS));
+        every.tick().await;
+        loop {
+            every.tick().await;
+            self.update_record(&id, |record| {
+                if !record.is_running() {
+                    return false;
+                }
+                record.heartbeat_at_ms = now_ms();
+                if record.cancel_requested {
+                    running.cancel.cancel();
+                }
+                // Delivered twice (a retried compare-and-set) is harmless: a key answered is
+                // no longer waited for.
+                running.questions.answer(std::mem::take(&mut record.answers));
                 true
             })
             .await;
@@ -255,9 +313,26 @@ impl Engine {
         .await;
     }
 
-    /// The task `id`, as `principal` may see it.
+    /// The task `id`, as `principal` may see it. A task whose process stopped saying it
+    /// runs it (that process ended) is recorded `failed` first.
     pub(crate) async fn task(&self, id: &str, principal: Option<&Principal>) -> Result<DetailedTask, TaskError> {
         let (_, record) = self.task_record(id, principal).await?;
+        if record.lapsed(now_ms()) && !self.running.lock().contains_key(id) {
+            self.update_record(id, |record| {
+                if !record.lapsed(now_ms()) {
+                    return false;
+                }
+                record.status = TaskStatus::Failed;
+                record.input_requests = None;
+                record.status_message = Some("the server running the task stopped before it finished".into());
+                let message = "the server running the task stopped before it finished; read the object it acted on before calling again";
+                record.error = serde_json::json!({ "code": -32603, "message": message }).as_object().cloned();
+                true
+            })
+            .await;
+            let (_, record) = self.task_record(id, principal).await?;
+            return Ok(record.detailed(id));
+        }
         Ok(record.detailed(id))
     }
 
@@ -272,8 +347,8 @@ impl Engine {
 
     /// `tasks/cancel`: a task running here is told to stop, and records `cancelled` once
     /// its call stopped without committing (or `completed`, if it committed first); one
-    /// this process does not run (its process ended) is recorded `cancelled`; a finished
-    /// one stays as it is.
+    /// another replica runs is asked to stop through its record; one whose process ended
+    /// is recorded `cancelled`; a finished one stays as it is.
     pub(crate) async fn cancel_task(&self, id: &str, principal: Option<&Principal>) -> Result<(), TaskError> {
         for _ in 0..8 {
             let (before, mut record) = self.task_record(id, principal).await?;
@@ -284,6 +359,16 @@ impl Engine {
                 running.cancel.cancel();
                 return Ok(());
             }
+            if !record.lapsed(now_ms()) {
+                // Another replica runs it: it stops it at its next heartbeat.
+                record.cancel_requested = true;
+                match self.store.compare_and_set(&StoreKey::task(id), before.version, &record.snapshot(&before)).await {
+                    Err(StoreError::Conflict { .. }) => continue,
+                    Err(error) => return Err(TaskError::Store(error)),
+                    Ok(_) => return Ok(()),
+                }
+            }
+            // Nobody runs it any more: nothing can commit; it is cancelled.
             record.status = TaskStatus::Cancelled;
             record.input_requests = None;
             record.status_message = Some("cancelled by the client".into());
@@ -299,18 +384,30 @@ impl Engine {
 }
 
 impl Engine {
-    /// `tasks/update`: the answers reach the questions the task (running here) waits for;
-    /// keys it does not wait for are ignored.
+    /// `tasks/update`: the answers reach the questions the task waits for (here, or through
+    /// its record on the replica running it); keys it does not wait for are ignored.
     pub(crate) async fn update_task(
         &self,
         id: &str,
         principal: Option<&Principal>,
         responses: std::collections::BTreeMap<String, Value>,
     ) -> Result<(), TaskError> {
-        self.task_record(id, principal).await?;
+        let (_, record) = self.task_record(id, principal).await?;
         let running = self.running.lock().get(id).cloned();
-        if let Some(running) = running {
-            running.questions.answer(responses);
+        match running {
+            Some(running) => running.questions.answer(responses),
+            // Another replica runs it: the answers wait in its record for its heartbeat.
+            None if record.is_running() => {
+                self.update_record(id, |record| {
+                    if !record.is_running() {
+                        return false;
+                    }
+                    record.answers.extend(responses.clone());
+                    true
+                })
+                .await;
+            }
+            None => {}
         }
         Ok(())
     }
