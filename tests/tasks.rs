@@ -241,9 +241,12 @@ async fn another_replica_answers_cancels_and_reports_a_dead_runner() {
     let (on_a, on_b) = (SessionlessClient::new(&url_a), SessionlessClient::new(&url_b));
 
     // Answered through B.
-    let meta = json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {}, "extensions": { TASKS: {} } } });
-    let created =
-        on_a.request("tools/call", json!({ "name": "multi_input", "arguments": {}, "_meta": meta }), &[]).await.result();
+    let meta =
+        json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {}, "extensions": { TASKS: {} } } });
+    let created = on_a
+        .request("tools/call", json!({ "name": "multi_input", "arguments": {}, "_meta": meta }), &[])
+        .await
+        .result();
     let task = created["taskId"].as_str().unwrap().to_string();
     for _ in 0..50 {
         if task_request(&on_b, "tasks/get", &task, &[]).await.result()["status"] == "input_required" {
@@ -273,6 +276,10 @@ async fn another_replica_answers_cancels_and_reports_a_dead_runner() {
     a.kill().await.unwrap();
     tokio::time::sleep(Duration::from_millis(6_500)).await;
     let failed = task_request(&on_b, "tasks/get", &task, &[]).await.result();
-    assert_eq!((failed["status"].as_str(), failed["error"]["code"].as_i64()), (Some("failed"), Some(-32603)), "{failed}");
+    assert_eq!(
+        (failed["status"].as_str(), failed["error"]["code"].as_i64()),
+        (Some("failed"), Some(-32603)),
+        "{failed}"
+    );
     assert!(failed["statusMessage"].as_str().is_some_and(|m| m.contains("stopped")), "{failed}");
 }
