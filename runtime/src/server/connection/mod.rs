@@ -318,9 +318,9 @@ fn declares_tasks(context: &RequestContext<RoleServer>) -> bool {
 
 /// The task methods exist from MCP 2026-07-28 on (rmcp has already refused a client that
 /// did not declare the extension in the request).
-fn tasks_served(context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+fn tasks_served<M: rmcp::model::ConstString>(context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
     match context.protocol_version() {
-        Some(version) if version.has_initialize() => Err(ErrorData::method_not_found::<rmcp::model::GetTaskMethod>()),
+        Some(version) if version.has_initialize() => Err(ErrorData::method_not_found::<M>()),
         _ => Ok(()),
     }
 }
@@ -446,7 +446,7 @@ impl ServerHandler for Connection {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        tasks_served(&context)?;
+        tasks_served::<rmcp::model::GetTaskMethod>(&context)?;
         let principal = self.principal(&context);
         let task = self.shared.engine.task(&request.task_id, principal.as_ref()).await.map_err(task_error)?;
         Ok(rmcp::model::GetTaskResult::new(task))
@@ -458,7 +458,7 @@ impl ServerHandler for Connection {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        tasks_served(&context)?;
+        tasks_served::<rmcp::model::UpdateTaskMethod>(&context)?;
         let principal = self.principal(&context);
         let engine = &self.shared.engine;
         engine.update_task(&request.task_id, principal.as_ref(), request.input_responses).await.map_err(task_error)
@@ -469,7 +469,7 @@ impl ServerHandler for Connection {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        tasks_served(&context)?;
+        tasks_served::<rmcp::model::CancelTaskMethod>(&context)?;
         let principal = self.principal(&context);
         self.shared.engine.cancel_task(&request.task_id, principal.as_ref()).await.map_err(task_error)
     }
