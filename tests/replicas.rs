@@ -467,15 +467,6 @@ async fn while_redis_is_down_a_tool_that_needs_no_state_keeps_working() {
     }
 }
 
-/// The transitions time fired, as an audit log holds them.
-fn timer_lines(audit_log: &std::path::Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(audit_log).unwrap_or_default();
-    text.lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|r| r["principal"] == "timer")
-        .collect()
-}
-
 /// Two replicas sweep one store: a quote made on one expires once — one commit, one history
 /// entry, one audit record across both — whichever replica's sweep gets there first.
 #[tokio::test]
@@ -505,14 +496,14 @@ async fn two_replicas_let_time_expire_a_quote_once() {
     let ours =
         |lines: Vec<Value>| -> Vec<Value> { lines.into_iter().filter(|l| l["instance"] == quote.as_str()).collect() };
     for _ in 0..50 {
-        if !ours(timer_lines(&audit_a)).is_empty() || !ours(timer_lines(&audit_b)).is_empty() {
+        if !ours(common::timer_lines(&audit_a)).is_empty() || !ours(common::timer_lines(&audit_b)).is_empty() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     // A few more sweeps of both replicas: still one.
     tokio::time::sleep(std::time::Duration::from_millis(1_000)).await;
-    let fired = [ours(timer_lines(&audit_a)), ours(timer_lines(&audit_b))].concat();
+    let fired = [ours(common::timer_lines(&audit_a)), ours(common::timer_lines(&audit_b))].concat();
     assert_eq!(fired.len(), 1, "{fired:?}");
     let history_key = format!("toolgate:{{instance:3:bus:{quote}}}:history");
     let connection = redis::Client::open(redis.as_str()).unwrap();

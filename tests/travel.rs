@@ -310,15 +310,6 @@ impl Drop for TempDir {
     }
 }
 
-/// The transitions time fired, as an audit log holds them.
-fn timer_lines(audit_log: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(audit_log).unwrap_or_default();
-    text.lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|r| r["principal"] == "timer")
-        .collect()
-}
-
 /// Searches in `bus` as the traveller over a session; returns the client and the quote.
 async fn quoted(url: &str) -> (TestClient, Value) {
     let client = TestClient::http_as(url, common::clients::Lifecycle::Session, Some(TRAVELLER)).await;
@@ -369,7 +360,7 @@ async fn a_quote_lapses_while_the_server_is_down() {
     // The restarted server's sweep commits the expiry, once, at the time it was due.
     let mut lines = Vec::new();
     for _ in 0..40 {
-        lines = timer_lines(&audit);
+        lines = common::timer_lines(&audit);
         if !lines.is_empty() {
             break;
         }
@@ -400,7 +391,7 @@ async fn the_sweep_expires_a_quote_nobody_reads() {
     tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
     client.expect_list_changed().await;
     assert_eq!(client.tool_names().await, ["bus_search", "switch_domain"], "the expired quote books nothing");
-    let lines = timer_lines(&audit);
+    let lines = common::timer_lines(&audit);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!((lines[0]["instance"].clone(), lines[0]["to"].as_str()), (found["quote_id"].clone(), Some("expired")));
 }

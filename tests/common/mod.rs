@@ -32,3 +32,13 @@ pub use servers::{example_binary, run_command, serve_in_process, spawn_http_exam
 
 /// Long enough for a loaded CI machine; only ever a bound on a failure.
 pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The transitions time fired (principal `timer`), as the audit log at `path` holds them.
+#[allow(dead_code)]
+pub fn timer_lines(path: impl AsRef<std::path::Path>) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|record| record["principal"] == "timer")
+        .collect()
+}

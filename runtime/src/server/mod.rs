@@ -128,43 +128,39 @@ impl Server {
     /// lives. Needs a Tokio runtime; built outside one, the server hears only its own
     /// sessions' commits.
     fn follow_other_replicas(&self) {
-        let (Some(mut commits), Ok(runtime)) =
-            (self.shared.engine.store.commits(), tokio::runtime::Handle::try_current())
-        else {
-            return;
-        };
-        let shared = Arc::downgrade(&self.shared);
-        runtime.spawn(async move {
-            use tokio::sync::broadcast::error::RecvError;
-            loop {
-                match commits.recv().await {
-                    Ok(key) => {
-                        let Some(shared) = shared.upgrade() else { return };
-                        shared.tell_watchers(&key, None);
-                    }
-                    Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "missed commits of other replicas"),
-                    Err(RecvError::Closed) => return,
-                }
-            }
-        });
+        if let Some(commits) = self.shared.engine.store.commits() {
+            self.follow(commits, "missed commits of other replicas", |shared, key| shared.tell_watchers(&key, None));
+        }
     }
 
     /// Tells this process's sessions, listeners and the engine's audit sinks of the
     /// transitions time fires here (another replica's reach them as its commits do).
     fn follow_timers(&self) {
+        self.follow(self.shared.engine.timers.subscribe(), "missed transitions time fired", |shared, commit| {
+            shared.engine.record_timer(&commit);
+            shared.tell_watchers(&commit.key, None);
+        });
+    }
+
+    /// Hands what `feed` brings to `tell`, for as long as the server lives, on the current
+    /// Tokio runtime (none: nothing is followed); `lagged` is logged when some was missed.
+    fn follow<T: Clone + Send + 'static>(
+        &self,
+        mut feed: tokio::sync::broadcast::Receiver<T>,
+        lagged: &'static str,
+        tell: fn(&Arc<Shared>, T),
+    ) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let mut timers = self.shared.engine.timers.subscribe();
         let shared = Arc::downgrade(&self.shared);
         runtime.spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
             loop {
-                match timers.recv().await {
-                    Ok(commit) => {
+                match feed.recv().await {
+                    Ok(item) => {
                         let Some(shared) = shared.upgrade() else { return };
-                        shared.engine.record_timer(&commit);
-                        shared.tell_watchers(&commit.key, None);
+                        tell(&shared, item);
                     }
-                    Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "missed transitions time fired"),
+                    Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "{lagged}"),
                     Err(RecvError::Closed) => return,
                 }
             }
