@@ -27,6 +27,7 @@ pub mod resource;
 mod schema;
 pub mod server;
 pub mod store;
+mod task;
 pub mod telemetry;
 #[cfg(feature = "tls")]
 mod tls;

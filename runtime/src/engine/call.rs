@@ -10,8 +10,9 @@
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
-use super::Engine;
 use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
+use super::tasks::TaskStart;
+use super::{Engine, Limits};
 use crate::action::{CallClient, CallNote, ContextSlot, Ctx, Output};
 use crate::auth::Principal;
 use crate::domain::field;
@@ -90,13 +91,27 @@ impl Engine {
         client: CallClient,
         arguments: Map<String, Value>,
     ) -> Reply {
+        self.call_as(tool, source, client, arguments, None).await
+    }
+
+    /// [`call`](Self::call), as the MCP task `task` when one is given: once admitted, the
+    /// task is created (and holds the call's instance) before the handler runs; a call
+    /// refused never becomes one.
+    pub(crate) async fn call_as(
+        &self,
+        tool: &ToolEntry,
+        source: CallSource<'_>,
+        client: CallClient,
+        arguments: Map<String, Value>,
+        task: Option<&mut TaskStart>,
+    ) -> Reply {
         let span = CallSpan::start(tool.name, tool.domain, source.trace.as_ref());
         if let Some(principal) = &source.caller.principal
             && !span.span.is_disabled()
         {
             span.span.record("principal", principal.subject());
         }
-        let reply = self.judge_and_run(tool, source, client, arguments).instrument(span.span.clone()).await;
+        let reply = self.judge_and_run(tool, source, client, arguments, task).instrument(span.span.clone()).await;
         let code = reply.is_error.then(|| reply.content.get("code").and_then(Value::as_str).unwrap_or("INTERNAL"));
         if !span.span.is_disabled() {
             span.span.record("outcome", code.unwrap_or("ok"));
@@ -115,6 +130,7 @@ impl Engine {
         source: CallSource<'_>,
         client: CallClient,
         arguments: Map<String, Value>,
+        task: Option<&mut TaskStart>,
     ) -> Reply {
         // Only a confirmed tool may talk to the client before it runs.
         let peer = tool.confirm().is_some().then(|| client.peer().clone());
@@ -133,14 +149,24 @@ impl Engine {
                 let blocks = first.blocks.and_then(|blocks| serde_json::from_value(blocks).ok());
                 return Reply { content: first.content, blocks, is_error: false, listing_changed: false, moved: None };
             }
-            Ok(Admission::Run(admitted)) => {
+            Ok(Admission::Run(mut admitted)) => {
                 let active = tool.domain.is_none().then(|| self.active_domain(&admitted.flow_before));
                 let idempotency = admitted.idempotency.clone();
-                let done = self.run_admitted(admitted, &source, client).await.map_err(|error| Refused {
-                    error,
-                    new_flow: false,
-                    active_domain: active.flatten(),
-                });
+                let task_started = task.is_some();
+                let begun = match task {
+                    Some(task) => self.begin_task(task, &mut admitted).await,
+                    None => Ok(()),
+                };
+                // A task's call runs as long as the task is kept, unless its action says.
+                let limits = match begun {
+                    Ok(()) if task_started => Limits { handler_timeout: self.limits.tasks.ttl, ..self.limits },
+                    _ => self.limits,
+                };
+                let done = match begun {
+                    Ok(()) => self.run_admitted(admitted, &source, client, limits).await,
+                    Err(error) => Err(error),
+                };
+                let done = done.map_err(|error| Refused { error, new_flow: false, active_domain: active.flatten() });
                 (done, idempotency)
             }
             Err(refused) => (Err(refused), None),
@@ -174,6 +200,7 @@ impl Engine {
         mut admitted: Admitted<'_>,
         source: &CallSource<'_>,
         client: CallClient,
+        limits: Limits,
     ) -> Result<Done, ToolError> {
         let (session, principal) = (source.session, source.caller.principal.as_ref());
         let tool = admitted.tool;
@@ -204,7 +231,14 @@ impl Engine {
                     context: context.clone(),
                 };
                 let arguments = std::mem::take(&mut admitted.arguments);
-                Some(run_handler(self.limits, registration, arguments, ctx).await?)
+                match run_handler(limits, registration, arguments, ctx).await {
+                    Ok(output) => Some(output),
+                    Err(error) => {
+                        // Nothing commits; a task's instance is free again.
+                        admitted.release().await;
+                        return Err(error);
+                    }
+                }
             }
             ToolKind::SwitchDomain => None,
         };

@@ -23,7 +23,8 @@ use std::time::Duration;
 pub(crate) use call::CallSource;
 pub(crate) use focus::{SessionFocus, focus_states};
 use run::run_handler;
-pub(crate) use tasks::{RunningTasks, TaskCall, TaskError};
+pub use tasks::{DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL, DEFAULT_TASKS_PER_SERVER};
+pub(crate) use tasks::{RunningTasks, Started, TaskCall, TaskError, TaskLimits};
 pub(crate) use timers::spawn_sweeper;
 
 use crate::action::States;
@@ -65,6 +66,8 @@ pub(crate) struct Limits {
     pub(crate) handler_timeout: Duration,
     /// The most an instance's context may hold, serialized.
     pub(crate) max_context_bytes: usize,
+    /// How many tasks run, and how long they are kept.
+    pub(crate) tasks: TaskLimits,
 }
 
 /// The default wait for a lease held by another call.
@@ -79,6 +82,7 @@ impl Default for Limits {
             lease_wait: DEFAULT_LEASE_WAIT,
             handler_timeout: DEFAULT_HANDLER_TIMEOUT,
             max_context_bytes: crate::action::DEFAULT_MAX_CONTEXT_BYTES,
+            tasks: TaskLimits::default(),
         }
     }
 }

@@ -1,116 +1,62 @@
 //! Calls that outlive their request: the MCP Tasks extension (2026-07-28,
-//! `io.modelcontextprotocol/tasks`). A task is committed to the store before its
-//! `CreateTaskResult` is sent, so `tasks/get` answers on any replica sharing the store and
-//! after a restart of a file store; it belongs to its caller (anyone else is told the id
-//! is unknown, as for an id that never existed); its call runs through the same
-//! pipeline as any other, and a cancelled one commits nothing (the call's own
-//! cancellation: `engine::run_handler`).
+//! `io.modelcontextprotocol/tasks`).
+//!
+//! A call that runs as a task is judged like any other, in its request: a refused call
+//! gets its refusal there and never becomes a task. An admitted one is stored (its
+//! record, `task.rs`) before its `CreateTaskResult` is sent, so `tasks/get` answers on any
+//! replica sharing the store and after a restart of a file store. It belongs to its
+//! caller (anyone else is told the id is unknown, as for an id that never existed). It
+//! holds the instance it changes for its whole run — the instance's lease (renewed and
+//! fenced on Redis) and a mark on the instance that refuses other changing calls with
+//! `TASK_RUNNING` — and commits once at its end, or nothing: a failed or cancelled call
+//! commits nothing. A task whose process stopped is reported `failed`, or `completed` if
+//! its commit was made (the instance's history names the task).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolResult, ClientCapabilities, DetailedTask, InputRequests, JsonObject, Task, TaskPayload, TaskStatus,
-};
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use rmcp::model::{CallToolResult, ClientCapabilities, DetailedTask, InputRequests, Task, TaskStatus};
+use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
+use super::call::Reply;
 use super::{CallSource, Engine};
 use crate::action::CallClient;
 use crate::auth::Principal;
+use crate::error::ToolError;
 use crate::flow::Origin;
-use crate::gate::Caller;
+use crate::gate::{Admitted, Caller};
 use crate::input::{Inputs, TaskQuestions};
-use crate::store::{Snapshot, StoreError, StoreKey, now_ms, rfc3339};
+use crate::store::{Snapshot, StoreError, StoreKey, now_ms};
+use crate::task::{HEARTBEAT_MS, TaskRecord};
 
-/// How long a task is kept, from its creation (`ttlMs`): 15 minutes.
-pub(crate) const TASK_TTL_MS: u64 = 15 * 60 * 1_000;
+/// How long a task and its result are kept by default, from its creation (`ttlMs`); a
+/// task's call runs at most this long.
+pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(15 * 60);
 
-/// How often a client should ask (`pollIntervalMs`).
-pub(crate) const TASK_POLL_INTERVAL_MS: u64 = 500;
+/// How many tasks one principal may have running at once, by default.
+pub const DEFAULT_TASKS_PER_PRINCIPAL: usize = 16;
 
-/// How often the process running a task says so in its record, and picks up what other
-/// replicas left there (a cancellation, answers).
-const HEARTBEAT_MS: u64 = 1_000;
+/// How many tasks one server process may run at once, by default.
+pub const DEFAULT_TASKS_PER_SERVER: usize = 256;
 
-/// A running task whose record has not heard from its process for this long is one whose
-/// process ended: it is reported `failed`.
-const LAPSE_MS: u64 = 5_000;
-
-/// A task as the store keeps it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct TaskRecord {
-    /// The principal that created it (its key), or `None` for a caller that did not
-    /// authenticate: only the same caller may read or cancel it.
-    owner: Option<String>,
-    tool: String,
-    status: TaskStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status_message: Option<String>,
-    created_at_ms: u64,
-    updated_at_ms: u64,
-    /// The tool's result, once completed (a refusal or a handler's error included).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    result: Option<JsonObject>,
-    /// The JSON-RPC error, once failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<JsonObject>,
-    /// The questions outstanding, while `input_required`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    input_requests: Option<InputRequests>,
-    /// When the process running it last said so (milliseconds since the Unix epoch).
-    #[serde(default)]
-    heartbeat_at_ms: u64,
-    /// `tasks/cancel` reached a replica that does not run it: the one that does stops it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    cancel_requested: bool,
-    /// Answers `tasks/update` left for the process running it, from another replica.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    answers: std::collections::BTreeMap<String, Value>,
+/// How many tasks run, and how long they are kept.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TaskLimits {
+    /// How long a task and its result are kept (`ttlMs`), and its call may run.
+    pub(crate) ttl: Duration,
+    /// Running tasks per principal (per caller, for callers that did not authenticate).
+    pub(crate) per_principal: usize,
+    /// Running tasks per server process.
+    pub(crate) per_server: usize,
 }
 
-impl TaskRecord {
-    fn is_running(&self) -> bool {
-        self.status == TaskStatus::Working || self.status == TaskStatus::InputRequired
-    }
-
-    /// Whether its process stopped saying it runs it.
-    fn lapsed(&self, now: u64) -> bool {
-        self.is_running() && now.saturating_sub(self.heartbeat_at_ms) > LAPSE_MS
-    }
-}
-
-impl TaskRecord {
-    fn task(&self, id: &str) -> Task {
-        let mut task = Task::new(id.to_string(), self.status, rfc3339(self.created_at_ms), rfc3339(self.updated_at_ms))
-            .with_ttl_ms(TASK_TTL_MS)
-            .with_poll_interval_ms(TASK_POLL_INTERVAL_MS);
-        if let Some(message) = &self.status_message {
-            task = task.with_status_message(message.clone());
-        }
-        task
-    }
-
-    fn detailed(&self, id: &str) -> DetailedTask {
-        let payload = match self.status {
-            TaskStatus::Completed => TaskPayload::Completed { result: self.result.clone().unwrap_or_default() },
-            TaskStatus::Failed => TaskPayload::Failed { error: self.error.clone().unwrap_or_default() },
-            TaskStatus::Cancelled => TaskPayload::Cancelled,
-            TaskStatus::InputRequired => {
-                TaskPayload::InputRequired { input_requests: self.input_requests.clone().unwrap_or_default() }
-            }
-            _ => TaskPayload::Working,
-        };
-        DetailedTask::new(self.task(id), payload)
-    }
-
-    fn snapshot(&self, previous: &Snapshot) -> Snapshot {
-        Snapshot {
-            record: serde_json::to_value(self).ok(),
-            expires_at_ms: Some(self.created_at_ms.saturating_add(TASK_TTL_MS)),
-            ..previous.next()
-        }
+impl Default for TaskLimits {
+    fn default() -> Self {
+        Self { ttl: DEFAULT_TASK_TTL, per_principal: DEFAULT_TASKS_PER_PRINCIPAL, per_server: DEFAULT_TASKS_PER_SERVER }
     }
 }
 
@@ -121,11 +67,15 @@ pub(crate) enum TaskError {
     Unknown,
     /// The store failed.
     Store(StoreError),
+    /// The task's run stopped before it was created or refused.
+    Lost,
 }
 
-/// A task running in this process: how to cancel it, and how its questions are answered.
+/// A task running in this process: whose it is, how to cancel it, and how its questions
+/// are answered.
 #[derive(Debug, Clone)]
 struct Running {
+    owner: Option<String>,
     cancel: CancellationToken,
     questions: Arc<TaskQuestions>,
 }
@@ -154,51 +104,138 @@ pub(crate) struct TaskCall {
     pub(crate) moved: Box<dyn FnOnce(StoreKey) + Send>,
 }
 
+/// How a call that may run as a task started.
+pub(crate) enum Started {
+    /// It runs as this task.
+    Task(Task),
+    /// It never became one: its result (a refusal, or an idempotent call's first result).
+    Result(CallToolResult),
+}
+
+/// A task about to start: created once its call is admitted (`Engine::begin_task`).
+pub(crate) struct TaskStart {
+    id: String,
+    record: TaskRecord,
+    /// Told the task once it exists; dropped unsent when the call never became one.
+    announce: Option<oneshot::Sender<Task>>,
+}
+
 fn owner_of(principal: Option<&Principal>) -> Option<String> {
     principal.map(Principal::key)
 }
 
 impl Engine {
-    /// Creates a task running `tool` for `call`: stored first (the `Task` returned is
-    /// what `tasks/get` answers from now on, on any replica), then run.
-    pub(crate) async fn start_task(self: &Arc<Self>, tool: &'static str, call: TaskCall) -> Result<Task, TaskError> {
+    /// Starts `tool`'s call as a task: judged first, so a refused call answers with its
+    /// refusal; admitted, the task is stored (and holds its instance) before it is
+    /// returned, then runs on. Past the running-task bounds, the call is refused with
+    /// `RATE_LIMITED`.
+    pub(crate) async fn start_task(self: &Arc<Self>, tool: &'static str, call: TaskCall) -> Result<Started, TaskError> {
+        let Some(entry) = self.registry.tool(tool) else { return Err(TaskError::Unknown) };
+        let owner = owner_of(call.caller.principal.as_ref());
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let key = StoreKey::task(&id);
-        let now = now_ms();
-        let record = TaskRecord {
-            owner: owner_of(call.caller.principal.as_ref()),
-            tool: tool.to_string(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at_ms: now,
-            updated_at_ms: now,
-            result: None,
-            error: None,
-            input_requests: None,
-            heartbeat_at_ms: now,
-            cancel_requested: false,
-            answers: Default::default(),
-        };
-        let created = record.snapshot(&Snapshot::default());
-        self.store.compare_and_set(&key, 0, &created).await.map_err(TaskError::Store)?;
-        let task = record.task(&id);
-        let running = Running { cancel: CancellationToken::new(), questions: Arc::default() };
-        self.running.lock().insert(id.clone(), running.clone());
+        let running = Running { owner: owner.clone(), cancel: CancellationToken::new(), questions: Arc::default() };
+        if let Err(refusal) = self.admit_task(&id, &running) {
+            let mut content = refusal.to_structured();
+            crate::domain::field::echo(&mut content, entry.domain);
+            return Ok(Started::Result(CallToolResult::structured_error(content)));
+        }
+        let (announce, announced) = oneshot::channel();
+        let ttl_ms = self.limits.tasks.ttl.as_millis() as u64;
+        let start =
+            TaskStart { id: id.clone(), record: TaskRecord::new(owner, tool, ttl_ms), announce: Some(announce) };
+        let (refused, refusal) = oneshot::channel();
         let engine = self.clone();
-        tokio::spawn(async move {
-            // The questions the call asks become the task's `inputRequests`; the record
-            // hears that the task still runs, and brings what other replicas left.
-            let watching = tokio::spawn(engine.clone().watch_questions(id.clone(), running.questions.outstanding()));
-            let beating = tokio::spawn(engine.clone().heartbeat(id.clone(), running.clone()));
-            let outcome = engine.run_task(tool, call, &running).await;
-            watching.abort();
-            beating.abort();
-            // Still listed as running while its end is written: a cancel meanwhile reaches
-            // a call that already ended, and changes nothing.
-            engine.finish_task(&id, outcome).await;
-            engine.running.lock().remove(&id);
-        });
-        Ok(task)
+        let span = tracing::info_span!("task", task_id = %id, tool);
+        tokio::spawn(
+            async move {
+                let reply = engine.run_task(tool, call, &running, start, refused).await;
+                engine.running.lock().remove(&id);
+                if let Some((reply, started)) = reply {
+                    engine.finish_task(&id, reply, started).await;
+                }
+            }
+            .instrument(span),
+        );
+        tokio::select! {
+            Ok(task) = announced => Ok(Started::Task(task)),
+            Ok(result) = refusal => Ok(Started::Result(result)),
+            // Its run stopped before either (a panic outside the handler's guard).
+            else => Err(TaskError::Lost),
+        }
+    }
+
+    /// Counts `running` among this process's tasks, within the bounds.
+    fn admit_task(&self, id: &str, running: &Running) -> Result<(), ToolError> {
+        let limits = self.limits.tasks;
+        let mut tasks = self.running.lock();
+        if tasks.len() >= limits.per_server {
+            return Err(ToolError::rate_limited(format!("{} running tasks per server", limits.per_server), 1_000));
+        }
+        let mine = tasks.values().filter(|task| task.owner == running.owner).count();
+        if mine >= limits.per_principal {
+            let limit = format!("{} running tasks per principal", limits.per_principal);
+            return Err(ToolError::rate_limited(limit, 1_000));
+        }
+        tasks.insert(id.to_string(), running.clone());
+        Ok(())
+    }
+
+    /// Runs the task's call through the pipeline; once admitted, `begin_task` makes it a
+    /// task. Returns its reply and when it started, or `None` when it never became a task
+    /// (its result went to `refused`).
+    async fn run_task(
+        &self,
+        tool: &'static str,
+        call: TaskCall,
+        running: &Running,
+        mut start: TaskStart,
+        refused: oneshot::Sender<CallToolResult>,
+    ) -> Option<(Reply, Instant)> {
+        let started = Instant::now();
+        let id = start.id.clone();
+        let entry = self.registry.tool(tool)?;
+        // The questions the call asks become the task's `inputRequests`; the record hears
+        // that the task still runs, and brings what other replicas left.
+        let this = self.this.upgrade()?;
+        let watching = tokio::spawn(this.clone().watch_questions(id.clone(), running.questions.outstanding()));
+        let beating = tokio::spawn(this.heartbeat(id.clone(), running.clone()));
+        let inputs = Arc::new(Inputs::for_task(call.capabilities, running.questions.clone()));
+        let client = call.client.for_task(running.cancel.clone(), inputs);
+        let source = CallSource {
+            origin: &call.origin,
+            caller: &call.caller,
+            session: None,
+            trace: call.trace,
+            server: call.server,
+        };
+        let reply = Box::pin(self.call_as(entry, source, client, call.arguments, Some(&mut start))).await;
+        watching.abort();
+        beating.abort();
+        if start.announce.is_some() {
+            // Refused (or an idempotent call's first result): it never became a task.
+            let _ = refused.send(reply.into_result());
+            return None;
+        }
+        if let Some(moved) = reply.moved.clone() {
+            (call.moved)(moved);
+        }
+        Some((reply, started))
+    }
+
+    /// Step 11 of a task's call: stores the task, marks its instance held, and announces
+    /// it. Refused (the store failed), the call never becomes a task.
+    pub(super) async fn begin_task(&self, start: &mut TaskStart, admitted: &mut Admitted<'_>) -> Result<(), ToolError> {
+        admitted.hold_for_task(&start.id).await?;
+        start.record.holds = admitted.held_instance();
+        let created = start.record.snapshot(&Snapshot::default());
+        let stored = self.store.compare_and_set(&StoreKey::task(&start.id), 0, &created).await;
+        stored.map_err(|error| ToolError::store_unavailable(error, 1_000))?;
+        tracing::info!(held = start.record.holds.as_ref().map(|(_, id)| id.as_str()), "task started");
+        crate::telemetry::record_task("working", None);
+        if let Some(announce) = start.announce.take() {
+            let _ = announce.send(start.record.task(&start.id));
+        }
+        Ok(())
     }
 
     /// Writes the task's outstanding questions as they change: `input_required` with them,
@@ -248,14 +285,11 @@ impl Engine {
 
     /// Changes the task's record with `change` (which says whether it changed anything),
     /// by compare-and-set.
-    async fn update_record(&self, id: &str, change: impl Fn(&mut TaskRecord) -> bool) {
+    async fn update_record(&self, id: &str, mut change: impl FnMut(&mut TaskRecord) -> bool) {
         let key = StoreKey::task(id);
         for _ in 0..8 {
             let Ok(before) = self.store.load(&key).await else { return };
-            let Some(mut record) = before.record.clone().and_then(|r| serde_json::from_value::<TaskRecord>(r).ok())
-            else {
-                return;
-            };
+            let Some(mut record) = TaskRecord::read(&before) else { return };
             if !change(&mut record) {
                 return;
             }
@@ -269,77 +303,105 @@ impl Engine {
         }
     }
 
-    /// Runs the task's call through the pipeline; its result, or `None` when cancelled.
-    async fn run_task(&self, tool: &'static str, call: TaskCall, running: &Running) -> Option<CallToolResult> {
-        let entry = self.registry.tool(tool)?;
-        let inputs = Arc::new(Inputs::for_task(call.capabilities, running.questions.clone()));
-        let client = call.client.for_task(running.cancel.clone(), inputs);
-        let source = CallSource {
-            origin: &call.origin,
-            caller: &call.caller,
-            session: None,
-            trace: call.trace,
-            server: call.server,
+    /// Writes the task's end, unless it ended otherwise meanwhile: `cancelled` for a call
+    /// cancelled before it committed, `failed` (-32603) for a server bug (a panic, an
+    /// internal error), else `completed` with the tool's result — its error included.
+    async fn finish_task(&self, id: &str, reply: Reply, started: Instant) {
+        let code = reply.is_error.then(|| reply.content.get("code").and_then(Value::as_str).map(str::to_string));
+        let (status, result, error) = match code.flatten().as_deref() {
+            Some("CANCELLED") => (TaskStatus::Cancelled, None, None),
+            Some("INTERNAL") => {
+                let correlation = reply.content.get("correlation_id").cloned().unwrap_or(Value::Null);
+                let error = json!({
+                    "code": -32603,
+                    "message": "the server failed while running the task; nothing was committed",
+                    "data": { "correlation_id": correlation },
+                });
+                (TaskStatus::Failed, None, error.as_object().cloned())
+            }
+            _ => {
+                let result = serde_json::to_value(reply.into_result()).ok().and_then(|v| v.as_object().cloned());
+                (TaskStatus::Completed, result, None)
+            }
         };
-        let reply = Box::pin(self.call(entry, source, client, call.arguments)).await;
-        // Cancelled before it committed: nothing was done. (A call that committed before
-        // it heard of the cancellation completed.)
-        if reply.is_error && reply.content.get("code").and_then(Value::as_str) == Some("CANCELLED") {
-            return None;
-        }
-        if let Some(moved) = reply.moved.clone() {
-            (call.moved)(moved);
-        }
-        Some(reply.into_result())
-    }
-
-    /// Writes the task's end, unless it was cancelled meanwhile.
-    async fn finish_task(&self, id: &str, outcome: Option<CallToolResult>) {
-        let result = outcome.as_ref().and_then(|r| serde_json::to_value(r).ok()).and_then(|v| v.as_object().cloned());
+        let mut ended = None;
         self.update_record(id, |record| {
-            if record.status != TaskStatus::Working && record.status != TaskStatus::InputRequired {
+            if !record.is_running() {
                 return false;
             }
             record.input_requests = None;
-            match &result {
-                Some(result) => {
-                    record.status = TaskStatus::Completed;
-                    record.result = Some(result.clone());
-                }
-                None => record.status = TaskStatus::Cancelled,
+            record.holds = None;
+            record.status = status;
+            record.result.clone_from(&result);
+            record.error.clone_from(&error);
+            if status == TaskStatus::Cancelled {
+                record.status_message = Some("cancelled; nothing was committed".into());
             }
+            ended = Some(status);
             true
         })
         .await;
+        let status = ended.map_or("gone", status_name);
+        crate::telemetry::record_task(status, Some(started.elapsed()));
+        tracing::info!(status, took_ms = started.elapsed().as_millis() as u64, "task ended");
     }
 
     /// The task `id`, as `principal` may see it. A task whose process stopped saying it
-    /// runs it (that process ended) is recorded `failed` first.
+    /// runs it (that process ended) is recorded as it ended first (`lapsed`).
     pub(crate) async fn task(&self, id: &str, principal: Option<&Principal>) -> Result<DetailedTask, TaskError> {
         let (_, record) = self.task_record(id, principal).await?;
         if record.lapsed(now_ms()) && !self.running.lock().contains_key(id) {
+            let committed = self.committed_by(id, &record).await;
             self.update_record(id, |record| {
                 if !record.lapsed(now_ms()) {
                     return false;
                 }
-                record.status = TaskStatus::Failed;
                 record.input_requests = None;
-                record.status_message = Some("the server running the task stopped before it finished".into());
-                let message = "the server running the task stopped before it finished; read the object it acted on before calling again";
-                record.error = serde_json::json!({ "code": -32603, "message": message }).as_object().cloned();
+                record.holds = None;
+                match &committed {
+                    Some(state) => {
+                        record.status = TaskStatus::Completed;
+                        record.status_message =
+                            Some("the server running the task stopped after it committed; its result was lost".into());
+                        let text = format!("done: the instance is now `{state}` (the full result was lost)");
+                        let result = CallToolResult::structured(json!({ "state": state, "message": text }));
+                        record.result = serde_json::to_value(result).ok().and_then(|v| v.as_object().cloned());
+                    }
+                    None => {
+                        record.status = TaskStatus::Failed;
+                        record.status_message =
+                            Some("the server running the task stopped before it finished; nothing was committed".into());
+                        let message = "the server running the task stopped before it finished; nothing was committed, read the object it acted on before calling again";
+                        record.error = json!({ "code": -32603, "message": message }).as_object().cloned();
+                    }
+                }
                 true
             })
             .await;
             let (_, record) = self.task_record(id, principal).await?;
+            crate::telemetry::record_task(status_name(record.status), None);
             return Ok(record.detailed(id));
         }
         Ok(record.detailed(id))
     }
 
+    /// Whether the lapsed task `id` committed its call before its process stopped: the
+    /// state its transition moved the instance to, as the instance's history names it.
+    /// (A task that held no instance, or whose mark is still on it, committed nothing.)
+    async fn committed_by(&self, id: &str, record: &TaskRecord) -> Option<String> {
+        let (key, _) = record.holds.as_ref()?;
+        let key = StoreKey::from_stored(key.clone());
+        let instance = self.store.load(&key).await.ok()?;
+        if instance.task.as_deref() == Some(id) {
+            return None;
+        }
+        let history = self.store.history(&key).await.ok().flatten()?;
+        history.iter().rev().find(|entry| entry.call_id == id).map(|entry| entry.to.clone())
+    }
+
     async fn task_record(&self, id: &str, principal: Option<&Principal>) -> Result<(Snapshot, TaskRecord), TaskError> {
         let snapshot = self.store.load(&StoreKey::task(id)).await.map_err(TaskError::Store)?;
-        let record = snapshot.record.clone().and_then(|r| serde_json::from_value::<TaskRecord>(r).ok());
-        match record {
+        match TaskRecord::read(&snapshot) {
             Some(record) if record.owner == owner_of(principal) => Ok((snapshot, record)),
             _ => Err(TaskError::Unknown),
         }
@@ -410,5 +472,17 @@ impl Engine {
             None => {}
         }
         Ok(())
+    }
+}
+
+/// A status as metrics and logs name it.
+fn status_name(status: TaskStatus) -> &'static str {
+    match status {
+        TaskStatus::Working => "working",
+        TaskStatus::InputRequired => "input_required",
+        TaskStatus::Completed => "completed",
+        TaskStatus::Failed => "failed",
+        TaskStatus::Cancelled => "cancelled",
+        _ => "other",
     }
 }

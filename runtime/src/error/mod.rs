@@ -22,7 +22,7 @@ pub use field::FieldError;
 use refusal::{
     ConfirmationFailed, ConfirmationLocked, ConfirmationRequired, ContextTooLarge, ContextUnreadable, FlowBusy,
     HandleRefusal, IdempotencyConflict, InsufficientScope, Internal, InvalidArgument, RateLimited, StoreUnavailable,
-    Timeout, Unauthenticated,
+    TaskRunning, Timeout, Unauthenticated,
 };
 pub(crate) use refusal::{DomainMismatch, DomainNotSelected, Forbidden, GuardFailed};
 
@@ -84,6 +84,8 @@ codes! {
     HandleExpired = "HANDLE_EXPIRED",
     /// Another transitioning call holds the instance or flow.
     FlowBusy = "FLOW_BUSY",
+    /// A task holds the instance until it ends.
+    TaskRunning = "TASK_RUNNING",
     /// The tool's rate limit is reached.
     RateLimited = "RATE_LIMITED",
     /// The handler ran past its deadline.
@@ -148,6 +150,8 @@ enum Repr {
     HandleExpired(HandleRefusal),
     #[error("{0}")]
     FlowBusy(FlowBusy),
+    #[error("{0}")]
+    TaskRunning(TaskRunning),
     #[error("{0}")]
     RateLimited(RateLimited),
     #[error("{0}")]
@@ -284,6 +288,17 @@ impl ToolError {
     /// past the wait limit.
     pub(crate) fn flow_busy(what: &'static str, retry_after_ms: u64) -> Self {
         Self::new(Repr::FlowBusy(FlowBusy { what, retry_after_ms }))
+    }
+
+    /// `TASK_RUNNING`: the task `task_id` (running `task_tool`) holds the instance until it
+    /// ends.
+    pub(crate) fn task_running(task_id: &str, task_tool: &str, instance: &str, retry_after_ms: u64) -> Self {
+        Self::new(Repr::TaskRunning(TaskRunning {
+            task_id: task_id.to_string(),
+            task_tool: task_tool.to_string(),
+            instance: instance.to_string(),
+            retry_after_ms,
+        }))
     }
 
     /// `UNAUTHENTICATED`: `tool` needs a principal and the call has none.
@@ -426,6 +441,7 @@ impl ToolError {
             Repr::InvalidHandle(_) => Code::InvalidHandle,
             Repr::HandleExpired(_) => Code::HandleExpired,
             Repr::FlowBusy(_) => Code::FlowBusy,
+            Repr::TaskRunning(_) => Code::TaskRunning,
             Repr::RateLimited(_) => Code::RateLimited,
             Repr::Unauthenticated(_) => Code::Unauthenticated,
             Repr::IdempotencyConflict(_) => Code::IdempotencyConflict,
@@ -474,6 +490,7 @@ impl ToolError {
             Repr::InvalidArgument(refusal) => to_value(refusal),
             Repr::InvalidHandle(refusal) | Repr::HandleExpired(refusal) => to_value(refusal),
             Repr::FlowBusy(refusal) => to_value(refusal),
+            Repr::TaskRunning(refusal) => to_value(refusal),
             Repr::RateLimited(refusal) => to_value(refusal),
             Repr::Unauthenticated(refusal) => to_value(refusal),
             Repr::IdempotencyConflict(refusal) => to_value(refusal),

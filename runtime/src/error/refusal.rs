@@ -188,6 +188,23 @@ pub(super) struct FlowBusy {
     pub(super) retry_after_ms: u64,
 }
 
+/// `TASK_RUNNING`: a task (an MCP task, running a tool that changes this instance) holds
+/// the instance until it ends; reads still answer.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error(
+    "`{instance}` is busy: task `{task_id}` (`{task_tool}`) is changing it; nothing was done, read it or try again once the task has ended"
+)]
+pub(super) struct TaskRunning {
+    /// The task holding the instance.
+    pub(super) task_id: String,
+    /// The tool the task runs.
+    pub(super) task_tool: String,
+    /// The instance's id.
+    pub(super) instance: String,
+    /// When retrying makes sense.
+    pub(super) retry_after_ms: u64,
+}
+
 /// `RATE_LIMITED`: the tool's declared rate limit is reached; the handler did not run.
 #[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
 #[error("`{limit}` reached: wait {retry_after_ms} ms, then call again")]

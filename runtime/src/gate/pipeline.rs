@@ -502,8 +502,14 @@ impl<'a> Candidate<'a> {
         let writes = (self.tool.transition().is_some() || self.tool.creates || self.tool.writes_context)
             && self.tool.machine.is_some();
         if let (true, Some(instance)) = (writes, &self.instance) {
+            // A running task holds the instance until it ends: refused now, not after
+            // waiting for its lease.
+            if let Some(before) = &self.instance_before {
+                crate::task::refuse_if_held(records.store, before, &instance.id).await?;
+            }
             let lease = records.lease(&instance.key, "instance").await?;
             let loaded = records.load(&instance.key).await?;
+            crate::task::refuse_if_held(records.store, &loaded, &instance.id).await?;
             let retention = self.judge.registry.history().retention;
             self.instance_before =
                 Some(records.settle(instance.machine, &instance.key, loaded, &lease, retention).await?);
@@ -561,6 +567,7 @@ impl<'a> Candidate<'a> {
             note: None,
             context: None,
             guarded_target,
+            task: None,
             _leases: leases,
             _spent: spent,
         }
@@ -612,6 +619,9 @@ pub(crate) struct Admitted<'a> {
     pub(crate) context: Option<Value>,
     /// The target the transition's guards picked, for a guarded transition.
     guarded_target: Option<String>,
+    /// The MCP task the call runs as, once it holds its instance: the id names the
+    /// transition in the instance's history.
+    task: Option<String>,
     _leases: Leases,
     /// The allowance the call spent: it counts whatever the handler does.
     _spent: Option<Spent<'a>>,
@@ -632,7 +642,7 @@ pub(crate) struct Committed {
 impl Admitted<'_> {
     /// Whether the call's success writes anything: a transition, or its flow.
     pub(crate) fn writes(&self) -> bool {
-        self.target().is_some() || self.writes_flow() || self.writes_context()
+        self.target().is_some() || self.writes_flow() || self.writes_context() || self.held_instance().is_some()
     }
 
     /// Whether the commit writes the instance's context: the handler set one, on an
@@ -650,6 +660,50 @@ impl Admitted<'_> {
     /// none) and allowance are released.
     pub(crate) fn unchanged(self) -> Committed {
         Committed { flow_before: self.flow_before, flow_after: None, to: None, transition: None }
+    }
+
+    /// Marks the instance as held by the task `id` that runs the call (which holds its
+    /// lease until it ends): other calls that would change it are refused meanwhile with
+    /// `TASK_RUNNING`, on every replica, and the commit that ends the call clears the
+    /// mark. A call that creates its instance marks nothing: no other call can name an
+    /// instance before it exists.
+    pub(crate) async fn hold_for_task(&mut self, id: &str) -> Result<(), ToolError> {
+        self.task = Some(id.to_string());
+        let (Some(instance), Some(before), Some(lease)) =
+            (&self.instance, &self.instance_before, self._leases.instance.as_ref())
+        else {
+            return Ok(());
+        };
+        if before.version == 0 {
+            return Ok(());
+        }
+        let next = Snapshot { task: Some(id.to_string()), ..before.next() };
+        self.instance_before = Some(self.records.commit(&instance.key, before, next, Some(lease)).await?);
+        Ok(())
+    }
+
+    /// The instance a task holds: its store key and id.
+    pub(crate) fn held_instance(&self) -> Option<(String, String)> {
+        let held = self.instance_before.as_ref().is_some_and(|before| before.task.is_some());
+        self.instance.as_ref().filter(|_| held).map(|i| (i.key.to_string(), i.id.clone()))
+    }
+
+    /// Ends a task's call that commits nothing (its handler failed, or it was cancelled):
+    /// the instance it held is marked free again, unchanged otherwise.
+    pub(crate) async fn release(self) {
+        let (Some(instance), Some(before), Some(lease)) =
+            (&self.instance, &self.instance_before, self._leases.instance.as_ref())
+        else {
+            return;
+        };
+        if before.task.is_none() {
+            return;
+        }
+        let next = Snapshot { task: None, ..before.next() };
+        if let Err(error) = self.records.commit(&instance.key, before, next, Some(lease)).await {
+            // The mark names a task that has ended: it holds nothing (`task::refuse_if_held`).
+            tracing::warn!(instance = %instance.key, error = %error, "cannot clear a finished task's mark");
+        }
     }
 
     /// The state the call's transition moves its machine to, if it fires one.
@@ -717,7 +771,9 @@ impl Admitted<'_> {
         let context = self.context.clone().filter(|_| self.writes_context());
         // A fresh id per transitioning call: in the instance's history, the audit sinks and
         // the log line.
-        let call_id = to.as_ref().map(|_| uuid::Uuid::new_v4().simple().to_string());
+        // (A task's, its id: what tells, after its process stopped, whether it committed.)
+        let call_id =
+            to.as_ref().map(|_| self.task.clone().unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()));
         let entry = match (&to, self.tool.transition(), &self.from, &call_id) {
             (Some(to), Some(event), Some(from), Some(call_id)) => {
                 let note = self.note.clone();
@@ -734,10 +790,12 @@ impl Admitted<'_> {
             }
             _ => None,
         };
+        // Every commit of the instance ends a task's hold on it.
         let with_context = |mut next: Snapshot| {
             if let Some(context) = &context {
                 next.context = Some(context.clone());
             }
+            next.task = None;
             next
         };
         if let (Some(instance), Some(before), Some(to), Some(entry)) =
@@ -762,7 +820,10 @@ impl Admitted<'_> {
             instance.machine.entered(&mut next, to, at);
             self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
         }
-        if let (None, Some(instance), Some(before), Some(_)) = (&to, &self.instance, &self.instance_before, &context) {
+        let held = self.instance_before.as_ref().is_some_and(|before| before.task.is_some());
+        if let (None, Some(instance), Some(before), true) =
+            (&to, &self.instance, &self.instance_before, context.is_some() || held)
+        {
             let next = with_context(before.next());
             self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
         }

@@ -238,6 +238,24 @@ impl ServerBuilder {
         self
     }
 
+    /// How long an MCP task and its result are kept from its creation (its `ttlMs`,
+    /// default 15 minutes, [`DEFAULT_TASK_TTL`](crate::server::DEFAULT_TASK_TTL)); a
+    /// task's call runs at most this long unless its action sets a deadline. Expired
+    /// tasks are swept with the store's other expired records.
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.limits.tasks.ttl = ttl;
+        self
+    }
+
+    /// How many MCP tasks may run at once in this process: `per_principal` for one
+    /// principal (default 16) and `total` in all (default 256). A call past either is
+    /// refused with `RATE_LIMITED` and never becomes a task.
+    pub fn max_tasks(mut self, total: usize, per_principal: usize) -> Self {
+        self.limits.tasks.per_server = total.max(1);
+        self.limits.tasks.per_principal = per_principal.max(1);
+        self
+    }
+
     /// Serves Streamable HTTP without sessions (MCP 2026-07-28): every request stands
     /// alone, `tools/list` is the same for everyone, and conversations are named by state
     /// handles. The default, stateful server serves sessionless requests too.

@@ -35,7 +35,10 @@ use crate::auth::Authenticator;
 use crate::auth::metadata::ProtectedResource;
 use crate::auth::{Principal, Roster};
 use crate::engine::Engine;
-pub use crate::engine::{DEFAULT_HANDLER_TIMEOUT, DEFAULT_LEASE_WAIT};
+pub use crate::engine::{
+    DEFAULT_HANDLER_TIMEOUT, DEFAULT_LEASE_WAIT, DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL,
+    DEFAULT_TASKS_PER_SERVER,
+};
 use crate::registry::Registry;
 
 /// A toolgate MCP server: the registry of tools, the machines, and the flow store.

@@ -38,6 +38,12 @@ pub struct Snapshot {
     /// milliseconds since the Unix epoch; `None` when a call moved it there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timed_at_ms: Option<u64>,
+    /// The MCP task holding the instance (its id), while one runs a call that changes it:
+    /// set when the task starts, under the instance's lease, and cleared by the commit
+    /// that ends it (or by its end without one). Other calls that would change the
+    /// instance meanwhile are refused with `TASK_RUNNING`; reads still answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     /// What a record that is not a flow or an instance holds (a confirmation challenge, an
     /// idempotency record), as JSON; `None` for flows and instances.
     #[serde(default, skip_serializing_if = "Option::is_none")]

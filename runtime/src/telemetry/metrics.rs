@@ -27,6 +27,11 @@ pub mod names {
     pub const LIVE_INSTANCES: &str = "toolgate_live_instances";
     /// How long the state store takes, by `op` (`load`, `lease`, `commit`), in seconds.
     pub const STORE_SECONDS: &str = "toolgate_store_duration_seconds";
+    /// MCP tasks by `status`: `working` when one starts, then the status it ends in
+    /// (`completed`, `failed`, `cancelled`).
+    pub const TASKS: &str = "toolgate_tasks_total";
+    /// How long tasks run, from their start to their end, in seconds.
+    pub const TASK_SECONDS: &str = "toolgate_task_duration_seconds";
 }
 
 /// Whether a recorder was installed: without one, recording is skipped before a metric's
@@ -59,6 +64,17 @@ pub(crate) fn store_clock() -> Option<std::time::Instant> {
 pub(crate) fn record_store(op: &'static str, started: Option<std::time::Instant>) {
     if let Some(started) = started {
         metrics::histogram!(names::STORE_SECONDS, "op" => op).record(started.elapsed().as_secs_f64());
+    }
+}
+
+/// A task that started (`working`) or ended in `status`, after running `took`.
+pub(crate) fn record_task(status: &'static str, took: Option<Duration>) {
+    if !recording() {
+        return;
+    }
+    metrics::counter!(names::TASKS, "status" => status).increment(1);
+    if let Some(took) = took {
+        metrics::histogram!(names::TASK_SECONDS).record(took.as_secs_f64());
     }
 }
 

@@ -146,6 +146,14 @@ pub(super) struct ServeArgs {
     /// (default 65536); past them, CONTEXT_TOO_LARGE
     #[arg(long = "max-context", value_name = "BYTES", value_parser = positive, help_heading = STORE, verbatim_doc_comment)]
     pub(super) max_context_bytes: Option<usize>,
+    /// How long an MCP task and its result are kept, from its creation
+    /// (its ttlMs; default 900)
+    #[arg(long, value_name = "SECONDS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
+    pub(super) task_ttl: Option<Duration>,
+    /// MCP tasks one principal may run at once (default 16;
+    /// 256 in all); past them, RATE_LIMITED
+    #[arg(long, value_name = "N", value_parser = positive, help_heading = STORE, verbatim_doc_comment)]
+    pub(super) max_tasks: Option<usize>,
     /// Shorten or lengthen how long a state lasts before time moves it
     /// (its first `after`): `quoted=2s` (every machine's `quoted`) or
     /// `bus.quoted=PT30M`; repeatable

@@ -39,6 +39,12 @@ impl ServerBuilder {
         for delay in args.delays {
             self = self.delay(delay);
         }
+        if let Some(ttl) = args.task_ttl {
+            self = self.task_ttl(ttl);
+        }
+        if let Some(per_principal) = args.max_tasks {
+            self = self.max_tasks(crate::server::DEFAULT_TASKS_PER_SERVER.max(per_principal), per_principal);
+        }
         if let Some(bytes) = args.max_context_bytes {
             self = self.max_context_bytes(bytes);
         }

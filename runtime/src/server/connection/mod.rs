@@ -21,7 +21,7 @@ use super::call_stream::CallSink;
 use super::rounds::Retry;
 use crate::action::{CallClient, LogThreshold, TaskSupport};
 use crate::auth::Principal;
-use crate::engine::{CallSource, TaskCall, TaskError};
+use crate::engine::{CallSource, Started, TaskCall, TaskError};
 use crate::engine::{SessionFocus, focus_states};
 use crate::flow::Origin;
 use crate::gate::{self, Caller, Gate, Peer};
@@ -274,8 +274,10 @@ impl Connection {
                         }
                     }),
                 };
-                let task = self.shared.engine.start_task(tool.name, call).await.map_err(task_error)?;
-                return Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task)));
+                return match self.shared.engine.start_task(tool.name, call).await.map_err(task_error)? {
+                    Started::Task(task) => Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))),
+                    Started::Result(result) => Ok(result.into()),
+                };
             }
             _ => {}
         }
@@ -334,6 +336,7 @@ fn task_error(error: TaskError) -> ErrorData {
             tracing::warn!(%error, "a task request cannot reach the store");
             ErrorData::internal_error("the state store is unavailable", Some(json!({ "code": "STORE_UNAVAILABLE" })))
         }
+        TaskError::Lost => ErrorData::internal_error("the call stopped before it could run as a task", None),
     }
 }
 
