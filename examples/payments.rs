@@ -9,6 +9,10 @@
 //!   idempotent by `request_id`) or `payment_void`; a captured payment can be
 //!   `payment_refund`ed (confirmed, and only by a principal with the `payments:refund`
 //!   scope). `payment_status` reads one.
+//! - `payment_settle` settles an authorized payment with the processor in one batch, which
+//!   takes seconds (`--settle-seconds N`, default 3): a client that opted in to MCP tasks
+//!   gets a task, and while it runs the payment is busy — every other change is refused
+//!   with `TASK_RUNNING`, naming the task; `payment_status` still answers.
 //!
 //! ```text
 //! cargo run --example payments -- --http 127.0.0.1:8080 \
@@ -32,8 +36,11 @@ toolgate::machine! {
     initial: "created",
     states: {
         created:    { on: { AUTHORIZE: "authorized" } },
-        authorized: { on: { CAPTURE: { target: "captured", guard: "within_authorized" }, VOID: "voided" } },
+        authorized: {
+            on: { CAPTURE: { target: "captured", guard: "within_authorized" }, SETTLE: "settled", VOID: "voided" }
+        },
         captured:   { on: { REFUND: { target: "refunded", guard: "within_captured" } } },
+        settled:    { type: "final" },
         voided:     { type: "final" },
         refunded:   { type: "final" },
     }
@@ -209,6 +216,33 @@ async fn payment_refund(input: Movement, mut payment: InstanceMut<Payment>) -> R
     Ok(view)
 }
 
+/// How long the processor takes to settle a payment (`--settle-seconds`).
+#[derive(Debug, Clone, Copy)]
+struct SettleTime(std::time::Duration);
+
+/// Settle an authorized payment with the processor: the full authorized amount moves, in one batch that takes seconds (run it as a task). Needs the `payments:capture` scope. Does not refund.
+#[action(
+    domain = "payment",
+    bind_state = "authorized",
+    transition = "SETTLE",
+    transactional,
+    scope = "payments:capture",
+    task = "optional"
+)]
+async fn payment_settle(
+    input: PaymentRef,
+    mut payment: InstanceMut<Payment>,
+    settle: State<SettleTime>,
+) -> Result<PaymentView, ToolError> {
+    let mut settled = data(payment.get(), &input.payment_id)?.clone();
+    // The processor's batch: nothing is committed until it answers.
+    tokio::time::sleep(settle.0.0).await;
+    settled.captured = Some(settled.amount);
+    let view = PaymentView::of(&input.payment_id, &settled);
+    payment.set(settled)?;
+    Ok(view)
+}
+
 /// Read a payment of your tenant and its state. Does not change it.
 #[action(domain = "payment")]
 async fn payment_status(
@@ -222,9 +256,22 @@ async fn payment_status(
 
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
+    // `--settle-seconds N` is this example's own; toolgate reads the rest.
+    let mut args: Vec<String> = std::env::args().collect();
+    let mut settle = SettleTime(std::time::Duration::from_secs(3));
+    if let Some(at) = args.iter().position(|a| a == "--settle-seconds") {
+        let seconds = args.get(at + 1).and_then(|s| s.parse::<f64>().ok()).filter(|s| s.is_finite() && *s >= 0.0);
+        let Some(seconds) = seconds else {
+            eprintln!("--settle-seconds takes a number of seconds");
+            std::process::exit(2);
+        };
+        settle = SettleTime(std::time::Duration::from_secs_f64(seconds));
+        args.drain(at..at + 2);
+    }
     toolgate::Server::from_registry("payments")
+        .state(settle)
         .version(env!("CARGO_PKG_VERSION"))
         .instructions("Payments: create, authorize, then capture (the user confirms with a one-time code) or void; refund a capture. Every call needs the user's credentials.")
-        .run_cli()
+        .run_cli_from(args)
         .await
 }

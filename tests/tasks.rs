@@ -283,3 +283,247 @@ async fn another_replica_answers_cancels_and_reports_a_dead_runner() {
     );
     assert!(failed["statusMessage"].as_str().is_some_and(|m| m.contains("stopped")), "{failed}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Durable and gated: the payments example's `payment_settle`, a task that holds its
+// payment while the processor settles it.
+
+const CLERK: &str = "clerk-token-task-0123456789";
+const AUDITOR: &str = "auditor-token-task-0123456789";
+
+/// A tokens file with two principals of one tenant, both allowed to capture, and the
+/// development outbox the example's confirmed tools need: the options to serve with.
+fn payments_options(dir: &std::path::Path) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    let tokens = dir.join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        format!(
+            r#"
+[[token]]
+secret = "{CLERK}"
+principal = "clerk"
+tenant = "acme"
+scopes = ["payments:capture"]
+
+[[token]]
+secret = "{AUDITOR}"
+principal = "auditor"
+tenant = "acme"
+scopes = ["payments:capture"]
+"#
+        ),
+    )
+    .unwrap();
+    let outbox = dir.join("otp.jsonl");
+    ["--tokens", tokens.to_str().unwrap(), "--otp-outbox", outbox.to_str().unwrap()].map(String::from).to_vec()
+}
+
+/// Serves the payments example with `payments_options` and `extra`.
+async fn serve_payments(
+    dir: &std::path::Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (tokio::process::Child, String) {
+    let options = payments_options(dir);
+    let mut args: Vec<&str> = options.iter().map(String::as_str).collect();
+    args.extend_from_slice(extra);
+    spawn_http_example("payments", &args, env).await
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    std::env::temp_dir().join(format!("toolgate-tasks-{name}-{}-{nanos}", std::process::id()))
+}
+
+fn bearer(token: &str) -> [(&'static str, String); 1] {
+    [("Authorization", format!("Bearer {token}"))]
+}
+
+fn headers<'a>(pairs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    pairs.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+/// Creates and authorizes a payment of 25.00 USD as `who`; returns its id.
+async fn authorized_payment(client: &SessionlessClient, who: &[(&str, &str)]) -> String {
+    let create =
+        json!({ "domain": "payment", "description": "order 9", "amount": { "amount": "25.00", "currency": "USD" } });
+    let created = client.call_with_headers("payment_create", create, who).await.result();
+    let id = created["structuredContent"]["payment_id"].as_str().unwrap_or_else(|| panic!("{created}")).to_string();
+    let authorized =
+        client.call_with_headers("payment_authorize", json!({ "domain": "payment", "payment_id": id }), who).await;
+    assert_eq!(authorized.result()["structuredContent"]["state"], "authorized");
+    id
+}
+
+/// `payment_settle` of `id` as a task; returns the task's id.
+async fn settle_as_task(client: &SessionlessClient, id: &str, who: &[(&str, &str)]) -> String {
+    let created = call_as_task(client, "payment_settle", json!({ "domain": "payment", "payment_id": id }), who).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    created["taskId"].as_str().unwrap().to_string()
+}
+
+/// The payment's state, read with `payment_status`.
+async fn payment_state(client: &SessionlessClient, id: &str, who: &[(&str, &str)]) -> Value {
+    let status = client.call_with_headers("payment_status", json!({ "domain": "payment", "payment_id": id }), who);
+    status.await.result()["structuredContent"]["state"].clone()
+}
+
+#[tokio::test]
+async fn a_payment_settling_as_a_task_is_busy_and_commits_once() {
+    let dir = scratch("busy");
+    let audit = dir.join("audit.jsonl");
+    let args = ["--settle-seconds", "1.5", "--audit-log", audit.to_str().unwrap()];
+    let (_server, url) = serve_payments(&dir, &args, &[]).await;
+    let client = SessionlessClient::new(&url);
+    let (clerk, auditor) = (bearer(CLERK), bearer(AUDITOR));
+    let (clerk, auditor) = (headers(&clerk), headers(&auditor));
+
+    let id = authorized_payment(&client, &clerk).await;
+    let task = settle_as_task(&client, &id, &clerk).await;
+    // While it runs, every other change to the payment is refused, naming the task; a
+    // read still answers, and shows the payment as it was.
+    for (tool, who) in [("payment_void", &clerk), ("payment_settle", &auditor)] {
+        let refused =
+            client.call_with_headers(tool, json!({ "domain": "payment", "payment_id": id }), who).await.result();
+        let refusal = &refused["structuredContent"];
+        assert_eq!(refused["isError"], true, "{refused}");
+        assert_eq!(
+            (refusal["code"].as_str(), refusal["task_id"].as_str(), refusal["task_tool"].as_str()),
+            (Some("TASK_RUNNING"), Some(task.as_str()), Some("payment_settle")),
+            "{refused}"
+        );
+        assert!(refusal["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0), "{refused}");
+    }
+    assert_eq!(payment_state(&client, &id, &clerk).await, "authorized");
+    // Another principal, of the same tenant, is told the task does not exist.
+    assert_eq!(task_request(&client, "tasks/get", &task, &auditor).await.error()["code"], -32602);
+
+    let done = settled(&client, &task, &clerk).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["structuredContent"]["state"], "settled", "{done}");
+    assert_eq!(payment_state(&client, &id, &clerk).await, "settled");
+    // Committed once, under the task's id; and the payment is free again (its state now
+    // refuses a void, for its state, not for a task).
+    let lines = std::fs::read_to_string(&audit).unwrap();
+    let settles: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|record| record["event"] == "SETTLE")
+        .collect();
+    assert_eq!(settles.len(), 1, "{lines}");
+    assert_eq!(settles[0]["call_id"], task, "{lines}");
+    let void = client.call_with_headers("payment_void", json!({ "domain": "payment", "payment_id": id }), &clerk);
+    assert_eq!(void.await.result()["structuredContent"]["code"], "FORBIDDEN");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_cancelled_settlement_commits_nothing_and_frees_the_payment() {
+    let dir = scratch("cancel");
+    let (_server, url) = serve_payments(&dir, &["--settle-seconds", "60"], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let clerk = bearer(CLERK);
+    let clerk = headers(&clerk);
+
+    let id = authorized_payment(&client, &clerk).await;
+    let task = settle_as_task(&client, &id, &clerk).await;
+    assert_eq!(
+        task_request(&client, "tasks/cancel", &task, &clerk).await.result(),
+        json!({ "resultType": "complete" })
+    );
+    let cancelled = settled(&client, &task, &clerk).await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert_eq!(payment_state(&client, &id, &clerk).await, "authorized");
+    // Free again: the void goes through at once.
+    let void = client.call_with_headers("payment_void", json!({ "domain": "payment", "payment_id": id }), &clerk);
+    assert_eq!(void.await.result()["structuredContent"]["state"], "voided");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn twenty_settlements_at_once_each_commit_once() {
+    let dir = scratch("twenty");
+    let audit = dir.join("audit.jsonl");
+    let args = ["--settle-seconds", "1", "--audit-log", audit.to_str().unwrap(), "--max-tasks", "20"];
+    let (_server, url) = serve_payments(&dir, &args, &[]).await;
+    let client = SessionlessClient::new(&url);
+    let clerk = bearer(CLERK);
+    let clerk = headers(&clerk);
+
+    let ids = futures::future::join_all((0..20).map(|_| authorized_payment(&client, &clerk))).await;
+    let tasks = futures::future::join_all(ids.iter().map(|id| settle_as_task(&client, id, &clerk))).await;
+    // A 21st at once is past the bound: refused, and it never becomes a task.
+    let one_more = authorized_payment(&client, &clerk).await;
+    let refused =
+        call_as_task(&client, "payment_settle", json!({ "domain": "payment", "payment_id": one_more }), &clerk).await;
+    assert_eq!(
+        (refused["structuredContent"]["code"].as_str(), refused.get("taskId")),
+        (Some("RATE_LIMITED"), None),
+        "{refused}"
+    );
+    let done = futures::future::join_all(tasks.iter().map(|task| settled(&client, task, &clerk))).await;
+    for done in &done {
+        assert_eq!(
+            (done["status"].as_str(), done["result"]["structuredContent"]["state"].as_str()),
+            (Some("completed"), Some("settled")),
+            "{done}"
+        );
+    }
+    for id in &ids {
+        assert_eq!(payment_state(&client, id, &clerk).await, "settled");
+    }
+    let lines = std::fs::read_to_string(&audit).unwrap();
+    let mut settled_by: Vec<String> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|record| record["event"] == "SETTLE")
+        .map(|record| record["call_id"].as_str().unwrap().to_string())
+        .collect();
+    settled_by.sort();
+    let mut expected = tasks.clone();
+    expected.sort();
+    assert_eq!(settled_by, expected, "one commit per task, by the task");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_settlement_whose_server_dies_fails_on_the_survivor_and_changes_nothing() {
+    let Some(redis) = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|url| !url.is_empty()) else {
+        eprintln!("SKIPPED: needs TOOLGATE_TEST_REDIS_URL (`.ci/run` starts a Redis and sets it)");
+        return;
+    };
+    let dir = scratch("replicas");
+    let env = [("TOOLGATE_HANDLE_KEY", "tasks-test-handle-key-000000000000002")];
+    let args = ["--store", redis.as_str(), "--settle-seconds", "60", "--lease-ttl", "2"];
+    let ((mut a, url_a), (_b, url_b)) =
+        tokio::join!(serve_payments(&dir, &args, &env), serve_payments(&dir, &args, &env));
+    let (on_a, on_b) = (SessionlessClient::new(&url_a), SessionlessClient::new(&url_b));
+    let clerk = bearer(CLERK);
+    let clerk = headers(&clerk);
+
+    let id = authorized_payment(&on_a, &clerk).await;
+    let task = settle_as_task(&on_a, &id, &clerk).await;
+    // B sees the payment held by A's task.
+    let refused = on_b.call_with_headers("payment_void", json!({ "domain": "payment", "payment_id": id }), &clerk);
+    let refused = refused.await.result();
+    assert_eq!(
+        (refused["structuredContent"]["code"].as_str(), refused["structuredContent"]["task_id"].as_str()),
+        (Some("TASK_RUNNING"), Some(task.as_str())),
+        "{refused}"
+    );
+    a.kill().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(6_500)).await;
+    let failed = task_request(&on_b, "tasks/get", &task, &clerk).await.result();
+    assert_eq!(
+        (failed["status"].as_str(), failed["error"]["code"].as_i64()),
+        (Some("failed"), Some(-32603)),
+        "{failed}"
+    );
+    assert!(failed["statusMessage"].as_str().is_some_and(|m| m.contains("nothing was committed")), "{failed}");
+    // Nothing was half-done, and the payment is free on the survivor.
+    assert_eq!(payment_state(&on_b, &id, &clerk).await, "authorized");
+    let void = on_b.call_with_headers("payment_void", json!({ "domain": "payment", "payment_id": id }), &clerk);
+    assert_eq!(void.await.result()["structuredContent"]["state"], "voided");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -684,7 +684,9 @@ impl Admitted<'_> {
 
     /// The instance a task holds: its store key and id.
     pub(crate) fn held_instance(&self) -> Option<(String, String)> {
-        let held = self.instance_before.as_ref().is_some_and(|before| before.task.is_some());
+        let held = self.task.is_some()
+            && self._leases.instance.is_some()
+            && self.instance_before.as_ref().is_some_and(|before| before.task.is_some());
         self.instance.as_ref().filter(|_| held).map(|i| (i.key.to_string(), i.id.clone()))
     }
 
@@ -696,7 +698,7 @@ impl Admitted<'_> {
         else {
             return;
         };
-        if before.task.is_none() {
+        if before.task.is_none() || self.task.is_none() {
             return;
         }
         let next = Snapshot { task: None, ..before.next() };
@@ -820,7 +822,7 @@ impl Admitted<'_> {
             instance.machine.entered(&mut next, to, at);
             self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
         }
-        let held = self.instance_before.as_ref().is_some_and(|before| before.task.is_some());
+        let held = self.held_instance().is_some();
         if let (None, Some(instance), Some(before), true) =
             (&to, &self.instance, &self.instance_before, context.is_some() || held)
         {

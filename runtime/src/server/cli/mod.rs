@@ -85,8 +85,19 @@ impl ServerBuilder {
     /// opened (no `./<server name>.db` created). Logs go to stderr (stdout is the protocol
     /// on stdio, and the output of the other commands); `RUST_LOG` filters them.
     pub async fn run_cli(self) -> Result<(), ServeError> {
+        self.run_cli_from(std::env::args_os()).await
+    }
+
+    /// [`run_cli`](Self::run_cli) with these arguments rather than the process's (the
+    /// first is the program's name): for a binary that takes options of its own and
+    /// passes toolgate the rest.
+    pub async fn run_cli_from<I, T>(self, args: I) -> Result<(), ServeError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString>,
+    {
         init_logging();
-        match args::parse(std::env::args_os())? {
+        match args::parse(args)? {
             Invocation::Help(help) => print::print_help(&help),
             Invocation::Serve(serve) => self.serve_as(*serve).await,
             Invocation::Describe(format) => self.print_description(format),
