@@ -539,6 +539,25 @@ async fn failing_job() -> Result<Content, ToolError> {
     Err(ToolError::failed("JOB_FAILED", "the job failed, as it always does"))
 }
 
+/// Fails after a second with a server error (its backend refused), which a task reports
+/// `failed` with a JSON-RPC error: runs only as a task.
+#[action(global, task = "required")]
+async fn protocol_error_job() -> Result<Content, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::internal("the job's backend refused the request"))
+}
+
+/// Asks the person's name within the request, then greets them from a task: runs only as
+/// a task, which starts once the name is known.
+#[action(global, task = "required")]
+async fn test_tool_with_task(ctx: Ctx) -> Result<Content, ToolError> {
+    let question = Ask::form::<Name>("What is your name?")?.before_task();
+    let name = ctx.ask("user_name", question).await?.accepted::<Name>()?;
+    let name = name.map_or_else(|| "stranger".to_string(), |n| n.name);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    Ok(text(format!("Hello, {name}: your task is done")))
+}
+
 /// A file to delete.
 #[derive(Deserialize, JsonSchema)]
 struct Doomed {

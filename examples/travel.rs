@@ -14,6 +14,11 @@
 //! (`--token NAME=SECRET`). The codes land in a development outbox,
 //! `$TMPDIR/toolgate-travel-otp.jsonl` (or `--otp-outbox PATH`).
 //!
+//! A flight is booked only once the airline confirms the seat, which takes seconds
+//! (`--airline-seconds N`, default 2): a client that opted in to MCP tasks gets a task for
+//! the confirming call, and the quote is held (`TASK_RUNNING` for any other booking of it)
+//! until the airline answers.
+//!
 //! ```text
 //! cargo run --example travel                            # MCP over stdio
 //! cargo run --example travel -- --http 127.0.0.1:8080 --token traveller=s3cret-traveller-token
@@ -205,17 +210,29 @@ async fn flight_search(input: TripSearch, found: InstanceMut<Quote>, ctx: Ctx) -
     quote(offers("FLT", ["Iberia", "Vueling", "Air Europa"], &route, input.departure, input.passengers)?, found, &ctx)
 }
 
-/// Book a flight offer of a quote from flight_search; the traveller confirms it with a one-time code. Does not search or change an earlier booking.
+/// How long an airline takes to confirm a seat (`--airline-seconds`).
+#[derive(Debug, Clone, Copy)]
+struct AirlineTime(std::time::Duration);
+
+/// Book a flight offer of a quote from flight_search; the traveller confirms it with a one-time code, then the airline confirms the seat (seconds: run it as a task). Does not search or change an earlier booking.
 #[action(
     domain = "flight",
     bind_state = "quoted",
     transition = "BOOK",
     transactional,
     confirm = "otp",
-    scope = "travel:book"
+    scope = "travel:book",
+    task = "optional"
 )]
-async fn flight_book(input: BookRequest, quote: Instance<Quote>) -> Result<Booking, ToolError> {
-    book(input, quote)
+async fn flight_book(
+    input: BookRequest,
+    quote: Instance<Quote>,
+    airline: State<AirlineTime>,
+) -> Result<Booking, ToolError> {
+    let booking = book(input, quote)?;
+    // The airline's confirmation: nothing is committed until it answers.
+    tokio::time::sleep(airline.0.0).await;
+    Ok(booking)
 }
 
 /// Search rental cars to pick up at one place; the offers are a quote, valid 15 minutes.
@@ -246,7 +263,21 @@ async fn car_rental_book(input: BookRequest, quote: Instance<Quote>) -> Result<B
 
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
+    // `--airline-seconds N` is this example's own; toolgate reads the rest.
+    let mut args: Vec<String> = std::env::args().collect();
+    let mut airline = AirlineTime(std::time::Duration::from_secs(2));
+    if let Some(at) = args.iter().position(|a| a == "--airline-seconds") {
+        match args.get(at + 1).and_then(|s| s.parse::<f64>().ok()).filter(|s| s.is_finite() && *s >= 0.0) {
+            Some(seconds) => airline = AirlineTime(std::time::Duration::from_secs_f64(seconds)),
+            None => {
+                eprintln!("--airline-seconds takes a number of seconds");
+                std::process::exit(2);
+            }
+        }
+        args.drain(at..at + 2);
+    }
     toolgate::Server::from_registry("travel")
+        .state(airline)
         .version(env!("CARGO_PKG_VERSION"))
         .describe_domain("bus", "long-distance coach trips between cities")
         .describe_domain("flight", "flights between cities")
@@ -258,6 +289,6 @@ async fn main() -> Result<(), ServeError> {
         // deployment sends them by SMS or e-mail through an `OtpSender`.
         .otp_sender(OutboxSender::new(std::env::temp_dir().join("toolgate-travel-otp.jsonl")))
         .instructions("Travel search and booking. Call switch_domain first with the domain the user wants; search, then book an offer of the quote within 15 minutes.")
-        .run_cli()
+        .run_cli_from(args)
         .await
 }

@@ -40,6 +40,19 @@
 //!
 //! No cell is left out: the SDK speaks both revisions over both transports.
 //!
+//! # Tasks
+//!
+//! `tasks_flow.py` runs the conformance example's `slow_compute` as a task (the 2026-07-28
+//! Tasks extension, `io.modelcontextprotocol/tasks`, SEP-2663) over HTTP: to `completed`,
+//! with its result, and cancelled while it works. mcp 2.3.0 has no tasks client of its own;
+//! its public extension API carries one: a `ClientExtension` passed as
+//! `Client(url, extensions=[...])` declares the extension in every request's `_meta`, its
+//! `ResultClaim` for `resultType: "task"` lets `tools/call` answer with a task (resolved by
+//! `client.call_tool`, or returned by `client.session.call_tool(..., allow_claimed=True)`),
+//! and `tasks/get` and `tasks/cancel` go through `client.session.send_request` as
+//! `mcp_types.Request` subclasses whose `name_param = "taskId"` puts the `Mcp-Name` header
+//! on them.
+//!
 //! A run passes only if the client printed nothing but the script's `ok:` lines and
 //! `PASS`: a warning the SDK logs (e.g. "Session termination failed", or "Tool X not listed
 //! by server" when a result cannot be validated) fails it ([`common::servers::run_quiet_client`]).
@@ -300,4 +313,21 @@ async fn python_sdk_travel_http_2026_07_28() {
 #[tokio::test]
 async fn python_sdk_travel_http_2026_07_28_stateless() {
     travel(MODERN, Transport::Stateless).await;
+}
+
+/// A task on the conformance example's `slow_compute`, at 2026-07-28 over HTTP:
+/// `tasks_flow.py` in `mode` (`complete` or `cancel`).
+async fn task(mode: &str) {
+    let server = serve("conformance", HANDLE_KEY, &[]).await;
+    run_script("tasks_flow.py", &[server.url.as_str(), mode], None).await;
+}
+
+#[tokio::test]
+async fn python_sdk_task_runs_to_completed() {
+    task("complete").await;
+}
+
+#[tokio::test]
+async fn python_sdk_task_is_cancelled() {
+    task("cancel").await;
 }

@@ -36,6 +36,18 @@
 //! the invoice's receipt, tagged with the subscription, when the invoice moves. (Over HTTP
 //! at 2026-07-28 every client gets the same listing, which never changes.)
 //!
+//! No cell runs a task (the 2026-07-28 Tasks extension, `io.modelcontextprotocol/tasks`,
+//! SEP-2663; `python_sdk.rs` has them): v2 2.4.0 cannot receive the CreateTaskResult. It
+//! declares the extension (`capabilities.extensions` or a request's `_meta`), and the server
+//! answers `tools/call` with `resultType: "task"`, but its 2026-07-28 codec turns every
+//! `resultType` other than `complete` and `input_required` into an `UnsupportedResultType`
+//! error (`decodeResult`, `core-internal/src/wire/rev2026-07-28/codec.ts`; `dist/src-*.mjs`
+//! line 3991), for `callTool` and for `client.request` with a schema of the caller's alike.
+//! (`tasks/get` and `tasks/cancel` it can send, with `Mcp-Name`.) The companion package
+//! `@modelcontextprotocol/ext-tasks` 0.2.2 refuses a 2026-07-28 client unless the host
+//! supplies `rawDispatch` (a request path of its own, "used when SDK wire codecs reject V2
+//! task traffic") and the `_meta` framing, so the SDK would not be what speaks the wire.
+//!
 //! `refusals.mjs` (v1, HTTP, 2025-11-25) checks the refusals' fields: v1 validates
 //! `structuredContent` against each tool's `outputSchema` even on `isError` results, so
 //! refusals must arrive as tool results with their fields and no schema warning.

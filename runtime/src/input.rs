@@ -53,6 +53,8 @@ use crate::flow::HandleSigner;
 pub struct Ask {
     request: InputRequest,
     kind: Kind,
+    /// Asked within the request, before a call that runs as a task becomes one.
+    before_task: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +90,7 @@ impl Ask {
 
     fn with_schema(message: String, requested_schema: ElicitationSchema) -> Self {
         let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
-        Self { request: InputRequest::Elicitation(ElicitRequest::new(params)), kind: Kind::Form }
+        Self { request: InputRequest::Elicitation(ElicitRequest::new(params)), kind: Kind::Form, before_task: false }
     }
 
     /// A page for the person to open (URL-mode elicitation): for what must not pass through
@@ -100,20 +102,37 @@ impl Ask {
             url: url.into(),
             elicitation_id: uuid::Uuid::new_v4().simple().to_string(),
         };
-        Self { request: InputRequest::Elicitation(ElicitRequest::new(params)), kind: Kind::Url }
+        Self { request: InputRequest::Elicitation(ElicitRequest::new(params)), kind: Kind::Url, before_task: false }
     }
 
     /// A completion from the client's model, of at most `max_tokens` tokens, for `prompt`.
     #[deprecated(note = "sampling is deprecated by MCP (SEP-2577); clients may stop offering it")]
     pub fn sample(prompt: impl Into<String>, max_tokens: u32) -> Self {
         let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], max_tokens);
-        Self { request: InputRequest::CreateMessage(CreateMessageRequest::new(params)), kind: Kind::Sampling }
+        Self {
+            request: InputRequest::CreateMessage(CreateMessageRequest::new(params)),
+            kind: Kind::Sampling,
+            before_task: false,
+        }
     }
 
     /// The client's roots (the directories or places it works in).
     #[deprecated(note = "roots are deprecated by MCP (SEP-2577); clients may stop offering them")]
     pub fn roots() -> Self {
-        Self { request: InputRequest::ListRoots(ListRootsRequest::default()), kind: Kind::Roots }
+        Self { request: InputRequest::ListRoots(ListRootsRequest::default()), kind: Kind::Roots, before_task: false }
+    }
+
+    /// Asks this before a call that may run as an MCP task becomes one: within the
+    /// request, as the protocol's rounds do (MCP 2026-07-28: the call ends with the
+    /// question, and the client's retry with the answer becomes the task). A call becomes
+    /// a task when its handler first waits; asked after that, or on a call that is not a
+    /// task, this is an ordinary question.
+    ///
+    /// For what the task cannot start without (the name to greet, the account to settle
+    /// from); questions the work raises as it goes are the task's own (`input_required`).
+    pub fn before_task(mut self) -> Self {
+        self.before_task = true;
+        self
     }
 
     /// The capability a client declares when it can answer this question.
@@ -232,8 +251,14 @@ enum Era {
     /// No way to ask (a sessionless 2025-11-25 request).
     Unavailable,
     /// A call running as an MCP task: its questions are the task's `inputRequests`, and
-    /// `tasks/update` brings the answers.
-    Task { capabilities: ClientCapabilities, questions: Arc<TaskQuestions> },
+    /// `tasks/update` brings the answers. Until the task is announced (`started`), a
+    /// question asked [`before_task`](Ask::before_task) goes to the request's own rounds.
+    Task {
+        capabilities: ClientCapabilities,
+        questions: Arc<TaskQuestions>,
+        request: Option<Arc<Inputs>>,
+        started: Arc<std::sync::atomic::AtomicBool>,
+    },
 }
 
 /// A task's outstanding questions and how each is answered (`tasks/update`). The keys a
@@ -324,9 +349,16 @@ impl Inputs {
         Self { era, round: Mutex::new(Round::default()) }
     }
 
-    /// For a call that runs as a task, asking through `questions`.
-    pub(crate) fn for_task(capabilities: ClientCapabilities, questions: Arc<TaskQuestions>) -> Self {
-        Self { era: Era::Task { capabilities, questions }, round: Mutex::new(Round::default()) }
+    /// For a call that runs as a task, asking through `questions` once `started`, and
+    /// through `request`'s rounds (its request's inputs, at 2026-07-28) before.
+    pub(crate) fn for_task(
+        capabilities: ClientCapabilities,
+        questions: Arc<TaskQuestions>,
+        request: Arc<Inputs>,
+        started: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Self {
+        let request = Some(request).filter(|request| request.in_rounds());
+        Self { era: Era::Task { capabilities, questions, request, started }, round: Mutex::new(Round::default()) }
     }
 
     /// Whether the request is of a revision that asks in rounds (MCP 2026-07-28).
@@ -369,7 +401,13 @@ impl Inputs {
                     Err(ToolError::input_unavailable("the client must answer first"))
                 }
             }
-            Era::Task { capabilities, questions: task } => {
+            Era::Task { request: Some(request), started, .. }
+                if questions.iter().any(|(_, ask)| ask.before_task)
+                    && !started.load(std::sync::atomic::Ordering::Acquire) =>
+            {
+                Box::pin(request.ask_all(questions)).await
+            }
+            Era::Task { capabilities, questions: task, .. } => {
                 let mut waiting = Vec::new();
                 {
                     let mut asked = task.state();

@@ -107,6 +107,18 @@ pub(crate) struct CallClient {
     stream: Option<UnboundedSender<ServerJsonRpcMessage>>,
     /// How the call asks the client questions.
     inputs: Arc<Inputs>,
+    /// Told when the handler first waits (a call that runs as a task is announced then).
+    first_wait: Option<FirstWait>,
+}
+
+/// What a call that runs as a task does when its handler first waits.
+#[derive(Clone)]
+pub(crate) struct FirstWait(pub(crate) Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for FirstWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FirstWait")
+    }
 }
 
 impl CallClient {
@@ -128,14 +140,26 @@ impl CallClient {
             threshold,
             stream,
             inputs,
+            first_wait: None,
         }
     }
 
     /// The same client for a call that runs as a task, after its request ended: no
     /// response stream or progress token of the request's, and cancelled by `cancel`
     /// (`tasks/cancel`) rather than by the request.
-    pub(crate) fn for_task(&self, cancel: CancellationToken, inputs: Arc<Inputs>) -> Self {
-        Self { progress_token: None, cancel, stream: None, inputs, ..self.clone() }
+    /// `first_wait` runs when the handler first waits.
+    pub(crate) fn for_task(&self, cancel: CancellationToken, inputs: Arc<Inputs>, first_wait: FirstWait) -> Self {
+        Self { progress_token: None, cancel, stream: None, inputs, first_wait: Some(first_wait), ..self.clone() }
+    }
+
+    /// The request's own inputs (its rounds' answers, at 2026-07-28).
+    pub(crate) fn inputs_shared(&self) -> Arc<Inputs> {
+        self.inputs.clone()
+    }
+
+    /// What runs when the handler first waits, for a call that runs as a task.
+    pub(crate) fn first_wait(&self) -> Option<&FirstWait> {
+        self.first_wait.as_ref()
     }
 
     pub(crate) fn inputs(&self) -> &Inputs {

@@ -38,6 +38,11 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
+    /// A refusal's reply, its content the error's structured content.
+    pub(crate) fn refusal(content: Value) -> Self {
+        Self { content, blocks: None, is_error: true, listing_changed: false, moved: None }
+    }
+
     /// The MCP result: the structured content (and, for a handler that returned
     /// [`Content`](crate::content::Content), its blocks as the content).
     pub(crate) fn into_result(self) -> rmcp::model::CallToolResult {

@@ -29,6 +29,7 @@ pub(crate) async fn run_handler(
 ) -> Result<Output, ToolError> {
     let deadline = registration.timeout_ms.map_or(limits.handler_timeout, Duration::from_millis);
     let cancellation = ctx.client.cancellation().clone();
+    let first_wait = ctx.client.first_wait().cloned();
     // Creating the handler's future runs none of its code (the generated call function
     // boxes an `async` block), but stays behind the panic guard all the same.
     let called = std::panic::catch_unwind(AssertUnwindSafe(|| (registration.handler.call)(arguments, ctx)));
@@ -43,6 +44,10 @@ pub(crate) async fn run_handler(
             match crate::wait::poll_once(Pin::new(&mut running)).await {
                 Poll::Ready(finished) => Ok(finished),
                 Poll::Pending => {
+                    // A call that runs as a task becomes one now.
+                    if let Some(first_wait) = first_wait {
+                        (first_wait.0)();
+                    }
                     let waited = Box::pin(async move {
                         tokio::select! {
                             biased;

@@ -13,6 +13,7 @@
 //! its commit was made (the instance's history names the task).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,7 @@ use tracing::Instrument;
 
 use super::call::Reply;
 use super::{CallSource, Engine};
-use crate::action::CallClient;
+use crate::action::{CallClient, FirstWait};
 use crate::auth::Principal;
 use crate::error::ToolError;
 use crate::flow::Origin;
@@ -108,16 +109,57 @@ pub(crate) struct TaskCall {
 pub(crate) enum Started {
     /// It runs as this task.
     Task(Task),
-    /// It never became one: its result (a refusal, or an idempotent call's first result).
-    Result(CallToolResult),
+    /// It never became one: its reply (a refusal, questions asked before the task, an
+    /// idempotent call's first result, or a call that finished before it first waited).
+    Reply(Reply),
 }
 
-/// A task about to start: created once its call is admitted (`Engine::begin_task`).
+/// A task about to start: created once its call is admitted (`Engine::begin_task`),
+/// announced when its handler first waits.
 pub(crate) struct TaskStart {
     id: String,
     record: TaskRecord,
-    /// Told the task once it exists; dropped unsent when the call never became one.
-    announce: Option<oneshot::Sender<Task>>,
+    announcer: Arc<Announcer>,
+}
+
+/// Tells the request waiting for it that its call runs as a task: once the task is
+/// stored, when its handler first waits. Until then the call is its request's (a question
+/// asked [`before_task`](crate::Ask::before_task) is the request's).
+struct Announcer {
+    /// Where to tell it, and the task to tell, once stored.
+    state: Mutex<(Option<oneshot::Sender<Task>>, Option<Task>)>,
+    /// Whether it was told (what the call's inputs read).
+    started: Arc<AtomicBool>,
+}
+
+impl Announcer {
+    fn state(&self) -> std::sync::MutexGuard<'_, (Option<oneshot::Sender<Task>>, Option<Task>)> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The task is stored.
+    fn created(&self, task: Task) {
+        self.state().1 = Some(task);
+    }
+
+    /// Whether the task was stored (its call was admitted).
+    fn was_created(&self) -> bool {
+        self.state().1.is_some() || self.announced()
+    }
+
+    /// The handler waits: the call is a task from now on.
+    fn announce(&self) {
+        let mut state = self.state();
+        if let (Some(to), Some(task)) = (state.0.take(), state.1.take()) {
+            self.started.store(true, Ordering::Release);
+            crate::telemetry::record_task("working", None);
+            let _ = to.send(task);
+        }
+    }
+
+    fn announced(&self) -> bool {
+        self.started.load(Ordering::Acquire)
+    }
 }
 
 fn owner_of(principal: Option<&Principal>) -> Option<String> {
@@ -137,20 +179,24 @@ impl Engine {
         if let Err(refusal) = self.admit_task(&id, &running) {
             let mut content = refusal.to_structured();
             crate::domain::field::echo(&mut content, entry.domain);
-            return Ok(Started::Result(CallToolResult::structured_error(content)));
+            return Ok(Started::Reply(Reply::refusal(content)));
         }
         let (announce, announced) = oneshot::channel();
+        let announcer = Arc::new(Announcer {
+            state: Mutex::new((Some(announce), None)),
+            started: Arc::new(AtomicBool::new(false)),
+        });
         let ttl_ms = self.limits.tasks.ttl.as_millis() as u64;
-        let start =
-            TaskStart { id: id.clone(), record: TaskRecord::new(owner, tool, ttl_ms), announce: Some(announce) };
-        let (refused, refusal) = oneshot::channel();
+        let record = TaskRecord::new(owner, tool, ttl_ms);
+        let start = TaskStart { id: id.clone(), record, announcer };
+        let (replied, reply) = oneshot::channel();
         let engine = self.clone();
         let span = tracing::info_span!("task", task_id = %id, tool);
         tokio::spawn(
             async move {
-                let reply = engine.run_task(tool, call, &running, start, refused).await;
+                let ran = engine.run_task(tool, call, &running, start, replied).await;
                 engine.running.lock().remove(&id);
-                if let Some((reply, started)) = reply {
+                if let Some((reply, started)) = ran {
                     engine.finish_task(&id, reply, started).await;
                 }
             }
@@ -158,7 +204,7 @@ impl Engine {
         );
         tokio::select! {
             Ok(task) = announced => Ok(Started::Task(task)),
-            Ok(result) = refusal => Ok(Started::Result(result)),
+            Ok(reply) = reply => Ok(Started::Reply(reply)),
             // Its run stopped before either (a panic outside the handler's guard).
             else => Err(TaskError::Lost),
         }
@@ -180,16 +226,16 @@ impl Engine {
         Ok(())
     }
 
-    /// Runs the task's call through the pipeline; once admitted, `begin_task` makes it a
-    /// task. Returns its reply and when it started, or `None` when it never became a task
-    /// (its result went to `refused`).
+    /// Runs the task's call through the pipeline; once admitted, `begin_task` stores the
+    /// task, and it is announced when the handler first waits. Returns its reply and when
+    /// it started, or `None` when it never became a task (its reply went to `replied`).
     async fn run_task(
         &self,
         tool: &'static str,
         call: TaskCall,
         running: &Running,
         mut start: TaskStart,
-        refused: oneshot::Sender<CallToolResult>,
+        replied: oneshot::Sender<Reply>,
     ) -> Option<(Reply, Instant)> {
         let started = Instant::now();
         let id = start.id.clone();
@@ -199,8 +245,18 @@ impl Engine {
         let this = self.this.upgrade()?;
         let watching = tokio::spawn(this.clone().watch_questions(id.clone(), running.questions.outstanding()));
         let beating = tokio::spawn(this.heartbeat(id.clone(), running.clone()));
-        let inputs = Arc::new(Inputs::for_task(call.capabilities, running.questions.clone()));
-        let client = call.client.for_task(running.cancel.clone(), inputs);
+        let announcer = start.announcer.clone();
+        let inputs = Inputs::for_task(
+            call.capabilities,
+            running.questions.clone(),
+            call.client.inputs_shared(),
+            announcer.started.clone(),
+        );
+        let first_wait = {
+            let announcer = announcer.clone();
+            FirstWait(Arc::new(move || announcer.announce()))
+        };
+        let client = call.client.for_task(running.cancel.clone(), Arc::new(inputs), first_wait);
         let source = CallSource {
             origin: &call.origin,
             caller: &call.caller,
@@ -211,9 +267,13 @@ impl Engine {
         let reply = Box::pin(self.call_as(entry, source, client, call.arguments, Some(&mut start))).await;
         watching.abort();
         beating.abort();
-        if start.announce.is_some() {
-            // Refused (or an idempotent call's first result): it never became a task.
-            let _ = refused.send(reply.into_result());
+        if !announcer.announced() {
+            // It never became a task: refused, asked before it, or done before it waited.
+            // A task stored for it goes; the request answers.
+            if announcer.was_created() {
+                let _ = self.store.remove(&StoreKey::task(&id)).await;
+            }
+            let _ = replied.send(reply);
             return None;
         }
         if let Some(moved) = reply.moved.clone() {
@@ -222,19 +282,17 @@ impl Engine {
         Some((reply, started))
     }
 
-    /// Step 11 of a task's call: stores the task, marks its instance held, and announces
-    /// it. Refused (the store failed), the call never becomes a task.
+    /// Step 11 of a task's call: stores the task and marks its instance held; the task is
+    /// announced when the handler first waits. Refused (the store failed), the call never
+    /// becomes a task.
     pub(super) async fn begin_task(&self, start: &mut TaskStart, admitted: &mut Admitted<'_>) -> Result<(), ToolError> {
         admitted.hold_for_task(&start.id).await?;
         start.record.holds = admitted.held_instance();
         let created = start.record.snapshot(&Snapshot::default());
         let stored = self.store.compare_and_set(&StoreKey::task(&start.id), 0, &created).await;
         stored.map_err(|error| ToolError::store_unavailable(error, 1_000))?;
-        tracing::info!(held = start.record.holds.as_ref().map(|(_, id)| id.as_str()), "task started");
-        crate::telemetry::record_task("working", None);
-        if let Some(announce) = start.announce.take() {
-            let _ = announce.send(start.record.task(&start.id));
-        }
+        tracing::info!(held = start.record.holds.as_ref().map(|(_, id)| id.as_str()), "task stored");
+        start.announcer.created(start.record.task(&start.id));
         Ok(())
     }
 

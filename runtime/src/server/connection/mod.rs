@@ -253,7 +253,7 @@ impl Connection {
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
         let trace = crate::telemetry::TraceParent::from_meta(&context.meta);
         let server = self.shared.this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>;
-        match (tool.task(), declares_tasks(&context)) {
+        let reply = match (tool.task(), declares_tasks(&context)) {
             (TaskSupport::Required, false) => {
                 let tasks = rmcp::model::ClientCapabilities::builder().enable_tasks().build();
                 return Err(ErrorData::missing_required_client_capability(tasks));
@@ -274,17 +274,20 @@ impl Connection {
                         }
                     }),
                 };
-                return match self.shared.engine.start_task(tool.name, call).await.map_err(task_error)? {
-                    Started::Task(task) => Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))),
-                    Started::Result(result) => Ok(result.into()),
-                };
+                match self.shared.engine.start_task(tool.name, call).await.map_err(task_error)? {
+                    Started::Task(task) => return Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))),
+                    // It never became a task: answered as any call is.
+                    Started::Reply(reply) => reply,
+                }
             }
-            _ => {}
-        }
-        let source = CallSource { origin: &origin, caller: &caller, session, trace, server };
-        // Boxed on its own: a future is built on the stack and then moved into its box, so
-        // the call's (the pipeline, the handler, the commit) is built once in place here.
-        let reply = Box::pin(self.shared.engine.call(tool, source, client.clone(), arguments)).await;
+            _ => {
+                let source = CallSource { origin: &origin, caller: &caller, session, trace, server };
+                // Boxed on its own: a future is built on the stack and then moved into its
+                // box, so the call's (the pipeline, the handler, the commit) is built once
+                // in place here.
+                Box::pin(self.shared.engine.call(tool, source, client.clone(), arguments)).await
+            }
+        };
         if kept {
             self.watch_focus(caller.principal.as_ref());
         }
