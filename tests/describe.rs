@@ -113,7 +113,8 @@ fn the_audit_checks_the_scopes_against_who_may_call() {
         "{table}"
     );
     assert!(table.contains("FAIL payment_refund scopes_held"), "{table}");
-    assert!(table.ends_with("tools, 2 failures\n"), "{table}");
+    assert!(table.contains("FAIL payment_settle scopes_held"), "{table}");
+    assert!(table.ends_with("tools, 3 failures\n"), "{table}");
     // A clerk who may capture and not refund.
     let file = std::env::temp_dir().join(format!("toolgate-audit-tokens-{}.toml", std::process::id()));
     std::fs::write(
