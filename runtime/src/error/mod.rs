@@ -730,6 +730,7 @@ mod tests {
             ToolError::invalid_handle("", ""),
             ToolError::handle_expired("", ""),
             ToolError::flow_busy("flow", 1),
+            ToolError::task_running("t", "tool", "PAY-1", 1),
             ToolError::rate_limited("1/second", 1),
             ToolError::timeout(1),
             ToolError::cancelled(),
