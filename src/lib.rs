@@ -172,6 +172,15 @@
 //! }
 //! ```
 //!
+//! ## Calls that outlive their request
+//!
+//! `#[action(task = "optional")]` (or `"required"`) lets a call run as an MCP task for a
+//! 2026-07-28 client that declares the Tasks extension: judged in its request like any
+//! call, then stored, holding its instance (other changing calls get `TASK_RUNNING`) and
+//! committing once at its end, or nothing. A question asked with
+//! [`Ask::before_task`](crate::input::Ask::before_task) is asked within the request,
+//! before the task exists. See the README's "Calls that outlive their request".
+//!
 //! ## Where `machine!` goes
 //!
 //! Anywhere in the crate: an action finds its machine by id from any module, whether the

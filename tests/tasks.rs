@@ -141,19 +141,28 @@ async fn a_finished_task_is_read_after_a_restart() {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let file = std::env::temp_dir().join(format!("toolgate-tasks-{}-{nanos}.db", std::process::id()));
     let store = format!("sqlite:{}", file.display());
-    let args = ["--store", store.as_str()];
+    // Kept 8 s from its creation.
+    let args = ["--store", store.as_str(), "--task-ttl", "8"];
     let (mut first, url) = spawn_http_example("conformance", &args, &[]).await;
     let client = SessionlessClient::new(&url);
-    let created = call_as_task(&client, "slow_compute", json!({ "seconds": 0, "label": "kept" }), &[]).await;
+    let created_at = std::time::Instant::now();
+    let created = call_as_task(&client, "slow_compute", json!({ "seconds": 1, "label": "kept" }), &[]).await;
+    assert_eq!(created["ttlMs"], 8_000, "{created}");
     let task = created["taskId"].as_str().unwrap().to_string();
     assert_eq!(settled(&client, &task, &[]).await["status"], "completed");
     first.kill().await.unwrap();
     let (_second, url) = spawn_http_example("conformance", &args, &[]).await;
-    let again = task_request(&SessionlessClient::new(&url), "tasks/get", &task, &[]).await.result();
+    let client = SessionlessClient::new(&url);
+    let again = task_request(&client, "tasks/get", &task, &[]).await.result();
     assert_eq!(
         (again["status"].as_str(), again["result"]["content"][0]["text"].as_str()),
-        (Some("completed"), Some("computed kept in 0 s"))
+        (Some("completed"), Some("computed kept in 1 s"))
     );
+    assert!(created_at.elapsed() < Duration::from_secs(8), "the restart took too long for this test's ttl");
+    // Past its `ttlMs` it is gone, as a task that never existed.
+    tokio::time::sleep(Duration::from_secs(8).saturating_sub(created_at.elapsed()) + Duration::from_millis(300)).await;
+    let gone = task_request(&client, "tasks/get", &task, &[]).await.error();
+    assert_eq!(gone["code"], -32602, "{gone}");
     for suffix in ["", "-wal", "-shm", "-lock"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }

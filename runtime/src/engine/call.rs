@@ -158,8 +158,10 @@ impl Engine {
                 let active = tool.domain.is_none().then(|| self.active_domain(&admitted.flow_before));
                 let idempotency = admitted.idempotency.clone();
                 let task_started = task.is_some();
+                // Boxed: only a task's call builds this future, which would otherwise
+                // enlarge every call's.
                 let begun = match task {
-                    Some(task) => self.begin_task(task, &mut admitted).await,
+                    Some(task) => Box::pin(self.begin_task(task, &mut admitted)).await,
                     None => Ok(()),
                 };
                 // A task's call runs as long as the task is kept, unless its action says.
@@ -239,8 +241,9 @@ impl Engine {
                 match run_handler(limits, registration, arguments, ctx).await {
                     Ok(output) => Some(output),
                     Err(error) => {
-                        // Nothing commits; a task's instance is free again.
-                        admitted.release().await;
+                        // Nothing commits; a task's instance is free again (boxed: rare,
+                        // and every call's future would carry it).
+                        Box::pin(admitted.release()).await;
                         return Err(error);
                     }
                 }

@@ -274,7 +274,8 @@ impl Connection {
                         }
                     }),
                 };
-                match self.shared.engine.start_task(tool.name, call).await.map_err(task_error)? {
+                // Boxed: only a task builds this future, which every call's would carry.
+                match Box::pin(self.shared.engine.start_task(tool.name, call)).await.map_err(task_error)? {
                     Started::Task(task) => return Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))),
                     // It never became a task: answered as any call is.
                     Started::Reply(reply) => reply,
