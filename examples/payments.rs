@@ -8,7 +8,8 @@
 //! - `payment_authorize`, then `payment_capture` (confirmed with a one-time code, and
 //!   idempotent by `request_id`) or `payment_void`; a captured payment can be
 //!   `payment_refund`ed (confirmed, and only by a principal with the `payments:refund`
-//!   scope). `payment_status` reads one.
+//!   scope). `payment_status` reads one; `payment_history` tells its transitions, and the
+//!   task at work on it, if one is.
 //! - `payment_settle` settles an authorized payment with the processor in one batch, which
 //!   takes seconds (`--settle-seconds N`, default 3): a client that opted in to MCP tasks
 //!   gets a task, and while it runs the payment is busy — every other change is refused
@@ -270,6 +271,8 @@ async fn main() -> Result<(), ServeError> {
     }
     toolgate::Server::from_registry("payments")
         .state(settle)
+        // `payment_history`: who moved a payment, when and why; and the task at work on it.
+        .history_tool("payment")
         .version(env!("CARGO_PKG_VERSION"))
         .instructions("Payments: create, authorize, then capture (the user confirms with a one-time code) or void; refund a capture. Every call needs the user's credentials.")
         .run_cli_from(args)

@@ -405,6 +405,15 @@ async fn a_payment_settling_as_a_task_is_busy_and_commits_once() {
         assert!(refusal["retry_after_ms"].as_u64().is_some_and(|ms| ms > 0), "{refused}");
     }
     assert_eq!(payment_state(&client, &id, &clerk).await, "authorized");
+    // …and visibly busy: its history names the task at work on it.
+    let history = client.call_with_headers("payment_history", json!({ "domain": "payment", "payment_id": id }), &clerk);
+    let history = history.await.result();
+    let running = &history["structuredContent"]["running_task"];
+    assert_eq!(
+        (running["task_id"].as_str(), running["tool"].as_str()),
+        (Some(task.as_str()), Some("payment_settle")),
+        "{history}"
+    );
     // Another principal, of the same tenant, is told the task does not exist.
     assert_eq!(task_request(&client, "tasks/get", &task, &auditor).await.error()["code"], -32602);
 
@@ -412,6 +421,11 @@ async fn a_payment_settling_as_a_task_is_busy_and_commits_once() {
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["structuredContent"]["state"], "settled", "{done}");
     assert_eq!(payment_state(&client, &id, &clerk).await, "settled");
+    let history = client.call_with_headers("payment_history", json!({ "domain": "payment", "payment_id": id }), &clerk);
+    let history = history.await.result();
+    assert!(history["structuredContent"].get("running_task").is_none(), "{history}");
+    let last = history["structuredContent"]["entries"].as_array().and_then(|e| e.last()).cloned().unwrap_or_default();
+    assert_eq!((last["event"].as_str(), last["call_id"].as_str()), (Some("SETTLE"), Some(task.as_str())), "{history}");
     // Committed once, under the task's id; and the payment is free again (its state now
     // refuses a void, for its state, not for a task).
     let lines = std::fs::read_to_string(&audit).unwrap();

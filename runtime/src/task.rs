@@ -132,17 +132,24 @@ impl TaskRecord {
     }
 }
 
+/// The running task holding the instance committed as `snapshot`: its id and record. A
+/// task that ended, or whose process stopped (its record lapsed), holds nothing; nor does
+/// one whose record cannot be read (an instance is never locked forever by it).
+pub(crate) async fn holder(store: &dyn FlowStore, snapshot: &Snapshot) -> Option<(String, TaskRecord)> {
+    let task_id = snapshot.task.as_ref()?;
+    let record = store.load(&StoreKey::task(task_id)).await.ok()?;
+    let task = TaskRecord::read(&record).filter(|task| task.is_running() && !task.lapsed(now_ms()))?;
+    Some((task_id.clone(), task))
+}
+
 /// Refuses a call that would change `instance` (`id`, as committed in `snapshot`) while
-/// a running task holds it: `TASK_RUNNING`, naming the task. A task that ended, or whose
-/// process stopped (its record lapsed), holds nothing.
+/// a running task holds it: `TASK_RUNNING`, naming the task.
 pub(crate) async fn refuse_if_held(store: &dyn FlowStore, snapshot: &Snapshot, id: &str) -> Result<(), ToolError> {
-    let Some(task_id) = &snapshot.task else { return Ok(()) };
-    // An unreadable record holds nothing: the instance is not locked forever by it.
-    let Ok(record) = store.load(&StoreKey::task(task_id)).await else { return Ok(()) };
-    match TaskRecord::read(&record) {
-        Some(task) if task.is_running() && !task.lapsed(now_ms()) => {
-            Err(ToolError::task_running(task_id, &task.tool, id, POLL_INTERVAL_MS * 2))
-        }
-        _ => Ok(()),
+    if snapshot.task.is_none() {
+        return Ok(());
+    }
+    match holder(store, snapshot).await {
+        Some((task_id, task)) => Err(ToolError::task_running(&task_id, &task.tool, id, POLL_INTERVAL_MS * 2)),
+        None => Ok(()),
     }
 }

@@ -72,6 +72,18 @@ impl Ctx {
         }
     }
 
+    /// The MCP task holding the instance the call names, while one runs: its id, its tool
+    /// and when it started (RFC 3339). `None` when none does, or the call names no
+    /// instance of a keyed machine.
+    pub(crate) async fn running_task(&self) -> Option<(String, String, String)> {
+        let engine = self.engine.upgrade()?;
+        let key = self.instance_key(engine.as_ref())?;
+        let store = engine.store();
+        let snapshot = store.load(&key).await.ok()?;
+        let (id, task) = crate::task::holder(store.as_ref(), &snapshot).await?;
+        Some((id, task.tool, crate::store::rfc3339(task.created_at_ms)))
+    }
+
     /// Where the instance the call names lives, if it names one.
     fn instance_key(&self, engine: &dyn CallEngine) -> Option<StoreKey> {
         engine.instance_key(self.tool, self.instance.as_deref()?, self.principal.as_ref())

@@ -45,6 +45,9 @@ pub(crate) struct HistoryOptions {
 /// The result field that holds the entries.
 const ENTRIES_FIELD: &str = "entries";
 
+/// The field naming the task that holds the instance, while one runs.
+const RUNNING_TASK_FIELD: &str = "running_task";
+
 /// The history tools `options` asks for, built against the other `tools`; what stands in
 /// the way of one becomes a problem.
 pub(super) fn history_tools(
@@ -223,6 +226,19 @@ fn output_schema(
         "description": format!("The `{}`'s transitions, oldest first (most recent last).", machine.id()),
     });
     let mut output = object_of(source, key, &[(ENTRIES_FIELD, entries)])?;
+    let running = json!({
+        "type": "object",
+        "description": format!("The MCP task changing the `{}` right now, if one is: until it ends, every other change is refused with `TASK_RUNNING`.", machine.id()),
+        "properties": {
+            "task_id": text("The task's id."),
+            "tool": text("The tool the task runs."),
+            "since": { "type": "string", "format": "date-time", "description": "When the task started (RFC 3339, UTC)." },
+        },
+        "required": ["task_id", "tool", "since"],
+    });
+    if let Some(Value::Object(properties)) = output.get_mut("properties") {
+        properties.insert(RUNNING_TASK_FIELD.into(), running);
+    }
     field::add_to_output_schema(&mut output, domain)?;
     add_state_field(&mut output, machine)?;
     if needs_flow {
@@ -237,7 +253,7 @@ fn output_schema(
 fn description(machine: &Machine, key: &str, retention: HistoryRetention) -> String {
     let id = machine.id();
     let mut text = format!(
-        "The history of one `{id}`, named by `{key}`: its transitions, oldest first, each with who fired it (the principal), when, with which tool and event, from which state to which, the reason recorded, and a one-line `summary` to quote. Call it to explain why a tool is refused or what happened to the `{id}` (\"why can't I pay it?\") instead of guessing. Does not change anything."
+        "The history of one `{id}`, named by `{key}`: its transitions, oldest first, each with who fired it (the principal), when, with which tool and event, from which state to which, the reason recorded, and a one-line `summary` to quote. Call it to explain why a tool is refused or what happened to the `{id}` (\"why can't I pay it?\") instead of guessing; `running_task` names the task changing it right now, if one is. Does not change anything."
     );
     text.push_str(&match (retention.entries(), retention.age()) {
         (Some(0), _) => " The server keeps no transitions: the history is empty.".to_string(),
@@ -312,6 +328,10 @@ fn call(arguments: Arguments, ctx: Ctx) -> Called {
         // The arguments are the key alone, checked and in its canonical spelling.
         let mut structured = arguments;
         structured.insert(ENTRIES_FIELD.into(), entries.iter().map(shown).collect());
+        // A task at work on it: the instance is busy until it ends.
+        if let Some((task_id, tool, since)) = ctx.running_task().await {
+            structured.insert(RUNNING_TASK_FIELD.into(), json!({ "task_id": task_id, "tool": tool, "since": since }));
+        }
         Ok(Output { structured: Value::Object(structured), blocks: None })
     })
 }
