@@ -243,8 +243,9 @@ impl Engine {
         // The questions the call asks become the task's `inputRequests`; the record hears
         // that the task still runs, and brings what other replicas left.
         let this = self.this.upgrade()?;
-        let watching = tokio::spawn(this.clone().watch_questions(id.clone(), running.questions.outstanding()));
-        let beating = tokio::spawn(this.heartbeat(id.clone(), running.clone()));
+        let watching =
+            tokio::spawn(this.clone().watch_questions(id.clone(), running.questions.outstanding()).in_current_span());
+        let beating = tokio::spawn(this.heartbeat(id.clone(), running.clone()).in_current_span());
         let announcer = start.announcer.clone();
         let inputs = Inputs::for_task(
             call.capabilities,
@@ -305,6 +306,10 @@ impl Engine {
     ) {
         while outstanding.changed().await.is_ok() {
             let requests = outstanding.borrow_and_update().clone();
+            match requests.is_empty() {
+                true => tracing::info!("task input answered"),
+                false => tracing::info!(keys = ?requests.keys().collect::<Vec<_>>(), "task waits for input"),
+            }
             self.update_record(&id, |record| {
                 if record.status != TaskStatus::Working && record.status != TaskStatus::InputRequired {
                     return false;
