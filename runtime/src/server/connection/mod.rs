@@ -253,7 +253,10 @@ impl Connection {
         let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
         let trace = crate::telemetry::TraceParent::from_meta(&context.meta);
         let server = self.shared.this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>;
-        let reply = match (tool.task(), declares_tasks(&context)) {
+        // Whether the request declared the Tasks extension is read only for a tool that may
+        // run as a task (reading it decodes the request's `_meta` again).
+        let task = tool.task();
+        let reply = match (task, task != TaskSupport::Never && declares_tasks(&context)) {
             (TaskSupport::Required, false) => {
                 let tasks = rmcp::model::ClientCapabilities::builder().enable_tasks().build();
                 return Err(ErrorData::missing_required_client_capability(tasks));
