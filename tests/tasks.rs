@@ -550,3 +550,58 @@ async fn a_settlement_whose_server_dies_fails_on_the_survivor_and_changes_nothin
     assert_eq!(void.await.result()["structuredContent"]["state"], "voided");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A confirmed tool as a task (travel's `flight_book`, `confirm = "otp"`, which waits for
+/// the airline): the call without a code is asked for one within its request and never
+/// becomes a task; the confirming call, with the code from the confirmation channel,
+/// becomes the task, and holds the quote until the airline answers.
+#[tokio::test]
+async fn a_confirmed_booking_is_confirmed_before_it_becomes_a_task() {
+    let outbox = common::confirm::Outbox::new();
+    let token = "traveller-task-token-0123456789";
+    let args = ["--otp-outbox", outbox.path(), "--token", &format!("traveller={token}"), "--airline-seconds", "1.5"];
+    let (_server, url) = spawn_http_example("travel", &args, &[]).await;
+    let client = SessionlessClient::new(&url);
+    let traveller = bearer(token);
+    let traveller = headers(&traveller);
+    let call = |tool: &'static str, arguments: Value| client.call_with_headers(tool, arguments, &traveller);
+
+    let switched = call("switch_domain", json!({ "domain": "flight", "reason": "the user flies" })).await.result();
+    let flow = switched["structuredContent"]["flow"].as_str().unwrap_or_else(|| panic!("{switched}")).to_string();
+    let search = json!({
+        "domain": "flight", "origin": "Madrid", "destination": "Lisbon",
+        "departure": "2026-12-04T08:00:00+01:00", "passengers": 1, "flow": flow,
+    });
+    let found = call("flight_search", search).await.result()["structuredContent"].clone();
+    let (quote, offer) = (found["quote_id"].as_str().unwrap(), found["offers"][0]["id"].as_str().unwrap());
+    let flow = found["flow"].as_str().unwrap_or(&flow).to_string();
+    let book = json!({ "domain": "flight", "quote_id": quote, "offer_id": offer, "flow": flow });
+
+    // Without a code: asked for one, in the request; no task.
+    let required = call_as_task(&client, "flight_book", book.clone(), &traveller).await;
+    assert!(required.get("taskId").is_none(), "{required}");
+    let challenge = &required["structuredContent"];
+    assert_eq!(challenge["code"], "CONFIRMATION_REQUIRED", "{required}");
+    let challenge_id = challenge["challenge_id"].as_str().unwrap();
+    // With it: the task.
+    let mut confirming = book.clone();
+    confirming["challenge_id"] = challenge_id.into();
+    confirming["otp"] = outbox.code(challenge_id).into();
+    let created = call_as_task(&client, "flight_book", confirming, &traveller).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let task = created["taskId"].as_str().unwrap().to_string();
+    // While the airline answers, the quote is held: another booking of it is refused
+    // at once, naming the task, and no code is asked for it.
+    let again = call("flight_book", book).await.result();
+    assert_eq!(
+        (again["structuredContent"]["code"].as_str(), again["structuredContent"]["task_id"].as_str()),
+        (Some("TASK_RUNNING"), Some(task.as_str())),
+        "{again}"
+    );
+    let done = settled(&client, &task, &traveller).await;
+    assert_eq!(
+        (done["status"].as_str(), done["result"]["structuredContent"]["state"].as_str()),
+        (Some("completed"), Some("booked")),
+        "{done}"
+    );
+}

@@ -9,15 +9,16 @@
 //! 3. [`Candidate::identify_flow`] — the state handle, if one is given;
 //! 4. [`Candidate::check_domain`] — the declared `domain` and the intent lock;
 //! 5. [`Candidate::name_instance`] — the keyed instance: only its key field is read;
-//! 6. [`Candidate::check_state`] — the state gate;
+//! 6. [`Candidate::check_state`] — the state gate; then [`Candidate::check_not_held`] — a
+//!    running MCP task holds the instance a changing call names (`TASK_RUNNING`);
 //! 7. [`Candidate::check_arguments`] — every argument against the tool's schema; then
 //!    [`Candidate::check_guards`] — the transition's guards, on the instance's data and the
 //!    checked arguments: the first branch whose guard passes picks the target;
 //! 8. [`Candidate::confirm`] — a one-time code bound to the call, for a `confirm`ed tool;
 //! 9. [`Candidate::spend_allowance`] — the declared rate limit;
-//! 10. [`Candidate::take_leases`] — the leases of what the call will write; steps 4, 6 and
-//!     7½ are judged again on what is committed now, and a refusal here gives the
-//!     allowance back;
+//! 10. [`Candidate::take_leases`] — the leases of what the call will write; steps 4, 6
+//!     (the hold included) and 7½ are judged again on what is committed now, and a
+//!     refusal here gives the allowance back;
 //!
 //! then the caller runs the handler (11) and [`Admitted::commit`]s (12): a transition on a
 //! keyed instance is committed with its history entry, in one atomic step. Adding a check
@@ -178,6 +179,7 @@ pub(crate) async fn admit<'a>(
             return Ok(Some(first));
         }
         call.check_state()?;
+        call.check_not_held().await?;
         call.check_arguments()?;
         call.check_guards()?;
         call.confirm().await?;
@@ -489,6 +491,25 @@ impl<'a> Candidate<'a> {
             || self.judge.records.needs_refresh(self.flow.as_ref(), &self.flow_before)
     }
 
+    /// Whether the call may write its instance (and so holds its lease).
+    fn writes_instance(&self) -> bool {
+        (self.tool.transition().is_some() || self.tool.creates || self.tool.writes_context)
+            && self.tool.machine.is_some()
+    }
+
+    /// Step 6½: a running MCP task holds the instance until it ends — a call that would
+    /// change it is refused (`TASK_RUNNING`, naming the task) before its arguments are
+    /// judged or a code is asked for, and judged again under the lease (step 10). Reads
+    /// are not held.
+    async fn check_not_held(&self) -> Result<(), ToolError> {
+        match (&self.instance, &self.instance_before) {
+            (Some(instance), Some(before)) if self.writes_instance() => {
+                crate::task::refuse_if_held(self.judge.records.store, before, &instance.id).await
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Step 10: the leases of the records the call writes — the flow's before the
     /// instance's, always in that order — then steps 4 and 6 again, on what is committed
     /// now that nobody else can change it.
@@ -499,14 +520,7 @@ impl<'a> Candidate<'a> {
             leases.flow = Some(records.lease(&flow.key, "flow").await?);
             self.flow_before = records.load_flow(Some(flow)).await?;
         }
-        let writes = (self.tool.transition().is_some() || self.tool.creates || self.tool.writes_context)
-            && self.tool.machine.is_some();
-        if let (true, Some(instance)) = (writes, &self.instance) {
-            // A running task holds the instance until it ends: refused now, not after
-            // waiting for its lease.
-            if let Some(before) = &self.instance_before {
-                crate::task::refuse_if_held(records.store, before, &instance.id).await?;
-            }
+        if let (true, Some(instance)) = (self.writes_instance(), &self.instance) {
             let lease = records.lease(&instance.key, "instance").await?;
             let loaded = records.load(&instance.key).await?;
             crate::task::refuse_if_held(records.store, &loaded, &instance.id).await?;
