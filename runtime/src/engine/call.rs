@@ -89,14 +89,17 @@ struct Done {
 impl Engine {
     /// Runs a call to `tool` and builds its reply, in the call's span; counts it (by tool
     /// and outcome, a refusal by its code) and times it.
-    pub(crate) async fn call(
-        &self,
-        tool: &ToolEntry,
-        source: CallSource<'_>,
+    ///
+    /// (`call_as`'s future itself, not one that awaits it: a future moved into another is
+    /// copied whole, and this one is large.)
+    pub(crate) fn call<'a>(
+        &'a self,
+        tool: &'a ToolEntry,
+        source: CallSource<'a>,
         client: CallClient,
         arguments: Map<String, Value>,
-    ) -> Reply {
-        self.call_as(tool, source, client, arguments, None).await
+    ) -> impl Future<Output = Reply> + 'a {
+        self.call_as(tool, source, client, arguments, None)
     }
 
     /// [`call`](Self::call), as the MCP task `task` when one is given: once admitted, the

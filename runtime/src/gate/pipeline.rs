@@ -503,8 +503,10 @@ impl<'a> Candidate<'a> {
     /// are not held.
     async fn check_not_held(&self) -> Result<(), ToolError> {
         match (&self.instance, &self.instance_before) {
-            (Some(instance), Some(before)) if self.writes_instance() => {
-                crate::task::refuse_if_held(self.judge.records.store, before, &instance.id).await
+            // Boxed, and built only for a marked instance: every call's future would
+            // carry it otherwise.
+            (Some(instance), Some(before)) if before.task.is_some() && self.writes_instance() => {
+                Box::pin(crate::task::refuse_if_held(self.judge.records.store, before, &instance.id)).await
             }
             _ => Ok(()),
         }
@@ -523,7 +525,9 @@ impl<'a> Candidate<'a> {
         if let (true, Some(instance)) = (self.writes_instance(), &self.instance) {
             let lease = records.lease(&instance.key, "instance").await?;
             let loaded = records.load(&instance.key).await?;
-            crate::task::refuse_if_held(records.store, &loaded, &instance.id).await?;
+            if loaded.task.is_some() {
+                Box::pin(crate::task::refuse_if_held(records.store, &loaded, &instance.id)).await?;
+            }
             let retention = self.judge.registry.history().retention;
             self.instance_before =
                 Some(records.settle(instance.machine, &instance.key, loaded, &lease, retention).await?);
