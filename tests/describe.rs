@@ -49,7 +49,7 @@ fn snapshot(name: &str, actual: &str) {
 #[test]
 fn the_examples_described_in_mermaid_dot_and_json() {
     for example in ["invoice", "travel", "payments"] {
-        for format in ["mermaid", "dot", "json"] {
+        for format in ["mermaid", "dot", "json", "cost"] {
             let (out, _) = run(example, &["describe", "--format", format]);
             snapshot(&format!("{example}.{format}"), &out);
         }
@@ -66,6 +66,34 @@ fn the_described_invoice_machine_says_which_tool_fires_each_edge_and_what_each_s
     let (svg, _) = run("invoice", &["describe", "--format", "svg"]);
     assert!(svg.starts_with("<svg") || svg.contains("<svg"), "{svg:.200}");
     assert!(svg.contains("invoice_discharge"), "the SVG names the tools");
+}
+
+/// What each tool costs a model, in tokens: every tool has a row; what toolgate added is
+/// what was shown beyond what the author wrote; the list's total is the rows' sum.
+#[test]
+fn the_cost_of_each_tool_is_counted_in_tokens() {
+    let (table, passed) = run("invoice", &["describe", "--format", "cost"]);
+    assert!(passed, "{table}");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|row| row[0]).collect();
+    assert_eq!(
+        names,
+        ["invoice_amend", "invoice_approve", "invoice_discharge", "invoice_reject", "invoice_submit", "invoice_view"]
+    );
+    let number = |cell: &str| cell.parse::<usize>().unwrap_or_else(|_| panic!("{cell} in {table}"));
+    let mut total = 0;
+    for row in &rows {
+        let (shown, own, added) = (number(row[1]), number(row[2]), number(row[3]));
+        assert!(own > 0 && shown == own + added, "{row:?}");
+        total += shown;
+    }
+    assert!(table.contains(&format!("6 tools, {total} tokens")), "{table}");
+    assert!(table.contains("invoice.draft: 3 tools,"), "{table}");
 }
 
 #[test]

@@ -5,11 +5,13 @@
 //! (`run_cli`'s subcommands) prints what it returns.
 
 mod audit;
+mod cost;
 mod model;
 mod render;
 mod xstate;
 
 pub use audit::{Audit, Finding, Rule, Verdict};
+pub use cost::{Cost, StateCost, ToolCost};
 pub use model::Description;
 pub use xstate::{export_xstate, machine_json};
 
@@ -28,16 +30,19 @@ pub enum Format {
     Json,
     /// SVG, laid out in pure Rust (no Graphviz install).
     Svg,
+    /// What each tool and each state's list costs a model's context, in tokens.
+    Cost,
 }
 
 impl Format {
-    /// `mermaid`, `dot`, `json` or `svg`.
+    /// `mermaid`, `dot`, `json`, `svg` or `cost`.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "mermaid" => Some(Self::Mermaid),
             "dot" => Some(Self::Dot),
             "json" => Some(Self::Json),
             "svg" => Some(Self::Svg),
+            "cost" => Some(Self::Cost),
             _ => None,
         }
     }
@@ -52,6 +57,7 @@ pub fn describe(registry: &Registry, format: Format) -> String {
         Format::Dot => render::dot(&description),
         Format::Json => serde_json::to_string_pretty(&description).expect("a description serializes"),
         Format::Svg => render::svg(&description),
+        Format::Cost => Cost::of(registry).table(),
     }
 }
 

@@ -48,6 +48,11 @@ const ENTRIES_FIELD: &str = "entries";
 /// The field naming the task that holds the instance, while one runs.
 const RUNNING_TASK_FIELD: &str = "running_task";
 
+/// Whether `registration` is a history tool's (toolgate's own, not an `#[action]`).
+pub(crate) fn is_history_tool(registration: &ActionRegistration) -> bool {
+    registration.location.file == file!()
+}
+
 /// The history tools `options` asks for, built against the other `tools`; what stands in
 /// the way of one becomes a problem.
 pub(super) fn history_tools(

@@ -56,14 +56,15 @@ enum Command {
     /// Serve MCP over stdio, or Streamable HTTP with `--http ADDR` (the default command)
     #[command(after_help = ENVIRONMENT)]
     Serve(Box<ServeArgs>),
-    /// Print the machines as state diagrams (Mermaid, DOT, JSON or SVG)
+    /// Print the machines as state diagrams (Mermaid, DOT, JSON or SVG), or what
+    /// each tool costs a model in tokens (`--format cost`)
     ///
     /// Print the server's machines as state diagrams: each edge labelled with its event
     /// and the tool that fires it, each state with the tools callable in it.
     #[command(verbatim_doc_comment)]
     Describe {
-        /// How to draw
-        #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DescribeFormat::Mermaid)]
+        /// mermaid, dot, json, svg, or cost (tokens per tool)
+        #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DescribeFormat::Mermaid, hide_possible_values = true)]
         format: DescribeFormat,
     },
     /// Print the machines as XState v5 JSON (`--xstate`)
@@ -109,6 +110,8 @@ enum DescribeFormat {
     Json,
     /// SVG, laid out without Graphviz
     Svg,
+    /// The tokens each tool and each state's list cost a model (o200k_base)
+    Cost,
 }
 
 impl From<DescribeFormat> for Format {
@@ -118,6 +121,7 @@ impl From<DescribeFormat> for Format {
             DescribeFormat::Dot => Format::Dot,
             DescribeFormat::Json => Format::Json,
             DescribeFormat::Svg => Format::Svg,
+            DescribeFormat::Cost => Format::Cost,
         }
     }
 }
@@ -658,9 +662,13 @@ mod tests {
             other => panic!("{line:?}: {other:?}"),
         };
         assert_eq!(describe(&["describe"]), Format::Mermaid);
-        for (name, format) in
-            [("mermaid", Format::Mermaid), ("dot", Format::Dot), ("json", Format::Json), ("svg", Format::Svg)]
-        {
+        for (name, format) in [
+            ("mermaid", Format::Mermaid),
+            ("dot", Format::Dot),
+            ("json", Format::Json),
+            ("svg", Format::Svg),
+            ("cost", Format::Cost),
+        ] {
             assert_eq!(describe(&["describe", "--format", name]), format);
             assert_eq!(Format::parse(name), Some(format), "the two spellings of `{name}` agree");
         }
