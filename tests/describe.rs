@@ -96,6 +96,21 @@ fn the_cost_of_each_tool_is_counted_in_tokens() {
     assert!(table.contains("invoice.draft: 3 tools,"), "{table}");
 }
 
+/// The audit's `context_budget`: a tool shown to a model in more tokens than the budget
+/// fails, saying how many and how many of them toolgate added.
+#[test]
+fn the_audit_holds_each_tool_to_a_budget_in_tokens() {
+    let (table, passed) = run("invoice", &["audit"]);
+    assert!(passed && table.contains("context_budget"), "{table}");
+    let (table, passed) = run("invoice", &["audit", "--context-budget", "200"]);
+    assert!(!passed, "{table}");
+    assert!(
+        table.contains("FAIL invoice_amend context_budget: a model is shown 462 tokens (79 of them toolgate's)"),
+        "{table}"
+    );
+    assert!(!table.contains("FAIL invoice_view context_budget"), "169 tokens fit: {table}");
+}
+
 #[test]
 fn exported_machines_load_back_as_the_same_machines() {
     for example in ["invoice", "travel", "payments"] {

@@ -11,7 +11,7 @@ mod render;
 mod xstate;
 
 pub use audit::{Audit, Finding, Rule, Verdict};
-pub use cost::{Cost, StateCost, ToolCost};
+pub use cost::{Cost, DEFAULT_CONTEXT_BUDGET, StateCost, ToolCost};
 pub use model::Description;
 pub use xstate::{export_xstate, machine_json};
 

@@ -115,6 +115,8 @@ pub(crate) struct RegistryOptions {
     pub(crate) guards: Vec<Guard>,
     /// States whose `after` lasts other than declared (`--after`).
     pub(crate) delays: Vec<DelayOverride>,
+    /// The most tokens one tool may cost a model (the audit's `context_budget`).
+    pub(crate) context_budget: usize,
 }
 
 /// How long a state lasts before time moves it, in place of what its machine declares
@@ -164,6 +166,7 @@ impl Default for RegistryOptions {
             history: HistoryOptions::default(),
             guards: Vec::new(),
             delays: Vec::new(),
+            context_budget: crate::inspect::DEFAULT_CONTEXT_BUDGET,
         }
     }
 }
@@ -274,6 +277,8 @@ pub struct Registry {
     lock: IntentLock,
     /// How instances' histories are kept, and the notes of the transitions in flight.
     history: InstanceHistory,
+    /// The most tokens one tool may cost a model (the audit's `context_budget`).
+    context_budget: usize,
 }
 
 impl Registry {
@@ -368,7 +373,12 @@ impl Registry {
             return Err(StartupError { problems });
         }
         let history = InstanceHistory::new(options.history.retention, options.history.with_data.clone());
-        Ok(Self { tools, by_name, machines, lock, history })
+        Ok(Self { tools, by_name, machines, lock, history, context_budget: options.context_budget })
+    }
+
+    /// The most tokens one tool may cost a model, as the audit judges it.
+    pub(crate) fn context_budget(&self) -> usize {
+        self.context_budget
     }
 
     /// The tools, sorted by name.

@@ -238,6 +238,16 @@ impl ServerBuilder {
         self
     }
 
+    /// The most tokens one tool may cost a model's context — its name, description and
+    /// input schema, counted with `o200k_base` — before the audit's `context_budget` rule
+    /// fails it (default 800,
+    /// [`DEFAULT_CONTEXT_BUDGET`](crate::inspect::DEFAULT_CONTEXT_BUDGET); `describe
+    /// --format cost` shows each tool's count).
+    pub fn context_budget(mut self, tokens: usize) -> Self {
+        self.options.context_budget = tokens;
+        self
+    }
+
     /// How long an MCP task and its result are kept from its creation (its `ttlMs`,
     /// default 15 minutes, [`DEFAULT_TASK_TTL`](crate::server::DEFAULT_TASK_TTL)); a
     /// task's call runs at most this long unless its action sets a deadline. Expired

@@ -96,6 +96,9 @@ enum Command {
         /// grant is not judged
         #[arg(long, value_name = "ISS", help_heading = HTTP, verbatim_doc_comment)]
         jwt_issuer: Option<String>,
+        /// The most tokens one tool may cost a model (default 800)
+        #[arg(long, value_name = "TOKENS", value_parser = positive)]
+        context_budget: Option<usize>,
     },
 }
 
@@ -401,6 +404,8 @@ pub(super) struct AuditArgs {
     pub(super) callers: CallerArgs,
     /// Whether principals also come from a JWT issuer (`--jwt-issuer`).
     pub(super) jwt_issuer: bool,
+    /// The per-tool budget in tokens (`--context-budget`).
+    pub(super) context_budget: Option<usize>,
 }
 
 /// What the command line asks for.
@@ -438,8 +443,8 @@ where
         Some(Command::Describe { format }) => Invocation::Describe(format.into()),
         // `--xstate` is required: clap refuses `export` alone.
         Some(Command::Export { xstate: _ }) => Invocation::ExportXstate,
-        Some(Command::Audit { format, callers, jwt_issuer }) => {
-            Invocation::Audit(AuditArgs { format, callers, jwt_issuer: jwt_issuer.is_some() })
+        Some(Command::Audit { format, callers, jwt_issuer, context_budget }) => {
+            Invocation::Audit(AuditArgs { format, callers, jwt_issuer: jwt_issuer.is_some(), context_budget })
         }
     })
 }

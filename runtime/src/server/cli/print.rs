@@ -29,7 +29,11 @@ impl ServerBuilder {
     /// failure makes the result an error, so that the process exits with a failure status.
     pub(super) fn print_audit(self, args: AuditArgs) -> Result<(), ServeError> {
         let issuer = if args.jwt_issuer { Roster::open() } else { Roster::empty() };
-        let audit = self.with_callers(args.callers)?.into_audit(issuer)?;
+        let server = match args.context_budget {
+            Some(tokens) => self.context_budget(tokens),
+            None => self,
+        };
+        let audit = server.with_callers(args.callers)?.into_audit(issuer)?;
         let report = match args.format {
             AuditFormat::Table => audit.table(),
             AuditFormat::Json => serde_json::to_string_pretty(&audit.to_json()).map_err(std::io::Error::other)?,
