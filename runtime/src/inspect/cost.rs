@@ -17,12 +17,6 @@ use serde_json::{Value, json};
 use super::model::Description;
 use crate::registry::{Registry, ToolEntry, ToolKind};
 
-/// The most tokens one tool may cost by default before the audit's `context_budget` rule
-/// fails it. Playwright's 24 tools cost about 170 tokens each; the richest tool of
-/// toolgate's examples (a search with typed dates, counts and places) about 600. Past 800,
-/// one tool is worth splitting or trimming.
-pub const DEFAULT_CONTEXT_BUDGET: usize = 800;
-
 /// Tokens of `text` in `o200k_base`.
 pub(crate) fn tokens(text: &str) -> usize {
     tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()

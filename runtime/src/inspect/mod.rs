@@ -10,8 +10,9 @@ mod model;
 mod render;
 mod xstate;
 
+pub use crate::registry::DEFAULT_CONTEXT_BUDGET;
 pub use audit::{Audit, Finding, Rule, Verdict};
-pub use cost::{Cost, DEFAULT_CONTEXT_BUDGET, StateCost, ToolCost};
+pub use cost::{Cost, StateCost, ToolCost};
 pub use model::Description;
 pub use xstate::{export_xstate, machine_json};
 

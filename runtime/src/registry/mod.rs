@@ -166,7 +166,7 @@ impl Default for RegistryOptions {
             history: HistoryOptions::default(),
             guards: Vec::new(),
             delays: Vec::new(),
-            context_budget: crate::inspect::DEFAULT_CONTEXT_BUDGET,
+            context_budget: DEFAULT_CONTEXT_BUDGET,
         }
     }
 }
@@ -267,6 +267,12 @@ fn missing_states(actions: &[&'static ActionRegistration], states: &States) -> V
     }
     problems
 }
+
+/// The most tokens one tool may cost by default before the audit's `context_budget` rule
+/// fails it. Playwright's 24 tools cost about 170 tokens each; the richest tool of
+/// toolgate's examples (a search with typed dates, counts and places) about 600. Past 800,
+/// one tool is worth splitting or trimming.
+pub const DEFAULT_CONTEXT_BUDGET: usize = 800;
 
 /// The checked, sorted table of tools and machines a server serves.
 #[derive(Debug)]
