@@ -41,6 +41,14 @@ use proc_macro::TokenStream;
 /// | `rate_limit` | `"30/minute"`, `"5/second per tool"` (per `second`, `minute`, `hour`, `day`; then `per client`, the default, `per instance` or `per tool`) | at most that many calls in every window of that length, counted per client (its address; stdio: the connection), per keyed instance, or for the whole tool; past it `RATE_LIMITED` with `retry_after_ms`, and the tool's description says so |
 /// | `allow_unknown_fields` | flag | arguments the input type does not have are ignored; by default they are refused (`INVALID_ARGUMENT`, "is not a parameter of this tool") |
 /// | `startup_checked` | flag | the machine is loaded at start-up (XState JSON): check the binding then |
+/// | `creates` | flag | the call creates its keyed instance, under a key the store mints (`mint: "PAY-{n}"`), in the initial state; the handler reads the new id with `ctx.instance()` |
+/// | `transactional` | flag | only an authenticated principal may call it (`UNAUTHENTICATED` otherwise); nothing in the arguments stands for one |
+/// | `scope` | `"payments:refund"` or `["a", "b"]` | the scopes a principal must hold: without them the tool is not listed to it and a call gets `INSUFFICIENT_SCOPE` |
+/// | `confirm` | `"otp"` | every call must be confirmed with a one-time code bound to *this* call (principal, tool, instance, arguments): the first gets `CONFIRMATION_REQUIRED`, the code goes to the person through the server's `OtpSender` (or TOTP), and the call repeated with `challenge_id` and `otp` runs |
+/// | `confirm_above` | `"amount > 500.00 EUR"` | with `confirm`: only calls whose `Money` argument is above that amount are confirmed |
+/// | `idempotency_key` | `"request_id"` | the argument that names a call: a retry with the same key and arguments gets the first result, with other arguments `IDEMPOTENCY_CONFLICT` |
+/// | `expensive` | flag | each call costs money or a slow backend: the audit asks for a `rate_limit` |
+/// | `task` | `"optional"` or `"required"` | the call may (or must) run as an MCP task for a 2026-07-28 client that declares the Tasks extension: judged in its request, then stored, holding its instance (`TASK_RUNNING` for other changes) and committing once; `required` refuses other clients with `-32021` |
 ///
 /// Bare generic names (`search`, `query`, `get`, `list`, `find`, `run`, `buscar`,
 /// `consultar`, …) are refused as explicit names and as global tools' names: a model
