@@ -24,6 +24,9 @@
 //! refund asks for appear in `/tmp/otp.jsonl` (development only: in production an
 //! `OtpSender` delivers them to the person, out of the model's reach).
 
+#[path = "support/seconds.rs"]
+mod seconds;
+
 use toolgate::prelude::*;
 use toolgate::types::Money;
 
@@ -259,16 +262,7 @@ async fn payment_status(
 async fn main() -> Result<(), ServeError> {
     // `--settle-seconds N` is this example's own; toolgate reads the rest.
     let mut args: Vec<String> = std::env::args().collect();
-    let mut settle = SettleTime(std::time::Duration::from_secs(3));
-    if let Some(at) = args.iter().position(|a| a == "--settle-seconds") {
-        let seconds = args.get(at + 1).and_then(|s| s.parse::<f64>().ok()).filter(|s| s.is_finite() && *s >= 0.0);
-        let Some(seconds) = seconds else {
-            eprintln!("--settle-seconds takes a number of seconds");
-            std::process::exit(2);
-        };
-        settle = SettleTime(std::time::Duration::from_secs_f64(seconds));
-        args.drain(at..at + 2);
-    }
+    let settle = SettleTime(seconds::take_seconds(&mut args, "--settle-seconds", std::time::Duration::from_secs(3)));
     toolgate::Server::from_registry("payments")
         .state(settle)
         // `payment_history`: who moved a payment, when and why; and the task at work on it.

@@ -26,6 +26,9 @@
 
 use chrono::Duration;
 use toolgate::confirm::OutboxSender;
+#[path = "support/seconds.rs"]
+mod seconds;
+
 use toolgate::prelude::*;
 use toolgate::types::{Count, Currency, DateTime, Days, Money, Persons};
 
@@ -265,17 +268,7 @@ async fn car_rental_book(input: BookRequest, quote: Instance<Quote>) -> Result<B
 async fn main() -> Result<(), ServeError> {
     // `--airline-seconds N` is this example's own; toolgate reads the rest.
     let mut args: Vec<String> = std::env::args().collect();
-    let mut airline = AirlineTime(std::time::Duration::from_secs(2));
-    if let Some(at) = args.iter().position(|a| a == "--airline-seconds") {
-        match args.get(at + 1).and_then(|s| s.parse::<f64>().ok()).filter(|s| s.is_finite() && *s >= 0.0) {
-            Some(seconds) => airline = AirlineTime(std::time::Duration::from_secs_f64(seconds)),
-            None => {
-                eprintln!("--airline-seconds takes a number of seconds");
-                std::process::exit(2);
-            }
-        }
-        args.drain(at..at + 2);
-    }
+    let airline = AirlineTime(seconds::take_seconds(&mut args, "--airline-seconds", std::time::Duration::from_secs(2)));
     toolgate::Server::from_registry("travel")
         .state(airline)
         .version(env!("CARGO_PKG_VERSION"))
