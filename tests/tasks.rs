@@ -365,6 +365,16 @@ async fn authorized_payment(client: &SessionlessClient, who: &[(&str, &str)]) ->
     id
 }
 
+/// The call ids of the `SETTLE` transitions the audit log at `audit` records, in order.
+fn settled_by(audit: &std::path::Path) -> Vec<String> {
+    let lines = std::fs::read_to_string(audit).unwrap();
+    (lines.lines())
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|record| record["event"] == "SETTLE")
+        .map(|record| record["call_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// `payment_settle` of `id` as a task; returns the task's id.
 async fn settle_as_task(client: &SessionlessClient, id: &str, who: &[(&str, &str)]) -> String {
     let created = call_as_task(client, "payment_settle", json!({ "domain": "payment", "payment_id": id }), who).await;
@@ -428,14 +438,7 @@ async fn a_payment_settling_as_a_task_is_busy_and_commits_once() {
     assert_eq!((last["event"].as_str(), last["call_id"].as_str()), (Some("SETTLE"), Some(task.as_str())), "{history}");
     // Committed once, under the task's id; and the payment is free again (its state now
     // refuses a void, for its state, not for a task).
-    let lines = std::fs::read_to_string(&audit).unwrap();
-    let settles: Vec<Value> = lines
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|record| record["event"] == "SETTLE")
-        .collect();
-    assert_eq!(settles.len(), 1, "{lines}");
-    assert_eq!(settles[0]["call_id"], task, "{lines}");
+    assert_eq!(settled_by(&audit), [task.clone()]);
     let void = client.call_with_headers("payment_void", json!({ "domain": "payment", "payment_id": id }), &clerk);
     assert_eq!(void.await.result()["structuredContent"]["code"], "FORBIDDEN");
     let _ = std::fs::remove_dir_all(&dir);
@@ -496,17 +499,11 @@ async fn twenty_settlements_at_once_each_commit_once() {
     for id in &ids {
         assert_eq!(payment_state(&client, id, &clerk).await, "settled");
     }
-    let lines = std::fs::read_to_string(&audit).unwrap();
-    let mut settled_by: Vec<String> = lines
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|record| record["event"] == "SETTLE")
-        .map(|record| record["call_id"].as_str().unwrap().to_string())
-        .collect();
-    settled_by.sort();
+    let mut committed = settled_by(&audit);
+    committed.sort();
     let mut expected = tasks.clone();
     expected.sort();
-    assert_eq!(settled_by, expected, "one commit per task, by the task");
+    assert_eq!(committed, expected, "one commit per task, by the task");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -604,4 +601,36 @@ async fn a_confirmed_booking_is_confirmed_before_it_becomes_a_task() {
         (Some("completed"), Some("booked")),
         "{done}"
     );
+}
+
+/// Tasks are seen: counted by status as they start and end, their run timed.
+#[tokio::test]
+async fn tasks_are_counted_by_status_and_timed() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let metrics = free.local_addr().unwrap().to_string();
+    drop(free);
+    let (_server, url) = spawn_http_example("conformance", &["--metrics", &metrics], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let done = call_as_task(&client, "slow_compute", json!({ "seconds": 1, "label": "m" }), &[]).await;
+    let stopped = call_as_task(&client, "slow_compute", json!({ "seconds": 60, "label": "m" }), &[]).await;
+    let stopped = stopped["taskId"].as_str().unwrap();
+    task_request(&client, "tasks/cancel", stopped, &[]).await.result();
+    assert_eq!(settled(&client, stopped, &[]).await["status"], "cancelled");
+    assert_eq!(settled(&client, done["taskId"].as_str().unwrap(), &[]).await["status"], "completed");
+    let expected = [
+        r#"toolgate_tasks_total{status="working"} 2"#,
+        r#"toolgate_tasks_total{status="completed"} 1"#,
+        r#"toolgate_tasks_total{status="cancelled"} 1"#,
+        "toolgate_task_duration_seconds_count 2",
+    ];
+    // A task's end is counted just after its record says so: ask again for a moment.
+    let mut rendered = String::new();
+    for _ in 0..20 {
+        rendered = reqwest::get(format!("http://{metrics}/metrics")).await.unwrap().text().await.unwrap();
+        if expected.iter().all(|line| rendered.lines().any(|l| l == *line)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("expected {expected:?} in:\n{rendered}");
 }
