@@ -438,7 +438,7 @@ async fn a_payment_settling_as_a_task_is_busy_and_commits_once() {
     assert_eq!((last["event"].as_str(), last["call_id"].as_str()), (Some("SETTLE"), Some(task.as_str())), "{history}");
     // Committed once, under the task's id; and the payment is free again (its state now
     // refuses a void, for its state, not for a task).
-    assert_eq!(settled_by(&audit), [task.clone()]);
+    assert_eq!(settled_by(&audit), vec![task.clone()]);
     let void = client.call_with_headers("payment_void", json!({ "domain": "payment", "payment_id": id }), &clerk);
     assert_eq!(void.await.result()["structuredContent"]["code"], "FORBIDDEN");
     let _ = std::fs::remove_dir_all(&dir);
