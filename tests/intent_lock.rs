@@ -76,7 +76,7 @@ async fn strict_lists_every_domain_but_calls_only_the_active_one() {
     assert_eq!(help["domain"], json!(null));
 
     let switched = client.ok("switch_domain", json!({ "domain": "alpha", "reason": "asked for alpha" })).await;
-    assert_eq!(switched["tools"], json!(["alpha_ping", "alpha_wait", "help", "switch_domain"]));
+    assert_eq!(switched["next"], json!(["alpha_ping", "alpha_wait", "help", "switch_domain"]));
     assert_eq!(client.ok("alpha_ping", alpha()).await["domain"], "alpha");
     assert_eq!(client.ok("help", json!({})).await["domain"], "alpha");
     assert_eq!(client.refused("beta_ping", beta_args()).await["code"], "DOMAIN_MISMATCH");

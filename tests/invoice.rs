@@ -31,6 +31,8 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     assert_eq!(refused["allowed_tools"], json!(["invoice_amend", "invoice_submit", "invoice_view"]));
     // The next step from draft, not a tool that cannot apply here.
     assert_eq!(refused["unlocked_by"], json!(["invoice_submit"]));
+    // Every result names what may be called next on its invoice, a refusal too.
+    assert_eq!(refused["next"], json!(["invoice_amend", "invoice_submit", "invoice_view"]));
 
     // A handler error fires no transition: still draft, submit still the way forward.
     let malformed = client.refused("invoice_submit", inv("nope")).await;
@@ -46,6 +48,7 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     // submit → review: the list changes and the client is told.
     let submitted = client.ok("invoice_submit", inv("INV-7")).await;
     assert_eq!(submitted["state"], "review");
+    assert_eq!(submitted["next"], json!(["invoice_approve", "invoice_reject", "invoice_view"]), "{submitted}");
     client.expect_list_changed().await;
     assert_eq!(client.tool_names().await, ["invoice_approve", "invoice_reject", "invoice_view"]);
     assert_eq!(client.pending_list_changed(), 0, "the failed calls must not have notified");
@@ -65,6 +68,7 @@ async fn walk_the_invoice_workflow(mut client: TestClient) {
     // discharge works, once.
     let done = client.ok("invoice_discharge", inv("INV-7")).await;
     assert_eq!((done["state"].as_str(), done["outcome"].as_str()), (Some("discharged"), Some("discharged")));
+    assert_eq!(done["next"], json!(["invoice_view"]), "a paid invoice can only be looked at");
     client.expect_list_changed().await;
     assert_eq!(client.tool_names().await, ["invoice_view"]);
     assert_eq!(client.refused("invoice_discharge", inv("INV-7")).await["current_state"], "discharged");

@@ -56,7 +56,7 @@ async fn walk_the_invoice_flow(client: &TestClient) {
     );
     let discharge = listed.iter().find(|t| t.name == "invoice_discharge").unwrap();
     let description = discharge.description.as_deref().unwrap();
-    assert!(description.contains("Only while the `invoice` named by `id` is `approved`"), "{description}");
+    assert!(description.contains("Only while the `invoice` is `approved`"), "{description}");
 
     assert_eq!(client.ok("invoice_submit", inv("INV-1")).await["state"], "review");
     assert_eq!(client.ok("invoice_approve", inv("INV-1")).await["state"], "approved");

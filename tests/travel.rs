@@ -58,14 +58,14 @@ async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient, outb
     let switched = client.ok("switch_domain", switch("bus")).await;
     assert_eq!(
         switched,
-        json!({ "domain": "bus", "previous_domain": null, "tools": ["bus_book", "bus_search", "switch_domain"] })
+        json!({ "domain": "bus", "previous_domain": null, "next": ["bus_book", "bus_search", "switch_domain"] })
     );
     client.expect_list_changed().await;
     let tools = client.tools().await;
     assert_eq!(tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["bus_book", "bus_search", "switch_domain"]);
     // The model reads how long a quote lasts.
     let book_description = tools[0].description.as_deref().unwrap();
-    assert!(book_description.contains("`quoted` lasts 15 minutes, then it is `expired`"), "{book_description}");
+    assert!(book_description.contains("after 15 minutes `quoted` becomes `expired`"), "{book_description}");
     // Booking names a quote, so it follows a search: a quote never made is not found, and
     // the refusal names the tool that makes one.
     let unquoted =

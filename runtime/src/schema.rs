@@ -63,6 +63,17 @@ pub(crate) fn add_owned_property(
     Ok(())
 }
 
+/// Removes what a model reading an input schema gains nothing from, and pays for on every
+/// turn: schemars' `$schema` (MCP's default dialect is 2020-12 already) and the root
+/// `title` (the Rust type's name). Output schemas keep `$schema`: clients validate results
+/// with it.
+pub(crate) fn drop_boilerplate(schema: &mut Value) {
+    if let Value::Object(fields) = schema {
+        fields.remove("$schema");
+        fields.remove("title");
+    }
+}
+
 /// The formats JSON Schema 2020-12 defines; schemars adds others (`uint64`, `double`, …)
 /// that validating clients warn about or reject.
 const STANDARD_FORMATS: &[&str] = &[

@@ -93,6 +93,7 @@ async def flow(protocol: str, server: str) -> None:
             expect(early, "instance", untouched, f"invoice_discharge of the untouched {untouched}")
             expect(early, "current_state", "draft", f"invoice_discharge of the untouched {untouched}")
             check("invoice_submit" in early.get("allowed_tools", []), f"FORBIDDEN allows {show(early)}")
+            expect(early, "next", DRAFT_TOOLS, f"invoice_discharge of the untouched {untouched}: what draft allows")
             passed(f"invoice_discharge {untouched} (never touched) -> FORBIDDEN in draft")
 
             async def relisted(what: str, changes_before: int) -> list[str]:
@@ -105,6 +106,7 @@ async def flow(protocol: str, server: str) -> None:
             changes_before = heard.tools_changed
             submitted = await ok(client, "invoice_submit", on(approved))
             expect(submitted, "state", "review", f"invoice_submit {approved}")
+            expect(submitted, "next", REVIEW_TOOLS, f"invoice_submit {approved}: what may follow")
             passed(f"invoice_submit {approved} -> review")
             if per_conversation:
                 after = await relisted("invoice_submit", changes_before)

@@ -53,6 +53,7 @@ async function flow(sdk, protocol, server) {
   check(early.instance === untouched, `FORBIDDEN names ${early.instance}, not ${untouched}`);
   check(early.current_state === "draft", `FORBIDDEN says ${early.current_state}, not draft`);
   check(early.allowed_tools.includes("invoice_submit"), `FORBIDDEN allows ${show(early.allowed_tools)}`);
+  sameNames(early.next, DRAFT_TOOLS, "FORBIDDEN's next");
   passed(`invoice_discharge ${untouched} (never touched) -> FORBIDDEN in draft`);
 
   // Where the listing follows the conversation: the list_changed `what` caused, and the
@@ -66,6 +67,7 @@ async function flow(sdk, protocol, server) {
   let before = mcp.toolsChanged;
   const submitted = await mcp.ok("invoice_submit", on(approved));
   check(submitted.state === "review", `invoice_submit: state ${submitted.state}, expected review`);
+  sameNames(submitted.next, REVIEW_TOOLS, "invoice_submit's next");
   passed(`invoice_submit ${approved} -> review`);
   if (perConversation) {
     const after = await relisted("invoice_submit", before);

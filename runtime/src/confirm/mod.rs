@@ -198,11 +198,11 @@ pub(crate) fn add_to_input_schema(schema: &mut rmcp::model::JsonObject) -> Resul
     use crate::schema::{Position, Presence, add_owned_property};
     let challenge = serde_json::json!({
         "type": "string",
-        "description": "Only when confirming: the `challenge_id` of the CONFIRMATION_REQUIRED result this call answers. Omit it on the first call.",
+        "description": "From CONFIRMATION_REQUIRED; omit at first.",
     });
     let otp = serde_json::json!({
         "type": "string",
-        "description": "Only when confirming: the one-time code the user received, exactly as they give it. Never guess or invent one.",
+        "description": "The user's code; never invent one.",
     });
     add_owned_property(
         schema,

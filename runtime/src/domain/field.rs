@@ -12,13 +12,9 @@ pub(crate) const DOMAIN_FIELD: &str = "domain";
 /// Adds the required `domain` property, `const` the tool's domain, first in the input
 /// schema. Refuses a user type that already has a `domain` field.
 pub(crate) fn add_to_input_schema(schema: &mut JsonObject, domain: &str) -> Result<(), String> {
-    let property = json!({
-        "type": "string",
-        "const": domain,
-        "description": format!(
-            "Must be \"{domain}\": the intent domain of this tool. If the user now wants something from another domain, call switch_domain instead."
-        ),
-    });
+    // No description: the `const` says it all, and every listed tool pays for the words
+    // on every turn (a domain change is `switch_domain`'s to explain).
+    let property = json!({ "type": "string", "const": domain });
     add_owned_property(
         schema,
         DOMAIN_FIELD,
@@ -33,12 +29,8 @@ pub(crate) fn add_to_input_schema(schema: &mut JsonObject, domain: &str) -> Resu
 /// Declares the `domain` toolgate adds to results.
 pub(crate) fn add_to_output_schema(schema: &mut JsonObject, domain: Option<&str>) -> Result<(), String> {
     let property = match domain {
-        Some(domain) => {
-            json!({ "type": "string", "const": domain, "description": "The intent domain of this result." })
-        }
-        None => {
-            json!({ "type": ["string", "null"], "description": "The flow's active intent domain after this call." })
-        }
+        Some(domain) => json!({ "type": "string", "const": domain }),
+        None => json!({ "type": ["string", "null"], "description": "The active domain after this call." }),
     };
     add_owned_property(
         schema,

@@ -41,9 +41,9 @@ impl IntentLock {
             "properties": {
                 "domain": { "type": "string", "enum": names, "description": "The active domain now." },
                 "previous_domain": { "type": ["string", "null"], "description": "The domain that was active before." },
-                "tools": { "type": "array", "items": { "type": "string" }, "description": "The tools callable now." },
+                "next": { "type": "array", "items": { "type": "string" }, "description": "The tools callable now." },
             },
-            "required": ["domain", "previous_domain", "tools"],
+            "required": ["domain", "previous_domain", "next"],
         });
         let mut tool = Tool::new(SWITCH_DOMAIN, description, object(input));
         tool.output_schema = Some(object(output).into());

@@ -21,7 +21,7 @@ use crate::error::ToolError;
 use crate::flow::FlowId;
 use crate::flow::Origin;
 use crate::gate::{self, Admission, Admitted, Caller, Committed, Gate, Judge, Refused};
-use crate::registry::{STATE_FIELD, ToolEntry, ToolKind};
+use crate::registry::{NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
 use crate::store::{Snapshot, StoreKey};
 use crate::telemetry::{self, CallSpan, TraceParent};
 
@@ -198,6 +198,15 @@ impl Engine {
                 if new_flow {
                     self.flows.explain_new_flow(&error, &mut content);
                 }
+                // A refusal that names the state names what that state allows.
+                let state = content.get("current_state").and_then(Value::as_str).map(str::to_string);
+                if let (Some(machine), Some(state), Value::Object(fields)) =
+                    (tool.machine.as_deref(), state, &mut content)
+                {
+                    let flow = Snapshot { active_domain: active_domain.clone(), ..Snapshot::default() };
+                    fields
+                        .insert(NEXT_FIELD.into(), self.next(machine, &state, &flow, source.caller.principal.as_ref()));
+                }
                 field::echo(&mut content, tool.domain.or(active_domain.as_deref()));
                 Reply { content, blocks: None, is_error: true, listing_changed: false, moved: None }
             }
@@ -325,6 +334,9 @@ impl Engine {
             Some(Output { structured: mut content, blocks }) => {
                 if let (Some(state), Value::Object(fields)) = (&state, &mut content) {
                     fields.insert(STATE_FIELD.into(), state.as_str().into());
+                    if let Some(machine) = tool.machine.as_deref() {
+                        fields.insert(NEXT_FIELD.into(), self.next(machine, state, flow_now, principal));
+                    }
                 }
                 let domain = tool.domain.map(str::to_string).or_else(|| self.active_domain(flow_now));
                 (content, blocks, domain)
@@ -336,10 +348,23 @@ impl Engine {
                     .seen_by(principal)
                     .callable_names();
                 let previous = flow_before.active_domain.clone();
-                (json!({ "domain": switch, "previous_domain": previous, "tools": callable }), None, switch)
+                (json!({ "domain": switch, "previous_domain": previous, "next": callable }), None, switch)
             }
         };
         Ok(Done { content, blocks, domain, listing_changed, handle, moved: moved_instance })
+    }
+
+    /// The `next` a result names: the tools callable on `machine`'s instance (or the
+    /// flow's `machine`) in `state`, as `principal` sees them.
+    fn next(
+        &self,
+        machine: &crate::fsm::Machine,
+        state: &str,
+        flow: &Snapshot,
+        principal: Option<&Principal>,
+    ) -> Value {
+        let view = gate::view(flow, [(machine.id(), state)]);
+        Gate::new(&self.registry, &view).seen_by(principal).next(machine).into()
     }
 
     /// What a session with `focus` lists over `flow`.

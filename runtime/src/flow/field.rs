@@ -12,7 +12,7 @@ pub(crate) fn add_to_input_schema(schema: &mut JsonObject, argument: &str) -> Re
     let property = json!({
         "type": "string",
         "description": format!(
-            "This conversation's state handle: the `{argument}` value of this conversation's latest result. Omit it on the first call (a new conversation starts) and over a stateful session."
+            "The latest result's `{argument}`; omit at first."
         ),
     });
     add_owned_property(schema, argument, property, Position::Last, Presence::Optional, "input", "the state handle")
@@ -22,7 +22,7 @@ pub(crate) fn add_to_input_schema(schema: &mut JsonObject, argument: &str) -> Re
 pub(crate) fn add_to_output_schema(schema: &mut JsonObject, argument: &str) -> Result<(), String> {
     let property = json!({
         "type": "string",
-        "description": format!("This conversation's state handle, when no session carries it: pass it as `{argument}` in the next call."),
+        "description": format!("Pass it as `{argument}` in the next call."),
     });
     add_owned_property(schema, argument, property, Position::Last, Presence::Optional, "output", "the state handle")
 }

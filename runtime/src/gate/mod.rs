@@ -121,6 +121,14 @@ impl<'a> Gate<'a> {
             .collect()
     }
 
+    /// What a result names as `next`: the tools that may be called now on `machine`'s
+    /// instance (a keyed machine) or this flow's `machine`, in the view's state. (Not a
+    /// creating tool: it makes another instance.)
+    pub(crate) fn next(&self, machine: &Machine) -> Vec<&'static str> {
+        let on_machine = |t: &ToolEntry| !t.creates && t.machine.as_deref().is_some_and(|m| m.id() == machine.id());
+        self.registry.tools().iter().filter(|t| on_machine(t) && self.callable(t)).map(|t| t.name).collect()
+    }
+
     /// The names of the tools the flow may call now.
     pub(crate) fn callable_names(&self) -> Vec<String> {
         self.registry.tools().iter().filter(|t| self.callable(t)).map(|t| t.name.to_string()).collect()

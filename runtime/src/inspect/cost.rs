@@ -140,7 +140,10 @@ pub(crate) fn tool_cost(entry: &ToolEntry) -> ToolCost {
                 Some(not_for) => format!("{}\n\nNot for: {not_for}.", registration.description),
                 None => registration.description.to_string(),
             };
-            let schema = serde_json::to_value((registration.handler.input_schema)()).unwrap_or(Value::Null);
+            // Without what toolgate drops from every input schema, so that dropping it
+            // does not count as toolgate adding less.
+            let mut schema = serde_json::to_value((registration.handler.input_schema)()).unwrap_or(Value::Null);
+            crate::schema::drop_boilerplate(&mut schema);
             Some(json_tokens(&json!({ "name": registration.name, "description": description, "inputSchema": schema })))
         }
         _ => None,

@@ -22,7 +22,7 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 use super::StartupProblem;
-use super::tool_entry::{Context, ToolEntry, ToolKind, add_state_field, object};
+use super::tool_entry::{Context, ToolEntry, ToolKind, add_machine_fields, object};
 use crate::action::{ActionRegistration, Arguments, Called, Ctx, Handler, Output, SourceLocation};
 use crate::arguments::ArgumentCheck;
 use crate::domain::field;
@@ -188,8 +188,8 @@ fn input_schema(
     if needs_flow {
         flow_field::add_to_input_schema(&mut input, context.handle_argument)?;
     }
-    input.insert("unevaluatedProperties".into(), Value::Bool(false));
     let mut checked = Value::Object(input.clone());
+    checked["unevaluatedProperties"] = Value::Bool(false);
     // The declared `domain` is the intent lock's to judge, as for every tool.
     if let (Some(property), Some(domain)) = (checked.pointer_mut("/properties/domain"), domain) {
         *property = json!({ "type": "string", "examples": [domain] });
@@ -245,7 +245,7 @@ fn output_schema(
         properties.insert(RUNNING_TASK_FIELD.into(), running);
     }
     field::add_to_output_schema(&mut output, domain)?;
-    add_state_field(&mut output, machine)?;
+    add_machine_fields(&mut output, machine)?;
     if needs_flow {
         flow_field::add_to_output_schema(&mut output, context.handle_argument)?;
     }

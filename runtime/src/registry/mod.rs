@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 pub use startup_error::{StartupError, StartupProblem};
 use tool_entry::Context;
-pub(crate) use tool_entry::{STATE_FIELD, ToolEntry, ToolKind};
+pub(crate) use tool_entry::{NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
 
 use crate::action::{ActionRegistration, SourceLocation, States};
 use crate::domain::{DomainPolicy, IntentLock, switch::SWITCH_DOMAIN};

@@ -15,7 +15,7 @@ use crate::auth::Principal;
 use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::flow::field as flow_field;
 use crate::fsm::{BindingError, Machine};
-use crate::schema::{Position, Presence, add_owned_property, admit_errors, keep_standard_formats};
+use crate::schema::{Position, Presence, add_owned_property, admit_errors, drop_boilerplate, keep_standard_formats};
 use crate::types::check::remove_markers;
 
 /// A tool ready to serve: what it is, its machine, and its MCP definitions.
@@ -78,6 +78,11 @@ pub(crate) enum ToolKind {
 
 /// The result field toolgate adds: the tool's machine state after the call.
 pub(crate) const STATE_FIELD: &str = "state";
+
+/// The result field toolgate adds to every result of a machine's tool, success or refusal:
+/// the tools callable now on the same instance (or flow), so a model that sees every tool
+/// (MCP 2026-07-28) learns its legal moves from the answers it reads.
+pub(crate) const NEXT_FIELD: &str = "next";
 
 impl ToolEntry {
     /// The states the tool is bound to (empty: always available).
@@ -286,14 +291,15 @@ impl ToolEntry {
         }
         let mut input = Value::Object(input.unwrap_or_default());
         keep_standard_formats(&mut input);
-        if !registration.allow_unknown_fields {
-            // Refuse arguments the tool does not take (a typo the handler would ignore).
-            // `unevaluated` rather than `additional`: it also sees flattened fields.
-            input["unevaluatedProperties"] = Value::Bool(false);
-        }
         // The declared `domain` is the intent lock's to judge (DOMAIN_MISMATCH, with its
         // hint), so the check only asks that it be a string.
         let mut checked = input.clone();
+        if !registration.allow_unknown_fields {
+            // Refuse arguments the tool does not take (a typo the handler would ignore).
+            // `unevaluated` rather than `additional`: it also sees flattened fields. Only
+            // the check has it: the refusal says so, and every listed tool need not.
+            checked["unevaluatedProperties"] = Value::Bool(false);
+        }
         if let (Some(property), Some(domain)) = (checked.pointer_mut("/properties/domain"), registration.domain) {
             *property = json!({
                 "type": "string",
@@ -303,6 +309,7 @@ impl ToolEntry {
         }
         // What clients see is standard JSON Schema; the server checks with the markers.
         remove_markers(&mut input);
+        drop_boilerplate(&mut input);
         let arguments = match ArgumentCheck::new(checked) {
             Ok(check) => check,
             Err(problem) => {
@@ -568,7 +575,7 @@ impl Owned<'_> {
     fn add_to_output(&self, schema: &mut JsonObject) -> Result<(), String> {
         field::add_to_output_schema(schema, self.domain)?;
         if let Some(machine) = self.machine {
-            add_state_field(schema, machine)?;
+            add_machine_fields(schema, machine)?;
         }
         if self.needs_flow {
             flow_field::add_to_output_schema(schema, self.context.handle_argument)?;
@@ -586,10 +593,7 @@ fn description(registration: &ActionRegistration, bound_machine: Option<&Machine
         description.push_str(&precondition(machine, registration.bind_states, registration.transition));
     }
     if let (Some(limit), Some(scope)) = (registration.rate_limit, scope) {
-        description.push_str(&format!(
-            "\n\nAt most {} {scope}, in any window of that length; past it the call is refused with RATE_LIMITED: wait retry_after_ms, then call again.",
-            limit.in_words()
-        ));
+        description.push_str(&format!("\n\nAt most {} {scope}.", limit.in_words()));
     }
     if let Some(not_for) = registration.not_for {
         description.push_str(&format!("\n\nNot for: {}.", not_for.trim_end_matches('.')));
@@ -597,16 +601,18 @@ fn description(registration: &ActionRegistration, bound_machine: Option<&Machine
     description
 }
 
-/// Declares the `state` field toolgate adds to every result of a machine's tool.
-pub(super) fn add_state_field(schema: &mut JsonObject, machine: &Machine) -> Result<(), String> {
+/// Declares the fields toolgate adds to every result of a machine's tool: its `state`
+/// after the call, and the tools callable `next` on the same instance or flow.
+pub(super) fn add_machine_fields(schema: &mut JsonObject, machine: &Machine) -> Result<(), String> {
     let states: Vec<&str> = machine.spec().states.iter().map(|s| s.name.as_str()).collect();
-    let property = json!({
-        "type": "string",
-        "enum": states,
-        "description": format!("The `{}` workflow's state after this call.", machine.id()),
-    });
+    let property = json!({ "type": "string", "enum": states, "description": "The state after this call." });
     let purpose = format!("the `{}` machine's state after the call", machine.id());
-    add_owned_property(schema, STATE_FIELD, property, Position::Last, Presence::Required, "output", &purpose)
+    add_owned_property(schema, STATE_FIELD, property, Position::Last, Presence::Required, "output", &purpose)?;
+    // Optional: a replayed result kept before `next` existed has none.
+    let next =
+        json!({ "type": "array", "items": { "type": "string" }, "description": "The tools callable now on it." });
+    let purpose = "the tools callable next";
+    add_owned_property(schema, NEXT_FIELD, next, Position::Last, Presence::Optional, "output", purpose)
 }
 
 fn key_missing(machine: Option<&Machine>, problem: &str) -> BindingError {
@@ -621,9 +627,10 @@ fn key_missing(machine: Option<&Machine>, problem: &str) -> BindingError {
 /// cannot show it (sessionless clients, keyed instances other than the focus), the model
 /// still reads it.
 fn precondition(machine: &Machine, bind_states: &[&str], transition: Option<&str>) -> String {
+    // Short: every listed tool pays for these words on every turn.
     let subject = match machine.key() {
-        Some(key) => format!("the `{}` named by `{key}`", machine.id()),
-        None => format!("this conversation's `{}` workflow", machine.id()),
+        Some(_) => format!("the `{}`", machine.id()),
+        None => format!("this conversation's `{}`", machine.id()),
     };
     let mut text = format!("Only while {subject} is {}", either(bind_states));
     if let Some(event) = transition {
@@ -634,16 +641,16 @@ fn precondition(machine: &Machine, bind_states: &[&str], transition: Option<&str
                 targets.push(to);
             }
         }
-        text.push_str(&format!("; a successful call moves it to {}", either(&targets)));
+        text.push_str(&format!("; moves it to {}", either(&targets)));
     }
     // What time does to it: "`quoted` lasts 15 minutes, then it is `expired`".
     for state in bind_states {
         if let Some(delayed) = machine.spec().first_delayed(state) {
             let lasts = toolgate_machine::grammar::duration_in_words(delayed.after_ms);
-            text.push_str(&format!("; `{state}` lasts {lasts}, then it is `{}`", delayed.target));
+            text.push_str(&format!("; after {lasts} `{state}` becomes `{}`", delayed.target));
         }
     }
-    text.push_str(". Otherwise the call is refused with FORBIDDEN and the tools that are allowed.");
+    text.push('.');
     text
 }
 
