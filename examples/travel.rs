@@ -276,6 +276,9 @@ async fn main() -> Result<(), ServeError> {
         .describe_domain("flight", "flights between cities")
         .describe_domain("car_rental", "rental cars picked up at one place")
         .list_active_domain_only()
+        // Strict: a model states which domain the user wants (switch_domain) before any
+        // search, instead of the default's first call selecting it.
+        .domain_policy(toolgate::DomainPolicy::Strict)
         // The person at the terminal books on stdio; `--stdio-principal` names another.
         .stdio_principal_with_every_scope("traveller")
         // Development: codes go to a file (`--otp-outbox PATH` to choose it). A real

@@ -108,7 +108,10 @@ async fn send(input: Letter) -> Result<Done, ToolError> {
 }
 
 async fn session() -> TestClient {
-    let server = Server::from_registry("pipeline").build().expect("the fixture is valid");
+    let server = Server::from_registry("pipeline")
+        .domain_policy(toolgate::DomainPolicy::Strict)
+        .build()
+        .expect("the fixture is valid");
     TestClient::http(&serve_in_process(server).await).await
 }
 

@@ -18,11 +18,13 @@ use crate::store::Snapshot;
 #[non_exhaustive]
 pub enum DomainPolicy {
     /// A domain tool called before any domain is selected is refused with
-    /// `DOMAIN_NOT_SELECTED`; the model must call `switch_domain` first. The default.
-    #[default]
+    /// `DOMAIN_NOT_SELECTED`; the model must call `switch_domain` first.
     Strict,
-    /// The first domain tool called selects its domain; later calls into another domain
-    /// are refused until `switch_domain`.
+    /// A conversation's first domain tool selects its domain; later calls into another
+    /// domain are refused until `switch_domain`. A keyed call that carries no state
+    /// handle and has no session (MCP 2026-07-28, sessionless) belongs to no
+    /// conversation: it is judged on its instance alone, and starts none. The default.
+    #[default]
     LockOnFirstUse,
     /// No active domain: any domain's tool may be called. The `domain` field each call
     /// declares must still match the tool's own domain.
@@ -58,6 +60,13 @@ impl IntentLock {
             1 => self.domains.keys().next().map(String::as_str),
             _ => None,
         })
+    }
+
+    /// Whether a call outside any conversation (sessionless, without a handle) may run
+    /// without one: the lock selects on first use, so a conversation it started would
+    /// admit it anyway, and nothing is gained by starting one.
+    pub(crate) fn admits_without_flow(&self) -> bool {
+        self.policy != DomainPolicy::Strict
     }
 
     /// Whether the flow may call a tool of `domain` (`None`: a global tool) right now.

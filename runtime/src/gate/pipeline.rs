@@ -240,7 +240,15 @@ impl<'a> Candidate<'a> {
         if !self.tool.needs_flow {
             return Ok(());
         }
-        let flow = self.judge.records.flows.identify(origin, &self.arguments, self.principal.as_ref())?;
+        let flows = &self.judge.records.flows;
+        // A keyed call with neither a handle nor a session belongs to no conversation: it
+        // is judged on its instance, and starts none (which would write a flow per read).
+        let outside_any = matches!(origin, Origin::Sessionless)
+            && crate::flow::field::read(&self.arguments, flows.argument())?.is_none();
+        if outside_any && self.tool.instance.is_some() && self.judge.registry.lock().admits_without_flow() {
+            return Ok(());
+        }
+        let flow = flows.identify(origin, &self.arguments, self.principal.as_ref())?;
         self.flow_before = self.judge.records.load_flow(Some(&flow)).await?;
         self.flow = Some(flow);
         Ok(())

@@ -119,7 +119,7 @@ impl ServerBuilder {
         self
     }
 
-    /// How the intent lock applies (default [`DomainPolicy::Strict`]).
+    /// How the intent lock applies (default [`DomainPolicy::LockOnFirstUse`]).
     pub fn domain_policy(mut self, policy: DomainPolicy) -> Self {
         self.options.policy = policy;
         self
