@@ -315,6 +315,28 @@ async fn python_sdk_travel_http_2026_07_28_stateless() {
     travel(MODERN, Transport::Stateless).await;
 }
 
+/// The travel example served grouped, over HTTP at `protocol`: `travel_grouped.py`.
+async fn travel_grouped(protocol: &str) {
+    let tag = format!("travel-grouped-{protocol}");
+    let outbox = scratch(&tag, "jsonl");
+    let outbox_arg = outbox.to_str().unwrap();
+    let token = format!("traveller={TRAVELLER_TOKEN}");
+    let args = ["--exposition", "grouped", "--token", token.as_str(), "--otp-outbox", outbox_arg];
+    let server = serve("travel", HANDLE_KEY, &args).await;
+    run_script("travel_grouped.py", &[protocol, server.url.as_str(), TRAVELLER_TOKEN, outbox_arg], None).await;
+    let _ = std::fs::remove_file(&outbox);
+}
+
+#[tokio::test]
+async fn python_sdk_travel_grouped_http_2025_11_25() {
+    travel_grouped(LEGACY).await;
+}
+
+#[tokio::test]
+async fn python_sdk_travel_grouped_http_2026_07_28() {
+    travel_grouped(MODERN).await;
+}
+
 /// A task on the conformance example's `slow_compute`, at 2026-07-28 over HTTP:
 /// `tasks_flow.py` in `mode` (`complete` or `cancel`).
 async fn task(mode: &str) {

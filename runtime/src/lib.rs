@@ -48,6 +48,7 @@ pub use action::{AtModuleLevel, IdChar, MachineDeclared, MachineId, ThisAction, 
 pub use domain::DomainPolicy;
 pub use error::{Failure, FieldError, Retry, ToolError};
 pub use fsm::{Guard, Machine};
+pub use registry::Exposition;
 pub use server::{Server, ServerBuilder};
 
 /// What the macros' generated code refers to. Not a public API: it changes without notice.

@@ -69,8 +69,8 @@ pub(crate) fn add_owned_property(
 /// with it.
 pub(crate) fn drop_boilerplate(schema: &mut Value) {
     if let Value::Object(fields) = schema {
-        fields.remove("$schema");
-        fields.remove("title");
+        fields.shift_remove("$schema");
+        fields.shift_remove("title");
     }
 }
 
@@ -127,7 +127,12 @@ pub(crate) fn admit_errors(schema: &mut JsonObject) {
             success.insert(key.into(), value);
         }
     }
-    let error = json!({
+    schema.insert("anyOf".into(), json!([Value::Object(success), error_shape()]));
+}
+
+/// The shape of every error's `structuredContent`, as output schemas admit it.
+pub(crate) fn error_shape() -> Value {
+    json!({
         "type": "object",
         "description": "The call failed: a refusal or an error the model can act on.",
         "properties": {
@@ -135,8 +140,7 @@ pub(crate) fn admit_errors(schema: &mut JsonObject) {
             "message": { "type": "string", "description": "What happened, and what to do." },
         },
         "required": ["code", "message"],
-    });
-    schema.insert("anyOf".into(), json!([Value::Object(success), error]));
+    })
 }
 
 #[cfg(test)]

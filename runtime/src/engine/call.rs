@@ -119,7 +119,9 @@ impl Engine {
         {
             span.span.record("principal", principal.subject());
         }
-        let reply = self.judge_and_run(tool, source, client, arguments, task).instrument(span.span.clone()).await;
+        let mut reply = self.judge_and_run(tool, source, client, arguments, task).instrument(span.span.clone()).await;
+        // Named as the client calls them: actions, where tools are grouped.
+        self.registry.regroup(&mut reply.content, tool.domain);
         let code = reply.is_error.then(|| reply.content.get("code").and_then(Value::as_str).unwrap_or("INTERNAL"));
         if !span.span.is_disabled() {
             span.span.record("outcome", code.unwrap_or("ok"));

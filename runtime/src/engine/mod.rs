@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use call::CallSource;
+pub(crate) use call::{CallSource, Reply};
 pub(crate) use focus::{SessionFocus, focus_states};
 use run::run_handler;
 pub use tasks::{DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL, DEFAULT_TASKS_PER_SERVER};

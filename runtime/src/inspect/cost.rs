@@ -58,6 +58,21 @@ pub struct StateCost {
     pub tools: usize,
     /// Their tokens, as shown.
     pub shown: usize,
+    /// The same list's tokens with the tools grouped (a tool per domain).
+    pub grouped: usize,
+}
+
+/// What one grouped tool (a domain's, `--exposition grouped`) costs with every action.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupCost {
+    /// The tool's name: the domain.
+    pub name: String,
+    /// How many actions it has.
+    pub actions: usize,
+    /// Tokens of what a model is shown: name, description and input schema.
+    pub shown: usize,
+    /// Tokens of the output schema.
+    pub output: usize,
 }
 
 /// What a server's tools cost, tool by tool and list by list.
@@ -67,6 +82,11 @@ pub struct Cost {
     pub tools: Vec<ToolCost>,
     /// The tools callable in each state of each machine.
     pub states: Vec<StateCost>,
+    /// Every domain's grouped tool, by name.
+    pub groups: Vec<GroupCost>,
+    /// Tokens of every tool as a grouped 2026-07-28 list shows them: the groups and the
+    /// global tools.
+    pub grouped_listed: usize,
 }
 
 impl Cost {
@@ -74,6 +94,11 @@ impl Cost {
     pub fn of(registry: &Registry) -> Self {
         let tools: Vec<ToolCost> = registry.tools().iter().map(tool_cost).collect();
         let shown = |name: &str| tools.iter().find(|t| t.name == name).map_or(0, |t| t.shown);
+        // A list of flat tools, as the grouped exposition shows it.
+        let grouped = |names: &mut dyn Iterator<Item = &str>| -> usize {
+            let flat = names.filter_map(|name| registry.tool(name)).map(|t| t.tool.clone()).collect();
+            registry.groups().expose(flat).iter().map(shown_tokens).sum()
+        };
         let description = Description::of(registry);
         let states = (description.machines.iter())
             .flat_map(|machine| machine.states.iter().map(move |state| (machine, state)))
@@ -82,9 +107,19 @@ impl Cost {
                 state: state.name.clone(),
                 tools: state.tools.len(),
                 shown: state.tools.iter().map(|tool| shown(&tool.name)).sum(),
+                grouped: grouped(&mut state.tools.iter().map(|tool| tool.name.as_str())),
             })
             .collect();
-        Self { tools, states }
+        let groups = (registry.groups().all())
+            .map(|group| {
+                let tool = group.full_definition();
+                let output =
+                    tool.output_schema.as_ref().map_or(0, |schema| json_tokens(&Value::Object((**schema).clone())));
+                GroupCost { name: group.domain.to_string(), actions: group.len(), shown: shown_tokens(&tool), output }
+            })
+            .collect();
+        let grouped_listed = grouped(&mut registry.tools().iter().map(|t| t.name));
+        Self { tools, states, groups, grouped_listed }
     }
 
     /// Tokens of every tool as shown: a 2026-07-28 list, which holds every tool the
@@ -117,11 +152,32 @@ impl Cost {
             self.listed(),
             outputs
         );
+        if !self.groups.is_empty() {
+            let width = self.groups.iter().map(|g| g.name.len()).chain([4]).max().unwrap_or(4);
+            let _ = writeln!(out, "\ngrouped (`--exposition grouped`): a tool per domain, an `action` per tool");
+            let _ = writeln!(out, "{:width$}  {:>7}  {:>6}  {:>6}", "tool", "actions", "shown", "output");
+            for group in &self.groups {
+                let _ = writeln!(
+                    out,
+                    "{:width$}  {:>7}  {:>6}  {:>6}",
+                    group.name, group.actions, group.shown, group.output
+                );
+            }
+            let _ = writeln!(
+                out,
+                "\nevery tool, grouped, as a 2026-07-28 list shows them: {} tokens, {}% of flat",
+                self.grouped_listed,
+                (self.grouped_listed * 100).checked_div(self.listed()).unwrap_or(0)
+            );
+        }
         if !self.states.is_empty() {
             out.push_str("\ncallable in each state (what a 2025-11-25 session lists of the machine):\n");
             for state in &self.states {
-                let _ =
-                    writeln!(out, "  {}.{}: {} tools, {} tokens", state.machine, state.state, state.tools, state.shown);
+                let _ = writeln!(
+                    out,
+                    "  {}.{}: {} tools, {} tokens (grouped: {})",
+                    state.machine, state.state, state.tools, state.shown, state.grouped
+                );
             }
         }
         out.push_str("\ntokens: o200k_base; shown = name, description and input schema as JSON; own = what the action's author wrote; added = shown - own");
@@ -129,10 +185,14 @@ impl Cost {
     }
 }
 
+/// Tokens of what a model is shown of `tool`: its name, description and input schema.
+fn shown_tokens(tool: &rmcp::model::Tool) -> usize {
+    json_tokens(&json!({ "name": tool.name, "description": tool.description, "inputSchema": tool.input_schema }))
+}
+
 /// What `entry` costs.
 pub(crate) fn tool_cost(entry: &ToolEntry) -> ToolCost {
     let tool = &entry.tool;
-    let shown = json!({ "name": tool.name, "description": tool.description, "inputSchema": tool.input_schema });
     let output = tool.output_schema.as_ref().map_or(0, |schema| json_tokens(&Value::Object((**schema).clone())));
     let own = match entry.kind {
         ToolKind::Action(registration) if !entry.is_generated() => {
@@ -148,5 +208,5 @@ pub(crate) fn tool_cost(entry: &ToolEntry) -> ToolCost {
         }
         _ => None,
     };
-    ToolCost { name: entry.name.to_string(), shown: json_tokens(&shown), own, output }
+    ToolCost { name: entry.name.to_string(), shown: shown_tokens(tool), own, output }
 }

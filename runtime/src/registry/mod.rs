@@ -1,6 +1,7 @@
 //! The registry: every `#[action]` and `machine!` of the binary, collected once at
 //! start-up, checked, sorted, and turned into ready-to-send MCP tool definitions.
 
+mod grouped;
 mod history;
 mod history_tool;
 mod instance_key;
@@ -15,6 +16,8 @@ mod tool_entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+pub use grouped::Exposition;
+pub(crate) use grouped::{Group, Groups};
 pub use startup_error::{StartupError, StartupProblem};
 use tool_entry::Context;
 pub(crate) use tool_entry::{NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
@@ -117,6 +120,8 @@ pub(crate) struct RegistryOptions {
     pub(crate) delays: Vec<DelayOverride>,
     /// The most tokens one tool may cost a model (the audit's `context_budget`).
     pub(crate) context_budget: usize,
+    /// A tool per action, or per domain.
+    pub(crate) exposition: Exposition,
 }
 
 /// How long a state lasts before time moves it, in place of what its machine declares
@@ -167,6 +172,7 @@ impl Default for RegistryOptions {
             guards: Vec::new(),
             delays: Vec::new(),
             context_budget: DEFAULT_CONTEXT_BUDGET,
+            exposition: Exposition::default(),
         }
     }
 }
@@ -285,6 +291,9 @@ pub struct Registry {
     history: InstanceHistory,
     /// The most tokens one tool may cost a model (the audit's `context_budget`).
     context_budget: usize,
+    /// Each domain's grouped tool, and which of the two expositions clients are shown.
+    groups: Groups,
+    exposition: Exposition,
 }
 
 impl Registry {
@@ -378,8 +387,21 @@ impl Registry {
         if !problems.is_empty() {
             return Err(StartupError { problems });
         }
+        let groups = Groups::new(&tools, &lock.domains);
+        if options.exposition == Exposition::Grouped {
+            // A grouped tool takes its domain's name, which no other tool may have.
+            for tool in tools.iter().filter(|t| groups.get(t.name).is_some()) {
+                if let ToolKind::Action(action) = tool.kind {
+                    problems.push(StartupProblem::ReservedName { tool: tool.name.into(), location: action.location });
+                }
+            }
+            if !problems.is_empty() {
+                return Err(StartupError { problems });
+            }
+        }
         let history = InstanceHistory::new(options.history.retention, options.history.with_data.clone());
-        Ok(Self { tools, by_name, machines, lock, history, context_budget: options.context_budget })
+        let (context_budget, exposition) = (options.context_budget, options.exposition);
+        Ok(Self { tools, by_name, machines, lock, history, context_budget, groups, exposition })
     }
 
     /// The most tokens one tool may cost a model, as the audit judges it.
@@ -411,6 +433,48 @@ impl Registry {
     /// everyone (`ARCHITECTURE.md`, "Visibility").
     pub(crate) fn definitions(&self) -> Vec<Tool> {
         self.tools.iter().map(|t| t.tool.clone()).collect()
+    }
+
+    /// Each domain's grouped tool.
+    pub(crate) fn groups(&self) -> &Groups {
+        &self.groups
+    }
+
+    /// The grouped tool `name`, when the server shows grouped tools.
+    pub(crate) fn group(&self, name: &str) -> Option<&Group> {
+        self.groups.get(name).filter(|_| self.exposition == Exposition::Grouped)
+    }
+
+    /// What clients are shown of `tools`, the flat definitions a listing holds: those, or
+    /// their domains' grouped tools.
+    pub(crate) fn expose(&self, tools: Vec<Tool>) -> Vec<Tool> {
+        match self.exposition {
+            Exposition::Flat => tools,
+            Exposition::Grouped => self.groups.expose(tools),
+        }
+    }
+
+    /// A reply's tool names as a client of this exposition calls them, for a call to a
+    /// tool of `domain`.
+    pub(crate) fn regroup(&self, content: &mut serde_json::Value, domain: Option<&str>) {
+        if self.exposition == Exposition::Grouped {
+            self.groups.regroup(content, domain);
+        }
+    }
+
+    /// The tool a client may call by the name `name`: any, where tools are flat; where
+    /// they are grouped, only a tool of no domain (a domain's are its group's actions).
+    pub(crate) fn served(&self, name: &str) -> Option<&ToolEntry> {
+        self.tool(name).filter(|t| self.exposition == Exposition::Flat || t.domain.is_none())
+    }
+
+    /// The definition of the tool a client calls `name`: flat, or grouped with every
+    /// action.
+    pub(crate) fn definition(&self, name: &str) -> Option<Tool> {
+        match self.group(name) {
+            Some(group) => Some(group.full_definition()),
+            None => self.served(name).map(|t| t.tool.clone()),
+        }
     }
 
     /// Every scope some tool requires, once each, sorted.

@@ -133,6 +133,17 @@ impl ServerBuilder {
         self
     }
 
+    /// How tools are shown to a model: a tool per action ([`Exposition::Flat`], the
+    /// default), or per domain ([`Exposition::Grouped`]: `invoice` with an `action`
+    /// argument, each action judged exactly as its flat tool).
+    ///
+    /// [`Exposition::Flat`]: crate::Exposition::Flat
+    /// [`Exposition::Grouped`]: crate::Exposition::Grouped
+    pub fn exposition(mut self, exposition: crate::Exposition) -> Self {
+        self.options.exposition = exposition;
+        self
+    }
+
     /// A one-line description of `domain`, listed in `switch_domain`'s description.
     pub fn describe_domain(mut self, domain: impl Into<String>, description: impl Into<String>) -> Self {
         self.options.domain_descriptions.insert(domain.into(), description.into());

@@ -129,6 +129,24 @@ impl From<DescribeFormat> for Format {
     }
 }
 
+/// `serve --exposition`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum ExpositionArg {
+    /// A tool per action
+    Flat,
+    /// A tool per domain, with an `action` argument
+    Grouped,
+}
+
+impl From<ExpositionArg> for crate::registry::Exposition {
+    fn from(exposition: ExpositionArg) -> Self {
+        match exposition {
+            ExpositionArg::Flat => Self::Flat,
+            ExpositionArg::Grouped => Self::Grouped,
+        }
+    }
+}
+
 /// `audit --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(super) enum AuditFormat {
@@ -149,6 +167,10 @@ pub(super) struct ServeArgs {
     /// (default 3600; `250ms` too)
     #[arg(long, value_name = "SECONDS", value_parser = duration, verbatim_doc_comment)]
     pub(super) handle_ttl: Option<Duration>,
+    /// A tool per action (`flat`, the default) or per domain
+    /// (`grouped`: an `action` argument names the action)
+    #[arg(long, value_name = "HOW", hide_possible_values = true, verbatim_doc_comment)]
+    pub(super) exposition: Option<ExpositionArg>,
     /// Bytes of JSON one instance's data (its `context`) may hold
     /// (default 65536); past them, CONTEXT_TOO_LARGE
     #[arg(long = "max-context", value_name = "BYTES", value_parser = positive, help_heading = STORE, verbatim_doc_comment)]

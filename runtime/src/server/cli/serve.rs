@@ -30,6 +30,9 @@ impl ServerBuilder {
         if let Some(ttl) = args.handle_ttl {
             self = self.handle_ttl(ttl);
         }
+        if let Some(exposition) = args.exposition {
+            self = self.exposition(exposition.into());
+        }
         if !args.allowed_hosts.is_empty() {
             self = self.allowed_hosts(args.allowed_hosts);
         }

@@ -21,7 +21,7 @@ use super::call_stream::CallSink;
 use super::rounds::Retry;
 use crate::action::{CallClient, LogThreshold, TaskSupport};
 use crate::auth::Principal;
-use crate::engine::{CallSource, Started, TaskCall, TaskError};
+use crate::engine::{CallSource, Reply, Started, TaskCall, TaskError};
 use crate::engine::{SessionFocus, focus_states};
 use crate::flow::Origin;
 use crate::gate::{self, Caller, Gate, Peer};
@@ -229,7 +229,24 @@ impl Connection {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = self.shared.engine.registry.tool(&request.name) else {
+        let registry = &self.shared.engine.registry;
+        let mut arguments = request.arguments.unwrap_or_default();
+        // A grouped tool's call runs as its action's tool.
+        let tool = match registry.group(&request.name) {
+            Some(group) => match group.resolve(&mut arguments, |tool| {
+                let principal = self.principal(&context);
+                registry.tool(tool).is_some_and(|t| t.visible_to(principal.as_ref()))
+            }) {
+                Ok(tool) => registry.tool(tool),
+                Err(error) => {
+                    let mut content = error.to_structured();
+                    crate::domain::field::echo(&mut content, Some(group.domain));
+                    return Ok(Reply::refusal(content).into_result().into());
+                }
+            },
+            None => registry.served(&request.name),
+        };
+        let Some(tool) = tool else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", request.name),
                 Some(json!({ "tool": request.name })),
@@ -238,7 +255,6 @@ impl Connection {
         let origin = self.origin();
         let kept = matches!(origin, Origin::Connection(_));
         let session = kept.then(|| (&self.state.focus, self.state.focus.begin()));
-        let arguments = request.arguments.unwrap_or_default();
         // The call's own response stream, where the transport gave it one (stateful HTTP).
         let stream = context.extensions.get::<CallSink>().map(|sink| sink.0.clone());
         let caller = self.caller(&context);
@@ -439,7 +455,7 @@ impl ServerHandler for Connection {
         if self.state.kept.load(Ordering::Acquire) && !modern {
             *lock(&self.state.listed) = Some(tools.iter().map(|t| t.name.to_string()).collect());
         }
-        let mut result = ListToolsResult::with_all_items(tools);
+        let mut result = ListToolsResult::with_all_items(self.shared.engine.registry.expose(tools));
         if self.shared.engine.registry.has_scopes() {
             // The list varies by the authorization the request presents (and by nothing
             // else): no one else may be served it from a cache.
@@ -658,7 +674,7 @@ impl ServerHandler for Connection {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared.engine.registry.tool(name).map(|t| t.tool.clone())
+        self.shared.engine.registry.definition(name)
     }
 }
 
