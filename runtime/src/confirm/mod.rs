@@ -196,14 +196,11 @@ enum Verdict {
 /// Adds the confirmation's two optional fields to a confirmed tool's input schema.
 pub(crate) fn add_to_input_schema(schema: &mut rmcp::model::JsonObject) -> Result<(), String> {
     use crate::schema::{Position, Presence, add_owned_property};
-    let challenge = serde_json::json!({
-        "type": "string",
-        "description": "From CONFIRMATION_REQUIRED; omit at first.",
-    });
-    let otp = serde_json::json!({
-        "type": "string",
-        "description": "The user's code; never invent one.",
-    });
+    // No descriptions: every listed confirmed tool pays for them on every turn, and the
+    // CONFIRMATION_REQUIRED refusal says what to put in both (and never to invent a code)
+    // exactly when the model needs it.
+    let challenge = serde_json::json!({ "type": "string" });
+    let otp = serde_json::json!({ "type": "string" });
     add_owned_property(
         schema,
         CHALLENGE_ARGUMENT,
