@@ -153,12 +153,11 @@ fn deserialize_input<I: DeserializeOwned>(arguments: Map<String, Value>) -> Resu
     })
 }
 
+/// The output as JSON. (A tool whose output is not an object — a `String`, a number, a
+/// list — has it wrapped as `{"result": …}` by its tool entry, which knows its schema.)
 fn serialize_output<O: Serialize>(output: O) -> Result<Output, ToolError> {
     match serde_json::to_value(output) {
-        Ok(structured @ Value::Object(_)) => Ok(Output { structured, blocks: None }),
-        Ok(other) => {
-            Err(ToolError::internal(format_args!("the handler's output must serialize to a JSON object, got {other}")))
-        }
+        Ok(structured) => Ok(Output { structured, blocks: None }),
         Err(error) => Err(ToolError::internal(format_args!("the handler's output does not serialize: {error}"))),
     }
 }

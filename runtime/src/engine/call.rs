@@ -252,7 +252,10 @@ impl Engine {
                     context: context.clone(),
                 };
                 let arguments = std::mem::take(&mut admitted.arguments);
-                match run_handler(limits, registration, arguments, ctx).await {
+                match run_handler(limits, registration, arguments, ctx)
+                    .await
+                    .and_then(|output| tool.shape_output(output))
+                {
                     Ok(output) => Some(output),
                     Err(error) => {
                         // Nothing commits; a task's instance is free again (boxed: rare,

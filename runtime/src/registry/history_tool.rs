@@ -138,6 +138,7 @@ impl ToolEntry {
             arguments: Some(arguments),
             unlocked_by: HashMap::new(),
             seen_with: of_machine.iter().map(|t| t.scopes()).collect(),
+            wraps_output: false,
         })
     }
 }

@@ -53,6 +53,9 @@ pub(crate) struct ToolEntry {
     /// scopes of each of those tools. A principal sees and calls it when it holds every
     /// scope of one of them. Empty: the tool's own scopes decide.
     pub(crate) seen_with: Vec<&'static [&'static str]>,
+    /// The handler's output is not a JSON object (a `String`, a number): results carry it
+    /// as `result`.
+    pub(crate) wraps_output: bool,
 }
 
 /// What every tool entry is built against.
@@ -85,6 +88,23 @@ pub(crate) const STATE_FIELD: &str = "state";
 pub(crate) const NEXT_FIELD: &str = "next";
 
 impl ToolEntry {
+    /// A handler's output as the result's structured content: wrapped as `{"result": …}`
+    /// where the output type is not an object; otherwise it must serialize to one.
+    pub(crate) fn shape_output(
+        &self,
+        mut output: crate::action::Output,
+    ) -> Result<crate::action::Output, crate::error::ToolError> {
+        if self.wraps_output {
+            output.structured = json!({ OUTPUT_RESULT_FIELD: output.structured });
+        } else if !output.structured.is_object() {
+            return Err(crate::error::ToolError::internal(format_args!(
+                "the handler's output must serialize to a JSON object, got {}",
+                output.structured
+            )));
+        }
+        Ok(output)
+    }
+
     /// The states the tool is bound to (empty: always available).
     pub(crate) fn bind_states(&self) -> &'static [&'static str] {
         match self.kind {
@@ -206,6 +226,7 @@ impl ToolEntry {
             arguments: None,
             unlocked_by: HashMap::new(),
             seen_with: Vec::new(),
+            wraps_output: false,
         }
     }
 
@@ -218,12 +239,8 @@ impl ToolEntry {
         let mut problems = Problems { registration, found: Vec::new() };
         let mut machine = machine_of(registration, context, &mut problems);
         let is_bound = !registration.bind_states.is_empty();
-        let mut input = problems.object_schema((registration.handler.input_schema)(), "input", "");
-        let mut output = problems.object_schema(
-            (registration.handler.output_schema)(),
-            "output",
-            "; MCP structuredContent is an object",
-        );
+        let mut input = problems.object_schema((registration.handler.input_schema)(), "input");
+        let (mut output, wraps_output) = output_schema((registration.handler.output_schema)());
         let instance =
             input.as_ref().and_then(|schema| instance_key(registration, context, &mut machine, schema, &mut problems));
         if let Some(key) = registration.idempotency_key {
@@ -354,6 +371,7 @@ impl ToolEntry {
             arguments: Some(arguments),
             unlocked_by: HashMap::new(),
             seen_with: Vec::new(),
+            wraps_output,
         })
     }
 
@@ -411,6 +429,32 @@ fn distances_to<'m>(machine: &'m Machine, targets: &[&str]) -> HashMap<&'m str, 
     distance
 }
 
+/// The output schema as an object, which MCP's `structuredContent` is, and whether the
+/// output was wrapped to make it one: a `String`, a number, a list or an enum is the
+/// result's `result` field (`{"result": "…"}`, its definitions kept at the root).
+fn output_schema(schema: schemars::Schema) -> (Option<JsonObject>, bool) {
+    match schema.to_value() {
+        Value::Object(obj) if obj.get("type") == Some(&json!("object")) => (Some(obj), false),
+        Value::Object(mut scalar) => {
+            let mut wrapped = JsonObject::new();
+            for root in ["$schema", "$defs"] {
+                if let Some(value) = scalar.shift_remove(root) {
+                    wrapped.insert(root.into(), value);
+                }
+            }
+            wrapped.insert("type".into(), "object".into());
+            wrapped.insert("properties".into(), json!({ OUTPUT_RESULT_FIELD: scalar }));
+            wrapped.insert("required".into(), json!([OUTPUT_RESULT_FIELD]));
+            (Some(wrapped), true)
+        }
+        // `true` (any value): wrapped as such.
+        other => (Some(object(json!({ "type": "object", "properties": { OUTPUT_RESULT_FIELD: other } }))), true),
+    }
+}
+
+/// The field a non-object output is wrapped in.
+pub(crate) const OUTPUT_RESULT_FIELD: &str = "result";
+
 /// The problems found with one action, each with its tool and location.
 struct Problems {
     registration: &'static ActionRegistration,
@@ -431,12 +475,12 @@ impl Problems {
     }
 
     /// The schema as a JSON object, which MCP requires of inputs and outputs.
-    fn object_schema(&mut self, schema: schemars::Schema, which: &str, why: &str) -> Option<JsonObject> {
+    fn object_schema(&mut self, schema: schemars::Schema, which: &str) -> Option<JsonObject> {
         match schema.to_value() {
             Value::Object(obj) if obj.get("type") == Some(&json!("object")) => Some(obj),
             _ => {
                 self.schema(Err(format!(
-                    "the {which} type's JSON Schema must be an object (a struct with named fields){why}"
+                    "the {which} type's JSON Schema must be an object (a struct with named fields)"
                 )));
                 None
             }
