@@ -74,6 +74,27 @@ pub(crate) fn drop_boilerplate(schema: &mut Value) {
     }
 }
 
+/// Removes every `examples`, at any depth: they show how to fill an input, and an output
+/// schema (whose `$defs` every tool repeats) only describes what comes back.
+pub(crate) fn drop_examples(schema: &mut Value) {
+    match schema {
+        Value::Object(keywords) => {
+            keywords.shift_remove("examples");
+            for (keyword, value) in keywords.iter_mut() {
+                match (keyword.as_str(), value) {
+                    // Maps of names to schemas: a property may be called `examples`.
+                    ("properties" | "patternProperties" | "$defs" | "definitions", Value::Object(named)) => {
+                        named.values_mut().for_each(drop_examples);
+                    }
+                    (_, value) => drop_examples(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_examples),
+        _ => {}
+    }
+}
+
 /// The formats JSON Schema 2020-12 defines; schemars adds others (`uint64`, `double`, …)
 /// that validating clients warn about or reject.
 const STANDARD_FORMATS: &[&str] = &[
@@ -149,6 +170,20 @@ mod tests {
 
     fn schema(value: Value) -> JsonObject {
         value.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn examples_go_and_a_property_called_examples_stays() {
+        let mut schema = json!({
+            "examples": [1],
+            "properties": { "examples": { "type": "string", "examples": ["a"] } },
+            "$defs": { "Money": { "examples": [{}], "anyOf": [{ "examples": [2] }] } },
+        });
+        drop_examples(&mut schema);
+        assert_eq!(
+            schema,
+            json!({ "properties": { "examples": { "type": "string" } }, "$defs": { "Money": { "anyOf": [{}] } } })
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@ use crate::auth::Principal;
 use crate::domain::{IntentLock, field, switch::SWITCH_DOMAIN};
 use crate::flow::field as flow_field;
 use crate::fsm::{BindingError, Machine};
-use crate::schema::{Position, Presence, add_owned_property, admit_errors, drop_boilerplate, keep_standard_formats};
+use crate::schema::{
+    Position, Presence, add_owned_property, admit_errors, drop_boilerplate, drop_examples, keep_standard_formats,
+};
 use crate::types::check::remove_markers;
 
 /// A tool ready to serve: what it is, its machine, and its MCP definitions.
@@ -344,6 +346,7 @@ impl ToolEntry {
             let mut schema = Value::Object(schema);
             keep_standard_formats(&mut schema);
             remove_markers(&mut schema);
+            drop_examples(&mut schema);
             Arc::new(object(schema))
         });
         let input = Arc::new(object(input));
