@@ -30,6 +30,15 @@ async fn actions(client: &TestClient) -> Vec<String> {
     actions.iter().map(|a| a.as_str().unwrap().to_string()).collect()
 }
 
+/// Checks `content` against the listed `invoice` tool's output schema, as clients that
+/// validate results do (refusals included).
+async fn check_output(client: &TestClient, content: &Value) {
+    let tools = client.tools().await;
+    let schema = Value::Object((*tools[0].output_schema.clone().expect("an output schema")).clone());
+    let validator = jsonschema::validator_for(&schema).expect("the grouped output schema compiles");
+    assert!(validator.is_valid(content), "{content} against {schema}");
+}
+
 #[tokio::test]
 async fn a_grouped_session_lists_only_the_actions_the_state_allows() {
     let mut client = TestClient::stdio_example_with("invoice", &["--store", "memory", "--exposition", "grouped"]).await;
@@ -41,11 +50,13 @@ async fn a_grouped_session_lists_only_the_actions_the_state_allows() {
     assert_eq!(refused["next"], json!(["amend", "submit", "view"]), "{refused}");
     assert_eq!(refused["unlocked_by"], json!(["submit"]), "{refused}");
     assert!(refused["message"].as_str().unwrap().starts_with("`discharge` is not available"), "{refused}");
+    check_output(&client, &refused).await;
 
     // A transition: the step leaves the menu, the next ones come.
     let submitted = client.ok("invoice", grouped("invoice_submit", &inv("INV-7"))).await;
     assert_eq!((submitted["state"].as_str(), submitted["domain"].as_str()), (Some("review"), Some("invoice")));
     assert_eq!(submitted["next"], json!(["approve", "reject", "view"]), "{submitted}");
+    check_output(&client, &submitted).await;
     client.expect_list_changed().await;
     assert_eq!(actions(&client).await, ["approve", "reject", "view"]);
 
@@ -56,6 +67,7 @@ async fn a_grouped_session_lists_only_the_actions_the_state_allows() {
         (Some("INVALID_ARGUMENT"), Some("/action"))
     );
     assert!(wrong["errors"][0]["expected"].as_str().unwrap().contains("discharge"), "{wrong}");
+    check_output(&client, &wrong).await;
     let missing = client.refused("invoice", json!({ "id": "INV-7" })).await;
     assert_eq!(missing["errors"][0]["field"], "/action", "{missing}");
     // The flat tools are not served beside the grouped one.

@@ -48,6 +48,10 @@
 //! supplies `rawDispatch` (a request path of its own, "used when SDK wire codecs reject V2
 //! task traffic") and the `_meta` framing, so the SDK would not be what speaks the wire.
 //!
+//! `grouped_flow.mjs` drives the invoice example served grouped (`--exposition grouped`)
+//! over HTTP, with v1 at 2025-11-25 (the `action` enum follows the state; v1 validates every
+//! result against the grouped output schema) and v2 at 2026-07-28 (the enum is static).
+//!
 //! `refusals.mjs` (v1, HTTP, 2025-11-25) checks the refusals' fields: v1 validates
 //! `structuredContent` against each tool's `outputSchema` even on `isError` results, so
 //! refusals must arrive as tool results with their fields and no schema warning.
@@ -233,6 +237,22 @@ async fn flow(example: &str, line: &str, protocol: &str, transport: Transport) {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run_script(&script, &args, log.as_deref()).await;
     let _ = std::fs::remove_file(&outbox);
+}
+
+/// The invoice example served grouped (`grouped_flow.mjs`), over HTTP.
+async fn grouped(line: &str, protocol: &str) {
+    let (_server, url) = spawn_http_example("invoice", &["--exposition", "grouped"], &[]).await;
+    run_script("grouped_flow.mjs", &[line, protocol, &url], None).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v1_grouped_http_2025_11_25() {
+    grouped("v1", LEGACY).await;
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_grouped_http_2026_07_28() {
+    grouped("v2", MODERN).await;
 }
 
 #[test]
