@@ -83,8 +83,8 @@
 
 pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::{
-    ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, DomainPolicy, Failure, FieldError, FromCtx, Guard,
-    Instance, InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server, ServerBuilder, State,
+    ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, DomainPolicy, Exposition, Failure, FieldError, FromCtx,
+    Guard, Instance, InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server, ServerBuilder, State,
     ToolError,
 };
 // Named by the diagnostics of generated code: exported here (hidden) so that rustc names
@@ -145,8 +145,8 @@ pub mod server {
 pub mod prelude {
     pub use crate::server::ServeError;
     pub use crate::{
-        Ctx, DomainPolicy, Failure, FieldError, Instance, InstanceMut, LogLevel, Machine, Principal, Progress, Server,
-        State, ToolError, action, machine,
+        Ctx, DomainPolicy, Exposition, Failure, FieldError, Instance, InstanceMut, LogLevel, Machine, Principal,
+        Progress, Server, State, ToolError, action, machine,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

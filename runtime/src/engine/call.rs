@@ -368,8 +368,8 @@ impl Engine {
         flow: &Snapshot,
         principal: Option<&Principal>,
     ) -> Value {
-        let view = gate::view(flow, [(machine.id(), state)]);
-        Gate::new(&self.registry, &view).seen_by(principal).next(machine).into()
+        let gate = Gate::new(&self.registry, flow).seen_by(principal);
+        Value::Array(gate.next(machine, state).map(Value::from).collect())
     }
 
     /// What a session with `focus` lists over `flow`.

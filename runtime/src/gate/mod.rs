@@ -122,11 +122,17 @@ impl<'a> Gate<'a> {
     }
 
     /// What a result names as `next`: the tools that may be called now on `machine`'s
-    /// instance (a keyed machine) or this flow's `machine`, in the view's state. (Not a
-    /// creating tool: it makes another instance.)
-    pub(crate) fn next(&self, machine: &Machine) -> Vec<&'static str> {
-        let on_machine = |t: &ToolEntry| !t.creates && t.machine.as_deref().is_some_and(|m| m.id() == machine.id());
-        self.registry.tools().iter().filter(|t| on_machine(t) && self.callable(t)).map(|t| t.name).collect()
+    /// instance (a keyed machine) or this flow's `machine`, in `state` (whatever the view
+    /// says of it). (Not a creating tool: it makes another instance.)
+    pub(crate) fn next<'s>(&'s self, machine: &'s Machine, state: &'s str) -> impl Iterator<Item = &'static str> + 's {
+        let lock = self.registry.lock();
+        self.registry
+            .tools()
+            .iter()
+            .filter(move |t| !t.creates && t.machine.as_deref().is_some_and(|m| m.id() == machine.id()))
+            .filter(move |t| t.bind_states().is_empty() || t.bind_states().contains(&state))
+            .filter(move |t| t.visible_to(self.principal) && lock.admits(t.domain, self.snapshot))
+            .map(|t| t.name)
     }
 
     /// The names of the tools the flow may call now.
