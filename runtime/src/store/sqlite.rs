@@ -5,10 +5,15 @@
 //! - **Everything in one file**: records (instances, flows, challenges, idempotency
 //!   records) and the calls of declared rate limits, so neither a paid invoice nor a
 //!   limit's spent calls are forgotten by a restart.
-//! - **Durable before the reply.** Each commit is one SQLite transaction in WAL mode with
-//!   `synchronous = FULL`: it is on disk when `compare_and_set` returns, so when the reply
-//!   says a transition happened, a crash cannot take it back; a crash mid-commit leaves the
-//!   old record or the new one, never a mix.
+//! - **Durable before the reply.** Commits are SQLite transactions in WAL mode with
+//!   `synchronous = FULL`: a commit is on disk when `compare_and_set` returns, so when the
+//!   reply says a transition happened, a crash cannot take it back; a crash mid-commit
+//!   leaves the old record or the new one, never a mix.
+//! - **Group commit.** Commits that arrive while another is syncing wait for it, then go
+//!   to disk together: one transaction, one sync, each commit in a savepoint of its own (a
+//!   conflict undoes only its own). Each caller still hears of its commit only once the
+//!   sync that holds it returned. So transitions on many instances at once share the
+//!   disk's syncs instead of queueing for one each (`BENCHMARKS.md`, "Group commit").
 //! - **One process per file.** A second process opening the same file — by its name, a
 //!   symbolic link or a hard link — is refused with a clear message (an exclusive `flock`
 //!   on the database file itself, which SQLite's own POSIX locks do not touch): leases
@@ -31,6 +36,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -56,6 +62,12 @@ pub struct SqliteStore {
 struct Inner {
     path: PathBuf,
     connection: Mutex<Connection>,
+    /// Commits waiting for the next group, which the commit leading takes whole (see
+    /// [`SqliteStore::lead`]).
+    queue: Mutex<Queue>,
+    /// Groups committed, and the commits they held.
+    groups: AtomicU64,
+    grouped: AtomicU64,
     /// What the file holds for recently read or written keys (`None`: no record). Changed
     /// only while the connection is held, in the order the file changes.
     cache: Mutex<HashMap<StoreKey, Option<Snapshot>>>,
@@ -151,6 +163,9 @@ impl SqliteStore {
         let inner = Inner {
             path: path.clone(),
             connection: Mutex::new(connection),
+            queue: Mutex::default(),
+            groups: AtomicU64::new(0),
+            grouped: AtomicU64::new(0),
             cache: Mutex::default(),
             leases: LocalLeases::default(),
             _lock: lock,
@@ -158,6 +173,12 @@ impl SqliteStore {
         let store = Self { inner: Arc::new(inner) };
         store.sweep().map_err(|e| io(&e))?;
         Ok(store)
+    }
+
+    /// How many group commits the store made (each one transaction and one sync), and how
+    /// many commits they held: their ratio is how many commits shared each sync.
+    pub fn commit_groups(&self) -> (u64, u64) {
+        (self.inner.groups.load(Ordering::Relaxed), self.inner.grouped.load(Ordering::Relaxed))
     }
 
     /// The file the store keeps its records in.
@@ -269,66 +290,186 @@ impl SqliteStore {
         Ok(snapshot.unwrap_or_default())
     }
 
-    /// Compare-and-set, and with `entry` the history row, in one durable transaction.
-    fn compare_and_set_blocking(
+    /// Compare-and-set, and with `entry` the history row, durably: queued for the next
+    /// group commit, answered once the group's sync returned.
+    async fn commit(
         &self,
         key: &StoreKey,
         expected: u64,
         next: &Snapshot,
-        entry: Option<(&HistoryEntry, HistoryRetention)>,
+        entry: Option<(HistoryEntry, HistoryRetention)>,
     ) -> Result<u64, StoreError> {
-        let now = now_ms() as i64;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let queued = Queued { key: key.clone(), expected, next: next.clone(), entry, reply };
+        // The first commit to find no leader leads: it commits group after group until the
+        // queue is empty. The others only wait for their answer.
+        let leads = {
+            let mut queue = lock(&self.inner.queue);
+            queue.pending.push(queued);
+            !std::mem::replace(&mut queue.leading, true)
+        };
+        if leads {
+            // Syncs wait for the disk: off the async workers.
+            let store = self.clone();
+            tokio::task::spawn_blocking(move || store.lead()).await.map_err(unavailable)?;
+        }
+        answer.await.unwrap_or_else(|_| Err(unavailable("the commit was dropped")))
+    }
+
+    /// Commits the queue, group after group, until it is empty; then no one leads. (The
+    /// emptiness and the end of the lead are one step under the queue's lock, so a commit
+    /// queued meanwhile finds a leader or becomes one.)
+    fn lead(&self) {
+        /// Should a group panic, the lead ends, and what is queued is dropped (its callers
+        /// hear so) rather than left waiting for a leader.
+        struct Abdicate<'a>(&'a Mutex<Queue>);
+        impl Drop for Abdicate<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    let mut queue = lock(self.0);
+                    queue.pending.clear();
+                    queue.leading = false;
+                }
+            }
+        }
+        let _abdicate = Abdicate(&self.inner.queue);
+        loop {
+            let group = {
+                let mut queue = lock(&self.inner.queue);
+                if queue.pending.is_empty() {
+                    queue.leading = false;
+                    return;
+                }
+                std::mem::take(&mut queue.pending)
+            };
+            self.commit_group(group);
+        }
+    }
+
+    /// Commits `group` in one transaction and one sync, each commit in its own savepoint,
+    /// and answers each commit once the sync returned.
+    fn commit_group(&self, group: Vec<Queued>) {
         let mut connection = self.connection();
-        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
-        let found: u64 = transaction
-            .query_row(
-                "SELECT version FROM records WHERE key = ?1 AND (expires_at_ms IS NULL OR expires_at_ms > ?2)",
-                params![key.as_str(), now],
-                |row| row.get::<_, i64>(0),
-            )
-            .optional()
-            .map_err(unavailable)?
-            .map_or(0, |v| v as u64);
-        if found != expected {
-            return Err(StoreError::Conflict { expected, found });
+        let mut outcomes = Vec::with_capacity(group.len());
+        let done = (|| {
+            let mut transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if let [alone] = group.as_slice() {
+                // A group of one needs no savepoint: what fails undoes the transaction.
+                let outcome = compare_and_set_in(&transaction, alone);
+                let failed = outcome.is_err();
+                outcomes.push(outcome);
+                if failed {
+                    return transaction.rollback();
+                }
+            } else {
+                for queued in &group {
+                    let mut savepoint = transaction.savepoint()?;
+                    let outcome = compare_and_set_in(&savepoint, queued);
+                    if outcome.is_ok() {
+                        savepoint.commit()?;
+                    } else {
+                        savepoint.rollback()?;
+                    }
+                    outcomes.push(outcome);
+                }
+            }
+            // Durable (WAL, synchronous = FULL) when this returns: then, and only then, is
+            // any commit of the group answered.
+            transaction.commit()
+        })();
+        let sweep_due = outcomes.iter().flatten().any(|stored| stored.version.is_multiple_of(SWEEP_EVERY));
+        match done {
+            Err(error) => {
+                // Nothing of the group is on disk.
+                for queued in group {
+                    let _ = queued.reply.send(Err(unavailable(&error)));
+                }
+                return;
+            }
+            Ok(()) => {
+                self.inner.groups.fetch_add(1, Ordering::Relaxed);
+                self.inner.grouped.fetch_add(group.len() as u64, Ordering::Relaxed);
+                for (queued, outcome) in group.into_iter().zip(outcomes) {
+                    let answer = outcome.map(|stored| {
+                        let version = stored.version;
+                        self.remember(&queued.key, Some(stored));
+                        version
+                    });
+                    let _ = queued.reply.send(answer);
+                }
+            }
         }
-        let version: i64 = transaction
-            .query_row("UPDATE revision SET last = last + 1 WHERE id = 1 RETURNING last", [], |row| row.get(0))
-            .map_err(unavailable)?;
-        let stored = Snapshot { version: version as u64, ..next.clone() };
-        let text = serde_json::to_string(&stored).map_err(unavailable)?;
-        transaction
-            .execute(
-                "INSERT INTO records (key, version, expires_at_ms, snapshot, due_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (key) DO UPDATE SET version = excluded.version, expires_at_ms = excluded.expires_at_ms,
-                 snapshot = excluded.snapshot, due_at_ms = excluded.due_at_ms",
-                params![
-                    key.as_str(),
-                    version,
-                    stored.expires_at_ms.map(|ms| ms as i64),
-                    text,
-                    stored.due_at_ms.map(|ms| ms.min(i64::MAX as u64) as i64)
-                ],
-            )
-            .map_err(unavailable)?;
-        if found == 0 {
-            // What an expired record left behind went with it.
-            transaction.execute("DELETE FROM history WHERE key = ?1", params![key.as_str()]).map_err(unavailable)?;
-        }
-        if let Some((entry, retention)) = entry {
-            append_history(&transaction, key, version, entry, retention).map_err(unavailable)?;
-        }
-        // Durable (WAL, synchronous = FULL) when this returns.
-        transaction.commit().map_err(unavailable)?;
-        self.remember(key, Some(stored));
         drop(connection);
-        if (version as u64).is_multiple_of(SWEEP_EVERY)
-            && let Err(error) = self.sweep()
-        {
+        if sweep_due && let Err(error) = self.sweep() {
             tracing::warn!(%error, "cannot sweep expired records");
         }
-        Ok(version as u64)
     }
+}
+
+/// The commits waiting for the next group, and whether a leader is committing groups.
+#[derive(Default)]
+struct Queue {
+    pending: Vec<Queued>,
+    leading: bool,
+}
+
+/// A commit waiting for its group.
+struct Queued {
+    key: StoreKey,
+    expected: u64,
+    next: Snapshot,
+    entry: Option<(HistoryEntry, HistoryRetention)>,
+    reply: tokio::sync::oneshot::Sender<Result<u64, StoreError>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One queued compare-and-set (and its history row) inside the group's transaction: the
+/// record as stored, or why not (a conflict, or what SQLite said).
+fn compare_and_set_in(connection: &Connection, queued: &Queued) -> Result<Snapshot, StoreError> {
+    let Queued { key, expected, next, entry, .. } = queued;
+    let now = now_ms() as i64;
+    // Cached statements: a group runs them once per commit.
+    let found: u64 = connection
+        .prepare_cached("SELECT version FROM records WHERE key = ?1 AND (expires_at_ms IS NULL OR expires_at_ms > ?2)")
+        .and_then(|mut select| select.query_row(params![key.as_str(), now], |row| row.get::<_, i64>(0)).optional())
+        .map_err(unavailable)?
+        .map_or(0, |v| v as u64);
+    if found != *expected {
+        return Err(StoreError::Conflict { expected: *expected, found });
+    }
+    let version: i64 = connection
+        .prepare_cached("UPDATE revision SET last = last + 1 WHERE id = 1 RETURNING last")
+        .and_then(|mut update| update.query_row([], |row| row.get(0)))
+        .map_err(unavailable)?;
+    let stored = Snapshot { version: version as u64, ..next.clone() };
+    let text = serde_json::to_string(&stored).map_err(unavailable)?;
+    connection
+        .prepare_cached(
+            "INSERT INTO records (key, version, expires_at_ms, snapshot, due_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (key) DO UPDATE SET version = excluded.version, expires_at_ms = excluded.expires_at_ms,
+             snapshot = excluded.snapshot, due_at_ms = excluded.due_at_ms",
+        )
+        .and_then(|mut insert| {
+            insert.execute(params![
+                key.as_str(),
+                version,
+                stored.expires_at_ms.map(|ms| ms as i64),
+                text,
+                stored.due_at_ms.map(|ms| ms.min(i64::MAX as u64) as i64)
+            ])
+        })
+        .map_err(unavailable)?;
+    if found == 0 {
+        // What an expired record left behind went with it.
+        connection.execute("DELETE FROM history WHERE key = ?1", params![key.as_str()]).map_err(unavailable)?;
+    }
+    if let Some((entry, retention)) = entry {
+        append_history(connection, key, version, entry, *retention).map_err(unavailable)?;
+    }
+    Ok(stored)
 }
 
 #[async_trait]
@@ -339,11 +480,7 @@ impl FlowStore for SqliteStore {
     }
 
     async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
-        // A commit waits for the disk: off the async workers.
-        let (store, key, next) = (self.clone(), key.clone(), next.clone());
-        tokio::task::spawn_blocking(move || store.compare_and_set_blocking(&key, expected_version, &next, None))
-            .await
-            .map_err(unavailable)?
+        self.commit(key, expected_version, next, None).await
     }
 
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
@@ -407,12 +544,7 @@ impl FlowStore for SqliteStore {
         retention: HistoryRetention,
     ) -> Result<u64, StoreError> {
         // One process per file: its leases cannot be lost, the compare-and-set guards.
-        let (store, key, next, entry) = (self.clone(), key.clone(), next.clone(), entry.clone());
-        tokio::task::spawn_blocking(move || {
-            store.compare_and_set_blocking(&key, expected_version, &next, Some((&entry, retention)))
-        })
-        .await
-        .map_err(unavailable)?
+        self.commit(key, expected_version, next, Some((entry.clone(), retention))).await
     }
 
     async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
@@ -497,7 +629,7 @@ fn add_due_column(connection: &Connection) -> rusqlite::Result<()> {
 /// Appends `entry` to `key`'s history as the row of the commit's `version` (versions grow,
 /// so rows sort in commit order), then deletes what `retention` does not keep.
 fn append_history(
-    transaction: &rusqlite::Transaction<'_>,
+    transaction: &Connection,
     key: &StoreKey,
     version: i64,
     entry: &HistoryEntry,
@@ -539,6 +671,62 @@ mod tests {
             file.push(suffix);
             let _ = std::fs::remove_file(file);
         }
+    }
+
+    /// 64 commits arrive while the file is busy: they go to disk in at most two groups
+    /// (what the leader took before it waited, then the rest), each judged alone — of two
+    /// commits from the same version of a key, one wins and one conflicts — and what each
+    /// was told is what the file holds after a reopen.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn commits_that_arrive_together_share_a_sync_and_are_judged_one_by_one() {
+        use std::sync::atomic::AtomicUsize;
+        use std::time::Duration;
+        let path = temp_path("group");
+        let store = SqliteStore::open(&path).unwrap();
+        let busy = store.connection();
+        let started = Arc::new(AtomicUsize::new(0));
+        let commits: Vec<_> = (0..64)
+            .map(|i| {
+                let (store, started) = (store.clone(), started.clone());
+                tokio::spawn(async move {
+                    let key = StoreKey::instance("m", &format!("k{}", i % 32));
+                    let next = Snapshot::default().with_state("m", if i < 32 { "a" } else { "b" });
+                    started.fetch_add(1, Ordering::SeqCst);
+                    let outcome = store.compare_and_set(&key, 0, &next).await;
+                    (key, next.states["m"].clone(), outcome)
+                })
+            })
+            .collect();
+        while started.load(Ordering::SeqCst) < 64 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // Each queued itself in the poll that counted it.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(busy);
+        let mut won: HashMap<StoreKey, (String, u64)> = HashMap::new();
+        let mut conflicts = 0;
+        for commit in commits {
+            match commit.await.unwrap() {
+                (key, state, Ok(version)) => assert!(won.insert(key, (state, version)).is_none(), "two won"),
+                (_, _, Err(StoreError::Conflict { expected: 0, found })) => {
+                    assert!(found > 0);
+                    conflicts += 1;
+                }
+                (_, _, Err(other)) => panic!("{other}"),
+            }
+        }
+        assert_eq!((won.len(), conflicts), (32, 32));
+        let (groups, grouped) = store.commit_groups();
+        assert_eq!(grouped, 64);
+        assert!(groups <= 2, "{groups} groups for 64 commits that waited together");
+        drop(store);
+        let reopened = SqliteStore::open(&path).unwrap();
+        for (key, (state, version)) in &won {
+            let stored = reopened.load(key).await.unwrap();
+            assert_eq!((stored.states["m"].as_str(), stored.version), (state.as_str(), *version));
+        }
+        drop(reopened);
+        cleanup(&path);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
