@@ -99,7 +99,9 @@ impl MemoryStore {
         let version = self.inner.revision.fetch_add(1, Ordering::Relaxed) + 1;
         records.snapshots.insert(key.clone(), Snapshot { version, ..next.clone() });
         if let Some((entry, retention)) = entry {
-            let history = records.histories.entry(key.clone()).or_default();
+            // Room for one entry: most instances are idle with a short history, and a
+            // default first growth would hold four (about 1 KiB each instance).
+            let history = records.histories.entry(key.clone()).or_insert_with(|| VecDeque::with_capacity(1));
             history.push_back(entry.clone());
             while let Some(oldest) = history.front()
                 && !retention.keeps(history.len() - 1, oldest.at_ms(), entry.at_ms())
