@@ -201,7 +201,7 @@ impl SqliteStore {
 
     fn connection(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding it rolled its transaction back; the connection is usable.
-        self.inner.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.inner.connection)
     }
 
     /// Deletes expired records (with their histories) and the calls that left their
@@ -252,7 +252,7 @@ impl SqliteStore {
     }
 
     fn cache(&self) -> MutexGuard<'_, HashMap<StoreKey, Option<Snapshot>>> {
-        self.inner.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.inner.cache)
     }
 
     /// Remembers what the file now holds for `key` (call with the connection held).
@@ -422,6 +422,8 @@ struct Queued {
     reply: tokio::sync::oneshot::Sender<Result<u64, StoreError>>,
 }
 
+/// `mutex`, whether or not a panic poisoned it: what it guards is left consistent (a
+/// connection's transaction rolls back, the queue and cache are replaced whole).
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
