@@ -38,7 +38,7 @@ use rmcp::model::{
     InputRequests, ListRootsRequest, ListRootsResult, RootsCapabilities, SamplingCapability, SamplingMessage,
     UrlElicitationCapability,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::Peer;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -329,20 +329,21 @@ pub(crate) enum Unanswered {
 }
 
 impl Inputs {
-    /// For the request `context` serves: `rounds`, whether it is of a revision that asks
-    /// in rounds (2026-07-28); `kept`, whether the server keeps its connection; `answers`,
-    /// what a 2026-07-28 retry brought (its sealed state's and its own).
-    pub(crate) fn new(
-        context: &RequestContext<RoleServer>,
+    /// For a request from a client with `capabilities`, reached through `peer`: `rounds`,
+    /// whether it is of a revision that asks in rounds (2026-07-28); `kept`, whether the
+    /// server keeps its connection; `answers`, what a 2026-07-28 retry brought (its sealed
+    /// state's and its own).
+    pub(crate) fn of_client(
+        capabilities: ClientCapabilities,
+        peer: &Peer<RoleServer>,
         rounds: bool,
         kept: bool,
         answers: BTreeMap<String, Value>,
     ) -> Self {
-        let capabilities = context.client_capabilities().unwrap_or_default();
         let era = if rounds {
             Era::Rounds { capabilities, answers }
         } else if kept {
-            Era::Requests { peer: context.peer.clone(), capabilities }
+            Era::Requests { peer: peer.clone(), capabilities }
         } else {
             Era::Unavailable
         };

@@ -96,6 +96,15 @@ impl LogThreshold {
     }
 }
 
+/// What one request says of its client: the peer to reach it through, its progress token,
+/// the log level it asked for in `_meta` (MCP 2026-07-28), and its cancellation.
+pub(crate) struct RequestSide {
+    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) cancel: CancellationToken,
+}
+
 /// What a call knows of its client.
 #[derive(Debug, Clone)]
 pub(crate) struct CallClient {
@@ -132,11 +141,28 @@ impl CallClient {
         stream: Option<UnboundedSender<ServerJsonRpcMessage>>,
         inputs: Arc<Inputs>,
     ) -> Self {
-        let threshold = if inputs.in_rounds() { LogThreshold::of_request(context.meta.log_level()) } else { threshold };
-        Self {
+        let request = RequestSide {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
+            log_level: context.meta.log_level(),
             cancel: context.ct.clone(),
+        };
+        Self::of_request(request, threshold, stream, inputs)
+    }
+
+    /// [`new`](Self::new), from what the request says rather than from rmcp's context (a
+    /// request toolgate answers itself, `server::owned`).
+    pub(crate) fn of_request(
+        request: RequestSide,
+        threshold: LogThreshold,
+        stream: Option<UnboundedSender<ServerJsonRpcMessage>>,
+        inputs: Arc<Inputs>,
+    ) -> Self {
+        let threshold = if inputs.in_rounds() { LogThreshold::of_request(request.log_level) } else { threshold };
+        Self {
+            peer: request.peer,
+            progress_token: request.progress_token,
+            cancel: request.cancel,
             threshold,
             stream,
             inputs,
@@ -200,6 +226,11 @@ impl CallClient {
         }
         if let Some(message) = message {
             param = param.with_message(message);
+        }
+        if self.stream.is_some() {
+            // Ahead of the response on the call's own stream, as any message it causes.
+            let progress = rmcp::model::ProgressNotification::new(param);
+            return self.notify(ServerNotification::ProgressNotification(progress)).await;
         }
         if let Err(error) = self.peer.notify_progress(param).await {
             tracing::debug!(%error, "cannot send notifications/progress");

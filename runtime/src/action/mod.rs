@@ -16,7 +16,7 @@ mod placement;
 mod state;
 
 pub use client::LogLevel;
-pub(crate) use client::{CallClient, FirstWait, LogThreshold};
+pub(crate) use client::{CallClient, FirstWait, LogThreshold, RequestSide};
 pub(crate) use ctx::CallNote;
 pub use ctx::{Ctx, Progress};
 pub use declared::{

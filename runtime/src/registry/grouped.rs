@@ -202,6 +202,11 @@ impl Group {
         self.actions.len()
     }
 
+    /// The flat tools its actions run as.
+    pub(crate) fn tools(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.actions.iter().map(|action| action.tool)
+    }
+
     /// The definition with every action.
     pub(crate) fn full_definition(&self) -> Tool {
         self.definition(|_| true)

@@ -6,6 +6,7 @@ mod history;
 mod history_tool;
 mod instance_key;
 mod param_header;
+pub(crate) use param_header::KEYWORD as PARAM_HEADER_KEYWORD;
 
 pub(crate) use history::InstanceHistory;
 pub(crate) use history_tool::HistoryOptions;

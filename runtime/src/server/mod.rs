@@ -9,6 +9,7 @@ mod cli;
 mod connection;
 mod http;
 mod listeners;
+mod owned;
 mod rounds;
 mod transport;
 mod watchers;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::{ErrorData, InputRequiredResult, InputResponses};
-use rmcp::service::RequestContext;
+use rmcp::model::{ClientCapabilities, ErrorData, InputRequiredResult, InputResponses};
+use rmcp::service::{Peer, RequestContext};
 use serde_json::{Map, Value, json};
 
 use super::Shared;
@@ -58,6 +58,21 @@ impl Shared {
         retry: Retry,
     ) -> Result<Round, ErrorData> {
         let rounds = context.protocol_version().is_some_and(|version| !version.has_initialize());
+        let client = (context.client_capabilities().unwrap_or_default(), &context.peer);
+        self.round_of(client, rounds, kept, principal, arguments, retry)
+    }
+
+    /// [`round`](Self::round), from the client's capabilities and peer rather than rmcp's
+    /// context; `rounds`: whether the request is of a revision that asks in rounds.
+    pub(super) fn round_of(
+        &self,
+        (capabilities, peer): (ClientCapabilities, &Peer<RoleServer>),
+        rounds: bool,
+        kept: bool,
+        principal: Option<&Principal>,
+        arguments: &Map<String, Value>,
+        retry: Retry,
+    ) -> Result<Round, ErrorData> {
         let call = rounds.then(|| Call {
             principal: principal.cloned(),
             method: retry.method,
@@ -75,7 +90,7 @@ impl Shared {
         };
         // This round's answers; an answer to a question no round asked is never read.
         answers.extend(retry.input_responses.unwrap_or_default());
-        Ok(Round { inputs: Arc::new(Inputs::new(context, rounds, kept, answers)), call })
+        Ok(Round { inputs: Arc::new(Inputs::of_client(capabilities, peer, rounds, kept, answers)), call })
     }
 }
 

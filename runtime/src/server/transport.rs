@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 
 use super::call_stream::CallStreamSessions;
 use super::http::{SessionCap, answer_session_refusals, limit_clients};
+use super::owned::OwnedPath;
 use super::wire;
 use super::{ServeError, Server};
 use crate::gate::Limiter;
@@ -64,8 +65,9 @@ impl Server {
         let factory = move || Ok(server.http_connection());
         // Innermost: only one well-formed JSON-RPC message per body reaches rmcp.
         let router = if self.shared.sessionless {
-            let limits = Arc::new(super::http::RequestLimits::new(options, None));
-            let checked = axum::middleware::from_fn_with_state(limits, wire::check_http);
+            let limits = super::http::RequestLimits::new(options, None);
+            let front = Arc::new(wire::HttpFront { limits, owned: OwnedPath::new(self.shared.clone()) });
+            let checked = axum::middleware::from_fn_with_state(front, wire::check_http);
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
             shared_service(service).layer(checked)
@@ -74,8 +76,9 @@ impl Server {
                 inner: options.session_manager(),
                 cap: SessionCap::new(options.max_sessions),
             });
-            let limits = Arc::new(super::http::RequestLimits::new(options, Some(manager.clone())));
-            let checked = axum::middleware::from_fn_with_state(limits, wire::check_http);
+            let limits = super::http::RequestLimits::new(options, Some(manager.clone()));
+            let front = Arc::new(wire::HttpFront { limits, owned: OwnedPath::new(self.shared.clone()) });
+            let checked = axum::middleware::from_fn_with_state(front, wire::check_http);
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);
             shared_service(service).layer(checked).layer(refusals)

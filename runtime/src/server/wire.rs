@@ -428,16 +428,23 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
+/// What the HTTP side of the check holds: what one request may take, and the requests
+/// toolgate answers itself.
+pub(crate) struct HttpFront {
+    pub(crate) limits: super::http::RequestLimits,
+    pub(crate) owned: super::owned::OwnedPath,
+}
+
 /// The HTTP side, innermost around rmcp's service: a JSON POST body is read within the
 /// server's read timeout and checked (and answered 400 with its JSON-RPC error when
 /// refused) before rmcp parses it; a `subscriptions/listen` request takes a place among
 /// the live streams, held until its stream ends (503 past the cap); the DELETE that ends
 /// a session answers 200 (rmcp says 202, which clients take for a failure).
-pub(crate) async fn check_http(
-    State(limits): State<Arc<super::http::RequestLimits>>,
-    request: Request,
-    next: Next,
-) -> Response {
+///
+/// A `tools/call` or `tools/list` of MCP 2026-07-28 that the owned path recognizes is
+/// answered there ([`super::owned`]), from the bytes read here, instead of by rmcp.
+pub(crate) async fn check_http(State(front): State<Arc<HttpFront>>, request: Request, next: Next) -> Response {
+    let limits = &front.limits;
     if request.method() == http::Method::DELETE {
         let mut response = next.run(request).await;
         if response.status() == http::StatusCode::ACCEPTED {
@@ -472,6 +479,12 @@ pub(crate) async fn check_http(
         && let Some(refused) = limits.refuse_new_session(&parts, &message.id)
     {
         return refused;
+    }
+    if !message.listens
+        && !message.initializes
+        && let Some(response) = front.owned.answer(&parts, &bytes).await
+    {
+        return response;
     }
     let stream = if message.listens {
         match limits.streams.open(&parts) {

@@ -32,6 +32,9 @@ pub mod names {
     pub const TASKS: &str = "toolgate_tasks_total";
     /// How long tasks run, from their start to their end, in seconds.
     pub const TASK_SECONDS: &str = "toolgate_task_duration_seconds";
+    /// HTTP requests toolgate answered itself rather than through rmcp's service (the
+    /// owned path: `tools/call` and `tools/list` of MCP 2026-07-28), by `method`.
+    pub const OWNED_REQUESTS: &str = "toolgate_owned_requests_total";
 }
 
 /// Whether a recorder was installed: without one, recording is skipped before a metric's
@@ -53,6 +56,13 @@ pub(crate) fn record_call(tool: &'static str, code: Option<&str>, took: Duration
     }
     metrics::counter!(names::CALLS, "tool" => tool, "outcome" => outcome).increment(1);
     metrics::histogram!(names::CALL_SECONDS, "tool" => tool).record(took.as_secs_f64());
+}
+
+/// A request the owned path answered.
+pub(crate) fn record_owned(method: &'static str) {
+    if recording() {
+        metrics::counter!(names::OWNED_REQUESTS, "method" => method).increment(1);
+    }
 }
 
 /// When a store operation starts, if metrics are recorded (no clock read otherwise).

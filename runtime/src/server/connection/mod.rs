@@ -177,13 +177,6 @@ impl Connection {
         }
     }
 
-    /// Keeps of `tools` those `principal` may see (every scope they require).
-    fn visible_to(&self, mut tools: Vec<Tool>, principal: Option<&Principal>) -> Vec<Tool> {
-        let registry = &self.shared.engine.registry;
-        tools.retain(|tool| registry.tool(&tool.name).is_none_or(|entry| entry.visible_to(principal)));
-        tools
-    }
-
     /// What a kept connection lists: its flow, with the current state of each instance it
     /// focuses on (another client may have moved it since).
     async fn listing(&self, flow: &StoreKey, principal: Option<&Principal>) -> Result<Vec<Tool>, ErrorData> {
@@ -229,28 +222,11 @@ impl Connection {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let registry = &self.shared.engine.registry;
         let mut arguments = request.arguments.unwrap_or_default();
-        // A grouped tool's call runs as its action's tool.
-        let tool = match registry.group(&request.name) {
-            Some(group) => match group.resolve(&mut arguments, |tool| {
-                let principal = self.principal(&context);
-                registry.tool(tool).is_some_and(|t| t.visible_to(principal.as_ref()))
-            }) {
-                Ok(tool) => registry.tool(tool),
-                Err(error) => {
-                    let mut content = error.to_structured();
-                    crate::domain::field::echo(&mut content, Some(group.domain));
-                    return Ok(Reply::refusal(content).into_result().into());
-                }
-            },
-            None => registry.served(&request.name),
-        };
-        let Some(tool) = tool else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`", request.name),
-                Some(json!({ "tool": request.name })),
-            ));
+        let tool = match self.shared.tool_called(&request.name, &mut arguments, || self.principal(&context)) {
+            Ok(tool) => tool,
+            Err(Uncalled::Refused(reply)) => return Ok(reply.into_result().into()),
+            Err(Uncalled::Unknown(error)) => return Err(error),
         };
         let origin = self.origin();
         let kept = matches!(origin, Origin::Connection(_));
@@ -330,6 +306,87 @@ impl Connection {
             return asked.map(Into::into);
         }
         Ok(reply.into_result().into())
+    }
+}
+
+/// Keeps of `tools` those `principal` may see (every scope they require).
+fn visible_to(shared: &Shared, mut tools: Vec<Tool>, principal: Option<&Principal>) -> Vec<Tool> {
+    let registry = &shared.engine.registry;
+    tools.retain(|tool| registry.tool(&tool.name).is_none_or(|entry| entry.visible_to(principal)));
+    tools
+}
+
+impl Shared {
+    /// The `tools/list` every caller with `principal`'s authorization gets where the list
+    /// does not follow a flow (a sessionless request, any request of MCP 2026-07-28):
+    /// every tool it may see, each saying when it is callable (the call path enforces the
+    /// state). `modern`: the request is of MCP 2026-07-28.
+    pub(super) fn tools_list_result(&self, principal: Option<&Principal>, modern: bool) -> ListToolsResult {
+        let tools = visible_to(self, self.engine.registry.definitions(), principal);
+        self.list_result(tools, modern)
+    }
+
+    /// The result listing `tools` (flat definitions), as this server exposes them.
+    fn list_result(&self, tools: Vec<Tool>, modern: bool) -> ListToolsResult {
+        let mut result = ListToolsResult::with_all_items(self.engine.registry.expose(tools));
+        if self.engine.registry.has_scopes() {
+            // The list varies by the authorization the request presents (and by nothing
+            // else): no one else may be served it from a cache.
+            result.cache_scope = Some(CacheScope::Private);
+        } else if modern {
+            // The same list for everyone.
+            result.cache_scope = Some(CacheScope::Public);
+        }
+        if modern {
+            // Fresh for no time: the list changes with the server's tools only (rmcp's
+            // default, written here so a list toolgate writes itself says it too).
+            result.ttl_ms = Some(0);
+        }
+        result
+    }
+}
+
+/// Why a `tools/call` names no tool to run.
+pub(super) enum Uncalled {
+    /// A grouped call without one of its tool's actions: refused as a result.
+    Refused(Box<Reply>),
+    /// No such tool (`-32602`).
+    Unknown(ErrorData),
+}
+
+impl Shared {
+    /// The tool a `tools/call` of `name` runs: a grouped tool's call runs as its action's
+    /// tool (the `action` argument, taken out of `arguments`), judged among the actions
+    /// the caller (`principal`, asked only for a grouped call) may see.
+    pub(super) fn tool_called(
+        &self,
+        name: &str,
+        arguments: &mut serde_json::Map<String, serde_json::Value>,
+        principal: impl FnOnce() -> Option<Principal>,
+    ) -> Result<&crate::registry::ToolEntry, Uncalled> {
+        let registry = &self.engine.registry;
+        let tool = match registry.group(name) {
+            Some(group) => {
+                let principal = principal();
+                match group
+                    .resolve(arguments, |tool| registry.tool(tool).is_some_and(|t| t.visible_to(principal.as_ref())))
+                {
+                    Ok(tool) => registry.tool(tool),
+                    Err(error) => {
+                        let mut content = error.to_structured();
+                        crate::domain::field::echo(&mut content, Some(group.domain));
+                        return Err(Uncalled::Refused(Box::new(Reply::refusal(content))));
+                    }
+                }
+            }
+            None => registry.served(name),
+        };
+        tool.ok_or_else(|| {
+            Uncalled::Unknown(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                Some(json!({ "tool": name })),
+            ))
+        })
     }
 }
 
@@ -445,26 +502,17 @@ impl ServerHandler for Connection {
         // MCP 2026-07-28 (over any transport, stdio included): the list must not vary per
         // connection or with other requests, only with the authorization presented.
         let modern = context.protocol_version().is_some_and(|version| !version.has_initialize());
-        let tools = match self.origin() {
-            Origin::Connection(flow) if !modern => self.listing(&flow, principal.as_ref()).await?,
+        let flow = match self.origin() {
+            Origin::Connection(flow) if !modern => flow,
             // The same for every caller with the same authorization: every tool it may
             // see, each saying when it is callable (the call path enforces the state).
-            _ => self.shared.engine.registry.definitions(),
+            _ => return Ok(self.shared.tools_list_result(principal.as_ref(), modern)),
         };
-        let tools = self.visible_to(tools, principal.as_ref());
-        if self.state.kept.load(Ordering::Acquire) && !modern {
+        let tools = visible_to(&self.shared, self.listing(&flow, principal.as_ref()).await?, principal.as_ref());
+        if self.state.kept.load(Ordering::Acquire) {
             *lock(&self.state.listed) = Some(tools.iter().map(|t| t.name.to_string()).collect());
         }
-        let mut result = ListToolsResult::with_all_items(self.shared.engine.registry.expose(tools));
-        if self.shared.engine.registry.has_scopes() {
-            // The list varies by the authorization the request presents (and by nothing
-            // else): no one else may be served it from a cache.
-            result.cache_scope = Some(CacheScope::Private);
-        } else if modern {
-            // The same list for everyone.
-            result.cache_scope = Some(CacheScope::Public);
-        }
-        Ok(result)
+        Ok(self.shared.list_result(tools, false))
     }
 
     async fn get_task(

@@ -36,7 +36,7 @@ impl Connection {
         let principal = self.state.opener.get().cloned().flatten();
         let Ok(tools) = self.listing(&flow, principal.as_ref()).await else { return };
         let names: Vec<String> =
-            self.visible_to(tools, principal.as_ref()).iter().map(|t| t.name.to_string()).collect();
+            super::visible_to(&self.shared, tools, principal.as_ref()).iter().map(|t| t.name.to_string()).collect();
         {
             let mut listed = lock(&self.state.listed);
             match listed.as_ref() {

@@ -1,0 +1,581 @@
+//! The requests toolgate answers itself over Streamable HTTP: a `tools/call` or a
+//! `tools/list` of MCP 2026-07-28 (sessionless, in either server mode) goes from the wire
+//! check's bytes to the engine and back to response bytes written here, without rmcp's
+//! per-request machinery (a handler built and a task spawned per request, the message
+//! parsed again into rmcp's model, the result serialized twice).
+//!
+//! Only what rmcp would accept as it is comes this way: the owned path *recognizes* a
+//! request — every header and member it reads has the one value rmcp would serve — and
+//! hands anything else to rmcp unchanged, which answers it (or refuses it) as before. So
+//! rmcp stays the protocol's source of truth: an odd header, an `Origin`, a session id,
+//! a `requestState` or `inputResponses`, a tool that may run as a task, asks for a
+//! confirmation or has arguments that travel as headers, a `_meta` member this module
+//! does not know: each goes to rmcp. What the owned path serves, it serves through the
+//! same call pipeline and the same reply as [`super::Connection`]'s `tools/call`.
+//!
+//! A call that causes messages before its result (log lines the request asked for,
+//! progress) is answered as an SSE stream, the messages first, as rmcp does; any other is
+//! answered with one JSON body, whose `text` block is derived from the bytes of its
+//! `structuredContent` (serialized once).
+
+// Logging is deprecated by SEP-2577 in rmcp 3.11 but still part of the revisions toolgate
+// serves: a 2026-07-28 request may ask for log messages in `_meta`.
+#![allow(deprecated)]
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use futures_util::Stream;
+use rmcp::RoleServer;
+use rmcp::model::{ClientCapabilities, ErrorData, LoggingLevel, ProgressToken, ServerJsonRpcMessage};
+use rmcp::service::{Peer, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+
+use super::connection::Uncalled;
+use super::rounds::Retry;
+use super::{Connection, Shared};
+use crate::action::{CallClient, LogThreshold, RequestSide, TaskSupport};
+use crate::auth::Principal;
+use crate::engine::{CallSource, Reply};
+use crate::flow::Origin;
+use crate::gate::{Caller, Peer as CallerPeer};
+
+/// The only protocol revision the owned path serves.
+const REVISION: &str = "2026-07-28";
+
+/// What the owned path needs beside the server: made on the first request it serves
+/// (inside the runtime: the detached peer runs a task).
+pub(crate) struct OwnedPath {
+    shared: Arc<Shared>,
+    ready: OnceLock<Ready>,
+}
+
+struct Ready {
+    /// What a handler's `Ctx::peer` is on a request answered here: a peer of MCP
+    /// 2026-07-28, which refuses server-to-client requests (as rmcp's own peer of such a
+    /// request does), and whose notifications go nowhere (a call's go to its own stream).
+    peer: Peer<RoleServer>,
+    _detached: RunningService<RoleServer, Connection>,
+    /// The names a `tools/call` may be answered here for: a tool that never runs as a
+    /// task, asks for no confirmation and has no argument travelling as a header (for a
+    /// grouped tool, every action's).
+    callable: HashSet<String>,
+    /// The `tools/list` result, written once, when it is the same for every caller (no
+    /// tool requires a scope).
+    list: Option<String>,
+}
+
+/// A transport that never receives and drops what it is given: the detached peer's.
+struct Detached;
+
+impl rmcp::transport::Transport<RoleServer> for Detached {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        _item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        std::future::ready(Ok(()))
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        std::future::pending().await
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl OwnedPath {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared, ready: OnceLock::new() }
+    }
+
+    fn ready(&self) -> &Ready {
+        self.ready.get_or_init(|| {
+            let info = rmcp::model::InitializeRequestParams::new(
+                ClientCapabilities::default(),
+                rmcp::model::Implementation::default(),
+            )
+            .with_protocol_version(rmcp::model::ProtocolVersion::V_2026_07_28);
+            let detached =
+                rmcp::service::serve_directly(Connection::new(self.shared.clone(), false), Detached, Some(info));
+            let registry = &self.shared.engine.registry;
+            let plain =
+                |tool: &crate::registry::ToolEntry| tool.task() == TaskSupport::Never && tool.confirm().is_none();
+            let mut callable = HashSet::new();
+            for tool in registry.tools() {
+                let name = tool.domain.filter(|domain| registry.group(domain).is_some()).unwrap_or(tool.name);
+                let Some(definition) = registry.definition(name) else { continue };
+                let headers = serde_json::to_string(&definition.input_schema)
+                    .is_ok_and(|schema| schema.contains(crate::registry::PARAM_HEADER_KEYWORD));
+                let every = match registry.group(name) {
+                    Some(group) => group.tools().filter_map(|t| registry.tool(t)).all(plain),
+                    None => plain(tool),
+                };
+                if every && !headers {
+                    callable.insert(name.to_string());
+                }
+            }
+            let list = (!registry.has_scopes())
+                .then(|| self.shared.tools_list_result(None, true))
+                .and_then(|result| serde_json::to_string(&result).ok());
+            Ready { peer: detached.peer().clone(), _detached: detached, callable, list }
+        })
+    }
+
+    /// The response to `parts` and `bytes` (one well-formed JSON-RPC message, as the wire
+    /// check found), if this is a request the owned path serves; `None` hands it to rmcp.
+    pub(crate) async fn answer(&self, parts: &http::request::Parts, bytes: &[u8]) -> Option<Response> {
+        let method = recognized_headers(parts, &self.shared.http.allowed_hosts)?;
+        let message: Incoming<'_> = serde_json::from_slice(bytes).ok()?;
+        let id = plain_id(message.id)?;
+        let params = message.params?;
+        if message.method != method || params.meta.protocol_version != REVISION {
+            return None;
+        }
+        let principal = parts.extensions.get::<Principal>();
+        let response = match method {
+            "tools/list" => {
+                if params.name.is_some()
+                    || params.arguments.is_some()
+                    || params.cursor.is_some()
+                    || has(parts, "mcp-name")
+                {
+                    return None;
+                }
+                let ready = self.ready();
+                let result = match &ready.list {
+                    Some(list) => Cow::Borrowed(list.as_str()),
+                    None => Cow::Owned(serde_json::to_string(&self.shared.tools_list_result(principal, true)).ok()?),
+                };
+                json_response(envelope(id, "result", &result))
+            }
+            _ => {
+                let name = params.name?;
+                if params.cursor.is_some() || one_header(parts, "mcp-name")? != name {
+                    return None;
+                }
+                let ready = self.ready();
+                if !ready.callable.contains(name.as_ref()) {
+                    return None;
+                }
+                let address = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>();
+                let call = OwnedCall {
+                    shared: self.shared.clone(),
+                    peer: ready.peer.clone(),
+                    principal: principal.cloned(),
+                    address: address.map(|info| info.0.ip()),
+                    name: name.into_owned(),
+                    arguments: params.arguments.unwrap_or_default(),
+                    meta: params.meta.owned(),
+                };
+                call.answer(id.to_string()).await
+            }
+        };
+        crate::telemetry::record_owned(method);
+        Some(response)
+    }
+}
+
+/// The method a request's headers name, if they are what rmcp would serve as they are:
+/// `MCP-Protocol-Version: 2026-07-28`, an `Accept` of JSON and SSE (no weights), an
+/// allowed `Host`, no `Origin` (rmcp judges those), no session id, one `Mcp-Method` of
+/// `tools/call` or `tools/list`, and no `Mcp-Param-*` header.
+fn recognized_headers(parts: &http::request::Parts, allowed_hosts: &[String]) -> Option<&'static str> {
+    let headers = &parts.headers;
+    if one_header(parts, "mcp-protocol-version")? != REVISION
+        || headers.contains_key(http::header::ORIGIN)
+        || headers.contains_key("mcp-session-id")
+        || headers.keys().any(|name| name.as_str().starts_with("mcp-param-"))
+        || !accepts_json_and_sse(headers)
+        || !host_allowed(parts, allowed_hosts)
+    {
+        return None;
+    }
+    match one_header(parts, "mcp-method")? {
+        "tools/call" => Some("tools/call"),
+        "tools/list" => Some("tools/list"),
+        _ => None,
+    }
+}
+
+/// The one value of header `name`, as text.
+fn one_header<'p>(parts: &'p http::request::Parts, name: &str) -> Option<&'p str> {
+    let mut values = parts.headers.get_all(name).iter();
+    let value = values.next()?;
+    values.next().is_none().then_some(())?;
+    value.to_str().ok()
+}
+
+fn has(parts: &http::request::Parts, name: &str) -> bool {
+    parts.headers.contains_key(name)
+}
+
+/// `Accept` names both `application/json` and `text/event-stream`, with no parameters.
+fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(http::header::ACCEPT) {
+        let Ok(value) = value.to_str() else { return false };
+        for media in value.split(',') {
+            let media = media.trim();
+            if media.contains(';') || media.contains('"') {
+                return false;
+            }
+            json |= media.eq_ignore_ascii_case("application/json");
+            sse |= media.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && sse
+}
+
+/// rmcp's DNS-rebinding rule for the `Host` header: its host (and port, where the allowed
+/// entry names one) is one of `allowed`, or `allowed` is empty.
+fn host_allowed(parts: &http::request::Parts, allowed: &[String]) -> bool {
+    if allowed.is_empty() {
+        return true;
+    }
+    let Some(host) = one_header(parts, "host").and_then(|host| host.parse::<http::uri::Authority>().ok()) else {
+        return false;
+    };
+    let normalize = |host: &str| host.trim_matches(['[', ']']).to_ascii_lowercase();
+    let (name, port) = (normalize(host.host()), host.port_u16());
+    allowed.iter().any(|entry| {
+        let entry = entry.trim();
+        match entry.parse::<http::uri::Authority>() {
+            Ok(authority) => {
+                normalize(authority.host()) == name && authority.port_u16().is_none_or(|p| port == Some(p))
+            }
+            Err(_) => !entry.is_empty() && normalize(entry) == name,
+        }
+    })
+}
+
+/// An id rmcp echoes byte for byte: an integer (no fraction or exponent) or a string
+/// without escapes.
+fn plain_id(id: &RawValue) -> Option<&RawValue> {
+    let text = id.get();
+    let integer = {
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit())
+    };
+    let string =
+        text.len() >= 2 && text.starts_with('"') && text.ends_with('"') && !text[1..text.len() - 1].contains('\\');
+    (integer || string).then_some(id)
+}
+
+/// The one message, as far as the owned path reads it; any member it does not know sends
+/// the request to rmcp.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Incoming<'a> {
+    #[serde(rename = "jsonrpc")]
+    _jsonrpc: IgnoredAny,
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow)]
+    params: Option<Params<'a>>,
+}
+
+/// The params of `tools/call` and `tools/list`, as the owned path serves them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    #[serde(default)]
+    cursor: Option<IgnoredAny>,
+    #[serde(rename = "_meta", borrow)]
+    meta: Meta<'a>,
+}
+
+/// A 2026-07-28 request's `_meta`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Meta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    protocol_version: Cow<'a, str>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: ClientCapabilities,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    _client_info: Option<IgnoredAny>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
+    log_level: Option<LoggingLevel>,
+    #[serde(rename = "progressToken", default)]
+    progress_token: Option<ProgressToken>,
+    #[serde(borrow, default)]
+    traceparent: Option<Cow<'a, str>>,
+    #[serde(rename = "tracestate", default)]
+    _tracestate: Option<IgnoredAny>,
+}
+
+/// What a call keeps of its `_meta`.
+struct CallMeta {
+    client_capabilities: ClientCapabilities,
+    log_level: Option<LoggingLevel>,
+    progress_token: Option<ProgressToken>,
+    traceparent: Option<String>,
+}
+
+impl Meta<'_> {
+    fn owned(self) -> CallMeta {
+        CallMeta {
+            client_capabilities: self.client_capabilities,
+            log_level: self.log_level,
+            progress_token: self.progress_token,
+            traceparent: self.traceparent.map(Cow::into_owned),
+        }
+    }
+}
+
+/// One `tools/call` the owned path serves, owning all it needs (so that, if the client
+/// goes away, what is left of it can finish on its own).
+struct OwnedCall {
+    shared: Arc<Shared>,
+    peer: Peer<RoleServer>,
+    principal: Option<Principal>,
+    address: Option<std::net::IpAddr>,
+    name: String,
+    arguments: Map<String, Value>,
+    meta: CallMeta,
+}
+
+/// How a call ended, for its response.
+enum Outcome {
+    Reply(Reply),
+    /// The handler stopped to ask the client (or could not): an `InputRequiredResult`,
+    /// or an error.
+    Other(Result<Value, ErrorData>),
+    Error(ErrorData),
+}
+
+impl OwnedCall {
+    async fn answer(self, id: String) -> Response {
+        let cancel = CancellationToken::new();
+        let (sink, mut caused) = unbounded_channel();
+        let mut call = Finishing::new(Box::pin(self.run(cancel.clone(), sink)), cancel);
+        tokio::select! {
+            biased;
+            outcome = &mut call => {
+                let first: Vec<_> = std::iter::from_fn(|| caused.try_recv().ok()).collect();
+                let last = respond(&id, outcome);
+                if first.is_empty() {
+                    return json_response(last);
+                }
+                let events = first.iter().filter_map(|m| serde_json::to_string(m).ok()).chain([last]);
+                sse_response(Body::from(events.map(|e| sse_event(&e)).collect::<String>()))
+            }
+            Some(first) = caused.recv() => {
+                // Messages before the result: an SSE stream, the call driven by its body.
+                let stream = CallEvents { first: Some(first), caused, call: Some(call), id };
+                sse_response(Body::from_stream(stream))
+            }
+        }
+    }
+
+    async fn run(
+        self,
+        cancel: CancellationToken,
+        sink: tokio::sync::mpsc::UnboundedSender<ServerJsonRpcMessage>,
+    ) -> Outcome {
+        let shared = &self.shared;
+        let mut arguments = self.arguments;
+        let principal = self.principal;
+        let tool = match shared.tool_called(&self.name, &mut arguments, || principal.clone()) {
+            Ok(tool) => tool,
+            Err(Uncalled::Refused(reply)) => return Outcome::Reply(*reply),
+            Err(Uncalled::Unknown(error)) => return Outcome::Error(error),
+        };
+        let retry = Retry { method: "tools/call", name: tool.name.into(), request_state: None, input_responses: None };
+        let client_side = (self.meta.client_capabilities, &self.peer);
+        let round = match shared.round_of(client_side, true, false, principal.as_ref(), &arguments, retry) {
+            Ok(round) => round,
+            Err(error) => return Outcome::Error(error),
+        };
+        let request = RequestSide {
+            peer: self.peer.clone(),
+            progress_token: self.meta.progress_token,
+            log_level: self.meta.log_level,
+            cancel,
+        };
+        let client = CallClient::of_request(request, LogThreshold::default(), Some(sink), round.inputs.clone());
+        let trace = self.meta.traceparent.as_deref().and_then(crate::telemetry::TraceParent::parse);
+        let caller = Caller { principal, peer: self.address.map_or(CallerPeer::Unidentified, CallerPeer::Address) };
+        let server = shared.this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>;
+        let source = CallSource { origin: &Origin::Sessionless, caller: &caller, session: None, trace, server };
+        let reply = shared.engine.call(tool, source, client, arguments).await;
+        if let Some(moved) = &reply.moved {
+            shared.tell_watchers(moved, None);
+        }
+        if reply.is_error
+            && let Some(asked) = round.unanswered(shared)
+        {
+            return Outcome::Other(asked.and_then(|asked| {
+                serde_json::to_value(asked).map_err(|error| ErrorData::internal_error(error.to_string(), None))
+            }));
+        }
+        Outcome::Reply(reply)
+    }
+}
+
+/// The JSON-RPC response `id` gets for `outcome`.
+fn respond(id: &str, outcome: Outcome) -> String {
+    match outcome {
+        Outcome::Reply(reply) => match result_bytes(reply) {
+            Ok(result) => envelope_raw(id, "result", &result),
+            Err(error) => envelope_raw(id, "error", &error_bytes(&error)),
+        },
+        Outcome::Other(Ok(result)) => envelope_raw(id, "result", &result.to_string()),
+        Outcome::Other(Err(error)) | Outcome::Error(error) => envelope_raw(id, "error", &error_bytes(&error)),
+    }
+}
+
+/// A call's result, its `structuredContent` serialized once and its text block written
+/// from those bytes; a handler's own content blocks go through rmcp's model.
+fn result_bytes(reply: Reply) -> Result<String, ErrorData> {
+    let internal = |error: serde_json::Error| ErrorData::internal_error(error.to_string(), None);
+    if reply.blocks.is_some() && !reply.is_error {
+        return serde_json::to_string(&reply.into_result()).map_err(internal);
+    }
+    let structured = serde_json::to_string(&reply.content).map_err(internal)?;
+    let text = serde_json::to_string(&structured).map_err(internal)?;
+    let mut out = String::with_capacity(structured.len() + text.len() + 96);
+    out.push_str(r#"{"resultType":"complete","content":[{"type":"text","text":"#);
+    out.push_str(&text);
+    out.push_str(r#"}],"structuredContent":"#);
+    out.push_str(&structured);
+    out.push_str(if reply.is_error { r#","isError":true}"# } else { r#","isError":false}"# });
+    Ok(out)
+}
+
+fn error_bytes(error: &ErrorData) -> String {
+    serde_json::to_string(error).unwrap_or_else(|_| r#"{"code":-32603,"message":"Internal error"}"#.into())
+}
+
+fn envelope(id: &RawValue, member: &str, value: &str) -> String {
+    envelope_raw(id.get(), member, value)
+}
+
+fn envelope_raw(id: &str, member: &str, value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + id.len() + 32);
+    out.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    out.push_str(id);
+    out.push_str(",\"");
+    out.push_str(member);
+    out.push_str("\":");
+    out.push_str(value);
+    out.push('}');
+    out
+}
+
+fn json_response(body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    response
+}
+
+fn sse_response(body: Body) -> Response {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/event-stream"));
+    headers.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache"));
+    response
+}
+
+fn sse_event(data: &str) -> String {
+    format!("data: {data}\n\n")
+}
+
+type CallFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+/// A call that finishes even if the request's future is dropped (the client went away):
+/// its cancellation is fired, and what is left of it runs on in a task of its own, so a
+/// call past its handler still commits and keeps its idempotency record, as one rmcp
+/// serves does.
+struct Finishing {
+    call: Option<CallFuture>,
+    cancel: CancellationToken,
+}
+
+impl Finishing {
+    fn new(call: CallFuture, cancel: CancellationToken) -> Self {
+        Self { call: Some(call), cancel }
+    }
+}
+
+impl Future for Finishing {
+    type Output = Outcome;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let Some(call) = self.call.as_mut() else { return Poll::Pending };
+        let outcome = std::task::ready!(call.as_mut().poll(cx));
+        self.call = None;
+        Poll::Ready(outcome)
+    }
+}
+
+impl Drop for Finishing {
+    fn drop(&mut self) {
+        if let Some(call) = self.call.take() {
+            self.cancel.cancel();
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(call);
+            }
+        }
+    }
+}
+
+/// The SSE body of a call that sent messages before its result: those messages as they
+/// come, then the result, the call driven by the body's polling.
+struct CallEvents {
+    first: Option<ServerJsonRpcMessage>,
+    caused: UnboundedReceiver<ServerJsonRpcMessage>,
+    call: Option<Finishing>,
+    id: String,
+}
+
+impl Stream for CallEvents {
+    type Item = Result<Bytes, std::convert::Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let event = |message: &ServerJsonRpcMessage| {
+            Some(Ok(Bytes::from(sse_event(&serde_json::to_string(message).unwrap_or_default()))))
+        };
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(event(&first));
+        }
+        if let Poll::Ready(Some(message)) = self.caused.poll_recv(cx) {
+            return Poll::Ready(event(&message));
+        }
+        let Some(call) = self.call.as_mut() else { return Poll::Ready(None) };
+        let outcome = std::task::ready!(Pin::new(call).poll(cx));
+        self.call = None;
+        // What the call sent last, before its result.
+        if let Ok(message) = self.caused.try_recv() {
+            let last = respond(&self.id, outcome);
+            let mut events = sse_event(&serde_json::to_string(&message).unwrap_or_default());
+            while let Ok(message) = self.caused.try_recv() {
+                events.push_str(&sse_event(&serde_json::to_string(&message).unwrap_or_default()));
+            }
+            events.push_str(&sse_event(&last));
+            return Poll::Ready(Some(Ok(Bytes::from(events))));
+        }
+        let last = respond(&self.id, outcome);
+        Poll::Ready(Some(Ok(Bytes::from(sse_event(&last)))))
+    }
+}

@@ -1,0 +1,136 @@
+//! The owned path: a `tools/call` or `tools/list` of MCP 2026-07-28 that toolgate answers
+//! itself, without rmcp's service, must answer exactly as rmcp's does. Each request is sent
+//! twice: as clients send it (the owned path's), and with an allowed `Origin` header, which
+//! the owned path leaves to rmcp; the two replies must have the same status, media type and
+//! JSON-RPC message. The server's `toolgate_owned_requests_total` shows which path served
+//! (so a test cannot pass because the owned path silently declined everything).
+//!
+//! Run `cargo build --examples` before `cargo test --test owned_path`.
+
+mod common;
+
+use common::raw::{Reply, SessionlessClient};
+use serde_json::{Value, json};
+
+/// A browser page on loopback: allowed by the default origins, and judged by rmcp only.
+const TO_RMCP: (&str, &str) = ("Origin", "http://localhost:9");
+
+/// A free loopback address for `--metrics`.
+fn free_address() -> String {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    free.local_addr().unwrap().to_string()
+}
+
+/// The count of requests of `method` the owned path answered, from the server's metrics.
+async fn owned_count(metrics: &str, method: &str) -> u64 {
+    let text = reqwest::get(format!("http://{metrics}/metrics")).await.unwrap().text().await.unwrap();
+    let line = format!("toolgate_owned_requests_total{{method=\"{method}\"}} ");
+    text.lines().find_map(|l| l.strip_prefix(&line)).map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// What two replies must share: status, media type, the message (the id aside: each
+/// request has its own) and the messages before it.
+fn comparable(reply: &Reply) -> (u16, String, Result<Value, Value>, Vec<Value>) {
+    (reply.status.as_u16(), reply.content_type.clone(), reply.message.clone(), reply.before.clone())
+}
+
+async fn both(client: &SessionlessClient, method: &str, params: Value) -> (Reply, Reply) {
+    let owned = client.request(method, params.clone(), &[]).await;
+    let rmcp = client.request(method, params, &[TO_RMCP]).await;
+    (owned, rmcp)
+}
+
+/// The invoice example's calls — a read, a refusal by state, bad arguments, a transition,
+/// a grouped call's refusal — and its list: the same through both paths.
+#[tokio::test]
+async fn the_owned_path_answers_as_rmcp_does() {
+    for exposition in ["flat", "grouped"] {
+        let metrics = free_address();
+        let args = ["--stateless", "--exposition", exposition, "--metrics", &metrics];
+        let (_server, url) = common::spawn_http_example("invoice", &args, &[]).await;
+        let client = SessionlessClient::new(&url);
+        let call = |tool: &str, action: Option<&str>, arguments: Value| {
+            let mut arguments = arguments;
+            let name = match (exposition, action) {
+                ("grouped", Some(action)) => {
+                    arguments["action"] = json!(action);
+                    "invoice".to_string()
+                }
+                _ => tool.to_string(),
+            };
+            json!({ "name": name, "arguments": arguments })
+        };
+        let requests = [
+            call("invoice_view", Some("view"), json!({ "id": "INV-1", "domain": "invoice" })),
+            call("invoice_approve", Some("approve"), json!({ "id": "INV-1", "domain": "invoice" })),
+            call("invoice_amend", Some("amend"), json!({ "id": 7, "domain": "invoice", "amount": "x" })),
+            call("invoice_view", Some("nothing"), json!({ "id": "INV-1", "domain": "invoice" })),
+        ];
+        let mut owned_calls = 0;
+        for params in requests {
+            let (owned, rmcp) = both(&client, "tools/call", params.clone()).await;
+            assert_eq!(comparable(&owned), comparable(&rmcp), "{exposition} {params}: owned, then rmcp");
+            assert!(owned.is_json(), "{}", owned.body);
+            owned_calls += 1;
+        }
+        // A transition: two fresh invoices, one through each path, alike but for the id (the
+        // example's amounts repeat every 997 invoices).
+        let (first, second) = if exposition == "flat" { ("INV-7001", "INV-7998") } else { ("INV-8001", "INV-8998") };
+        let submit = |id: &str| call("invoice_submit", Some("submit"), json!({ "id": id, "domain": "invoice" }));
+        let owned = client.request("tools/call", submit(first), &[]).await;
+        let rmcp = client.request("tools/call", submit(second), &[TO_RMCP]).await;
+        owned_calls += 1;
+        let owned_text = serde_json::to_string(&comparable(&owned)).unwrap();
+        let rmcp_text = serde_json::to_string(&comparable(&rmcp)).unwrap();
+        let owned_text = owned_text.replace(first, second);
+        assert_eq!(owned_text, rmcp_text, "{exposition}: a transition");
+        assert!(owned_text.contains(r#"\"state\":\"review\""#), "{owned_text}");
+
+        let (owned, rmcp) = both(&client, "tools/list", json!({})).await;
+        assert_eq!(comparable(&owned), comparable(&rmcp), "{exposition}: tools/list");
+        assert_eq!(owned.message.as_ref().unwrap()["ttlMs"], 0, "{}", owned.body);
+
+        assert_eq!(owned_count(&metrics, "tools/call").await, owned_calls, "{exposition}: owned calls");
+        assert_eq!(owned_count(&metrics, "tools/list").await, 1, "{exposition}: owned lists");
+    }
+}
+
+/// Messages a call causes before its result — log lines the request asked for in
+/// `_meta`, progress against its token — make the reply an event stream, the messages
+/// first, through both paths; and a request the owned path does not serve (a session
+/// server's 2026-07-28 request with a `requestState` to open) is rmcp's.
+#[tokio::test]
+async fn messages_before_the_result_stream_as_rmcp_streams_them() {
+    let metrics = free_address();
+    let (_server, url) = common::spawn_http_example("conformance", &["--metrics", &metrics], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let meta = |extra: Value| {
+        let mut meta = SessionlessClient::request_meta();
+        meta.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        meta
+    };
+    let logging = json!({
+        "name": "test_tool_with_logging", "arguments": {},
+        "_meta": meta(json!({ "io.modelcontextprotocol/logLevel": "info" })),
+    });
+    let progress = json!({
+        "name": "test_tool_with_progress", "arguments": {},
+        "_meta": meta(json!({ "progressToken": "p-1" })),
+    });
+    for params in [logging, progress] {
+        let (owned, rmcp) = both(&client, "tools/call", params.clone()).await;
+        assert!(owned.is_sse(), "{params}: {}", owned.content_type);
+        assert_eq!(owned.before.len(), 3, "{params}: {:?}", owned.before);
+        assert_eq!(comparable(&owned), comparable(&rmcp), "{params}");
+    }
+    let quiet = json!({ "name": "test_tool_with_logging", "arguments": {} });
+    let (owned, rmcp) = both(&client, "tools/call", quiet).await;
+    assert!(owned.is_json() && owned.before.is_empty(), "no log level asked: no messages");
+    assert_eq!(comparable(&owned), comparable(&rmcp));
+    assert_eq!(owned_count(&metrics, "tools/call").await, 3);
+
+    let sealed = json!({ "name": "test_tool_with_logging", "arguments": {}, "requestState": "forged" });
+    let refused = client.request("tools/call", sealed, &[]).await;
+    assert_eq!(refused.error()["data"]["code"], "INVALID_REQUEST_STATE");
+    assert_eq!(owned_count(&metrics, "tools/call").await, 3, "a requestState is rmcp's to open");
+}
