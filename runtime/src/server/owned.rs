@@ -373,9 +373,11 @@ impl OwnedCall {
             biased;
             outcome = &mut call => {
                 let first: Vec<_> = std::iter::from_fn(|| caused.try_recv().ok()).collect();
-                let last = respond(&id, outcome);
+                let (status, last) = respond(&id, outcome);
                 if first.is_empty() {
-                    return json_response(last);
+                    let mut response = json_response(last);
+                    *response.status_mut() = status;
+                    return response;
                 }
                 let events = first.iter().filter_map(|m| serde_json::to_string(m).ok()).chain([last]);
                 sse_response(Body::from(events.map(|e| sse_event(&e)).collect::<String>()))
@@ -433,15 +435,30 @@ impl OwnedCall {
     }
 }
 
-/// The JSON-RPC response `id` gets for `outcome`.
-fn respond(id: &str, outcome: Outcome) -> String {
+/// The JSON-RPC response `id` gets for `outcome`, and its HTTP status.
+fn respond(id: &str, outcome: Outcome) -> (http::StatusCode, String) {
+    let error = |error: ErrorData| (error_status(&error), envelope_raw(id, "error", &error_bytes(&error)));
     match outcome {
         Outcome::Reply(reply) => match result_bytes(reply) {
-            Ok(result) => envelope_raw(id, "result", &result),
-            Err(error) => envelope_raw(id, "error", &error_bytes(&error)),
+            Ok(result) => (http::StatusCode::OK, envelope_raw(id, "result", &result)),
+            Err(refused) => error(refused),
         },
-        Outcome::Other(Ok(result)) => envelope_raw(id, "result", &result.to_string()),
-        Outcome::Other(Err(error)) | Outcome::Error(error) => envelope_raw(id, "error", &error_bytes(&error)),
+        Outcome::Other(Ok(result)) => (http::StatusCode::OK, envelope_raw(id, "result", &result.to_string())),
+        Outcome::Other(Err(refused)) | Outcome::Error(refused) => error(refused),
+    }
+}
+
+/// The HTTP status of a 2026-07-28 request answered with `error`, as rmcp gives it: 400
+/// for what the request itself lacks (a client capability, a protocol version, a header
+/// that disagrees), 404 for a method this server does not have, else 200.
+fn error_status(error: &ErrorData) -> http::StatusCode {
+    use rmcp::model::ErrorCode;
+    match error.code {
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::HEADER_MISMATCH => http::StatusCode::BAD_REQUEST,
+        ErrorCode::METHOD_NOT_FOUND => http::StatusCode::NOT_FOUND,
+        _ => http::StatusCode::OK,
     }
 }
 
@@ -567,7 +584,7 @@ impl Stream for CallEvents {
         self.call = None;
         // What the call sent last, before its result.
         if let Ok(message) = self.caused.try_recv() {
-            let last = respond(&self.id, outcome);
+            let (_, last) = respond(&self.id, outcome);
             let mut events = sse_event(&serde_json::to_string(&message).unwrap_or_default());
             while let Ok(message) = self.caused.try_recv() {
                 events.push_str(&sse_event(&serde_json::to_string(&message).unwrap_or_default()));
@@ -575,7 +592,7 @@ impl Stream for CallEvents {
             events.push_str(&sse_event(&last));
             return Poll::Ready(Some(Ok(Bytes::from(events))));
         }
-        let last = respond(&self.id, outcome);
+        let (_, last) = respond(&self.id, outcome);
         Poll::Ready(Some(Ok(Bytes::from(sse_event(&last)))))
     }
 }

@@ -68,9 +68,16 @@ struct Inner {
     /// Groups committed, and the commits they held.
     groups: AtomicU64,
     grouped: AtomicU64,
-    /// What the file holds for recently read or written keys (`None`: no record). Changed
-    /// only while the connection is held, in the order the file changes.
+    /// What the file holds for recently read or written keys (`None`: no record). A write
+    /// changes it while the connection is held, in the order the file changes.
     cache: Mutex<HashMap<StoreKey, Option<Snapshot>>>,
+    /// A second connection, only for reads that miss the cache: in WAL mode it reads the
+    /// last commit without waiting for the one syncing (which holds `connection`).
+    reader: Mutex<Connection>,
+    /// How many times a write changed the cache: a read that missed it keeps what it read
+    /// only if no write changed the cache meanwhile (else it could put back what the
+    /// write replaced).
+    writes: AtomicU64,
     leases: LocalLeases,
     /// The database file, locked for the store's life: no other process opens it
     /// meanwhile, by whatever name.
@@ -160,9 +167,13 @@ impl SqliteStore {
             )
             .map_err(|e| io(&e))?;
         add_due_column(&connection).map_err(|e| io(&e))?;
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let reader = Connection::open_with_flags(&path, flags).map_err(|e| io(&e))?;
         let inner = Inner {
             path: path.clone(),
             connection: Mutex::new(connection),
+            reader: Mutex::new(reader),
+            writes: AtomicU64::new(0),
             queue: Mutex::default(),
             groups: AtomicU64::new(0),
             grouped: AtomicU64::new(0),
@@ -255,28 +266,35 @@ impl SqliteStore {
         lock(&self.inner.cache)
     }
 
-    /// Remembers what the file now holds for `key` (call with the connection held).
+    /// Remembers what the file now holds for `key` after a write (call with the
+    /// connection held, once the write is committed).
     fn remember(&self, key: &StoreKey, record: Option<Snapshot>) {
-        let mut cache = self.cache();
+        self.inner.writes.fetch_add(1, Ordering::SeqCst);
+        Self::keep(&mut self.cache(), key, record);
+    }
+
+    fn keep(cache: &mut HashMap<StoreKey, Option<Snapshot>>, key: &StoreKey, record: Option<Snapshot>) {
         if cache.len() >= CACHED_KEYS && !cache.contains_key(key) {
             cache.clear();
         }
         cache.insert(key.clone(), record);
     }
 
+    /// A key's record: from the cache, or read on the reader connection (which a commit
+    /// syncing does not hold up).
     fn load_blocking(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
         let now = now_ms();
         if let Some(cached) = self.cache().get(key) {
             return Ok(cached.as_ref().filter(|s| !s.is_expired(now)).cloned().unwrap_or_default());
         }
-        let connection = self.connection();
-        let row: Option<(i64, String)> = connection
-            .query_row(
+        let writes = self.inner.writes.load(Ordering::SeqCst);
+        let row: Option<(i64, String)> = lock(&self.inner.reader)
+            .prepare_cached(
                 "SELECT version, snapshot FROM records WHERE key = ?1 AND (expires_at_ms IS NULL OR expires_at_ms > ?2)",
-                params![key.as_str(), now_ms() as i64],
-                |row| Ok((row.get(0)?, row.get(1)?)),
             )
-            .optional()
+            .and_then(|mut select| {
+                select.query_row(params![key.as_str(), now as i64], |row| Ok((row.get(0)?, row.get(1)?))).optional()
+            })
             .map_err(unavailable)?;
         let snapshot = match row {
             None => None,
@@ -285,8 +303,13 @@ impl SqliteStore {
                 Some(Snapshot { version: version as u64, ..snapshot })
             }
         };
-        self.remember(key, snapshot.clone());
-        drop(connection);
+        // Kept only if no write changed the cache since the read began: a write that
+        // committed meanwhile is remembered after its commit, so it counted before this
+        // check, or it comes after it and replaces what this keeps.
+        let mut cache = self.cache();
+        if self.inner.writes.load(Ordering::SeqCst) == writes {
+            Self::keep(&mut cache, key, snapshot.clone());
+        }
         Ok(snapshot.unwrap_or_default())
     }
 
