@@ -57,7 +57,27 @@ const REVISION: &str = "2026-07-28";
 /// (inside the runtime: the detached peer runs a task).
 pub(crate) struct OwnedPath {
     shared: Arc<Shared>,
+    /// The allowed `Host`s, parsed once: `None` for any host.
+    hosts: Option<Vec<AllowedHost>>,
     ready: OnceLock<Ready>,
+}
+
+/// An allowed `Host` as rmcp reads the configured entry: a host name (lowercase, without
+/// brackets), and the port it requires, if it names one.
+struct AllowedHost {
+    name: String,
+    port: Option<u16>,
+}
+
+impl AllowedHost {
+    fn parse(entry: &str) -> Option<Self> {
+        let entry = entry.trim();
+        let name = |host: &str| host.trim_matches(['[', ']']).to_ascii_lowercase();
+        match entry.parse::<http::uri::Authority>() {
+            Ok(authority) => Some(Self { name: name(authority.host()), port: authority.port_u16() }),
+            Err(_) => (!entry.is_empty()).then(|| Self { name: name(entry), port: None }),
+        }
+    }
 }
 
 struct Ready {
@@ -99,7 +119,9 @@ impl rmcp::transport::Transport<RoleServer> for Detached {
 
 impl OwnedPath {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        Self { shared, ready: OnceLock::new() }
+        let allowed = &shared.http.allowed_hosts;
+        let hosts = (!allowed.is_empty()).then(|| allowed.iter().filter_map(|h| AllowedHost::parse(h)).collect());
+        Self { shared, hosts, ready: OnceLock::new() }
     }
 
     fn ready(&self) -> &Ready {
@@ -138,7 +160,7 @@ impl OwnedPath {
     /// The response to `parts` and `bytes` (one well-formed JSON-RPC message, as the wire
     /// check found), if this is a request the owned path serves; `None` hands it to rmcp.
     pub(crate) async fn answer(&self, parts: &http::request::Parts, bytes: &[u8]) -> Option<Response> {
-        let method = recognized_headers(parts, &self.shared.http.allowed_hosts)?;
+        let method = recognized_headers(parts, self.hosts.as_deref())?;
         let message: Incoming<'_> = serde_json::from_slice(bytes).ok()?;
         let id = plain_id(message.id)?;
         let params = message.params?;
@@ -151,7 +173,7 @@ impl OwnedPath {
                 if params.name.is_some()
                     || params.arguments.is_some()
                     || params.cursor.is_some()
-                    || has(parts, "mcp-name")
+                    || parts.headers.contains_key(&MCP_NAME)
                 {
                     return None;
                 }
@@ -164,7 +186,7 @@ impl OwnedPath {
             }
             _ => {
                 let name = params.name?;
-                if params.cursor.is_some() || one_header(parts, "mcp-name")? != name {
+                if params.cursor.is_some() || one_header(parts, &MCP_NAME)? != name {
                     return None;
                 }
                 let ready = self.ready();
@@ -193,34 +215,36 @@ impl OwnedPath {
 /// `MCP-Protocol-Version: 2026-07-28`, an `Accept` of JSON and SSE (no weights), an
 /// allowed `Host`, no `Origin` (rmcp judges those), no session id, one `Mcp-Method` of
 /// `tools/call` or `tools/list`, and no `Mcp-Param-*` header.
-fn recognized_headers(parts: &http::request::Parts, allowed_hosts: &[String]) -> Option<&'static str> {
+fn recognized_headers(parts: &http::request::Parts, hosts: Option<&[AllowedHost]>) -> Option<&'static str> {
     let headers = &parts.headers;
-    if one_header(parts, "mcp-protocol-version")? != REVISION
+    let method = match one_header(parts, &MCP_METHOD)? {
+        "tools/call" => "tools/call",
+        "tools/list" => "tools/list",
+        _ => return None,
+    };
+    if one_header(parts, &MCP_PROTOCOL_VERSION)? != REVISION
         || headers.contains_key(http::header::ORIGIN)
-        || headers.contains_key("mcp-session-id")
+        || headers.contains_key(&MCP_SESSION_ID)
         || headers.keys().any(|name| name.as_str().starts_with("mcp-param-"))
         || !accepts_json_and_sse(headers)
-        || !host_allowed(parts, allowed_hosts)
+        || !hosts.is_none_or(|hosts| host_allowed(parts, hosts))
     {
         return None;
     }
-    match one_header(parts, "mcp-method")? {
-        "tools/call" => Some("tools/call"),
-        "tools/list" => Some("tools/list"),
-        _ => None,
-    }
+    Some(method)
 }
 
+static MCP_METHOD: http::HeaderName = http::HeaderName::from_static("mcp-method");
+static MCP_NAME: http::HeaderName = http::HeaderName::from_static("mcp-name");
+static MCP_PROTOCOL_VERSION: http::HeaderName = http::HeaderName::from_static("mcp-protocol-version");
+static MCP_SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
+
 /// The one value of header `name`, as text.
-fn one_header<'p>(parts: &'p http::request::Parts, name: &str) -> Option<&'p str> {
+fn one_header<'p>(parts: &'p http::request::Parts, name: &http::HeaderName) -> Option<&'p str> {
     let mut values = parts.headers.get_all(name).iter();
     let value = values.next()?;
     values.next().is_none().then_some(())?;
     value.to_str().ok()
-}
-
-fn has(parts: &http::request::Parts, name: &str) -> bool {
-    parts.headers.contains_key(name)
 }
 
 /// `Accept` names both `application/json` and `text/event-stream`, with no parameters.
@@ -240,26 +264,14 @@ fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
     json && sse
 }
 
-/// rmcp's DNS-rebinding rule for the `Host` header: its host (and port, where the allowed
-/// entry names one) is one of `allowed`, or `allowed` is empty.
-fn host_allowed(parts: &http::request::Parts, allowed: &[String]) -> bool {
-    if allowed.is_empty() {
-        return true;
-    }
-    let Some(host) = one_header(parts, "host").and_then(|host| host.parse::<http::uri::Authority>().ok()) else {
+/// rmcp's DNS-rebinding rule for the `Host` header: its host is one of `allowed`, with the
+/// port the entry names, if it names one.
+fn host_allowed(parts: &http::request::Parts, allowed: &[AllowedHost]) -> bool {
+    let Some(host) = one_header(parts, &http::header::HOST).and_then(|h| h.parse::<http::uri::Authority>().ok()) else {
         return false;
     };
-    let normalize = |host: &str| host.trim_matches(['[', ']']).to_ascii_lowercase();
-    let (name, port) = (normalize(host.host()), host.port_u16());
-    allowed.iter().any(|entry| {
-        let entry = entry.trim();
-        match entry.parse::<http::uri::Authority>() {
-            Ok(authority) => {
-                normalize(authority.host()) == name && authority.port_u16().is_none_or(|p| port == Some(p))
-            }
-            Err(_) => !entry.is_empty() && normalize(entry) == name,
-        }
-    })
+    let (name, port) = (host.host().trim_matches(['[', ']']), host.port_u16());
+    allowed.iter().any(|entry| entry.name.eq_ignore_ascii_case(name) && entry.port.is_none_or(|p| port == Some(p)))
 }
 
 /// An id rmcp echoes byte for byte: an integer (no fraction or exponent) or a string
@@ -420,7 +432,8 @@ impl OwnedCall {
         let caller = Caller { principal, peer: self.address.map_or(CallerPeer::Unidentified, CallerPeer::Address) };
         let server = shared.this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>;
         let source = CallSource { origin: &Origin::Sessionless, caller: &caller, session: None, trace, server };
-        let reply = shared.engine.call(tool, source, client, arguments).await;
+        // Boxed in place: the call's future is large, and would be copied into this one's.
+        let reply = Box::pin(shared.engine.call(tool, source, client, arguments)).await;
         if let Some(moved) = &reply.moved {
             shared.tell_watchers(moved, None);
         }
