@@ -609,3 +609,78 @@ impl Stream for CallEvents {
         Poll::Ready(Some(Ok(Bytes::from(sse_event(&last)))))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(headers: &[(&str, &str)]) -> http::request::Parts {
+        let mut request = http::Request::builder().method("POST").uri("/mcp");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    const USUAL: [(&str, &str); 4] = [
+        ("host", "127.0.0.1:8080"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+    ];
+
+    fn hosts(entries: &[&str]) -> Vec<AllowedHost> {
+        entries.iter().filter_map(|entry| AllowedHost::parse(entry)).collect()
+    }
+
+    fn with(change: (&str, &str)) -> http::request::Parts {
+        let mut headers: Vec<_> = USUAL.iter().copied().filter(|(name, _)| *name != change.0).collect();
+        headers.push(change);
+        parts(&headers)
+    }
+
+    #[test]
+    fn the_usual_headers_are_recognized_and_any_other_goes_to_rmcp() {
+        let loopback = hosts(&["localhost", "127.0.0.1", "::1"]);
+        assert_eq!(recognized_headers(&parts(&USUAL), Some(&loopback)), Some("tools/call"));
+        assert_eq!(recognized_headers(&with(("mcp-method", "tools/list")), Some(&loopback)), Some("tools/list"));
+        for declined in [
+            ("mcp-method", "resources/read"),
+            ("mcp-protocol-version", "2025-11-25"),
+            ("accept", "application/json"),
+            ("accept", "application/json;q=0, text/event-stream"),
+            ("accept", "*/*"),
+            ("host", "evil.example"),
+            ("origin", "http://localhost:9"),
+            ("mcp-session-id", "abc"),
+            ("mcp-param-region", "eu"),
+        ] {
+            assert_eq!(recognized_headers(&with(declined), Some(&loopback)), None, "{declined:?}");
+        }
+        let mut twice = parts(&USUAL);
+        twice.headers.append("mcp-method", http::HeaderValue::from_static("tools/call"));
+        assert_eq!(recognized_headers(&twice, Some(&loopback)), None, "a header twice");
+        assert_eq!(recognized_headers(&with(("host", "anything.example")), None), Some("tools/call"), "any host");
+    }
+
+    #[test]
+    fn hosts_are_matched_as_rmcp_matches_them() {
+        let allowed = hosts(&["Example.com", "api.example.com:8443", "[::1]"]);
+        let host = |value| host_allowed(&parts(&[("host", value)]), &allowed);
+        assert!(host("example.com") && host("EXAMPLE.com:1234") && host("[::1]:80"));
+        assert!(host("api.example.com:8443") && !host("api.example.com:8444") && !host("api.example.com"));
+        assert!(!host("example.org") && !host("not a host"));
+        assert!(!host_allowed(&parts(&[]), &allowed), "no Host header");
+    }
+
+    #[test]
+    fn only_ids_rmcp_echoes_byte_for_byte_are_served() {
+        let id = |text: &str| serde_json::from_str::<Box<RawValue>>(text).unwrap();
+        for served in ["1", "-42", "\"abc\"", "\"\""] {
+            assert!(plain_id(&id(served)).is_some(), "{served}");
+        }
+        for declined in ["1.0", "1e3", "\"a\\\"b\"", "12345678901234567890"] {
+            assert!(plain_id(&id(declined)).is_none(), "{declined}");
+        }
+    }
+}
