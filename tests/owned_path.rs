@@ -134,3 +134,46 @@ async fn messages_before_the_result_stream_as_rmcp_streams_them() {
     assert_eq!(refused.error()["data"]["code"], "INVALID_REQUEST_STATE");
     assert_eq!(owned_count(&metrics, "tools/call").await, 3, "a requestState is rmcp's to open");
 }
+
+/// A session's calls (MCP 2025-11-25): the owned path serves those of tools whose handler
+/// cannot send the client requests, on the session's own flow. The reply is the same
+/// message, with the same messages before it (a transition's `list_changed`), as rmcp's.
+/// rmcp streams every reply; the owned path writes one JSON body when nothing comes first.
+/// The session stays the same session: its list follows its own calls, whichever path
+/// served them.
+#[tokio::test]
+async fn a_sessions_calls_are_answered_as_rmcp_answers_them() {
+    use common::raw::RawSession;
+    let metrics = free_address();
+    let (_server, url) = common::spawn_http_example("invoice", &["--metrics", &metrics], &[]).await;
+    let session = RawSession::open(&url).await;
+    let shared = |reply: &Reply| (reply.status.as_u16(), reply.message.clone(), reply.before.clone());
+    let call = |tool: &str, id: &str| json!({ "name": tool, "arguments": { "id": id, "domain": "invoice" } });
+
+    let both = |params: Value| {
+        let session = &session;
+        async move {
+            let owned = session.request("tools/call", params.clone()).await;
+            let rmcp = session.request_with_headers("tools/call", params, &[TO_RMCP]).await;
+            (owned, rmcp)
+        }
+    };
+    for params in [call("invoice_view", "INV-1"), call("invoice_approve", "INV-1")] {
+        let (owned, rmcp) = both(params.clone()).await;
+        assert_eq!(shared(&owned), shared(&rmcp), "{params}");
+        assert!(owned.is_json(), "{params}: nothing before the result");
+    }
+    // A transition on the session's instance changes its list: `list_changed` comes first,
+    // on the call's own stream, through either path.
+    let owned = session.request("tools/call", call("invoice_submit", "INV-7001")).await;
+    assert!(owned.is_sse(), "{}", owned.content_type);
+    assert_eq!(owned.before, [json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed" })]);
+    assert_eq!(owned.message.as_ref().unwrap()["structuredContent"]["state"], "review");
+    let names = session.tool_names().await;
+    assert!(names.contains(&"invoice_approve".to_string()), "the list follows the owned call: {names:?}");
+    let rmcp = session.request_with_headers("tools/call", call("invoice_approve", "INV-7001"), &[TO_RMCP]).await;
+    assert_eq!(rmcp.message.as_ref().unwrap()["structuredContent"]["state"], "approved", "{}", rmcp.body);
+    assert_eq!(rmcp.before.len(), 1, "{:?}", rmcp.before);
+
+    assert_eq!(owned_count(&metrics, "tools/call").await, 3, "the session's calls without an Origin");
+}

@@ -107,6 +107,9 @@ fn registration(action: &Action) -> TokenStream {
     let needs_principal = action.params.extracted.iter().map(|ty| {
         quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::NEEDS_PRINCIPAL }
     });
+    let reaches_client = action.params.extracted.iter().map(|ty| {
+        quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::REACHES_CLIENT }
+    });
     let transactional = action.transactional;
     let expensive = action.expensive;
     let creates = action.creates;
@@ -151,6 +154,7 @@ fn registration(action: &Action) -> TokenStream {
                 task: #task,
                 scopes: &[#(#scopes),*],
                 needs_principal: false #(|| #needs_principal)*,
+                reaches_client: false #(|| #reaches_client)*,
                 states: &[#(#states),*],
                 contexts: &[#(#contexts),*],
                 handler: #handler,

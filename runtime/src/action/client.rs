@@ -14,7 +14,7 @@ use rmcp::model::{
     LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParam, ProgressNotificationParam,
     ProgressToken, ServerJsonRpcMessage, ServerNotification,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::Peer;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
@@ -131,27 +131,11 @@ impl std::fmt::Debug for FirstWait {
 }
 
 impl CallClient {
-    /// `stream`: where messages the call causes go ahead of its response, if the
-    /// transport gives the call a stream of its own; else they go through the peer.
-    /// `threshold`: the connection's log level, for a request of a revision that sets it
-    /// with `logging/setLevel` (a 2026-07-28 request says its own in `_meta`).
-    pub(crate) fn new(
-        context: &RequestContext<RoleServer>,
-        threshold: LogThreshold,
-        stream: Option<UnboundedSender<ServerJsonRpcMessage>>,
-        inputs: Arc<Inputs>,
-    ) -> Self {
-        let request = RequestSide {
-            peer: context.peer.clone(),
-            progress_token: context.meta.get_progress_token(),
-            log_level: context.meta.log_level(),
-            cancel: context.ct.clone(),
-        };
-        Self::of_request(request, threshold, stream, inputs)
-    }
-
-    /// [`new`](Self::new), from what the request says rather than from rmcp's context (a
-    /// request toolgate answers itself, `server::owned`).
+    /// The client of the call `request` makes. `stream`: where messages the call causes
+    /// go ahead of its response, if the transport gives the call a stream of its own; else
+    /// they go through the peer. `threshold`: the connection's log level, for a request of
+    /// a revision that sets it with `logging/setLevel` (a 2026-07-28 request says its own
+    /// in `_meta`).
     pub(crate) fn of_request(
         request: RequestSide,
         threshold: LogThreshold,

@@ -99,6 +99,8 @@ pub struct ActionRegistration {
     /// Whether a handler parameter needs a principal (`Principal`): the call is refused
     /// without one before the handler runs.
     pub needs_principal: bool,
+    /// Whether a handler parameter can send the client requests (`Ctx`).
+    pub reaches_client: bool,
     /// `allow_unknown_fields`: arguments the input type does not have are ignored rather
     /// than refused.
     pub allow_unknown_fields: bool,

@@ -148,6 +148,15 @@ impl ToolEntry {
         }
     }
 
+    /// Whether the handler can send the client requests of its own (it takes a `Ctx`), or
+    /// the gate does (a confirmation).
+    pub(crate) fn reaches_client(&self) -> bool {
+        match self.kind {
+            ToolKind::Action(r) => r.reaches_client || r.confirm.is_some(),
+            ToolKind::SwitchDomain => false,
+        }
+    }
+
     /// Whether a call needs an authenticated principal: the tool is `transactional`,
     /// requires a scope, its handler takes a `Principal`, or it names an instance of a
     /// tenant-scoped machine (whose tenant is the caller's).

@@ -671,6 +671,7 @@ impl ServerBuilder {
                 listeners: Default::default(),
                 catalog: self.catalog,
                 sessions: Default::default(),
+                by_session_id: Default::default(),
                 resource_watchers: Default::default(),
             }),
         };

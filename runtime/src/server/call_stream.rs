@@ -26,6 +26,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 #[derive(Debug, Clone)]
 pub(crate) struct CallSink(pub(crate) UnboundedSender<ServerJsonRpcMessage>);
 
+/// The id of the session an `initialize` opens, in the request's extensions.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionTag(pub(crate) SessionId);
+
 /// rmcp's `LocalSessionManager`, with each call's messages on its own stream and at most
 /// the cap of sessions.
 pub(crate) struct CallStreamSessions {
@@ -67,6 +71,13 @@ impl SessionManager for CallStreamSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        let mut message = message;
+        // The connection that initializes learns its session's id: the owned path finds it
+        // by that id (`owned.rs`). rmcp passes a request's extensions to its handler.
+        if let ClientJsonRpcMessage::Request(request) = &mut message {
+            use rmcp::model::GetExtensions;
+            request.request.extensions_mut().insert(SessionTag(id.clone()));
+        }
         Ok(self.inner.initialize_session(id, message).await?)
     }
 

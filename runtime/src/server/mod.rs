@@ -70,6 +70,10 @@ pub(crate) struct Shared {
     pub(crate) catalog: catalog::Catalog,
     /// The kept sessions (stdio, stateful HTTP), for what every one of them hears.
     pub(crate) sessions: std::sync::Mutex<Vec<std::sync::Weak<connection::ConnectionState>>>,
+    /// The stateful HTTP sessions by the id rmcp gave them, for the calls the owned path
+    /// serves on them (`owned.rs`).
+    pub(crate) by_session_id:
+        std::sync::Mutex<std::collections::HashMap<Arc<str>, std::sync::Weak<connection::ConnectionState>>>,
     /// Which sessions subscribed to a resource of which keyed instance.
     pub(crate) resource_watchers: watchers::Watchers<connection::ConnectionState>,
 }

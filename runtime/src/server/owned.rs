@@ -32,7 +32,10 @@ use axum::body::{Body, Bytes};
 use axum::response::Response;
 use futures_util::Stream;
 use rmcp::RoleServer;
-use rmcp::model::{ClientCapabilities, ErrorData, LoggingLevel, ProgressToken, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientCapabilities, ClientJsonRpcMessage, ClientNotification, ErrorData, LoggingLevel, ProgressToken,
+    ServerJsonRpcMessage,
+};
 use rmcp::service::{Peer, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -41,14 +44,15 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
-use super::connection::Uncalled;
-use super::rounds::Retry;
+use rmcp::transport::streamable_http_server::SessionManager;
+use rmcp::transport::streamable_http_server::session::SessionId;
+
+use super::call_stream::CallStreamSessions;
+use super::connection::{CallRequest, OwnedCallGuard, Served};
 use super::{Connection, Shared};
-use crate::action::{CallClient, LogThreshold, RequestSide, TaskSupport};
+use crate::action::{RequestSide, TaskSupport};
 use crate::auth::Principal;
-use crate::engine::{CallSource, Reply};
-use crate::flow::Origin;
-use crate::gate::{Caller, Peer as CallerPeer};
+use crate::engine::Reply;
 
 /// The only protocol revision the owned path serves.
 const REVISION: &str = "2026-07-28";
@@ -59,6 +63,8 @@ pub(crate) struct OwnedPath {
     shared: Arc<Shared>,
     /// The allowed `Host`s, parsed once: `None` for any host.
     hosts: Option<Vec<AllowedHost>>,
+    /// The sessions of a stateful server, whose calls the owned path may serve.
+    sessions: Option<Arc<CallStreamSessions>>,
     ready: OnceLock<Ready>,
 }
 
@@ -81,15 +87,21 @@ impl AllowedHost {
 }
 
 struct Ready {
-    /// What a handler's `Ctx::peer` is on a request answered here: a peer of MCP
-    /// 2026-07-28, which refuses server-to-client requests (as rmcp's own peer of such a
-    /// request does), and whose notifications go nowhere (a call's go to its own stream).
+    /// What serves a sessionless call here: a connection the server does not keep, whose
+    /// peer is of MCP 2026-07-28 (it refuses server-to-client requests, as rmcp's own peer
+    /// of such a request does) and sends its notifications nowhere (a call's go to its own
+    /// stream).
+    connection: Connection,
     peer: Peer<RoleServer>,
     _detached: RunningService<RoleServer, Connection>,
-    /// The names a `tools/call` may be answered here for: a tool that never runs as a
-    /// task, asks for no confirmation and has no argument travelling as a header (for a
-    /// grouped tool, every action's).
+    /// The names a sessionless `tools/call` may be answered here for: a tool that never
+    /// runs as a task, asks for no confirmation and has no argument travelling as a header
+    /// (for a grouped tool, every action's).
     callable: HashSet<String>,
+    /// Those a session's `tools/call` may be answered here for: of `callable`, those whose
+    /// handler cannot send the client requests of its own (rmcp carries them on the
+    /// stream of the request that caused them, which it does not know here).
+    session_callable: HashSet<String>,
     /// The `tools/list` result, written once, when it is the same for every caller (no
     /// tool requires a scope).
     list: Option<String>,
@@ -118,10 +130,10 @@ impl rmcp::transport::Transport<RoleServer> for Detached {
 }
 
 impl OwnedPath {
-    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, sessions: Option<Arc<CallStreamSessions>>) -> Self {
         let allowed = &shared.http.allowed_hosts;
         let hosts = (!allowed.is_empty()).then(|| allowed.iter().filter_map(|h| AllowedHost::parse(h)).collect());
-        Self { shared, hosts, ready: OnceLock::new() }
+        Self { shared, hosts, sessions, ready: OnceLock::new() }
     }
 
     fn ready(&self) -> &Ready {
@@ -131,60 +143,60 @@ impl OwnedPath {
                 rmcp::model::Implementation::default(),
             )
             .with_protocol_version(rmcp::model::ProtocolVersion::V_2026_07_28);
-            let detached =
-                rmcp::service::serve_directly(Connection::new(self.shared.clone(), false), Detached, Some(info));
+            let connection = Connection::new(self.shared.clone(), false);
+            let detached = rmcp::service::serve_directly(connection.clone(), Detached, Some(info));
             let registry = &self.shared.engine.registry;
             let plain =
                 |tool: &crate::registry::ToolEntry| tool.task() == TaskSupport::Never && tool.confirm().is_none();
-            let mut callable = HashSet::new();
+            let (mut callable, mut session_callable) = (HashSet::new(), HashSet::new());
             for tool in registry.tools() {
                 let name = tool.domain.filter(|domain| registry.group(domain).is_some()).unwrap_or(tool.name);
                 let Some(definition) = registry.definition(name) else { continue };
                 let headers = serde_json::to_string(&definition.input_schema)
                     .is_ok_and(|schema| schema.contains(crate::registry::PARAM_HEADER_KEYWORD));
-                let every = match registry.group(name) {
-                    Some(group) => group.tools().filter_map(|t| registry.tool(t)).all(plain),
-                    None => plain(tool),
+                let tools: Vec<_> = match registry.group(name) {
+                    Some(group) => group.tools().filter_map(|t| registry.tool(t)).collect(),
+                    None => vec![tool],
                 };
-                if every && !headers {
+                if !headers && tools.iter().all(|t| plain(t)) {
                     callable.insert(name.to_string());
+                    if tools.iter().all(|t| !t.reaches_client()) {
+                        session_callable.insert(name.to_string());
+                    }
                 }
             }
             let list = (!registry.has_scopes())
                 .then(|| self.shared.tools_list_result(None, true))
                 .and_then(|result| serde_json::to_string(&result).ok());
-            Ready { peer: detached.peer().clone(), _detached: detached, callable, list }
+            Ready { connection, peer: detached.peer().clone(), _detached: detached, callable, session_callable, list }
         })
     }
 
     /// The response to `parts` and `bytes` (one well-formed JSON-RPC message, as the wire
     /// check found), if this is a request the owned path serves; `None` hands it to rmcp.
     pub(crate) async fn answer(&self, parts: &http::request::Parts, bytes: &[u8]) -> Option<Response> {
-        let method = recognized_headers(parts, self.hosts.as_deref())?;
+        let wanted = recognized_headers(parts, self.hosts.as_deref())?;
         let message: Incoming<'_> = serde_json::from_slice(bytes).ok()?;
         let id = plain_id(message.id)?;
         let params = message.params?;
-        if message.method != method || params.meta.protocol_version != REVISION {
-            return None;
-        }
         let principal = parts.extensions.get::<Principal>();
-        let response = match method {
-            "tools/list" => {
-                if params.name.is_some()
-                    || params.arguments.is_some()
-                    || params.cursor.is_some()
-                    || parts.headers.contains_key(&MCP_NAME)
+        let address =
+            parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|info| info.0.ip());
+        let (method, response) = match wanted {
+            Wanted::Modern(method) => {
+                let meta = params.meta.as_ref()?;
+                if message.method != method
+                    || meta.protocol_version.as_deref() != Some(REVISION)
+                    || meta.client_capabilities.is_none()
                 {
                     return None;
                 }
-                let ready = self.ready();
-                let result = match &ready.list {
-                    Some(list) => Cow::Borrowed(list.as_str()),
-                    None => Cow::Owned(serde_json::to_string(&self.shared.tools_list_result(principal, true)).ok()?),
-                };
-                json_response(envelope(id, "result", &result))
-            }
-            _ => {
+                if method == "tools/list" {
+                    if params.name.is_some() || params.arguments.is_some() || params.cursor.is_some() {
+                        return None;
+                    }
+                    return Some(self.list(id, principal));
+                }
                 let name = params.name?;
                 if params.cursor.is_some() || one_header(parts, &MCP_NAME)? != name {
                     return None;
@@ -193,45 +205,142 @@ impl OwnedPath {
                 if !ready.callable.contains(name.as_ref()) {
                     return None;
                 }
-                let address = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>();
-                let call = OwnedCall {
-                    shared: self.shared.clone(),
+                let meta = params.meta?;
+                let cancel = CancellationToken::new();
+                let client = RequestSide {
                     peer: ready.peer.clone(),
-                    principal: principal.cloned(),
-                    address: address.map(|info| info.0.ip()),
+                    progress_token: meta.progress_token,
+                    log_level: meta.log_level,
+                    cancel: cancel.clone(),
+                };
+                let request = CallRequest {
                     name: name.into_owned(),
                     arguments: params.arguments.unwrap_or_default(),
-                    meta: params.meta.owned(),
+                    request_state: None,
+                    input_responses: None,
+                    principal: principal.cloned(),
+                    address,
+                    modern: true,
+                    capabilities: meta.client_capabilities.unwrap_or_default(),
+                    client,
+                    stream: None,
+                    trace: meta.traceparent.as_deref().and_then(crate::telemetry::TraceParent::parse),
                 };
-                call.answer(id.to_string()).await
+                let call = OwnedCall { connection: ready.connection.clone(), request, modern: true, _tracked: None };
+                (method, call.answer(id.get().to_string(), cancel).await)
+            }
+            Wanted::Session(session) => {
+                let meta = params.meta.as_ref();
+                if message.method != "tools/call"
+                    || params.cursor.is_some()
+                    || meta.is_some_and(|meta| meta.protocol_version.is_some() || meta.client_capabilities.is_some())
+                {
+                    return None;
+                }
+                let name = params.name?;
+                if !self.ready().session_callable.contains(name.as_ref()) {
+                    return None;
+                }
+                // A session rmcp no longer holds is rmcp's to answer (404).
+                let sessions = self.sessions.as_ref()?;
+                let live = sessions.inner.has_session(&SessionId::from(session)).await.unwrap_or(false);
+                let connection = live.then(|| self.shared.session_connection(session)).flatten()?;
+                let (peer, capabilities) = connection.session_client()?;
+                if connection.due_for_touch() {
+                    // Any message resets rmcp's idle timer; this one the handler ignores.
+                    let touch = rmcp::model::CustomNotification::new("notifications/toolgate/in_use", None);
+                    let touch = ClientJsonRpcMessage::notification(ClientNotification::CustomNotification(touch));
+                    let _ = sessions.accept_message(&SessionId::from(session), touch).await;
+                }
+                let request_id: rmcp::model::RequestId = serde_json::from_str(id.get()).ok()?;
+                let meta = params.meta;
+                let cancel = CancellationToken::new();
+                let tracked = connection.track(request_id, cancel.clone());
+                let client = RequestSide {
+                    peer,
+                    progress_token: meta.as_ref().and_then(|meta| meta.progress_token.clone()),
+                    log_level: None,
+                    cancel: cancel.clone(),
+                };
+                let request = CallRequest {
+                    name: name.into_owned(),
+                    arguments: params.arguments.unwrap_or_default(),
+                    request_state: None,
+                    input_responses: None,
+                    principal: principal.cloned(),
+                    address,
+                    modern: false,
+                    capabilities,
+                    client,
+                    stream: None,
+                    trace: meta
+                        .and_then(|meta| meta.traceparent)
+                        .as_deref()
+                        .and_then(crate::telemetry::TraceParent::parse),
+                };
+                let call = OwnedCall { connection, request, modern: false, _tracked: Some(tracked) };
+                ("tools/call", call.answer(id.get().to_string(), cancel).await)
             }
         };
         crate::telemetry::record_owned(method);
         Some(response)
     }
+
+    /// A `tools/list` of MCP 2026-07-28: written once when it is the same for everyone.
+    fn list(&self, id: &RawValue, principal: Option<&Principal>) -> Response {
+        let ready = self.ready();
+        let result = match &ready.list {
+            Some(list) => Cow::Borrowed(list.as_str()),
+            None => match serde_json::to_string(&self.shared.tools_list_result(principal, true)) {
+                Ok(list) => Cow::Owned(list),
+                Err(error) => return json_response(envelope(id, "error", &error_bytes(&internal(error)))),
+            },
+        };
+        crate::telemetry::record_owned("tools/list");
+        json_response(envelope(id, "result", &result))
+    }
 }
 
-/// The method a request's headers name, if they are what rmcp would serve as they are:
-/// `MCP-Protocol-Version: 2026-07-28`, an `Accept` of JSON and SSE (no weights), an
-/// allowed `Host`, no `Origin` (rmcp judges those), no session id, one `Mcp-Method` of
-/// `tools/call` or `tools/list`, and no `Mcp-Param-*` header.
-fn recognized_headers(parts: &http::request::Parts, hosts: Option<&[AllowedHost]>) -> Option<&'static str> {
+/// What a request's headers ask of the owned path.
+#[derive(Debug, PartialEq)]
+enum Wanted<'p> {
+    /// A request of MCP 2026-07-28, of this method.
+    Modern(&'static str),
+    /// A request on this stateful session (MCP 2025-11-25 and the revisions before it that
+    /// have sessions).
+    Session(&'p str),
+}
+
+/// The revisions before 2026-07-28 whose requests travel on sessions.
+const SESSION_REVISIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// What a request's headers ask, if they are what rmcp would serve as they are: an
+/// `Accept` of JSON and SSE (no weights), an allowed `Host` and no `Origin` (rmcp judges
+/// those); then either `MCP-Protocol-Version: 2026-07-28` with no session id, no
+/// `Mcp-Param-*` header and one `Mcp-Method` of `tools/call` or `tools/list`, or a revision
+/// with sessions and one session id.
+fn recognized_headers<'p>(parts: &'p http::request::Parts, hosts: Option<&[AllowedHost]>) -> Option<Wanted<'p>> {
     let headers = &parts.headers;
-    let method = match one_header(parts, &MCP_METHOD)? {
-        "tools/call" => "tools/call",
-        "tools/list" => "tools/list",
-        _ => return None,
-    };
-    if one_header(parts, &MCP_PROTOCOL_VERSION)? != REVISION
-        || headers.contains_key(http::header::ORIGIN)
-        || headers.contains_key(&MCP_SESSION_ID)
-        || headers.keys().any(|name| name.as_str().starts_with("mcp-param-"))
+    if headers.contains_key(http::header::ORIGIN)
         || !accepts_json_and_sse(headers)
         || !hosts.is_none_or(|hosts| host_allowed(parts, hosts))
     {
         return None;
     }
-    Some(method)
+    let version = one_header(parts, &MCP_PROTOCOL_VERSION)?;
+    if version == REVISION {
+        let method = match one_header(parts, &MCP_METHOD)? {
+            "tools/call" => "tools/call",
+            "tools/list" => "tools/list",
+            _ => return None,
+        };
+        if headers.contains_key(&MCP_SESSION_ID) || headers.keys().any(|name| name.as_str().starts_with("mcp-param-")) {
+            return None;
+        }
+        return Some(Wanted::Modern(method));
+    }
+    SESSION_REVISIONS.contains(&version).then_some(())?;
+    Some(Wanted::Session(one_header(parts, &MCP_SESSION_ID)?))
 }
 
 static MCP_METHOD: http::HeaderName = http::HeaderName::from_static("mcp-method");
@@ -312,18 +421,19 @@ struct Params<'a> {
     arguments: Option<Map<String, Value>>,
     #[serde(default)]
     cursor: Option<IgnoredAny>,
-    #[serde(rename = "_meta", borrow)]
-    meta: Meta<'a>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<Meta<'a>>,
 }
 
-/// A 2026-07-28 request's `_meta`.
+/// A request's `_meta`: at 2026-07-28 the revision and the client's capabilities travel
+/// in it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Meta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
-    protocol_version: Cow<'a, str>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    client_capabilities: ClientCapabilities,
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    protocol_version: Option<Cow<'a, str>>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    client_capabilities: Option<ClientCapabilities>,
     #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
     _client_info: Option<IgnoredAny>,
     #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
@@ -336,56 +446,30 @@ struct Meta<'a> {
     _tracestate: Option<IgnoredAny>,
 }
 
-/// What a call keeps of its `_meta`.
-struct CallMeta {
-    client_capabilities: ClientCapabilities,
-    log_level: Option<LoggingLevel>,
-    progress_token: Option<ProgressToken>,
-    traceparent: Option<String>,
-}
-
-impl Meta<'_> {
-    fn owned(self) -> CallMeta {
-        CallMeta {
-            client_capabilities: self.client_capabilities,
-            log_level: self.log_level,
-            progress_token: self.progress_token,
-            traceparent: self.traceparent.map(Cow::into_owned),
-        }
-    }
-}
-
 /// One `tools/call` the owned path serves, owning all it needs (so that, if the client
 /// goes away, what is left of it can finish on its own).
 struct OwnedCall {
-    shared: Arc<Shared>,
-    peer: Peer<RoleServer>,
-    principal: Option<Principal>,
-    address: Option<std::net::IpAddr>,
-    name: String,
-    arguments: Map<String, Value>,
-    meta: CallMeta,
+    connection: Connection,
+    request: CallRequest,
+    /// Of MCP 2026-07-28 (else on a session).
+    modern: bool,
+    /// Registered with its session for `notifications/cancelled` while it runs.
+    _tracked: Option<OwnedCallGuard>,
 }
 
 /// How a call ended, for its response.
-enum Outcome {
-    Reply(Reply),
-    /// The handler stopped to ask the client (or could not): an `InputRequiredResult`,
-    /// or an error.
-    Other(Result<Value, ErrorData>),
-    Error(ErrorData),
-}
+type Outcome = Result<Served, ErrorData>;
 
 impl OwnedCall {
-    async fn answer(self, id: String) -> Response {
-        let cancel = CancellationToken::new();
+    async fn answer(self, id: String, cancel: CancellationToken) -> Response {
+        let modern = self.modern;
         let (sink, mut caused) = unbounded_channel();
-        let mut call = Finishing::new(Box::pin(self.run(cancel.clone(), sink)), cancel);
+        let mut call = Finishing::new(Box::pin(self.run(sink)), cancel);
         tokio::select! {
             biased;
             outcome = &mut call => {
                 let first: Vec<_> = std::iter::from_fn(|| caused.try_recv().ok()).collect();
-                let (status, last) = respond(&id, outcome);
+                let (status, last) = respond(&id, outcome, modern);
                 if first.is_empty() {
                     let mut response = json_response(last);
                     *response.status_mut() = status;
@@ -396,68 +480,40 @@ impl OwnedCall {
             }
             Some(first) = caused.recv() => {
                 // Messages before the result: an SSE stream, the call driven by its body.
-                let stream = CallEvents { first: Some(first), caused, call: Some(call), id };
+                let stream = CallEvents { first: Some(first), caused, call: Some(call), id, modern };
                 sse_response(Body::from_stream(stream))
             }
         }
     }
 
-    async fn run(
-        self,
-        cancel: CancellationToken,
-        sink: tokio::sync::mpsc::UnboundedSender<ServerJsonRpcMessage>,
-    ) -> Outcome {
-        let shared = &self.shared;
-        let mut arguments = self.arguments;
-        let principal = self.principal;
-        let tool = match shared.tool_called(&self.name, &mut arguments, || principal.clone()) {
-            Ok(tool) => tool,
-            Err(Uncalled::Refused(reply)) => return Outcome::Reply(*reply),
-            Err(Uncalled::Unknown(error)) => return Outcome::Error(error),
-        };
-        let retry = Retry { method: "tools/call", name: tool.name.into(), request_state: None, input_responses: None };
-        let client_side = (self.meta.client_capabilities, &self.peer);
-        let round = match shared.round_of(client_side, true, false, principal.as_ref(), &arguments, retry) {
-            Ok(round) => round,
-            Err(error) => return Outcome::Error(error),
-        };
-        let request = RequestSide {
-            peer: self.peer.clone(),
-            progress_token: self.meta.progress_token,
-            log_level: self.meta.log_level,
-            cancel,
-        };
-        let client = CallClient::of_request(request, LogThreshold::default(), Some(sink), round.inputs.clone());
-        let trace = self.meta.traceparent.as_deref().and_then(crate::telemetry::TraceParent::parse);
-        let caller = Caller { principal, peer: self.address.map_or(CallerPeer::Unidentified, CallerPeer::Address) };
-        let server = shared.this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>;
-        let source = CallSource { origin: &Origin::Sessionless, caller: &caller, session: None, trace, server };
-        // Boxed in place: the call's future is large, and would be copied into this one's.
-        let reply = Box::pin(shared.engine.call(tool, source, client, arguments)).await;
-        if let Some(moved) = &reply.moved {
-            shared.tell_watchers(moved, None);
-        }
-        if reply.is_error
-            && let Some(asked) = round.unanswered(shared)
-        {
-            return Outcome::Other(asked.and_then(|asked| {
-                serde_json::to_value(asked).map_err(|error| ErrorData::internal_error(error.to_string(), None))
-            }));
-        }
-        Outcome::Reply(reply)
+    async fn run(self, sink: tokio::sync::mpsc::UnboundedSender<ServerJsonRpcMessage>) -> Outcome {
+        let mut request = self.request;
+        request.stream = Some(sink);
+        let served = self.connection.serve(request).await;
+        drop(self._tracked);
+        served
     }
 }
 
-/// The JSON-RPC response `id` gets for `outcome`, and its HTTP status.
-fn respond(id: &str, outcome: Outcome) -> (http::StatusCode, String) {
-    let error = |error: ErrorData| (error_status(&error), envelope_raw(id, "error", &error_bytes(&error)));
-    match outcome {
-        Outcome::Reply(reply) => match result_bytes(reply) {
-            Ok(result) => (http::StatusCode::OK, envelope_raw(id, "result", &result)),
-            Err(refused) => error(refused),
-        },
-        Outcome::Other(Ok(result)) => (http::StatusCode::OK, envelope_raw(id, "result", &result.to_string())),
-        Outcome::Other(Err(refused)) | Outcome::Error(refused) => error(refused),
+fn internal(error: serde_json::Error) -> ErrorData {
+    ErrorData::internal_error(error.to_string(), None)
+}
+
+/// The JSON-RPC response `id` gets for `outcome`, and its HTTP status (`modern`: of a
+/// 2026-07-28 request; a session's errors travel with 200, as rmcp sends them).
+fn respond(id: &str, outcome: Outcome, modern: bool) -> (http::StatusCode, String) {
+    let result = match outcome {
+        Ok(Served::Reply(reply)) => result_bytes(reply, modern),
+        Ok(Served::Asked(asked)) => serde_json::to_string(&asked).map_err(internal),
+        Ok(Served::Task(task)) => serde_json::to_string(&task).map_err(internal),
+        Err(error) => Err(error),
+    };
+    match result {
+        Ok(result) => (http::StatusCode::OK, envelope_raw(id, "result", &result)),
+        Err(error) => {
+            let status = if modern { error_status(&error) } else { http::StatusCode::OK };
+            (status, envelope_raw(id, "error", &error_bytes(&error)))
+        }
     }
 }
 
@@ -476,16 +532,24 @@ fn error_status(error: &ErrorData) -> http::StatusCode {
 }
 
 /// A call's result, its `structuredContent` serialized once and its text block written
-/// from those bytes; a handler's own content blocks go through rmcp's model.
-fn result_bytes(reply: Reply) -> Result<String, ErrorData> {
-    let internal = |error: serde_json::Error| ErrorData::internal_error(error.to_string(), None);
+/// from those bytes; a handler's own content blocks go through rmcp's model. `modern`: of
+/// MCP 2026-07-28, which names the result's type (`resultType`); earlier revisions do not.
+fn result_bytes(reply: Reply, modern: bool) -> Result<String, ErrorData> {
     if reply.blocks.is_some() && !reply.is_error {
-        return serde_json::to_string(&reply.into_result()).map_err(internal);
+        let mut result = reply.into_result();
+        if !modern {
+            result.result_type = None;
+        }
+        return serde_json::to_string(&result).map_err(internal);
     }
     let structured = serde_json::to_string(&reply.content).map_err(internal)?;
     let text = serde_json::to_string(&structured).map_err(internal)?;
     let mut out = String::with_capacity(structured.len() + text.len() + 96);
-    out.push_str(r#"{"resultType":"complete","content":[{"type":"text","text":"#);
+    out.push_str(if modern {
+        r#"{"resultType":"complete","content":[{"type":"text","text":"#
+    } else {
+        r#"{"content":[{"type":"text","text":"#
+    });
     out.push_str(&text);
     out.push_str(r#"}],"structuredContent":"#);
     out.push_str(&structured);
@@ -577,6 +641,7 @@ struct CallEvents {
     caused: UnboundedReceiver<ServerJsonRpcMessage>,
     call: Option<Finishing>,
     id: String,
+    modern: bool,
 }
 
 impl Stream for CallEvents {
@@ -597,7 +662,7 @@ impl Stream for CallEvents {
         self.call = None;
         // What the call sent last, before its result.
         if let Ok(message) = self.caused.try_recv() {
-            let (_, last) = respond(&self.id, outcome);
+            let (_, last) = respond(&self.id, outcome, self.modern);
             let mut events = sse_event(&serde_json::to_string(&message).unwrap_or_default());
             while let Ok(message) = self.caused.try_recv() {
                 events.push_str(&sse_event(&serde_json::to_string(&message).unwrap_or_default()));
@@ -605,7 +670,7 @@ impl Stream for CallEvents {
             events.push_str(&sse_event(&last));
             return Poll::Ready(Some(Ok(Bytes::from(events))));
         }
-        let (_, last) = respond(&self.id, outcome);
+        let (_, last) = respond(&self.id, outcome, self.modern);
         Poll::Ready(Some(Ok(Bytes::from(sse_event(&last)))))
     }
 }
@@ -642,11 +707,16 @@ mod tests {
     #[test]
     fn the_usual_headers_are_recognized_and_any_other_goes_to_rmcp() {
         let loopback = hosts(&["localhost", "127.0.0.1", "::1"]);
-        assert_eq!(recognized_headers(&parts(&USUAL), Some(&loopback)), Some("tools/call"));
-        assert_eq!(recognized_headers(&with(("mcp-method", "tools/list")), Some(&loopback)), Some("tools/list"));
+        let modern = |method| Some(Wanted::Modern(method));
+        assert_eq!(recognized_headers(&parts(&USUAL), Some(&loopback)), modern("tools/call"));
+        assert_eq!(recognized_headers(&with(("mcp-method", "tools/list")), Some(&loopback)), modern("tools/list"));
+        let mut session = with(("mcp-protocol-version", "2025-11-25"));
+        session.headers.insert("mcp-session-id", http::HeaderValue::from_static("s-1"));
+        assert_eq!(recognized_headers(&session, Some(&loopback)), Some(Wanted::Session("s-1")));
         for declined in [
             ("mcp-method", "resources/read"),
             ("mcp-protocol-version", "2025-11-25"),
+            ("mcp-protocol-version", "2024-11-05"),
             ("accept", "application/json"),
             ("accept", "application/json;q=0, text/event-stream"),
             ("accept", "*/*"),
@@ -660,7 +730,7 @@ mod tests {
         let mut twice = parts(&USUAL);
         twice.headers.append("mcp-method", http::HeaderValue::from_static("tools/call"));
         assert_eq!(recognized_headers(&twice, Some(&loopback)), None, "a header twice");
-        assert_eq!(recognized_headers(&with(("host", "anything.example")), None), Some("tools/call"), "any host");
+        assert_eq!(recognized_headers(&with(("host", "anything.example")), None), modern("tools/call"), "any host");
     }
 
     #[test]

@@ -66,7 +66,7 @@ impl Server {
         // Innermost: only one well-formed JSON-RPC message per body reaches rmcp.
         let router = if self.shared.sessionless {
             let limits = super::http::RequestLimits::new(options, None);
-            let front = Arc::new(wire::HttpFront { limits, owned: OwnedPath::new(self.shared.clone()) });
+            let front = Arc::new(wire::HttpFront { limits, owned: OwnedPath::new(self.shared.clone(), None) });
             let checked = axum::middleware::from_fn_with_state(front, wire::check_http);
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
@@ -77,7 +77,8 @@ impl Server {
                 cap: SessionCap::new(options.max_sessions),
             });
             let limits = super::http::RequestLimits::new(options, Some(manager.clone()));
-            let front = Arc::new(wire::HttpFront { limits, owned: OwnedPath::new(self.shared.clone()) });
+            let owned = OwnedPath::new(self.shared.clone(), Some(manager.clone()));
+            let front = Arc::new(wire::HttpFront { limits, owned });
             let checked = axum::middleware::from_fn_with_state(front, wire::check_http);
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);

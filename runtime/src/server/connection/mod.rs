@@ -19,7 +19,7 @@ use serde_json::json;
 use super::Shared;
 use super::call_stream::CallSink;
 use super::rounds::Retry;
-use crate::action::{CallClient, LogThreshold, TaskSupport};
+use crate::action::{CallClient, LogThreshold, RequestSide, TaskSupport};
 use crate::auth::Principal;
 use crate::engine::{CallSource, Reply, Started, TaskCall, TaskError};
 use crate::engine::{SessionFocus, focus_states};
@@ -72,6 +72,13 @@ pub(crate) struct ConnectionState {
     /// Cancelled when the transport ends (stdin closed): its listening streams stop. Made
     /// only for a transport that says when it ends (stdio).
     ended: std::sync::OnceLock<tokio_util::sync::CancellationToken>,
+    /// The calls the owned path serves on this session, by request id, for the client's
+    /// `notifications/cancelled` (which rmcp hands to `on_cancelled`).
+    owned_calls:
+        std::sync::Mutex<std::collections::HashMap<rmcp::model::RequestId, tokio_util::sync::CancellationToken>>,
+    /// When the owned path last told rmcp's session that it is in use (ms since the epoch):
+    /// rmcp closes a session idle for its timeout, and sees none of the calls served here.
+    owned_touch_ms: std::sync::atomic::AtomicU64,
 }
 
 /// A kept connection's flow is its own: removed from the store when the connection ends,
@@ -120,6 +127,8 @@ impl Connection {
             refreshing: tokio::sync::Mutex::new(()),
             subscribed: std::sync::Mutex::new(BTreeMap::new()),
             ended: std::sync::OnceLock::new(),
+            owned_calls: Default::default(),
+            owned_touch_ms: Default::default(),
         };
         Self { shared, state: Arc::new(state) }
     }
@@ -135,22 +144,6 @@ impl Connection {
         } else {
             Origin::Sessionless
         }
-    }
-
-    /// Who is calling: the principal the request authenticated as (HTTP: resolved by the
-    /// server's authenticator before rmcp saw the request; stdio: as configured), and the
-    /// peer — its address as the socket reports it (HTTP served with connection info),
-    /// else the connection the server keeps (stdio), else one shared "unidentified" peer.
-    fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
-        let parts = context.extensions.get::<http::request::Parts>();
-        let address =
-            parts.and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>());
-        let peer = match (address, self.origin()) {
-            (Some(axum::extract::ConnectInfo(address)), _) => Peer::Address(address.ip()),
-            (None, Origin::Connection(key)) => Peer::Connection(key),
-            (None, Origin::Sessionless) => Peer::Unidentified,
-        };
-        Caller { principal: self.principal(context), peer }
     }
 
     /// The principal of the request `context` serves. An HTTP request is only ever who its
@@ -215,25 +208,90 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// A `tools/call` as a connection serves it, whoever read it off the wire: rmcp (from its
+/// request context), or the owned path (`server::owned`, from the bytes).
+pub(crate) struct CallRequest {
+    pub(crate) name: String,
+    pub(crate) arguments: serde_json::Map<String, serde_json::Value>,
+    pub(crate) request_state: Option<String>,
+    pub(crate) input_responses: Option<rmcp::model::InputResponses>,
+    /// Who its credentials say is calling (HTTP), or the configured stdio principal.
+    pub(crate) principal: Option<Principal>,
+    /// Its peer address, as the socket reports it (HTTP served with connection info).
+    pub(crate) address: Option<std::net::IpAddr>,
+    /// Whether it is of MCP 2026-07-28 or later (it asks in rounds, and may run as a task).
+    pub(crate) modern: bool,
+    pub(crate) capabilities: rmcp::model::ClientCapabilities,
+    pub(crate) client: RequestSide,
+    /// The call's own response stream, where the transport gave it one.
+    pub(crate) stream: Option<tokio::sync::mpsc::UnboundedSender<rmcp::model::ServerJsonRpcMessage>>,
+    pub(crate) trace: Option<crate::telemetry::TraceParent>,
+}
+
+/// How a `tools/call` ended, before it is written.
+pub(crate) enum Served {
+    /// The call's reply.
+    Reply(Reply),
+    /// The call runs as an MCP task.
+    Task(rmcp::model::CreateTaskResult),
+    /// The handler stopped to ask the client (MCP 2026-07-28).
+    Asked(rmcp::model::InputRequiredResult),
+}
+
 impl Connection {
-    /// `tools/call`: the call through the pipeline, then what it tells whom.
+    /// `tools/call` as rmcp hands it over.
     async fn serve_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut arguments = request.arguments.unwrap_or_default();
-        let tool = match self.shared.tool_called(&request.name, &mut arguments, || self.principal(&context)) {
+        let parts = context.extensions.get::<http::request::Parts>();
+        let address = parts
+            .and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
+            .map(|info| info.0.ip());
+        let call = CallRequest {
+            name: request.name.into_owned(),
+            arguments: request.arguments.unwrap_or_default(),
+            request_state: request.request_state,
+            input_responses: request.input_responses,
+            principal: self.principal(&context),
+            address,
+            modern: context.protocol_version().is_some_and(|version| !version.has_initialize()),
+            capabilities: context.client_capabilities().unwrap_or_default(),
+            client: RequestSide {
+                peer: context.peer.clone(),
+                progress_token: context.meta.get_progress_token(),
+                log_level: context.meta.log_level(),
+                cancel: context.ct.clone(),
+            },
+            stream: context.extensions.get::<CallSink>().map(|sink| sink.0.clone()),
+            trace: crate::telemetry::TraceParent::from_meta(&context.meta),
+        };
+        Ok(match self.serve(call).await? {
+            Served::Reply(reply) => reply.into_result().into(),
+            Served::Task(task) => CallToolResponse::Task(task),
+            Served::Asked(asked) => asked.into(),
+        })
+    }
+
+    /// `tools/call`: the call through the pipeline, then what it tells whom.
+    pub(crate) async fn serve(&self, request: CallRequest) -> Result<Served, ErrorData> {
+        let mut arguments = request.arguments;
+        let principal = request.principal;
+        let tool = match self.shared.tool_called(&request.name, &mut arguments, || principal.clone()) {
             Ok(tool) => tool,
-            Err(Uncalled::Refused(reply)) => return Ok(reply.into_result().into()),
+            Err(Uncalled::Refused(reply)) => return Ok(Served::Reply(*reply)),
             Err(Uncalled::Unknown(error)) => return Err(error),
         };
         let origin = self.origin();
         let kept = matches!(origin, Origin::Connection(_));
         let session = kept.then(|| (&self.state.focus, self.state.focus.begin()));
-        // The call's own response stream, where the transport gave it one (stateful HTTP).
-        let stream = context.extensions.get::<CallSink>().map(|sink| sink.0.clone());
-        let caller = self.caller(&context);
+        let peer = match (request.address, &origin) {
+            (Some(address), _) => Peer::Address(address),
+            (None, Origin::Connection(key)) => Peer::Connection(key.clone()),
+            (None, Origin::Sessionless) => Peer::Unidentified,
+        };
+        let caller = Caller { principal, peer };
         self.check_owner(caller.principal.as_ref())?;
         let retry = Retry {
             method: "tools/call",
@@ -241,14 +299,17 @@ impl Connection {
             request_state: request.request_state,
             input_responses: request.input_responses,
         };
-        let round = self.shared.round(&context, kept, caller.principal.as_ref(), &arguments, retry)?;
-        let client = CallClient::new(&context, self.state.log_threshold.clone(), stream, round.inputs.clone());
-        let trace = crate::telemetry::TraceParent::from_meta(&context.meta);
+        let (modern, capabilities) = (request.modern, request.capabilities);
+        let client_side = (capabilities.clone(), &request.client.peer);
+        let round = self.shared.round_of(client_side, modern, kept, caller.principal.as_ref(), &arguments, retry)?;
+        let threshold = self.state.log_threshold.clone();
+        let client = CallClient::of_request(request.client, threshold, request.stream, round.inputs.clone());
+        let trace = request.trace;
         let server = self.shared.this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>;
         // Whether the request declared the Tasks extension is read only for a tool that may
-        // run as a task (reading it decodes the request's `_meta` again).
+        // run as a task.
         let task = tool.task();
-        let reply = match (task, task != TaskSupport::Never && declares_tasks(&context)) {
+        let reply = match (task, task != TaskSupport::Never && modern && capabilities.supports_tasks()) {
             (TaskSupport::Required, false) => {
                 let tasks = rmcp::model::ClientCapabilities::builder().enable_tasks().build();
                 return Err(ErrorData::missing_required_client_capability(tasks));
@@ -261,7 +322,7 @@ impl Connection {
                     trace,
                     server,
                     client: client.clone(),
-                    capabilities: context.client_capabilities().unwrap_or_default(),
+                    capabilities,
                     arguments,
                     moved: Box::new(move |key| {
                         if let Some(shared) = shared.upgrade() {
@@ -271,7 +332,7 @@ impl Connection {
                 };
                 // Boxed: only a task builds this future, which every call's would carry.
                 match Box::pin(self.shared.engine.start_task(tool.name, call)).await.map_err(task_error)? {
-                    Started::Task(task) => return Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))),
+                    Started::Task(task) => return Ok(Served::Task(rmcp::model::CreateTaskResult::new(task))),
                     // It never became a task: answered as any call is.
                     Started::Reply(reply) => reply,
                 }
@@ -297,15 +358,15 @@ impl Connection {
         // After this session's own list change, so that its client hears that first and
         // the instance's resource updates (sent by a task of their own) after it.
         if let Some(moved) = &reply.moved {
-            self.shared.tell_watchers(moved, Some(&self.state));
+            self.shared.tell_watchers(moved, kept.then_some(&self.state));
         }
         if reply.is_error
             && let Some(asked) = round.unanswered(&self.shared)
         {
             // The handler stopped to ask the client (MCP 2026-07-28): nothing committed.
-            return asked.map(Into::into);
+            return asked.map(Served::Asked);
         }
-        Ok(reply.into_result().into())
+        Ok(Served::Reply(reply))
     }
 }
 
@@ -388,14 +449,6 @@ impl Shared {
             ))
         })
     }
-}
-
-/// Whether the request may be answered with a task: MCP 2026-07-28 or later, from a
-/// client that declared the Tasks extension in it (the extension is not defined under
-/// 2025-11-25, whatever `initialize` said).
-fn declares_tasks(context: &RequestContext<RoleServer>) -> bool {
-    context.protocol_version().is_some_and(|version| !version.has_initialize())
-        && context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
 }
 
 /// The task methods exist from MCP 2026-07-28 on (rmcp has already refused a client that
@@ -488,6 +541,11 @@ impl ServerHandler for Connection {
             // Closed sessions leave as new ones come: the list stays as long as the live ones.
             sessions.retain(|session| session.strong_count() > 0);
             sessions.push(Arc::downgrade(&self.state));
+            if let Some(super::call_stream::SessionTag(id)) = context.extensions.get() {
+                let mut by_id = lock(&self.shared.by_session_id);
+                by_id.retain(|_, session| session.strong_count() > 0);
+                by_id.insert(id.clone(), Arc::downgrade(&self.state));
+            }
         }
         Ok(result)
     }
@@ -723,6 +781,71 @@ impl ServerHandler for Connection {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared.engine.registry.definition(name)
+    }
+
+    /// A call the owned path serves on this session is cancelled here (rmcp's own are
+    /// cancelled before this is called).
+    async fn on_cancelled(
+        &self,
+        notification: rmcp::model::CancelledNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleServer>,
+    ) {
+        if let Some(id) = &notification.request_id
+            && let Some(call) = lock(&self.state.owned_calls).remove(id)
+        {
+            call.cancel();
+        }
+    }
+}
+
+/// A call the owned path serves on a session, registered for `notifications/cancelled`
+/// while it runs.
+pub(crate) struct OwnedCallGuard {
+    state: Arc<ConnectionState>,
+    id: rmcp::model::RequestId,
+}
+
+impl Drop for OwnedCallGuard {
+    fn drop(&mut self) {
+        lock(&self.state.owned_calls).remove(&self.id);
+    }
+}
+
+impl Shared {
+    /// The live session rmcp calls `id`, as a connection, once it initialized.
+    pub(crate) fn session_connection(self: &Arc<Self>, id: &str) -> Option<Connection> {
+        let state = lock(&self.by_session_id).get(id)?.upgrade()?;
+        state.peer.get()?;
+        Some(Connection { shared: self.clone(), state })
+    }
+}
+
+impl Connection {
+    /// The client of this session: its peer, and the capabilities it declared.
+    pub(crate) fn session_client(&self) -> Option<(rmcp::service::Peer<RoleServer>, rmcp::model::ClientCapabilities)> {
+        let peer = self.state.peer.get()?.clone();
+        let capabilities = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+        Some((peer, capabilities))
+    }
+
+    /// Whether rmcp's session should hear that it is in use (at most every 10 s): the owned
+    /// path's calls never reach it, and it closes a session idle for its timeout.
+    pub(crate) fn due_for_touch(&self) -> bool {
+        let now = crate::store::now_ms();
+        let last = self.state.owned_touch_ms.load(Ordering::Relaxed);
+        now.saturating_sub(last) >= 10_000
+            && self.state.owned_touch_ms.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+    }
+
+    /// Registers a call the owned path serves on this session under its request `id`, so
+    /// that the client can cancel it; unregistered when the guard drops.
+    pub(crate) fn track(
+        &self,
+        id: rmcp::model::RequestId,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> OwnedCallGuard {
+        lock(&self.state.owned_calls).insert(id.clone(), cancel);
+        OwnedCallGuard { state: self.state.clone(), id }
     }
 }
 
