@@ -203,3 +203,24 @@ async fn a_client_past_its_rate_limit_gets_429_and_others_do_not() {
     tokio::time::sleep(Duration::from_millis(wait).saturating_sub(started.elapsed()) + Duration::from_millis(5)).await;
     assert_eq!(initialize_from(&url, [127, 0, 0, 1]).await.0, 200, "served again after the wait");
 }
+
+/// A session whose calls the owned path serves (they never reach rmcp's session) is still
+/// in use: it stays open past the idle timeout while they keep coming, and closes once
+/// they stop.
+#[tokio::test]
+async fn a_session_kept_busy_by_owned_calls_stays_open() {
+    let idle = Duration::from_millis(200);
+    let url = serve(Server::from_registry("net").session_idle_timeout(idle)).await;
+    let session = RawSession::open(&url).await;
+    let busy = std::time::Instant::now();
+    while busy.elapsed() < idle * 4 {
+        let reply =
+            session.request("tools/call", json!({ "name": "net_ping", "arguments": { "domain": "net" } })).await;
+        assert_eq!(reply.status, 200, "the session closed while in use, after {:?}", busy.elapsed());
+        assert!(reply.is_json(), "served by the owned path: {}", reply.content_type);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Left alone, it closes (any request to rmcp would count as activity: none is sent).
+    tokio::time::sleep(idle * 3).await;
+    assert_eq!(session.request("tools/list", json!({})).await.status, 404, "an idle session still answers");
+}

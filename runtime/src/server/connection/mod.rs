@@ -828,12 +828,14 @@ impl Connection {
         Some((peer, capabilities))
     }
 
-    /// Whether rmcp's session should hear that it is in use (at most every 10 s): the owned
-    /// path's calls never reach it, and it closes a session idle for its timeout.
+    /// Whether rmcp's session should hear that it is in use (at most every 10 s, or a
+    /// quarter of the idle timeout if that is shorter): the owned path's calls never reach
+    /// it, and it closes a session idle for its timeout.
     pub(crate) fn due_for_touch(&self) -> bool {
         let now = crate::store::now_ms();
+        let every = (self.shared.http.session_idle_timeout.as_millis() as u64 / 4).min(10_000);
         let last = self.state.owned_touch_ms.load(Ordering::Relaxed);
-        now.saturating_sub(last) >= 10_000
+        now.saturating_sub(last) >= every
             && self.state.owned_touch_ms.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
     }
 
