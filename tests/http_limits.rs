@@ -24,6 +24,13 @@ async fn ping() -> Result<Pong, ToolError> {
     Ok(Pong { pong: true })
 }
 
+/// Take a while to answer.
+#[action(domain = "net")]
+async fn wait() -> Result<Pong, ToolError> {
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    Ok(Pong { pong: true })
+}
+
 async fn serve(builder: toolgate::ServerBuilder) -> String {
     serve_in_process(builder.build().expect("valid registry")).await
 }
@@ -223,4 +230,26 @@ async fn a_session_kept_busy_by_owned_calls_stays_open() {
     // Left alone, it closes (any request to rmcp would count as activity: none is sent).
     tokio::time::sleep(idle * 3).await;
     assert_eq!(session.request("tools/list", json!({})).await.status, 404, "an idle session still answers");
+}
+
+/// A client cancels a call the owned path serves on its session (the handler takes no
+/// `Ctx`, so rmcp never sees the call): `notifications/cancelled` with its request id
+/// stops the handler at once, and the reply says `CANCELLED`.
+#[tokio::test]
+async fn a_client_cancels_an_owned_session_call() {
+    let url = serve(Server::from_registry("net")).await;
+    let session = RawSession::open(&url).await;
+    let call = r#"{"jsonrpc":"2.0","id":9001,"method":"tools/call","params":{"name":"net_wait","arguments":{"domain":"net"}}}"#;
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9001,"reason":"changed my mind"}}"#;
+    let started = std::time::Instant::now();
+    let cancelling = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        session.post_raw(cancel, 0).await.status
+    };
+    let (reply, cancelled) = tokio::join!(session.post_raw(call, 9001), cancelling);
+    assert_eq!(cancelled, 202);
+    assert!(started.elapsed() < Duration::from_secs(4), "the handler ran on: {:?}", started.elapsed());
+    assert!(reply.is_json(), "served by the owned path: {}", reply.content_type);
+    let result = reply.result();
+    assert_eq!(result["structuredContent"]["code"], "CANCELLED", "{result}");
 }
