@@ -179,9 +179,6 @@ impl OwnedPath {
         let message: Incoming<'_> = serde_json::from_slice(bytes).ok()?;
         let id = plain_id(message.id)?;
         let params = message.params?;
-        let principal = parts.extensions.get::<Principal>();
-        let address =
-            parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|info| info.0.ip());
         let (method, response) = match wanted {
             Wanted::Modern(method) => {
                 let meta = params.meta.as_ref()?;
@@ -191,95 +188,16 @@ impl OwnedPath {
                 {
                     return None;
                 }
-                if method == "tools/list" {
-                    if params.name.is_some() || params.arguments.is_some() || params.cursor.is_some() {
-                        return None;
-                    }
-                    return Some(self.list(id, principal));
+                match method {
+                    "tools/list" => (method, self.list(id, parts, params)?),
+                    _ => (method, self.modern_call(id, parts, params).await?),
                 }
-                let name = params.name?;
-                if params.cursor.is_some() || one_header(parts, &MCP_NAME)? != name {
-                    return None;
-                }
-                let ready = self.ready();
-                if !ready.callable.contains(name.as_ref()) {
-                    return None;
-                }
-                let meta = params.meta?;
-                let cancel = CancellationToken::new();
-                let client = RequestSide {
-                    peer: ready.peer.clone(),
-                    progress_token: meta.progress_token,
-                    log_level: meta.log_level,
-                    cancel: cancel.clone(),
-                };
-                let request = CallRequest {
-                    name: name.into_owned(),
-                    arguments: params.arguments.unwrap_or_default(),
-                    request_state: None,
-                    input_responses: None,
-                    principal: principal.cloned(),
-                    address,
-                    modern: true,
-                    capabilities: meta.client_capabilities.unwrap_or_default(),
-                    client,
-                    stream: None,
-                    trace: meta.traceparent.as_deref().and_then(crate::telemetry::TraceParent::parse),
-                };
-                let call = OwnedCall { connection: ready.connection.clone(), request, modern: true, _tracked: None };
-                (method, call.answer(id.get().to_string(), cancel).await)
             }
             Wanted::Session(session) => {
-                let meta = params.meta.as_ref();
-                if message.method != "tools/call"
-                    || params.cursor.is_some()
-                    || meta.is_some_and(|meta| meta.protocol_version.is_some() || meta.client_capabilities.is_some())
-                {
+                if message.method != "tools/call" {
                     return None;
                 }
-                let name = params.name?;
-                if !self.ready().session_callable.contains(name.as_ref()) {
-                    return None;
-                }
-                // A session rmcp no longer holds is rmcp's to answer (404).
-                let sessions = self.sessions.as_ref()?;
-                let live = sessions.inner.has_session(&SessionId::from(session)).await.unwrap_or(false);
-                let connection = live.then(|| self.shared.session_connection(session)).flatten()?;
-                let (peer, capabilities) = connection.session_client()?;
-                if connection.due_for_touch() {
-                    // Any message resets rmcp's idle timer; this one the handler ignores.
-                    let touch = rmcp::model::CustomNotification::new("notifications/toolgate/in_use", None);
-                    let touch = ClientJsonRpcMessage::notification(ClientNotification::CustomNotification(touch));
-                    let _ = sessions.accept_message(&SessionId::from(session), touch).await;
-                }
-                let request_id: rmcp::model::RequestId = serde_json::from_str(id.get()).ok()?;
-                let meta = params.meta;
-                let cancel = CancellationToken::new();
-                let tracked = connection.track(request_id, cancel.clone());
-                let client = RequestSide {
-                    peer,
-                    progress_token: meta.as_ref().and_then(|meta| meta.progress_token.clone()),
-                    log_level: None,
-                    cancel: cancel.clone(),
-                };
-                let request = CallRequest {
-                    name: name.into_owned(),
-                    arguments: params.arguments.unwrap_or_default(),
-                    request_state: None,
-                    input_responses: None,
-                    principal: principal.cloned(),
-                    address,
-                    modern: false,
-                    capabilities,
-                    client,
-                    stream: None,
-                    trace: meta
-                        .and_then(|meta| meta.traceparent)
-                        .as_deref()
-                        .and_then(crate::telemetry::TraceParent::parse),
-                };
-                let call = OwnedCall { connection, request, modern: false, _tracked: Some(tracked) };
-                ("tools/call", call.answer(id.get().to_string(), cancel).await)
+                ("tools/call", self.session_call(id, parts, params, session).await?)
             }
         };
         crate::telemetry::record_owned(method);
@@ -287,17 +205,110 @@ impl OwnedPath {
     }
 
     /// A `tools/list` of MCP 2026-07-28: written once when it is the same for everyone.
-    fn list(&self, id: &RawValue, principal: Option<&Principal>) -> Response {
-        let ready = self.ready();
-        let result = match &ready.list {
+    fn list(&self, id: &RawValue, parts: &http::request::Parts, params: Params<'_>) -> Option<Response> {
+        if params.name.is_some() || params.arguments.is_some() || params.cursor.is_some() {
+            return None;
+        }
+        let result = match &self.ready().list {
             Some(list) => Cow::Borrowed(list.as_str()),
-            None => match serde_json::to_string(&self.shared.tools_list_result(principal, true)) {
-                Ok(list) => Cow::Owned(list),
-                Err(error) => return json_response(envelope(id, "error", &error_bytes(&internal(error)))),
-            },
+            None => {
+                let principal = parts.extensions.get::<Principal>();
+                Cow::Owned(serde_json::to_string(&self.shared.tools_list_result(principal, true)).ok()?)
+            }
         };
-        crate::telemetry::record_owned("tools/list");
-        json_response(envelope(id, "result", &result))
+        Some(json_response(envelope(id, "result", &result)))
+    }
+
+    /// A `tools/call` of MCP 2026-07-28, served by a connection the server does not keep.
+    async fn modern_call(&self, id: &RawValue, parts: &http::request::Parts, params: Params<'_>) -> Option<Response> {
+        let name = params.name?;
+        if params.cursor.is_some() || one_header(parts, &MCP_NAME)? != name {
+            return None;
+        }
+        let ready = self.ready();
+        if !ready.callable.contains(name.as_ref()) {
+            return None;
+        }
+        let meta = params.meta?;
+        let cancel = CancellationToken::new();
+        let client = RequestSide {
+            peer: ready.peer.clone(),
+            progress_token: meta.progress_token,
+            log_level: meta.log_level,
+            cancel: cancel.clone(),
+        };
+        let capabilities = meta.client_capabilities.unwrap_or_default();
+        let request = call_request(parts, name, params.arguments, (true, capabilities), client, meta.traceparent);
+        let call = OwnedCall { connection: ready.connection.clone(), request, modern: true, _tracked: None };
+        Some(call.answer(id.get().to_string(), cancel).await)
+    }
+
+    /// A `tools/call` on the live stateful session `session`, served by its connection,
+    /// which keeps the session's flow and focus.
+    async fn session_call(
+        &self,
+        id: &RawValue,
+        parts: &http::request::Parts,
+        params: Params<'_>,
+        session: &str,
+    ) -> Option<Response> {
+        let meta = params.meta;
+        if params.cursor.is_some()
+            || meta.as_ref().is_some_and(|meta| meta.protocol_version.is_some() || meta.client_capabilities.is_some())
+        {
+            return None;
+        }
+        let name = params.name?;
+        if !self.ready().session_callable.contains(name.as_ref()) {
+            return None;
+        }
+        // A session rmcp no longer holds is rmcp's to answer (404).
+        let sessions = self.sessions.as_ref()?;
+        let session = SessionId::from(session);
+        let live = sessions.inner.has_session(&session).await.unwrap_or(false);
+        let connection = live.then(|| self.shared.session_connection(&session)).flatten()?;
+        let (peer, capabilities) = connection.session_client()?;
+        if connection.due_for_touch() {
+            // Any message resets rmcp's idle timer; this one the handler ignores.
+            let touch = rmcp::model::CustomNotification::new("notifications/toolgate/in_use", None);
+            let touch = ClientJsonRpcMessage::notification(ClientNotification::CustomNotification(touch));
+            let _ = sessions.accept_message(&session, touch).await;
+        }
+        let request_id: rmcp::model::RequestId = serde_json::from_str(id.get()).ok()?;
+        let (progress_token, traceparent) =
+            meta.map(|meta| (meta.progress_token, meta.traceparent)).unwrap_or_default();
+        let cancel = CancellationToken::new();
+        let tracked = connection.track(request_id, cancel.clone());
+        let client = RequestSide { peer, progress_token, log_level: None, cancel: cancel.clone() };
+        let request = call_request(parts, name, params.arguments, (false, capabilities), client, traceparent);
+        let call = OwnedCall { connection, request, modern: false, _tracked: Some(tracked) };
+        Some(call.answer(id.get().to_string(), cancel).await)
+    }
+}
+
+/// The call of tool `name` with `arguments`, from the request's `parts` (who is calling,
+/// from where), of MCP 2026-07-28 or not (`modern`) from a client with `capabilities`.
+fn call_request(
+    parts: &http::request::Parts,
+    name: Cow<'_, str>,
+    arguments: Option<Map<String, Value>>,
+    (modern, capabilities): (bool, ClientCapabilities),
+    client: RequestSide,
+    traceparent: Option<Cow<'_, str>>,
+) -> CallRequest {
+    let address = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|info| info.0.ip());
+    CallRequest {
+        name: name.into_owned(),
+        arguments: arguments.unwrap_or_default(),
+        request_state: None,
+        input_responses: None,
+        principal: parts.extensions.get::<Principal>().cloned(),
+        address,
+        modern,
+        capabilities,
+        client,
+        stream: None,
+        trace: traceparent.as_deref().and_then(crate::telemetry::TraceParent::parse),
     }
 }
 
