@@ -1,22 +1,26 @@
 //! The requests toolgate answers itself over Streamable HTTP: a `tools/call` or a
-//! `tools/list` of MCP 2026-07-28 (sessionless, in either server mode) goes from the wire
-//! check's bytes to the engine and back to response bytes written here, without rmcp's
-//! per-request machinery (a handler built and a task spawned per request, the message
-//! parsed again into rmcp's model, the result serialized twice).
+//! `tools/list` of MCP 2026-07-28 (sessionless, in either server mode), and a `tools/call`
+//! on a stateful session, go from the wire check's bytes to [`Connection::serve`] and back
+//! to response bytes written here, without rmcp's per-request machinery (a handler built
+//! and a task spawned per request, the message parsed again into rmcp's model, the result
+//! serialized twice).
 //!
 //! Only what rmcp would accept as it is comes this way: the owned path *recognizes* a
 //! request — every header and member it reads has the one value rmcp would serve — and
 //! hands anything else to rmcp unchanged, which answers it (or refuses it) as before. So
-//! rmcp stays the protocol's source of truth: an odd header, an `Origin`, a session id,
-//! a `requestState` or `inputResponses`, a tool that may run as a task, asks for a
-//! confirmation or has arguments that travel as headers, a `_meta` member this module
+//! rmcp stays the protocol's source of truth: an odd header, an `Origin`, a session rmcp
+//! does not hold, a `requestState` or `inputResponses`, a tool that may run as a task,
+//! asks for a confirmation or has arguments that travel as headers, on a session a
+//! handler that takes a `Ctx` (its requests to the client ride the stream of the request
+//! that caused them, which rmcp knows only for its own), a `_meta` member this module
 //! does not know: each goes to rmcp. What the owned path serves, it serves through the
-//! same call pipeline and the same reply as [`super::Connection`]'s `tools/call`.
+//! same call path as rmcp's `tools/call`, [`Connection::serve`].
 //!
-//! A call that causes messages before its result (log lines the request asked for,
-//! progress) is answered as an SSE stream, the messages first, as rmcp does; any other is
-//! answered with one JSON body, whose `text` block is derived from the bytes of its
-//! `structuredContent` (serialized once).
+//! A call that causes messages before its result (a session's `list_changed`, log lines,
+//! progress) is answered as an SSE stream, the messages first; any other is answered with
+//! one JSON body, whose `text` block is derived from the bytes of its `structuredContent`
+//! (serialized once). A session's calls served here are cancelled by the client's
+//! `notifications/cancelled` (`Connection::on_cancelled`), and keep rmcp's session in use.
 
 // Logging is deprecated by SEP-2577 in rmcp 3.11 but still part of the revisions toolgate
 // serves: a 2026-07-28 request may ask for log messages in `_meta`.
