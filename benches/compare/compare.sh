@@ -62,7 +62,7 @@ one() { # server mode scenario round
   esac
   PID=$!
   up "$p" || { echo "$server ($mode) did not start:"; cat "$log"; exit 1; }
-  if [ "$scenario" = transition ]; then script="$HERE/wrk/transition_sessionless.lua"
+  if [ "$scenario" = transition ]; then script="$HERE/../wrk/submit_many.lua"
   elif [ "$mode" = stateful ]; then sid=$(session "$p"); script="$HERE/wrk/call_session.lua"
   else script="$HERE/wrk/call_sessionless.lua"; fi
   for c in $CONNS; do
