@@ -510,8 +510,10 @@ impl OwnedCall {
     }
 }
 
+/// A reply that could not be written: its detail goes to the log, not to the client.
 fn internal(error: serde_json::Error) -> ErrorData {
-    ErrorData::internal_error(error.to_string(), None)
+    tracing::error!(%error, "cannot write a reply");
+    ErrorData::internal_error("the reply could not be written", None)
 }
 
 /// The JSON-RPC response `id` gets for `outcome`, and its HTTP status (`modern`: of a
