@@ -38,6 +38,13 @@ impl<'a> Handler<'a> {
         &self.function.sig.ident
     }
 
+    /// The function's name as a tool's name is made of it: `async fn r#return` is
+    /// `return`, since `r#` only lets Rust take a keyword as a name (and `#` is not a
+    /// character of MCP tool names).
+    pub(crate) fn name(&self) -> String {
+        syn::ext::IdentExt::unraw(self.ident()).to_string()
+    }
+
     pub(crate) fn params(&self) -> &syn::punctuated::Punctuated<FnArg, syn::Token![,]> {
         &self.function.sig.inputs
     }

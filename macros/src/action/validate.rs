@@ -451,12 +451,12 @@ fn check_name(
             // A function already named for its domain keeps its name: `fn flight_search`
             // in domain `flight` is `flight_search`, not `flight_flight_search`.
             Some(domain) => {
-                let ident = handler.ident().to_string();
+                let name = handler.name();
                 let named_for_domain =
-                    ident.strip_prefix(domain.as_str()).is_some_and(|rest| rest.len() > 1 && rest.starts_with('_'));
-                return Some(if named_for_domain { ident } else { format!("{domain}_{ident}") });
+                    name.strip_prefix(domain.as_str()).is_some_and(|rest| rest.len() > 1 && rest.starts_with('_'));
+                return Some(if named_for_domain { name } else { format!("{domain}_{name}") });
             }
-            None => (handler.ident().to_string(), handler.ident().span()),
+            None => (handler.name(), handler.ident().span()),
         },
     };
     let Some(domain) = domain else {
@@ -480,10 +480,7 @@ fn check_name(
     if value == prefix {
         errors.push(syn::Error::new(
             span,
-            format!(
-                "tool name `{value}` has nothing after its domain prefix; write e.g. `{prefix}{}`",
-                handler.ident()
-            ),
+            format!("tool name `{value}` has nothing after its domain prefix; write e.g. `{prefix}{}`", handler.name()),
         ));
         return None;
     }
