@@ -235,6 +235,24 @@ async fn a_2025_11_25_session_never_gets_a_task() {
     assert_eq!(refused["code"], -32021, "{refused}");
 }
 
+/// The extension is advertised only where it is served: not in the `initialize` reply of
+/// a 2025-11-25 session (whose calls never become tasks), and in `server/discover` at
+/// 2026-07-28, as rmcp's own client sees each.
+#[tokio::test]
+async fn the_extension_is_advertised_only_at_2026_07_28() {
+    let (_server, url) = spawn_http_example("conformance", &[], &[]).await;
+    let capabilities = |client: &common::TestClient| {
+        let info = client.service.peer_info().expect("the server's answer");
+        serde_json::to_value(&info.capabilities).unwrap()
+    };
+    let session = common::TestClient::http(&url).await;
+    let initialized = capabilities(&session);
+    assert!(initialized.get("extensions").and_then(|e| e.get(TASKS)).is_none(), "{initialized}");
+    let sessionless = common::TestClient::sessionless(&url).await;
+    let discovered = capabilities(&sessionless);
+    assert!(discovered["extensions"][TASKS].is_object(), "{discovered}");
+}
+
 /// Two replicas share a Redis store: a task run by one is read, answered and cancelled
 /// through the other, and when the one running it dies, the other reports it `failed`.
 #[tokio::test]

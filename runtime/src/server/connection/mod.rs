@@ -522,6 +522,14 @@ impl ServerHandler for Connection {
         let _ = self.state.peer.set(context.peer.clone());
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
+        // The Tasks extension is served at 2026-07-28 only (a call of an `initialize`d
+        // session never becomes a task): it is advertised by `server/discover`, not here.
+        if let Some(extensions) = result.capabilities.extensions.as_mut() {
+            extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
+            if extensions.is_empty() {
+                result.capabilities.extensions = None;
+            }
+        }
         if self.shared.sessionless {
             // A sessionless server has no stream to send a 2025-11-25 client a
             // notification on (2026-07-28 clients hear them on `subscriptions/listen`).
