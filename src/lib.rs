@@ -62,15 +62,15 @@
 //!
 //! - `docs/instances-and-flows.md` — keyed and conversation machines, state handles,
 //!   `next`, the intent lock ([`DomainPolicy`]), cross-domain gating;
-//! - `docs/who-is-calling.md` — principals, scopes, tenants, confirmations, idempotency,
-//!   rate limits ([`auth`], [`confirm`]);
+//! - `docs/who-is-calling.md` — principals, scopes, confirmations and where their codes
+//!   go, the stdio principal, tenants, idempotency, rate limits ([`auth`], [`confirm`]);
 //! - `docs/stores-and-replicas.md` — the SQLite, memory and Redis stores ([`store`]);
 //! - `docs/protocol-eras-and-clients.md` — MCP 2025-11-25 and 2026-07-28, clients, HTTP
 //!   limits, conformance;
 //! - `docs/see-and-audit.md` — `describe`, `export --xstate`, `audit`, history, tracing
 //!   and metrics ([`inspect`], [`telemetry`]);
 //! - `docs/time.md` — an instance's data ([`Instance`], [`InstanceMut`]), guards
-//!   ([`Guard`]), timers, deadlines, MCP tasks;
+//!   ([`Guard`]), timers, deadlines, MCP tasks (a task handler, a Python client);
 //! - `docs/exposition-and-cost.md` — what a model is shown of a tool, grouped tools,
 //!   `describe --format cost`;
 //! - `docs/errors.md` — every error code, a handler's failures, argument [`types`];
@@ -162,6 +162,12 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// `machine!`'s examples, compiled as doctests here: its docs (`macros/src/machine.md`)
+/// need this crate, which the macros' own crate cannot depend on.
+#[cfg(doctest)]
+#[doc = include_str!("../macros/src/machine.md")]
+struct MachineDoctests;
 
 /// The guide's examples (`docs/`), compiled as doctests so they cannot rot.
 #[cfg(doctest)]

@@ -19,13 +19,17 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// The handler is an `async fn … -> Result<O, ToolError>` whose parameters are all
-/// optional: the input `I` first, if it takes one, then `State<T>` and `Ctx` parameters in
-/// any order (`Ctx` at most once). **The first parameter is the input unless its type is
-/// written `Ctx` or `State<…>`**; every later parameter is filled in by the call through
-/// `toolgate::FromCtx`. `I: Deserialize + JsonSchema` gives the tool's `inputSchema`,
-/// `O: Serialize + JsonSchema` its `outputSchema` and `structuredContent` (both must be
-/// structs with named fields). The **doc comment is
-/// required**: it is the tool's description.
+/// optional: the input `I` first, if it takes one, then `State<T>`, `Ctx`, `Principal`,
+/// `Instance<T>` and `InstanceMut<T>` parameters in any order (`Ctx` at most once). **The
+/// first parameter is the input unless its type is written `Ctx`, `State<…>`, `Principal`
+/// or `Option<Principal>`**; every later parameter is filled in by the call through
+/// `toolgate::FromCtx`. `I: Deserialize + JsonSchema` gives the tool's `inputSchema`, so
+/// its schema must be a JSON object (a struct with named fields). `O: Serialize +
+/// JsonSchema` gives the tool's `outputSchema` and `structuredContent`: a struct's fields,
+/// or, for an output that is not a JSON object (a `String`, a number, a list, an enum),
+/// one field `result` holding it. An output of `toolgate::content::Content` is the
+/// result's content blocks instead. The **doc comment is required**: it is the tool's
+/// description.
 ///
 /// | key | value | meaning |
 /// |---|---|---|
@@ -63,36 +67,10 @@ pub fn action(args: TokenStream, item: TokenStream) -> TokenStream {
     action::expand(args.into(), item.into()).into()
 }
 
-/// Declares a workflow state machine, in the XState v5 shape.
-///
-/// ```text
-/// toolgate::machine! {
-///     id: "invoice",
-///     initial: "draft",
-///     states: {
-///         draft:      { on: { SUBMIT: "review" } },
-///         review:     { on: { APPROVE: "approved", REJECT: "draft" } },
-///         approved:   { on: { DISCHARGE: "discharged" } },
-///         discharged: { type: "final" },
-///     }
-/// }
-/// ```
-///
-/// `key: "id"` gives the machine one instance per value of the `id` argument, shared by
-/// every conversation (an invoice's workflow belongs to the invoice); every action bound
-/// to it must take an input with that field. Without `key`, the machine has one instance
-/// per conversation (flow). `id: ["bus", "flight"]` declares one machine per id from the
-/// same states: each is gated and committed on its own.
-///
-/// State and event names are identifiers or string literals; targets are strings. These
-/// are compile errors, each at the token that causes it: a missing `id` or `initial`, an
-/// `initial` or target naming an undeclared state, a state or event declared twice, a
-/// `type: "final"` state with transitions, and a state unreachable from `initial` (a tool
-/// bound to it could never be called, so it is almost always a typo).
-///
-/// The machine is registered at link time and declared to the compiler under its id, so
-/// `#[action]`s anywhere in the crate, before or after it, check their bindings against
-/// it.
+// The docs are Markdown beside this file, so that the facade crate (`toolgate`) compiles
+// their examples as its doctests: they need `toolgate`, which this crate cannot depend on,
+// so this crate does not collect them.
+#[cfg_attr(not(doctest), doc = include_str!("machine.md"))]
 #[proc_macro]
 pub fn machine(input: TokenStream) -> TokenStream {
     machine::expand(input.into()).into()

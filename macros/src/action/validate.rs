@@ -294,7 +294,7 @@ fn check_return_type<'a>(handler: &'a Handler, errors: &mut Vec<syn::Error>) -> 
         syn::Error::new(
             span,
             format!(
-                "#[action] handlers return `Result<T, ToolError>` (T: the output, a struct deriving `Serialize` and `JsonSchema`){got}"
+                "#[action] handlers return `Result<T, ToolError>` (T: the output, any type with `Serialize` and `JsonSchema`, such as a struct, a `String` or a number, or `toolgate::content::Content`){got}"
             ),
         )
     };
