@@ -226,3 +226,18 @@ async fn metrics_and_the_audit_log_record_a_transition() {
     assert!(metrics.contains(r#"toolgate_calls_total{tool="invoice_submit",outcome="ok"} 1"#), "{metrics}");
     let _ = std::fs::remove_file(&log);
 }
+
+/// A server that cannot take its address refuses to start before it opens its default
+/// store: no `invoice.db` is created, and no lock is held that the next server would find.
+#[tokio::test]
+async fn a_server_that_cannot_listen_creates_no_store_file() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("take a port");
+    let addr = taken.local_addr().unwrap().to_string();
+    for args in [["--http", addr.as_str()], ["--metrics", addr.as_str()]] {
+        let scratch = Scratch::new("taken");
+        let output = invoice_in(&scratch.0, &args).await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "`invoice {args:?}` started on a taken address: {stderr}");
+        assert_eq!(scratch.files(), Vec::<String>::new(), "`invoice {args:?}` left files behind: {stderr}");
+    }
+}

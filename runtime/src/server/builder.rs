@@ -618,22 +618,27 @@ impl ServerBuilder {
         if let Some((resource, servers)) = auth.protected_resource.take() {
             auth.metadata = Some(ProtectedResource::new(resource, servers, declared.clone()));
         }
-        let store: Option<Arc<dyn FlowStore>> = match (self.store, &self.store_file) {
+        // A store given as a value is judged with the rest. A file is created and locked
+        // only once nothing else stops the start: a server that refuses to start leaves no
+        // file behind and holds no lock another server would trip over.
+        let mut store: Option<Arc<dyn FlowStore>> = match (self.store, &self.store_file) {
             (Some(store), _) => Some(store),
-            (None, Some(path)) => match crate::store::SqliteStore::open(path) {
-                Ok(store) => {
-                    tracing::info!(path = %store.path().display(), "state kept in a SQLite file");
-                    Some(Arc::new(store))
-                }
-                Err(error) => {
-                    problems.push(StartupProblem::Store { problem: error.to_string() });
-                    None
-                }
-            },
+            (None, Some(_)) => None,
             (None, None) => Some(Arc::new(MemoryStore::new())),
         };
         if let Some(store) = &store {
             problems.extend(store_problems(store.as_ref(), registry.as_ref(), has_handle_key));
+        }
+        if let (None, Some(path), true) = (&store, &self.store_file, problems.is_empty()) {
+            match crate::store::SqliteStore::open(path) {
+                Ok(file) => {
+                    tracing::info!(path = %file.path().display(), "state kept in a SQLite file");
+                    let file: Arc<dyn FlowStore> = Arc::new(file);
+                    problems.extend(store_problems(file.as_ref(), registry.as_ref(), has_handle_key));
+                    store = Some(file);
+                }
+                Err(error) => problems.push(StartupProblem::Store { problem: error.to_string() }),
+            }
         }
         let (Some(registry), Some(handles), Some(store), true) = (registry, handles, store, problems.is_empty()) else {
             return Err(StartupError { problems });

@@ -1,5 +1,5 @@
-// An action declared before its machine in the same module: the machine is found by id,
-// whatever the order, so the binding is still checked.
+//! An action declared before its machine in the same module: the machine is found by id,
+//! whatever the order, so the binding is still checked.
 use toolgate::prelude::*;
 
 #[derive(serde::Serialize, schemars::JsonSchema)]

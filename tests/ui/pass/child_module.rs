@@ -1,4 +1,4 @@
-// Actions in a child module of the machine's module find it by id.
+//! Actions in a child module of the machine's module find it by id.
 toolgate::machine! {
     id: "invoice",
     initial: "draft",
@@ -13,7 +13,7 @@ mod tools {
 
     /// What the tools return.
     #[derive(serde::Serialize, schemars::JsonSchema)]
-    pub struct Done {
+    pub(crate) struct Done {
         /// Always true.
         ok: bool,
     }

@@ -1,5 +1,5 @@
-// A doc attribute whose value is a macro call (`concat!`, `include_str!`) is a
-// description too: `#[action]` joins the parts with `concat!`.
+//! A doc attribute whose value is a macro call (`concat!`, `include_str!`) is a
+//! description too: `#[action]` joins the parts with `concat!`.
 use toolgate::prelude::*;
 
 #[derive(serde::Serialize, schemars::JsonSchema)]

@@ -1,5 +1,5 @@
-// A global tool (no domain, unprefixed name), a global tool bound to a named machine, and
-// `not_for` on a domain tool.
+//! A global tool (no domain, unprefixed name), a global tool bound to a named machine, and
+//! `not_for` on a domain tool.
 use toolgate::prelude::*;
 
 toolgate::machine! {

@@ -1,4 +1,4 @@
-// Guards (one branch, and the array form) and delayed transitions, with actions bound.
+//! Guards (one branch, and the array form) and delayed transitions, with actions bound.
 use toolgate::prelude::*;
 
 #[derive(Serialize, Deserialize, JsonSchema)]

@@ -1,5 +1,5 @@
-// Every parameter of a handler is optional: the input first when there is one, then
-// `State<T>` and `Ctx` in any order.
+//! Every parameter of a handler is optional: the input first when there is one, then
+//! `State<T>` and `Ctx` in any order.
 use toolgate::prelude::*;
 
 #[derive(Clone)]

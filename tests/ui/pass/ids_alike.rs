@@ -1,4 +1,4 @@
-// Two ids that differ only in punctuation are two machines.
+//! Two ids that differ only in punctuation are two machines.
 toolgate::machine! {
     id: "in-voice",
     initial: "draft",

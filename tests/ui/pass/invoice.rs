@@ -1,5 +1,5 @@
-// A valid machine and its actions: with and without input, a `bind_state` list, an
-// explicit `name` with the domain prefix, string-literal state and event names.
+//! A valid machine and its actions: with and without input, a `bind_state` list, an
+//! explicit `name` with the domain prefix, string-literal state and event names.
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate::prelude::*;

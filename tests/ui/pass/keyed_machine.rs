@@ -1,5 +1,5 @@
-// A keyed machine: its bound actions take an input with the key; an unbound action of its
-// domain without the key (a list) is fine.
+//! A keyed machine: its bound actions take an input with the key; an unbound action of its
+//! domain without the key (a list) is fine.
 use toolgate::prelude::*;
 
 toolgate::machine! {
@@ -25,8 +25,8 @@ struct Done {
 
 /// Submits the invoice.
 #[action(domain = "invoice", bind_state = "draft", transition = "SUBMIT", timeout = "500ms")]
-async fn submit(_input: InvoiceRef) -> Result<Done, ToolError> {
-    Ok(Done { ok: true })
+async fn submit(input: InvoiceRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: !input.id.is_empty() })
 }
 
 /// Lists invoices.

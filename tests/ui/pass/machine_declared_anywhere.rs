@@ -1,6 +1,6 @@
-// A machine is found from any module of the crate, whatever the order: here its actions
-// come first, in a module before the sibling module that declares it, and in a child
-// module of that one, and in the crate root after the machine's module.
+//! A machine is found from any module of the crate, whatever the order: here its actions
+//! come first, in a module before the sibling module that declares it, and in a child
+//! module of that one, and in the crate root after the machine's module.
 use toolgate::prelude::*;
 
 #[derive(Serialize, JsonSchema)]

@@ -1,4 +1,4 @@
-// One declaration, several machines: each id is a machine of its own.
+//! One declaration, several machines: each id is a machine of its own.
 use toolgate::prelude::*;
 
 toolgate::machine! {

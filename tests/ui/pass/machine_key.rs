@@ -1,4 +1,4 @@
-// `machine = "…"` binds an action of one domain to another domain's machine.
+//! `machine = "…"` binds an action of one domain to another domain's machine.
 use toolgate::prelude::*;
 
 toolgate::machine! {

@@ -1,5 +1,5 @@
-// A `startup_checked` action is bound to a machine loaded at start-up (XState JSON), not
-// declared with `machine!`: it compiles, and its binding is checked when the server starts.
+//! A `startup_checked` action is bound to a machine loaded at start-up (XState JSON), not
+//! declared with `machine!`: it compiles, and its binding is checked when the server starts.
 use toolgate::prelude::*;
 
 /// What the tools return.

@@ -1,4 +1,4 @@
-// `State<T>` parameters, with or without an input, destructured or not.
+//! `State<T>` parameters, with or without an input, destructured or not.
 use toolgate::prelude::*;
 
 #[derive(Clone)]

@@ -1,4 +1,4 @@
-// Two machines in one module, actions bound to each; ids that are not identifiers.
+//! Two machines in one module, actions bound to each; ids that are not identifiers.
 use toolgate::prelude::*;
 
 toolgate::machine! {

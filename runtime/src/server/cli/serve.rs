@@ -106,15 +106,24 @@ impl ServerBuilder {
             ca: args.redis_ca.or_else(|| std::env::var_os(REDIS_CA_ENV).filter(|s| !s.is_empty()).map(Into::into)),
         };
         self = self.store_from(store.as_deref(), &redis).await?;
+        // The addresses are taken before the build opens the store's file: a server that
+        // cannot listen refuses to start without creating the file or locking it.
+        let metrics_listener = match args.metrics {
+            Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
+            None => None,
+        };
+        let http_listener = match args.http {
+            Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
+            None => None,
+        };
         let state_file = self.store_file.clone();
         let server = self.build()?;
         if let Some(path) = state_file {
             eprintln!("toolgate: state in {}", path.display());
         }
-        if let Some(addr) = args.metrics {
+        if let Some(listener) = metrics_listener {
             let metrics =
                 crate::telemetry::PrometheusMetrics::install().map_err(|e| usage(format!("`--metrics`: {e}")))?;
-            let listener = tokio::net::TcpListener::bind(addr).await?;
             eprintln!("toolgate: metrics at http://{}/metrics", listener.local_addr()?);
             let router = server.metrics_router(&metrics);
             tokio::spawn(async move {
@@ -123,9 +132,8 @@ impl ServerBuilder {
                 }
             });
         }
-        match args.http {
-            Some(addr) => {
-                let listener = tokio::net::TcpListener::bind(addr).await?;
+        match http_listener {
+            Some(listener) => {
                 // The one line a person starting the server reads (tests read it too).
                 let mode = if args.stateless { " (sessionless)" } else { "" };
                 eprintln!("toolgate: serving Streamable HTTP at http://{}/mcp{mode}", listener.local_addr()?);
