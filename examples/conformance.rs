@@ -224,6 +224,7 @@ struct Address {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend(
+    "$schema" = "https://json-schema.org/draft/2020-12/schema",
     "allOf" = [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
     "if" = { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
     "then" = { "required": ["phone"] },
@@ -247,7 +248,7 @@ enum ContactMethod {
     Email,
 }
 
-/// Takes arguments described with JSON Schema 2020-12 keywords ($defs, allOf, if/then/else).
+/// Takes arguments described with JSON Schema 2020-12 keywords ($schema, $defs, allOf, if/then/else).
 #[action(global)]
 async fn json_schema_2020_12_tool(_input: Contact) -> Result<Content, ToolError> {
     Ok(text("Schema accepted"))

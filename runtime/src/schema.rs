@@ -64,12 +64,11 @@ pub(crate) fn add_owned_property(
 }
 
 /// Removes what a model reading an input schema gains nothing from, and pays for on every
-/// turn: schemars' `$schema` (MCP's default dialect is 2020-12 already) and the root
-/// `title` (the Rust type's name). Output schemas keep `$schema`: clients validate results
-/// with it.
+/// turn: the root `title` (the Rust type's name). schemars adds no `$schema` to an input
+/// schema (`action/handler.rs`), so one there was declared, and stays: a client may
+/// validate with it.
 pub(crate) fn drop_boilerplate(schema: &mut Value) {
     if let Value::Object(fields) = schema {
-        fields.shift_remove("$schema");
         fields.shift_remove("title");
     }
 }

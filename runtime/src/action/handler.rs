@@ -33,7 +33,7 @@ pub trait ActionInput: Sized {
 }
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> ActionInput for T {
-    const IO: InputIo<T> = InputIo { schema: schema_for::<T>, parse: deserialize_input::<T> };
+    const IO: InputIo<T> = InputIo { schema: input_schema_for::<T>, parse: deserialize_input::<T> };
 }
 
 /// What an `#[action]`'s output type needs: `Serialize` (it becomes the result's
@@ -121,6 +121,15 @@ pub type Called = BoxFuture<Result<Output, ToolError>>;
 
 fn schema_for<T: JsonSchema>() -> Schema {
     SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>()
+}
+
+/// An input's schema, with no `$schema` of schemars' own: MCP's default dialect is 2020-12
+/// already, and a model pays for every listed word. One the type declares
+/// (`#[schemars(extend("$schema" = …))]`) is kept, and listed as declared.
+fn input_schema_for<T: JsonSchema>() -> Schema {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.meta_schema = None;
+    settings.into_generator().into_root_schema_for::<T>()
 }
 
 fn empty_object_schema() -> Schema {

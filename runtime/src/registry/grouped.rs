@@ -267,6 +267,8 @@ impl Action {
     fn new(name: String, tool: &ToolEntry) -> Self {
         let mut input = (*tool.tool.input_schema).clone();
         let input_defs = take_defs(&mut input);
+        // A branch is no schema resource of its own, where 2020-12 allows a `$schema`.
+        input.shift_remove("$schema");
         if let Some(Value::Object(properties)) = input.get_mut("properties") {
             properties.shift_remove(DOMAIN_FIELD);
         }
