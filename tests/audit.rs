@@ -3,6 +3,10 @@
 //! required `domain` are enforced by `#[action]` at compile time, and every state of a
 //! machine is reachable by `machine!`'s own check: those rules pass for every tool, and
 //! the compile-fail cases under `tests/ui/` show the errors.)
+//!
+//! Then a lending library that does everything right where the audit used to be wrong:
+//! states only time reaches or leaves (`after`), a cancel that moves no money, and money
+//! judged by the types a tool takes and returns, each protection counted.
 
 use toolgate::auth::{AuthFuture, Authenticator};
 use toolgate::inspect::{Audit, Rule, Verdict};
@@ -101,9 +105,19 @@ async fn order_quote(_input: OrderRef) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct Refund {
+    /// The order.
+    #[schemars(pattern(r"^O-[1-9][0-9]*$"))]
+    id: String,
+    /// How much to give back.
+    amount: toolgate::types::Money,
+}
+
 /// Refund an order. Does not ship it.
 #[action(domain = "order")]
-async fn order_refund(_input: OrderRef) -> Result<Done, ToolError> {
+async fn order_refund(_input: Refund) -> Result<Done, ToolError> {
     Ok(Done { ok: true })
 }
 
@@ -137,10 +151,11 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
         ("order_ship", Rule::SaysWhatItDoesNot, "does not say what the tool does not do"),
         ("order_ship", Rule::DatesTyped, "`ship_date`"),
         ("order_ship", Rule::NumbersBounded, "`weight`"),
-        ("order_refund", Rule::MoneyGuarded, "needs `transactional`, `confirm`, a `scope`"),
+        // Judged by the amount it takes, not by its name.
+        ("order_refund", Rule::MoneyGuarded, "it takes an amount of money (`amount`) and nothing protects it"),
         ("order_settle", Rule::MoneyGuarded, "it fires a transition with an amount of money"),
-        // No money-moving name and no transition: judged by its argument's type.
-        ("order_tip", Rule::MoneyGuarded, "it takes an amount of money and no state gates it, so it needs"),
+        // An optional amount is an amount; gated by a state or not, it needs a protection.
+        ("order_tip", Rule::MoneyGuarded, "it takes an amount of money (`amount`) and nothing protects it"),
         ("order_view", Rule::StrictKey, "the key `id` accepts any string"),
         ("order_hold", Rule::NoDeadEnd, "`held` is not final and has no way out"),
         ("order_quote", Rule::ExpensiveLimited, "marked `expensive` but declares no `rate_limit`"),
@@ -195,4 +210,198 @@ fn a_scoped_tool_is_judged_against_the_principals_the_deployment_has() {
     let (elsewhere, why) = judged(with_a_clerk().authenticator(FromElsewhere));
     assert_eq!(elsewhere, Verdict::NotApplicable, "{why}");
     assert!(why.contains("an issuer that cannot be listed decides"), "{why}");
+}
+
+// A lending library. Time alone makes a loan overdue (XState `after`), and a disputed fine
+// is reached only through a guarded transition's other branch.
+toolgate::machine! {
+    id: "loan",
+    key: "id",
+    context: LoanData,
+    initial: "reserved",
+    states: {
+        reserved:  { on: { LEND: "lent", CANCEL: "cancelled" } },
+        // Nothing but time leaves it: not a dead end.
+        lent:      { after: { "P14D": "overdue" } },
+        // Nothing but time enters it: reachable all the same.
+        overdue:   {
+            on: { PAY_FINE: [{ target: "returned", guard: "fine_due" }, { target: "disputed" }] }
+        },
+        disputed:  { on: { RESOLVE: "returned" } },
+        returned:  { type: "final" },
+        cancelled: { type: "final" },
+    }
+}
+
+/// What a loan keeps.
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+struct LoanData {
+    /// The fine due.
+    fine: toolgate::types::Money,
+}
+
+/// Guard: a fine is paid only when one is due.
+fn fine_due(loan: &LoanData, _input: &LoanRef) -> Result<(), Failure> {
+    if loan.fine.minor_units() > 0 { Ok(()) } else { Err(Failure::new("NO_FINE", "no fine is due")) }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct LoanRef {
+    /// The loan.
+    #[schemars(pattern(r"^L-[1-9][0-9]*$"))]
+    id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct Deposit {
+    /// The loan.
+    #[schemars(pattern(r"^L-[1-9][0-9]*$"))]
+    id: String,
+    /// How much to credit to the reader's account.
+    amount: toolgate::types::Money,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct Charges {
+    /// The loan.
+    #[schemars(pattern(r"^L-[1-9][0-9]*$"))]
+    id: String,
+    /// What to charge, line by line.
+    lines: Vec<Line>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct Line {
+    /// What for.
+    label: String,
+    /// How much, if anything: money two levels down, behind a `$ref`, in an array.
+    price: Option<toolgate::types::Money>,
+}
+
+/// What paying a fine paid.
+#[derive(Serialize, JsonSchema)]
+struct Receipt {
+    /// The fine paid.
+    fine: toolgate::types::Money,
+}
+
+fn euros(amount: &str) -> Result<toolgate::types::Money, ToolError> {
+    toolgate::types::Money::parse(amount, "EUR").map_err(ToolError::internal)
+}
+
+/// Lend a reserved book. Does not charge anything.
+#[action(domain = "loan", bind_state = "reserved", transition = "LEND")]
+async fn loan_lend(_input: LoanRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Cancel a reservation. Does not charge or refund anything.
+#[action(domain = "loan", bind_state = "reserved", transition = "CANCEL")]
+async fn loan_cancel(_input: LoanRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Pay an overdue loan's fine. Does not renew the loan.
+#[action(domain = "loan", bind_state = "overdue", transition = "PAY_FINE")]
+async fn loan_pay_fine(_input: LoanRef) -> Result<Receipt, ToolError> {
+    Ok(Receipt { fine: euros("2.00")? })
+}
+
+/// Resolve a disputed fine. Does not charge anything.
+#[action(domain = "loan", bind_state = "disputed", transition = "RESOLVE")]
+async fn loan_resolve(_input: LoanRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Credit any amount to the reader of a reserved loan. Does not lend the book.
+#[action(domain = "loan", bind_state = "reserved")]
+async fn loan_deposit(_input: Deposit) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Credit an amount to the reader, as an authenticated caller. Does not lend the book.
+#[action(domain = "loan", bind_state = "reserved", transactional)]
+async fn loan_prepay(_input: Deposit) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Credit an amount to the reader, who must say who they are. Does not lend the book.
+#[action(domain = "loan", bind_state = "reserved")]
+async fn loan_top_up(_input: Deposit, _reader: Principal) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Charge an overdue loan's extra costs: only for principals with `library:fines`. Does
+/// not end the loan.
+#[action(domain = "loan", bind_state = "overdue", scope = "library:fines")]
+async fn loan_charge(_input: Charges) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// The lending library's audit: a finding's verdict and detail, by tool and rule.
+fn library_audit() -> impl Fn(&str, Rule) -> (Verdict, String) {
+    let report = with_a_clerk().build().expect("a server that starts").audit();
+    move |tool, rule| verdict(&report, tool, rule)
+}
+
+/// `overdue` is entered only when time runs out, `disputed` only through the second branch
+/// of a guarded event: both are reachable, as `machine!` itself judged; a state only time
+/// leaves is no dead end.
+#[test]
+fn states_time_or_a_guarded_branch_reaches_are_reachable_and_time_is_a_way_out() {
+    let verdict = library_audit();
+    let reachable = ["loan_pay_fine", "loan_charge", "loan_resolve", "loan_lend", "loan_deposit"];
+    let no_dead_end = ["loan_lend", "loan_pay_fine"];
+    let wrong: Vec<String> = (reachable.iter().map(|tool| (*tool, Rule::Reachable)))
+        .chain(no_dead_end.iter().map(|tool| (*tool, Rule::NoDeadEnd)))
+        .map(|(tool, rule)| (tool, rule, verdict(tool, rule)))
+        .filter(|(_, _, (found, _))| *found != Verdict::Pass)
+        .map(|(tool, rule, (_, detail))| format!("{tool} {}: {detail}", rule.name()))
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A cancel that takes and returns no money moves none, whatever its name says; an amount
+/// a tool takes is found wherever its input holds it, and one it only reports is read too
+/// but lets its caller choose nothing.
+#[test]
+fn money_is_judged_by_the_types_a_tool_takes_and_returns_not_by_its_name() {
+    let verdict = library_audit();
+    let (cancel, why) = verdict("loan_cancel", Rule::MoneyGuarded);
+    assert_eq!(cancel, Verdict::NotApplicable, "{why}");
+    assert!(why.contains("takes and returns no amount of money"), "{why}");
+    // An amount in its input, nested in a list of optional prices: found, and its scope
+    // protects it.
+    let (charge, why) = verdict("loan_charge", Rule::MoneyGuarded);
+    assert_eq!(charge, Verdict::Pass, "{why}");
+    assert!(why.contains("it takes an amount of money (`lines[].price`), protected by a `scope`"), "{why}");
+    // An amount only in its result: the fine the loan held, which its caller did not choose.
+    let (pay, why) = verdict("loan_pay_fine", Rule::MoneyGuarded);
+    assert_eq!(pay, Verdict::NotApplicable, "{why}");
+    assert!(why.contains("so its caller chooses none: its result reports one (`fine`)"), "{why}");
+}
+
+/// A tool that takes an amount of money in a state, with nothing that protects it, lets
+/// anyone credit any amount: it fails, saying what would protect it; each protection counts.
+#[test]
+fn a_bound_tool_that_takes_money_needs_something_that_protects_it() {
+    let verdict = library_audit();
+    let (deposit, why) = verdict("loan_deposit", Rule::MoneyGuarded);
+    assert_eq!(deposit, Verdict::Fail, "{why}");
+    assert!(why.contains("it takes an amount of money (`amount`) and nothing protects it"), "{why}");
+    assert!(why.contains("`confirm`, a `scope` or `transactional`"), "{why}");
+    let (prepay, why) = verdict("loan_prepay", Rule::MoneyGuarded);
+    assert_eq!(prepay, Verdict::Pass, "{why}");
+    assert!(why.contains("protected by `transactional`"), "{why}");
+    // A `Principal` parameter refuses unauthenticated callers as `transactional` does.
+    let (top_up, why) = verdict("loan_top_up", Rule::MoneyGuarded);
+    assert_eq!(top_up, Verdict::Pass, "{why}");
+    assert!(why.contains("protected by an authenticated caller (its handler takes a `Principal`)"), "{why}");
+    // The table says it too.
+    let report = with_a_clerk().build().unwrap().audit();
+    assert!(report.table().contains("FAIL loan_deposit money_guarded: it takes an amount of money"));
 }

@@ -2,13 +2,15 @@
 //! needs from a tool's name, description and schema to route to it and call it right, and
 //! what the server needs to stop a wrong call.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::model::callable_in;
+use super::money::MoneyFields;
+use crate::action::ActionRegistration;
 use crate::auth::{Principal, Roster};
 use crate::fsm::Machine;
 use crate::registry::{Registry, ToolEntry, ToolKind};
@@ -28,18 +30,26 @@ pub enum Rule {
     DatesTyped,
     /// Every number has a unit or bounds.
     NumbersBounded,
-    /// A tool that moves money or books is `transactional`, confirmed and scoped.
+    /// A tool that takes an amount of money (toolgate's `Money`, anywhere in its input) is
+    /// protected by what the server enforces: one that fires a transition with it is
+    /// `transactional`, confirmed and scoped; any other has at least one of `confirm`, a
+    /// `scope` and an authenticated caller (`transactional`, a `Principal` parameter, a
+    /// per-tenant machine). One that takes none, whatever its name or what its result
+    /// reports, chooses no amount.
     MoneyGuarded,
-    /// A transition that moves money is judged on values: guarded by its machine
-    /// (`guard: "…"`) in every state it fires from, or confirmed by the user.
+    /// A transition fired with an amount of money the tool takes is judged on values:
+    /// guarded by its machine (`guard: "…"`) in every state it fires from, or confirmed by
+    /// the user.
     GuardedOrConfirmed,
     /// A tool marked `expensive` declares a rate limit.
     ExpensiveLimited,
     /// A keyed machine's key has a strict pattern.
     StrictKey,
-    /// The tool's bound states can be reached from the initial state.
+    /// The tool's bound states can be reached from the initial state, by any transition:
+    /// every branch of an event, guarded or not, and those time fires (`after`).
     Reachable,
-    /// No non-final state of the tool's machine is a dead end.
+    /// No non-final state the tool is callable in or leads into is a dead end: some event
+    /// or some delay (`after`) leaves it.
     NoDeadEnd,
     /// Some principal of the deployment holds the scopes the tool requires.
     ScopesHeld,
@@ -257,55 +267,13 @@ fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster, budget: usize) -> (Verdi
                 ),
             }
         }
-        Rule::MoneyGuarded => {
-            let money = takes_money(&schema, &properties);
-            let moves = ["_book", "_pay", "_capture", "_refund", "_cancel", "_delete"]
-                .iter()
-                .find(|suffix| tool.name.ends_with(**suffix))
-                .map(|suffix| format!("its name ends in `{suffix}`"))
-                .or_else(|| {
-                    (registration.transition.is_some() && money)
-                        .then(|| "it fires a transition with an amount of money".to_string())
-                });
-            let Some(why) = moves else {
-                // An amount of money in the input, whatever the tool is called, of a tool no
-                // state gates (always callable) or that creates an instance: at least one
-                // guard, so an unguarded money tool never passes by its name. (One bound to
-                // states, firing nothing, edits what a guarded transition later moves.)
-                let guarded =
-                    registration.transactional || registration.confirm.is_some() || !registration.scopes.is_empty();
-                let ungated = registration.bind_states.is_empty() || registration.creates;
-                return match (money && ungated, guarded) {
-                    (false, _) => (Verdict::NotApplicable, "moves no money and books nothing".into()),
-                    (true, true) => (Verdict::Pass, "it takes an amount of money, and is guarded".into()),
-                    (true, false) => (
-                        Verdict::Fail,
-                        "it takes an amount of money and no state gates it, so it needs `transactional`, `confirm` or a `scope`".into(),
-                    ),
-                };
-            };
-            let mut missing = Vec::new();
-            if !registration.transactional {
-                missing.push("`transactional`");
-            }
-            if registration.confirm.is_none() {
-                missing.push("`confirm`");
-            }
-            if registration.scopes.is_empty() {
-                missing.push("a `scope`");
-            }
-            if missing.is_empty() {
-                (Verdict::Pass, why)
-            } else {
-                (Verdict::Fail, format!("{why}, so it needs {}", missing.join(", ")))
-            }
-        }
+        Rule::MoneyGuarded => money_guarded(tool, registration),
         Rule::GuardedOrConfirmed => {
             let (Some(event), Some(machine)) = (registration.transition, tool.machine.as_deref()) else {
                 return (Verdict::NotApplicable, "fires no transition".into());
             };
-            if !takes_money(&schema, &properties) {
-                return (Verdict::NotApplicable, "its transition moves no money".into());
+            if MoneyFields::of(registration).taken.is_empty() {
+                return (Verdict::NotApplicable, "it fires its transition with no amount of money it takes".into());
             }
             let unguarded: Vec<&str> =
                 registration.bind_states.iter().copied().filter(|state| !machine.is_guarded(state, event)).collect();
@@ -366,7 +334,10 @@ fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster, budget: usize) -> (Verdi
                 return (Verdict::NotApplicable, "no machine".into());
             };
             let spec = machine.spec();
-            let is_dead = |state: &str| spec.states.iter().any(|s| s.name == state && !s.is_final && s.on.is_empty());
+            // Time leaves a state too (`after`): one it leaves only by a delay is no dead end.
+            let is_dead = |state: &str| {
+                spec.states.iter().any(|s| s.name == state && !s.is_final && s.on.is_empty() && s.after.is_empty())
+            };
             // Dead ends the tool leads into (its transition's target) or is callable in.
             let mut dead: Vec<&str> = spec
                 .states
@@ -388,6 +359,83 @@ fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster, budget: usize) -> (Verdi
             }
         }
     }
+}
+
+/// `money_guarded`: judged by the types a tool takes and returns, never by its name (a
+/// cancel that takes and returns no money moves none). An amount a tool takes is one its
+/// caller chooses: fired with a transition it is the payment itself, which needs
+/// `transactional`, `confirm` and a `scope` (design §1.5); anywhere else (an always-callable
+/// tool, a creating one, one bound to a state that fires nothing: a credit) it needs at
+/// least one protection. An amount a tool only returns is one the server already held:
+/// reporting it, or firing a transition that echoes it (submitting, approving or rejecting
+/// an invoice), chooses no amount, and failing such tools would fail tools that move none.
+fn money_guarded(tool: &ToolEntry, registration: &ActionRegistration) -> (Verdict, String) {
+    let money = MoneyFields::of(registration);
+    if money.taken.is_empty() {
+        let detail = if money.returned.is_empty() {
+            "it takes and returns no amount of money".to_string()
+        } else {
+            let returned = fields(&money.returned);
+            format!("it takes no amount of money, so its caller chooses none: its result reports one ({returned})")
+        };
+        return (Verdict::NotApplicable, detail);
+    }
+    let taken = fields(&money.taken);
+    if let Some(event) = registration.transition {
+        let why = format!("it fires a transition with an amount of money (`{event}` with {taken})");
+        let mut missing = Vec::new();
+        if !registration.transactional {
+            missing.push("`transactional`");
+        }
+        if registration.confirm.is_none() {
+            missing.push("`confirm`");
+        }
+        if registration.scopes.is_empty() {
+            missing.push("a `scope`");
+        }
+        return if missing.is_empty() {
+            (Verdict::Pass, why)
+        } else {
+            (Verdict::Fail, format!("{why}, so it needs {}", missing.join(", ")))
+        };
+    }
+    let what = format!("it takes an amount of money ({taken})");
+    match protections(tool, registration).as_slice() {
+        [] => (
+            Verdict::Fail,
+            format!(
+                "{what} and nothing protects it: anyone who can call it chooses any amount; add `confirm`, a `scope` or `transactional`"
+            ),
+        ),
+        found => (Verdict::Pass, format!("{what}, protected by {}", found.join(", "))),
+    }
+}
+
+/// What the server enforces on every call of `tool` that keeps a wrong caller or an
+/// unconfirmed amount out, each named as the user declared it. (An idempotency key, a rate
+/// limit or `expensive` keep nobody out.)
+fn protections(tool: &ToolEntry, registration: &ActionRegistration) -> Vec<String> {
+    let mut found = Vec::new();
+    if registration.confirm.is_some() {
+        found.push("`confirm`".to_string());
+    }
+    if !registration.scopes.is_empty() {
+        found.push(format!("a `scope` (`{}`)", registration.scopes.join("`, `")));
+    }
+    // An authenticated caller, however the tool asks for one: the gate refuses any other.
+    if registration.transactional {
+        found.push("`transactional`".to_string());
+    } else if registration.needs_principal {
+        found.push("an authenticated caller (its handler takes a `Principal`)".to_string());
+    } else if tool.instance.is_some() && tool.machine.as_deref().is_some_and(Machine::is_tenant_scoped) {
+        found.push("an authenticated caller (its machine's instances are per tenant)".to_string());
+    }
+    found
+}
+
+/// `` `amount`, `lines[].price` ``.
+fn fields(names: &[String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether some principal of `roster` may call `tool`: holds every scope it requires (for a
@@ -482,17 +530,6 @@ fn has_unit_or_bounds(property: &Value) -> bool {
         .any(|k| property.get(*k).is_some())
 }
 
-/// Whether an argument is an amount of money (`Money`'s schema: an object with a
-/// `currency`, inline or behind a `$ref`).
-/// Whether the input takes an amount of money anywhere: a property that is one, or one
-/// nested deeper (an `Option<Money>`, a list of lines with prices), which the schema's
-/// definitions hold.
-fn takes_money(schema: &Value, properties: &serde_json::Map<String, Value>) -> bool {
-    let is_money = |s: &Value| s.pointer("/properties/currency").is_some() && s.pointer("/properties/amount").is_some();
-    properties.values().any(|p| is_money(resolved(schema, p)))
-        || schema.get("$defs").and_then(Value::as_object).is_some_and(|defs| defs.values().any(is_money))
-}
-
 fn is_strict_key(property: &Value) -> bool {
     property.get("pattern").is_some()
         || property.get("enum").is_some()
@@ -500,16 +537,19 @@ fn is_strict_key(property: &Value) -> bool {
         || property.get("type").is_some_and(|t| t == "integer")
 }
 
-/// The states reachable from the initial one.
-fn reachable_states(machine: &Machine) -> BTreeSet<String> {
+/// The states reachable from the initial one by any transition: every branch of an event,
+/// guarded or not, and what time fires (`after`) — as `machine!` and start-up judge a
+/// machine (`MachineSpec::validate`), which refuse one with a state this does not reach.
+fn reachable_states(machine: &Machine) -> BTreeSet<&str> {
     let spec = machine.spec();
-    let mut seen = BTreeSet::from([machine.initial().to_string()]);
-    let mut queue = VecDeque::from([machine.initial().to_string()]);
-    while let Some(state) = queue.pop_front() {
-        let Some(spec) = spec.states.iter().find(|s| s.name == state) else { continue };
-        for transition in &spec.on {
-            if seen.insert(transition.target.clone()) {
-                queue.push_back(transition.target.clone());
+    let mut seen = BTreeSet::from([machine.initial()]);
+    let mut frontier = vec![machine.initial()];
+    while let Some(state) = frontier.pop() {
+        let Some(state) = spec.state(state) else { continue };
+        let targets = state.on.iter().map(|t| t.target.as_str()).chain(state.after.iter().map(|d| d.target.as_str()));
+        for target in targets {
+            if seen.insert(target) {
+                frontier.push(target);
             }
         }
     }

@@ -7,6 +7,7 @@
 mod audit;
 mod cost;
 mod model;
+mod money;
 mod render;
 mod xstate;
 
