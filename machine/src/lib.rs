@@ -65,12 +65,17 @@ pub struct Transition {
     /// The guard that must pass for this branch to be taken (`guard: "fully_funded"`): a
     /// function of the instance's context and the call's input, named here.
     pub guard: Option<String>,
+    /// `reenter: true` (XState v5): a transition to the state it leaves exits and enters
+    /// that state again, so the state's `after` clock starts again. Without it (XState
+    /// v5's default) such a transition stays in the state and its deadline stands. A
+    /// transition to another state enters it either way.
+    pub reenter: bool,
 }
 
 impl Transition {
     /// An unguarded transition.
     pub fn new(event: impl Into<String>, target: impl Into<String>) -> Self {
-        Self { event: event.into(), target: target.into(), guard: None }
+        Self { event: event.into(), target: target.into(), guard: None, reenter: false }
     }
 }
 
@@ -645,6 +650,7 @@ mod tests {
             event: "REVIEW".into(),
             target: target.into(),
             guard: guard.map(Into::into),
+            reenter: false,
         };
         let mut m = MachineSpec { key: Some("id".into()), ..invoice() };
         m.states[1].on.push(guarded(Some("small_amount"), "approved"));

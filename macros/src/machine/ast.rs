@@ -13,6 +13,8 @@
 //!         ROUTE: [{ target: "approved", guard: "small" }, { target: "manual" }], // first passing
 //!     } },
 //!     quoted: { after: { "PT15M": "expired" } },   // time moves it, ISO-8601
+//!     lent: { after: { "P14D": "overdue" },
+//!             on: { RENEW: { target: "lent", reenter: true } } },  // enters `lent` again: its clock restarts
 //!     discharged: { type: "final" },
 //! }
 //! ```
@@ -71,16 +73,19 @@ pub(crate) struct StateAst {
     pub(crate) after: Vec<(LitStr, u64, LitStr)>,
 }
 
-/// One branch of an event: `"approved"` or `{ target: "approved", guard: "fully_funded" }`.
+/// One branch of an event: `"approved"` or `{ target: "approved", guard: "fully_funded",
+/// reenter: true }`.
 pub(crate) struct BranchAst {
     pub(crate) target: LitStr,
     pub(crate) guard: Option<LitStr>,
+    /// `reenter: true`: a transition to its own state enters it again (XState v5).
+    pub(crate) reenter: bool,
 }
 
 impl Parse for BranchAst {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         if input.peek(LitStr) {
-            return Ok(Self { target: input.parse()?, guard: None });
+            return Ok(Self { target: input.parse()?, guard: None, reenter: false });
         }
         if !input.peek(syn::token::Brace) {
             return Err(input.error(
@@ -89,18 +94,19 @@ impl Parse for BranchAst {
         }
         let body;
         braced!(body in input);
-        let (mut target, mut guard) = (None, None);
-        parse_keys(&body, "transition", &["target", "guard"], |key, input| {
-            let value: LitStr = input.parse()?;
-            if key == "target" {
-                target = Some(value);
+        let (mut target, mut guard, mut reenter) = (None, None, false);
+        parse_keys(&body, "transition", &["target", "guard", "reenter"], |key, input| {
+            if key == "reenter" {
+                reenter = input.parse::<syn::LitBool>()?.value;
+            } else if key == "target" {
+                target = Some(input.parse()?);
             } else {
-                guard = Some(value);
+                guard = Some(input.parse()?);
             }
             Ok(())
         })?;
         let target = target.ok_or_else(|| syn::Error::new(body.span(), "a transition needs `target: \"<state>\"`"))?;
-        Ok(Self { target, guard })
+        Ok(Self { target, guard, reenter })
     }
 }
 
@@ -286,6 +292,7 @@ impl MachineAst {
                                 event: event.value.clone(),
                                 target: b.target.value(),
                                 guard: b.guard.as_ref().map(LitStr::value),
+                                reenter: b.reenter,
                             })
                         })
                         .collect(),

@@ -125,7 +125,8 @@ fn registration(
                 Some(guard) => quote!(::core::option::Option::Some(#guard)),
                 None => quote!(::core::option::Option::None),
             };
-            quote! { (#event, #target, #guard) }
+            let reenter = t.reenter;
+            quote! { (#event, #target, #guard, #reenter) }
         });
         let after = state.after.iter().map(|d| {
             let (after_ms, target) = (d.after_ms, &d.target);

@@ -164,27 +164,27 @@ impl Machine {
         self.spec.state(state).is_some_and(|s| s.on.iter().any(|t| t.event == event && t.guard.is_some()))
     }
 
-    /// The state `event` leads to from `state` for a call with `input` on an instance
-    /// holding `context`: the first branch whose guard passes, or `Ok(None)` when the state
-    /// does not accept the event; the first guard that refused when none passes.
+    /// The branch `event` takes from `state` for a call with `input` on an instance
+    /// holding `context`: the first whose guard passes, or `Ok(None)` when the state does
+    /// not accept the event; the first guard that refused when none passes.
     pub(crate) fn choose(
         &self,
         state: &str,
         event: &str,
         context: Option<&serde_json::Value>,
         input: &serde_json::Map<String, serde_json::Value>,
-    ) -> Result<Option<&str>, Box<GuardRefusal>> {
+    ) -> Result<Option<&Transition>, Box<GuardRefusal>> {
         let mut refusal = None;
         let on = self.spec.state(state).map(|s| s.on.as_slice()).unwrap_or_default();
         for branch in on.iter().filter(|t| t.event == event) {
-            let Some(name) = &branch.guard else { return Ok(Some(&branch.target)) };
+            let Some(name) = &branch.guard else { return Ok(Some(branch)) };
             let verdict = match self.guards.get(name) {
                 Some(guard) => guard.judge(context, input),
                 // Start-up refuses a machine naming a guard it has no function for.
                 None => Verdict::InputUnreadable("(a guard with no function)"),
             };
             match verdict {
-                Verdict::Pass => return Ok(Some(&branch.target)),
+                Verdict::Pass => return Ok(Some(branch)),
                 verdict => {
                     refusal.get_or_insert(GuardRefusal { guard: name.clone(), verdict });
                 }

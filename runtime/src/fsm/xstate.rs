@@ -1,5 +1,5 @@
 //! The XState v5 JSON loader: the subset toolgate gates on (flat states, string,
-//! `{ "target", "guard" }` or array transitions, `after` delays in milliseconds or ISO-8601,
+//! `{ "target", "guard", "reenter" }` or array transitions, `after` delays in milliseconds or ISO-8601,
 //! `type: "final"`, and toolgate's own `meta.toolgate` key and tenant scope). Anything
 //! else that would change which transitions fire — nested or parallel states, guards on
 //! delays, parameterized guards — is refused, never ignored.
@@ -86,13 +86,13 @@ fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError>
             match branches {
                 Value::Array(branches) => {
                     for (i, branch) in branches.iter().enumerate() {
-                        let (target, guard) = parse_branch(&format!("{path}.{i}"), branch, true)?;
-                        on.push(Transition { event: event.clone(), target, guard });
+                        let Branch { target, guard, reenter } = parse_branch(&format!("{path}.{i}"), branch, true)?;
+                        on.push(Transition { event: event.clone(), target, guard, reenter });
                     }
                 }
                 branch => {
-                    let (target, guard) = parse_branch(&path, branch, true)?;
-                    on.push(Transition { event: event.clone(), target, guard });
+                    let Branch { target, guard, reenter } = parse_branch(&path, branch, true)?;
+                    on.push(Transition { event: event.clone(), target, guard, reenter });
                 }
             }
         }
@@ -109,20 +109,28 @@ fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError>
                     shape(&path, format!("is not a delay: a number of milliseconds above zero or {problem}"))
                 })?,
             };
-            let (target, _) = parse_branch(&path, target, false)?;
+            let Branch { target, .. } = parse_branch(&path, target, false)?;
             after.push(Delayed { after_ms, target });
         }
     }
     Ok(StateSpec { name: name.to_string(), is_final, on, after })
 }
 
-/// A transition's target and guard: `"approved"`, or `{ "target": "approved", "guard":
-/// "small_amount" }` (the guard also as `{ "type": "small_amount" }`), where `guarded`.
-fn parse_branch(key: &str, branch: &Value, guarded: bool) -> Result<(String, Option<String>), MachineLoadError> {
+/// One branch of an event, as a transition takes it.
+struct Branch {
+    target: String,
+    guard: Option<String>,
+    reenter: bool,
+}
+
+/// A transition's target, guard and `reenter`: `"approved"`, or `{ "target": "approved",
+/// "guard": "small_amount", "reenter": true }` (the guard also as `{ "type": "small_amount"
+/// }`), the last two where `guarded` (an event's transition, not a delay's).
+fn parse_branch(key: &str, branch: &Value, guarded: bool) -> Result<Branch, MachineLoadError> {
     match branch {
-        Value::String(target) => Ok((target.clone(), None)),
+        Value::String(target) => Ok(Branch { target: target.clone(), guard: None, reenter: false }),
         Value::Object(obj) => {
-            let known: &[&str] = if guarded { &["target", "guard"] } else { &["target"] };
+            let known: &[&str] = if guarded { &["target", "guard", "reenter"] } else { &["target"] };
             reject_unknown(obj, key, known, &["description", "actions", "meta"])?;
             let target = string(obj, "target", &format!("{key}.target"))?
                 .ok_or_else(|| shape(format!("{key}.target"), "is missing"))?;
@@ -140,7 +148,12 @@ fn parse_branch(key: &str, branch: &Value, guarded: bool) -> Result<(String, Opt
                     ));
                 }
             };
-            Ok((target, guard))
+            let reenter = match obj.get("reenter") {
+                None => false,
+                Some(Value::Bool(reenter)) => *reenter,
+                Some(_) => return Err(shape(format!("{key}.reenter"), "must be `true` or `false`")),
+            };
+            Ok(Branch { target, guard, reenter })
         }
         _ => Err(shape(key, "must be a target state name or `{ \"target\": … }`")),
     }
@@ -232,6 +245,10 @@ mod tests {
             (
                 r#"{"id": "m", "initial": "a", "states": {"a": {"after": {"1000": {"target": "a", "guard": "g"}}}}}"#,
                 "`states.a.after.1000.guard` is not supported",
+            ),
+            (
+                r#"{"id": "m", "initial": "a", "states": {"a": {"on": {"GO": {"target": "a", "reenter": "yes"}}}}}"#,
+                "`states.a.on.GO.reenter` must be `true` or `false`",
             ),
             (r#"{"id": "m", "initial": "a", "states": {"a": {"type": "parallel"}}}"#, "`states.a.type` is `parallel`"),
             (r#"{"id": "m", "initial": "a", "states": {"a": {"states": {}}}}"#, "`states.a.states` is not supported"),

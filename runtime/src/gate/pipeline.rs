@@ -130,8 +130,8 @@ struct Candidate<'a> {
     idempotency: Option<Idempotency>,
     /// Who is calling, when the request authenticated.
     principal: Option<Principal>,
-    /// The target the transition's guards picked, for a guarded transition.
-    guarded_target: Option<String>,
+    /// The branch the transition's guards picked, for a guarded transition.
+    guarded_branch: Option<crate::fsm::Transition>,
 }
 
 /// What the pipeline lets through: a call to run, or an idempotent retry answered with
@@ -167,7 +167,7 @@ pub(crate) async fn admit<'a>(
         presented: None,
         idempotency: None,
         principal: caller.principal.clone(),
-        guarded_target: None,
+        guarded_branch: None,
     };
     // Each step refuses before any later one runs.
     let steps = async {
@@ -392,7 +392,7 @@ impl<'a> Candidate<'a> {
     /// picks the target; when none passes, the first guard that refused says why
     /// (`GUARD_FAILED`). An unguarded transition has nothing to judge.
     fn check_guards(&mut self) -> Result<(), ToolError> {
-        self.guarded_target = None;
+        self.guarded_branch = None;
         let (Some(event), Some(machine)) = (self.tool.transition(), self.tool.machine.as_deref()) else {
             return Ok(());
         };
@@ -406,8 +406,8 @@ impl<'a> Candidate<'a> {
         }
         let context = self.instance.as_ref().and(record.context.as_ref());
         let GuardRefusal { guard, verdict } = match machine.choose(from, event, context, &self.arguments) {
-            Ok(target) => {
-                self.guarded_target = target.map(str::to_string);
+            Ok(branch) => {
+                self.guarded_branch = branch.cloned();
                 return Ok(());
             }
             Err(refusal) => *refusal,
@@ -562,7 +562,7 @@ impl<'a> Candidate<'a> {
             switch,
             idempotency,
             principal,
-            guarded_target,
+            guarded_branch,
             ..
         } = self;
         let records = judge.records;
@@ -592,7 +592,7 @@ impl<'a> Candidate<'a> {
             history,
             note: None,
             context: None,
-            guarded_target,
+            guarded_branch,
             task: None,
             _leases: leases,
             _spent: spent,
@@ -643,8 +643,8 @@ pub(crate) struct Admitted<'a> {
     /// The context the handler set for the instance ([`InstanceMut::set`](crate::InstanceMut::set)),
     /// set once it returned: committed with the call.
     pub(crate) context: Option<Value>,
-    /// The target the transition's guards picked, for a guarded transition.
-    guarded_target: Option<String>,
+    /// The branch the transition's guards picked, for a guarded transition.
+    guarded_branch: Option<crate::fsm::Transition>,
     /// The MCP task the call runs as, once it holds its instance: the id names the
     /// transition in the instance's history.
     task: Option<String>,
@@ -741,14 +741,28 @@ impl Admitted<'_> {
             // A new instance starts in the initial state.
             return machine.map(|m| m.initial().to_string());
         }
-        if let Some(target) = &self.guarded_target {
-            return Some(target.clone());
+        if let Some(branch) = &self.guarded_branch {
+            return Some(branch.target.clone());
         }
         self.tool
             .transition()
             .zip(machine)
             .zip(self.from.as_deref())
             .map(|((event, machine), from)| machine.target(from, event).unwrap_or(from).to_string())
+    }
+
+    /// Whether the call's transition enters its target even when the instance is in it
+    /// already (`reenter: true`, XState v5), restarting the state's `after` clock: the
+    /// branch the guards picked, or the event's own.
+    fn reenters(&self) -> bool {
+        if let Some(branch) = &self.guarded_branch {
+            return branch.reenter;
+        }
+        let machine = self.tool.machine.as_deref();
+        let transition = self.tool.transition().zip(machine).zip(self.from.as_deref());
+        transition
+            .and_then(|((event, machine), from)| machine.spec().branches(from, event).next())
+            .is_some_and(|t| t.reenter)
     }
 
     fn switch_changes(&self) -> bool {
@@ -830,8 +844,9 @@ impl Admitted<'_> {
             (&self.instance, &self.instance_before, &to, &entry)
         {
             let mut next = with_context(before.with_state(instance.machine.id(), to));
-            if self.from.as_deref() != Some(to.as_str()) {
-                // A transition to the state it is in does not enter it again (XState v5).
+            if self.from.as_deref() != Some(to.as_str()) || self.reenters() {
+                // A transition to the state it is in enters it again only with `reenter:
+                // true` (XState v5); else the state's deadline stands.
                 let at = next.updated_at_ms;
                 instance.machine.entered(&mut next, to, at);
             }

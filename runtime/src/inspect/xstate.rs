@@ -19,9 +19,18 @@ pub fn machine_json(machine: &Machine) -> Value {
         if !state.on.is_empty() {
             let mut on = Map::new();
             for transition in &state.on {
-                let branch = match &transition.guard {
-                    Some(guard) => json!({ "target": transition.target, "guard": guard }),
-                    None => Value::String(transition.target.clone()),
+                let mut branch = Map::new();
+                branch.insert("target".into(), Value::String(transition.target.clone()));
+                if let Some(guard) = &transition.guard {
+                    branch.insert("guard".into(), Value::String(guard.clone()));
+                }
+                if transition.reenter {
+                    branch.insert("reenter".into(), Value::Bool(true));
+                }
+                // The short form, where the target is all there is.
+                let branch = match branch.len() {
+                    1 => Value::String(transition.target.clone()),
+                    _ => Value::Object(branch),
                 };
                 match on.get_mut(&transition.event) {
                     // A second branch of the event: XState's array form.
@@ -67,7 +76,13 @@ mod tests {
                     "on": { "REVIEW": [{ "target": "booked", "guard": "small_amount" }, { "target": "review" }] },
                     "after": { "900000": "expired", "PT1H": "review" }
                 },
-                "review": { "on": { "BOOK": { "target": "booked", "guard": { "type": "approved" } } } },
+                "review": {
+                    "on": {
+                        "BOOK": { "target": "booked", "guard": { "type": "approved" } },
+                        "RECHECK": { "target": "review", "reenter": true }
+                    },
+                    "after": { "PT10M": "expired" }
+                },
                 "booked": { "type": "final" },
                 "expired": { "type": "final" }
             }
@@ -79,7 +94,9 @@ mod tests {
             machine.spec().first_delayed("quoted").map(|d| (d.after_ms, d.target.as_str())),
             Some((900_000, "expired"))
         );
+        assert!(machine.spec().branches("review", "RECHECK").all(|t| t.reenter));
         let exported = machine_json(&machine);
+        assert_eq!(exported["states"]["review"]["on"]["RECHECK"], json!({ "target": "review", "reenter": true }));
         let again = crate::Machine::from_xstate_json(&exported.to_string()).unwrap();
         assert_eq!(again.spec(), machine.spec());
     }

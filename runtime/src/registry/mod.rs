@@ -60,8 +60,8 @@ pub struct StateRegistration {
     pub name: &'static str,
     /// `type: "final"`.
     pub is_final: bool,
-    /// `(event, target, guard)`, one per branch.
-    pub on: &'static [(&'static str, &'static str, Option<&'static str>)],
+    /// `(event, target, guard, reenter)`, one per branch.
+    pub on: &'static [(&'static str, &'static str, Option<&'static str>, bool)],
     /// `(milliseconds, target)`: the `after` transitions.
     pub after: &'static [(u64, &'static str)],
 }
@@ -83,10 +83,11 @@ impl MachineRegistration {
                     name: s.name.to_string(),
                     is_final: s.is_final,
                     on: (s.on.iter())
-                        .map(|(event, target, guard)| Transition {
+                        .map(|(event, target, guard, reenter)| Transition {
                             event: event.to_string(),
                             target: target.to_string(),
                             guard: guard.map(str::to_string),
+                            reenter: *reenter,
                         })
                         .collect(),
                     after: (s.after.iter())
