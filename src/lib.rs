@@ -90,7 +90,7 @@ pub use toolgate_runtime::{
 // Named by the diagnostics of generated code: exported here (hidden) so that rustc names
 // them by their own names, not by a path through `__private`.
 #[doc(hidden)]
-pub use toolgate_runtime::{AtModuleLevel, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine};
+pub use toolgate_runtime::{MachineDeclared, MachineId, declared_machine};
 pub use toolgate_runtime::{completion, content, input, inspect, prompt, resource, telemetry};
 pub use toolgate_runtime::{fsm, store, types};
 

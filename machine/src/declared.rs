@@ -155,6 +155,11 @@ impl DeclaredMachine {
         best
     }
 
+    /// Whether this is the machine `id`.
+    pub const fn is(&self, id: &str) -> bool {
+        eq(self.id, id)
+    }
+
     /// A machine no check is made against (one not declared, already reported).
     pub const fn unchecked(id: &'static str) -> Self {
         Self { id, key: None, states: &[], checked: false }

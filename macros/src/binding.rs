@@ -1,19 +1,33 @@
 //! The compile-time link between an `#[action]` and its machine, without names: the
-//! machine's id written as a type (`MachineId<(IdChar<'i'>, …)>`), which `machine!`
-//! implements `MachineDeclared` for and `#[action]` looks up. See the runtime's
+//! machine's id written as a type (`&MachineId<KEY>`), which `machine!` implements
+//! `MachineDeclared` for and `#[action]` looks up. See the runtime's
 //! `action::declared` for why this works from any module and in any order.
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-/// `::toolgate::__private::MachineId<(IdChar<'i'>, IdChar<'d'>,)>` for `id`, spanned at `span`.
+/// `::toolgate::__private::MachineId<KEY>` for `id`, spanned at `span`.
 pub(crate) fn machine_id(id: &str, span: Span) -> TokenStream {
-    let chars = id.chars().map(|c| {
-        let mut c = Literal::character(c);
-        c.set_span(span);
-        quote_spanned!(span=> ::toolgate::__private::IdChar<#c>,)
-    });
-    quote_spanned!(span=> ::toolgate::__private::MachineId<(#(#chars)*)>)
+    let key = key(id, span);
+    quote_spanned!(span=> ::toolgate::__private::MachineId<#key>)
+}
+
+/// The value `::toolgate::__private::MachineId::<KEY>` for `id`, spanned at `span`.
+fn machine_id_value(id: &str, span: Span) -> TokenStream {
+    let key = key(id, span);
+    quote_spanned!(span=> ::toolgate::__private::MachineId::<#key>)
+}
+
+/// The id's 128-bit FNV-1a hash: short where rustc prints the type (two declarations of
+/// one id), unlike the id spelled out as a tuple of characters. The action compares the
+/// id it finds with its own, so a collision could not pass for the machine.
+fn key(id: &str, span: Span) -> Literal {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013b;
+    let hash = id.bytes().fold(OFFSET, |hash, byte| (hash ^ u128::from(byte)).wrapping_mul(PRIME));
+    let mut key = Literal::u128_unsuffixed(hash);
+    key.set_span(span);
+    key
 }
 
 /// What `machine!` emits for one id: the impl through which actions find the machine.
@@ -52,7 +66,7 @@ pub(crate) fn declaration(id: &syn::LitStr, machine: Option<&toolgate_machine::M
             #[allow(dead_code, unreachable_pub, missing_docs)]
             #[derive(Debug)]
             pub struct Declaration;
-            impl ::toolgate::__private::MachineDeclared<Declaration> for #ty {
+            impl<'a> ::toolgate::__private::MachineDeclared<Declaration> for &'a #ty {
                 const MACHINE: ::toolgate::__private::DeclaredMachine = #declared;
             }
         };
@@ -70,13 +84,21 @@ pub(crate) fn check(
     handler: &syn::Ident,
     takes_input: bool,
 ) -> TokenStream {
-    let ty = machine_id(&machine.value(), machine.span());
+    let value_ty = machine_id_value(&machine.value(), machine.span());
     let id = machine.value();
+    // Spanned at the literal, in the macro's context: where two declarations of the id
+    // make it ambiguous, rustc then suggests no rewrite of the user's attribute.
+    let probe_span = Span::mixed_site().located_at(machine.span());
+    let probe = quote_spanned! {probe_span=>
+        ::toolgate::__private::declared_machine(&|| (&&#value_ty).machine())
+    };
     let lookup = quote_spanned! {machine.span()=>
         #[allow(unused_imports)]
-        use ::toolgate::__private::{DeclaredByMachine as _, UndeclaredMachine as _};
-        const FOUND: ::core::option::Option<::toolgate::__private::DeclaredMachine> =
-            ::toolgate::__private::declared_machine(&|| (&&::toolgate::__private::MachineLookup::<#ty>::new()).machine());
+        use ::toolgate::__private::{MachineDeclared as _, UndeclaredMachine as _};
+        const FOUND: ::core::option::Option<::toolgate::__private::DeclaredMachine> = match #probe {
+            ::core::option::Option::Some(machine) if machine.is(#id) => ::core::option::Option::Some(machine),
+            _ => ::core::option::Option::None,
+        };
         const _: () = if FOUND.is_none() {
             ::core::panic!("{}", ::toolgate::__private::DeclaredMachine::undeclared(#id).as_str())
         };

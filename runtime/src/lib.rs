@@ -44,7 +44,7 @@ pub use auth::{AuthError, AuthFuture, Authenticator, Principal, Roster, StaticTo
 // Named by the diagnostics of generated code: exported here (hidden) so that rustc names
 // them by their own names, not by a path through `__private`.
 #[doc(hidden)]
-pub use action::{AtModuleLevel, IdChar, MachineDeclared, MachineId, ThisAction, declared_machine};
+pub use action::{MachineDeclared, MachineId, declared_machine};
 pub use domain::DomainPolicy;
 pub use error::{Failure, FieldError, Retry, ToolError};
 pub use fsm::{Guard, Machine};
@@ -59,8 +59,12 @@ pub mod __private {
         OutputIo, RateLimit, RatePer, SourceLocation, StateRequirement, TaskSupport,
     };
     pub use crate::action::{
-        AtModuleLevel, DeclaredByMachine, DeclaredMachine, DeclaredState, IdChar, IsDeclared, LookupAnswer,
-        MachineDeclared, MachineId, MachineLookup, NotDeclared, ThisAction, UndeclaredMachine, declared_machine,
+        AtModuleLevel, GuardFound, GuardMissing, NOT_AT_MODULE_LEVEL, NoGuard, NotAtModuleLevel, Probe, ProbeAnswer,
+        StandIn, answer, no_guard,
+    };
+    pub use crate::action::{
+        DeclaredMachine, DeclaredState, IsDeclared, LookupAnswer, MachineDeclared, MachineId, NotDeclared,
+        UndeclaredMachine, declared_machine,
     };
     pub use crate::confirm::{ConfirmAbove, ConfirmPolicy};
     pub use crate::fsm::{GuardRegistration, Verdict, judge as judge_guard};

@@ -1,5 +1,6 @@
 //! What `#[action]` emits: the user's function unchanged, its link-time registration,
-//! and (for bound actions) the compile-time check of its binding against its machine.
+//! the compile-time check that it is at module level, and (for bound actions) the one of
+//! its binding against its machine.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
@@ -10,63 +11,68 @@ use super::validate::Action;
 pub(crate) fn expand(function: &syn::ItemFn, action: &Action) -> TokenStream {
     let mut out = function.to_token_stream();
     let ident = action.handler.ident();
-    // A named `const` is an item both in a module and in an `impl` block, where a `const _`
-    // is not, so that an action in an `impl` block gets the stand-in's one error. Its items
-    // sit in a `const _` inside it, so that rustc's messages name `_::view`, not the
-    // holder. The holder is named for the function, in capitals.
+    // One named `const` holds everything: a named `const` is an item in a module, in a
+    // function body and in an `impl` block alike (where a `const _` is not), so an action
+    // in an `impl` block gets the placement's one error. The holder is named for the
+    // function, in capitals; the consts inside it are evaluated wherever it stands.
     let name = ident.to_string();
     let holder = quote::format_ident!("ACTION_{}", name.trim_start_matches("r#").to_uppercase(), span = ident.span());
-    let free_function_only = free_function_only(action);
+    let stand_in = stand_in(action);
+    let placement = placement(action);
     let registration = registration(action);
+    let binding_check = binding_check(action);
     out.extend(quote! {
         #[doc(hidden)]
         #[allow(dead_code)]
         const #holder: () = {
-            const _: () = {
-                #free_function_only
-                {
-                    // The enclosing module's items, searched before the stand-in above: a
-                    // free function's name finds the function itself.
-                    #[allow(unused_imports)]
-                    use self::*;
-                    #registration
-                }
-            };
+            #stand_in
+            {
+                // The enclosing module's items, searched before the stand-in above: a
+                // free function's name finds the function itself.
+                #[allow(unused_imports)]
+                use self::*;
+                #placement
+                #binding_check
+                #registration
+            }
         };
     });
-    // The binding check stands on its own, in a `const _`: rustc's "evaluation of `…`
-    // failed" then names no generated item. (In an `impl` block, where only a bound action
-    // on an associated function puts it, rustc adds "`const` items in this context need a
-    // name" to the stand-in's error.)
-    let binding_check = binding_check(action);
-    if !binding_check.is_empty() {
-        let underscore = syn::Token![_](ident.span());
-        out.extend(quote! {
-            const #underscore: () = {
-                #binding_check
-            };
-        });
-    }
     out
 }
 
 /// A stand-in with the handler's name and arity, found only where the name does not
 /// reach a module-level function: on an associated function inside an `impl` block, or a
-/// function in a function body. Calling it fails one bound whose message says to move the
-/// function out (the lifetime defers the bound to the call).
-fn free_function_only(action: &Action) -> TokenStream {
+/// function in a function body. It returns a `StandIn`, which the placement check tells
+/// apart from the handler's own future.
+fn stand_in(action: &Action) -> TokenStream {
     let ident = action.handler.ident();
     let output = action.params.output;
     let arity = usize::from(action.params.input.is_some()) + action.params.extracted.len();
     let generics: Vec<syn::Ident> = (0..arity).map(|i| quote::format_ident!("A{}", i)).collect();
     quote_spanned! {ident.span()=>
-        #[allow(dead_code, clippy::extra_unused_type_parameters, clippy::extra_unused_lifetimes)]
-        fn #ident<'a, #(#generics),*>(#(_: #generics),*) -> ::core::future::Pending<::core::result::Result<#output, ::toolgate::ToolError>>
-        where
-            ::toolgate::ThisAction<'a>: ::toolgate::AtModuleLevel,
-        {
-            ::core::future::pending()
+        #[allow(dead_code)]
+        fn #ident<#(#generics),*>(#(_: #generics),*) -> ::toolgate::__private::StandIn<::core::result::Result<#output, ::toolgate::ToolError>> {
+            ::toolgate::__private::StandIn::new()
         }
+    }
+}
+
+/// The action's placement, checked by const evaluation at the function's name: what the
+/// name reaches is called (in a closure never run, with arguments that never exist), and
+/// the stand-in's result makes the `const` panic with toolgate's message.
+fn placement(action: &Action) -> TokenStream {
+    let ident = action.handler.ident();
+    let arity = usize::from(action.params.input.is_some()) + action.params.extracted.len();
+    let arguments = (0..arity).map(|_| quote!(loop {}));
+    quote_spanned! {ident.span()=>
+        #[allow(unreachable_code, clippy::diverging_sub_expression)]
+        const _: () = if !::toolgate::__private::answer(&|| {
+            #[allow(unused_imports)]
+            use ::toolgate::__private::{AtModuleLevel as _, NotAtModuleLevel as _};
+            (&&::toolgate::__private::Probe(#ident(#(#arguments),*))).placement()
+        }) {
+            ::core::panic!("{}", ::toolgate::__private::NOT_AT_MODULE_LEVEL)
+        };
     }
 }
 

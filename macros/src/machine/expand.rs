@@ -1,10 +1,11 @@
 //! What `machine!` emits: the machine's link-time registration, and for each id the
-//! trait impl through which `#[action]`s find it at compile time (`crate::binding`).
+//! trait impl through which `#[action]`s find it at compile time (`crate::binding`), and
+//! the checks of its guards (`super::guard`).
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 
-use super::MachineAst;
+use super::{MachineAst, guard};
 use crate::binding::declaration;
 
 pub(crate) fn expand(machine: &MachineAst, errors: Vec<syn::Error>) -> TokenStream {
@@ -22,9 +23,10 @@ pub(crate) fn expand(machine: &MachineAst, errors: Vec<syn::Error>) -> TokenStre
         .map(|id| {
             let spec = machine.spec_for(&id.value());
             let declaration = declaration(id, Some(&spec));
-            let registration = registration(&spec, machine.context.as_ref(), &guards(machine));
+            let registration = registration(&spec, machine.context.as_ref(), &guard::guards(machine));
             quote! { #declaration #registration }
         })
+        .chain(std::iter::once(guard::checks(machine, &guard::guards(machine))))
         .collect()
 }
 
@@ -50,46 +52,12 @@ fn declared_id(input: &TokenStream) -> Option<syn::LitStr> {
     })
 }
 
-/// Each guard the machine names, once, at its first literal.
-fn guards(machine: &MachineAst) -> Vec<&syn::LitStr> {
-    let mut guards: Vec<&syn::LitStr> = Vec::new();
-    let named = machine.states.iter().flat_map(|s| s.on.iter().flat_map(|(_, branches)| branches.iter()));
-    for guard in named.filter_map(|b| b.guard.as_ref()) {
-        if !guards.iter().any(|g| g.value() == guard.value()) {
-            guards.push(guard);
-        }
-    }
-    guards
-}
-
-/// A guard's registration: its function, erased, referred to at the guard's literal, where
-/// rustc reports a function that does not exist or does not take the machine's context.
-fn guard_registration(guard: &syn::LitStr, context: Option<&syn::Type>) -> TokenStream {
-    let span = guard.span();
-    let name = guard.value();
-    let context = match context {
-        Some(ty) => quote!(#ty),
-        None => quote!(()),
-    };
-    // The machine's validation already refused a name that is not a path.
-    let path: syn::Path = guard.parse().unwrap_or_else(|_| syn::parse_quote!(invalid_guard_name));
-    quote::quote_spanned! {span=>
-        ::toolgate::__private::GuardRegistration {
-            name: #name,
-            judge: |context, input| {
-                let guard: fn(&#context, &_) -> ::core::result::Result<(), ::toolgate::Failure> = #path;
-                ::toolgate::__private::judge_guard(guard, context, input)
-            },
-        }
-    }
-}
-
 fn registration(
     spec: &toolgate_machine::MachineSpec,
     context: Option<&syn::Type>,
     guards: &[&syn::LitStr],
 ) -> TokenStream {
-    let guards = guards.iter().map(|guard| guard_registration(guard, context));
+    let guards = guards.iter().map(|guard| guard::registration(guard, context));
     // What a context must be is checked here, spanned at the type.
     let (context, context_check) = match context {
         Some(ty) => (

@@ -2,6 +2,7 @@
 
 mod ast;
 mod expand;
+mod guard;
 mod validate;
 
 pub(crate) use ast::MachineAst;

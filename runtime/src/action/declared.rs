@@ -1,52 +1,39 @@
 //! How an `#[action]` finds the machine it is bound to at compile time, wherever in the
 //! crate `machine!` declares it.
 //!
-//! `machine!` implements [`MachineDeclared`] for its id written as a type,
-//! `MachineId<(IdChar<'i'>, IdChar<'n'>, …)>`, with a type of its own as the trait's
+//! `machine!` implements [`MachineDeclared`] for `&MachineId<KEY>`, its id written as a
+//! type (`KEY` is a 128-bit hash of the id), with a type of its own as the trait's
 //! parameter (so the orphan rule allows the impl in the user's crate). Trait impls are
 //! seen from every module, whatever the order of declaration. An action probes for its
-//! machine's id ([`MachineLookup`], [`declared_machine`]): the one impl answers, or, with none,
-//! the probe answers "not declared" and the action's own check panics at compile time
-//! with a message spanned at the literal (a failed bound would make rustc print these
-//! types). Two impls for one id are ambiguous, and rustc names both. The action then checks
-//! each of its literals against the [`DeclaredMachine`] in a `const` of its own, spanned
-//! at that literal.
+//! machine's id, `(&&MachineId::<KEY>).machine()` in [`declared_machine`]: the one impl
+//! answers, or, with none, [`UndeclaredMachine`] does (one reference further), and the
+//! action's own check panics at compile time with a message spanned at the literal (a
+//! failed bound would make rustc print these types). Two impls for one id are ambiguous,
+//! and rustc names both (`docs/upstream.md` says why nothing better is possible). The
+//! action then checks each of its literals against the [`DeclaredMachine`] in a `const` of
+//! its own, spanned at that literal.
 
 use std::marker::PhantomData;
 
 pub use toolgate_machine::declared::{DeclaredMachine, DeclaredState};
 
-/// A machine id written as a type: a tuple of its characters.
+/// A machine id written as a type: a 128-bit hash of the id, which the macros compute
+/// (the action compares the id it finds with its own, so a collision cannot mislead it).
 #[derive(Debug)]
-pub struct MachineId<Chars>(PhantomData<Chars>);
+pub struct MachineId<const KEY: u128>;
 
-/// One character of a [`MachineId`].
-#[derive(Debug)]
-pub struct IdChar<const C: char>;
-
-/// Implemented by `machine!` for the id of each machine it declares.
-pub trait MachineDeclared<Declaration> {
+/// Implemented by `machine!` for `&MachineId<KEY>` of each id it declares.
+pub trait MachineDeclared<Declaration>: Sized {
     /// The machine as declared.
     const MACHINE: DeclaredMachine;
-}
 
-/// Looks a [`MachineId`] up; `#[action]` asks `(&&MachineLookup::<Id>::new()).machine()`. Where
-/// `machine!` declared the id, the method of [`DeclaredByMachine`] answers (one reference fewer to
-/// take); elsewhere [`UndeclaredMachine`]'s does, and the action's check then panics with a
-/// message of its own, spanned at the id's literal (a bound that failed would make rustc
-/// print these types).
-#[derive(Debug)]
-pub struct MachineLookup<Id>(PhantomData<Id>);
-
-impl<Id> MachineLookup<Id> {
-    /// The probe for `Id`.
-    #[allow(clippy::new_without_default)]
-    pub const fn new() -> Self {
-        Self(PhantomData)
+    /// What was found (its type only is used).
+    fn machine(&self) -> IsDeclared<Self, Declaration> {
+        IsDeclared(PhantomData)
     }
 }
 
-/// What a [`MachineLookup`] found: the declaration of `Id`, or none.
+/// What a probe found: the declaration of `Id`, or none.
 pub trait LookupAnswer {
     /// The machine, if declared.
     const MACHINE: Option<DeclaredMachine>;
@@ -68,21 +55,6 @@ impl LookupAnswer for NotDeclared {
     const MACHINE: Option<DeclaredMachine> = None;
 }
 
-/// The answer where `machine!` declared the id.
-pub trait DeclaredByMachine<Declaration> {
-    /// What was found.
-    type Answer;
-    /// What was found (its type only is used).
-    fn machine(&self) -> Self::Answer;
-}
-
-impl<Id: MachineDeclared<Declaration>, Declaration> DeclaredByMachine<Declaration> for &MachineLookup<Id> {
-    type Answer = IsDeclared<Id, Declaration>;
-    fn machine(&self) -> Self::Answer {
-        IsDeclared(PhantomData)
-    }
-}
-
 /// The answer where no `machine!` declared the id.
 pub trait UndeclaredMachine {
     /// Nothing was found.
@@ -91,7 +63,7 @@ pub trait UndeclaredMachine {
     }
 }
 
-impl<Id> UndeclaredMachine for MachineLookup<Id> {}
+impl<const KEY: u128> UndeclaredMachine for MachineId<KEY> {}
 
 /// The machine the probe in `_probe` answers with (the closure is never called: its
 /// return type carries the answer).

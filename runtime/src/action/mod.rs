@@ -12,7 +12,7 @@ mod extract;
 mod handler;
 mod history;
 mod instance;
-mod placement;
+mod probe;
 mod state;
 
 pub use client::LogLevel;
@@ -20,8 +20,8 @@ pub(crate) use client::{CallClient, FirstWait, LogThreshold, RequestSide};
 pub(crate) use ctx::CallNote;
 pub use ctx::{Ctx, Progress};
 pub use declared::{
-    DeclaredByMachine, DeclaredMachine, DeclaredState, IdChar, IsDeclared, LookupAnswer, MachineDeclared, MachineId,
-    MachineLookup, NotDeclared, UndeclaredMachine, declared_machine,
+    DeclaredMachine, DeclaredState, IsDeclared, LookupAnswer, MachineDeclared, MachineId, NotDeclared,
+    UndeclaredMachine, declared_machine,
 };
 pub use extract::FromCtx;
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo};
@@ -30,7 +30,10 @@ pub(crate) use instance::ContextSlot;
 pub use instance::{
     ContextRequirement, ContextType, DEFAULT_MAX_CONTEXT_BYTES, Instance, InstanceContext, InstanceMut,
 };
-pub use placement::{AtModuleLevel, ThisAction};
+pub use probe::{
+    AtModuleLevel, GuardFound, GuardMissing, NOT_AT_MODULE_LEVEL, NoGuard, NotAtModuleLevel, Probe, ProbeAnswer,
+    StandIn, answer, no_guard,
+};
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};
 

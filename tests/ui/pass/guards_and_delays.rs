@@ -1,4 +1,5 @@
-//! Guards (one branch, and the array form) and delayed transitions, with actions bound.
+//! Guards (one branch, and the array form; named by path, by name, and by names imported
+//! singly, renamed and by a glob) and delayed transitions, with actions bound.
 use toolgate::prelude::*;
 
 #[derive(Serialize, Deserialize, JsonSchema)]
@@ -25,6 +26,22 @@ fn paid_in_full(quote: &Quote, input: &QuoteRef) -> Result<(), Failure> {
     if input.amount >= quote.price { Ok(()) } else { Err(Failure::new("SHORT", "not enough")) }
 }
 
+mod waivers {
+    use super::{Quote, QuoteRef};
+    use toolgate::Failure;
+
+    pub(crate) fn free(quote: &Quote, _: &QuoteRef) -> Result<(), Failure> {
+        if quote.price == 0 { Ok(()) } else { Err(Failure::new("NOT_FREE", "has a price")) }
+    }
+
+    pub(crate) fn tiny(quote: &Quote, _: &QuoteRef) -> Result<(), Failure> {
+        if quote.price < 5 { Ok(()) } else { Err(Failure::new("NOT_TINY", "costs something")) }
+    }
+}
+
+use waivers::tiny as negligible;
+use waivers::*;
+
 toolgate::machine! {
     id: "quote",
     key: "quote_id",
@@ -35,7 +52,13 @@ toolgate::machine! {
             after: { "PT15M": "expired", "P1D": "expired" },
             on: { BOOK: [{ target: "booked", guard: "rules::small" }, { target: "review" }] },
         },
-        review: { on: { PAY: { target: "booked", guard: "paid_in_full" } }, after: { "PT0.5S": "expired" } },
+        review: {
+            on: {
+                PAY: { target: "booked", guard: "paid_in_full" },
+                WAIVE: [{ target: "booked", guard: "free" }, { target: "booked", guard: "negligible" }],
+            },
+            after: { "PT0.5S": "expired" },
+        },
         booked: { type: "final" },
         expired: { type: "final" },
     }
