@@ -86,6 +86,36 @@ async fn open() -> Result<Posted, ToolError> {
     Ok(Posted { ok: true })
 }
 
+// Tickets' keys are minted by the store: only a creating call makes a ticket.
+toolgate::machine! {
+    id: "ticket",
+    key: "ticket_id",
+    mint: "T-{n}",
+    context: Ticket,
+    initial: "open",
+    states: {
+        open:   { on: { CLOSE: "closed" } },
+        closed: { type: "final" },
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Ticket {
+    subject: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct NewTicket {
+    subject: String,
+}
+
+/// Opens a ticket, and forgets `creates`: it names no ticket, and no tool creates one.
+#[action(domain = "ticket")]
+async fn ticket_open(input: NewTicket, mut ticket: InstanceMut<Ticket>) -> Result<Posted, ToolError> {
+    ticket.set(Ticket { subject: input.subject })?;
+    Ok(Posted { ok: true })
+}
+
 const ORDER: &str = r#"{
     "id": "order", "initial": "new",
     "states": { "new": { "on": { "PAY": "payed" } }, "payed": { "on": { "SHIP": "shipped" } }, "shipped": { "type": "final" } }
@@ -99,7 +129,7 @@ fn every_problem_is_reported_with_its_location() {
         .expect_err("the registry is broken");
     let text = error.to_string();
     let problems = &error.problems;
-    assert_eq!(problems.len(), 8, "{text}");
+    assert_eq!(problems.len(), 10, "{text}");
 
     assert!(
         problems.iter().any(|p| matches!(p, StartupProblem::DuplicateTool { tool, first, second }
@@ -122,6 +152,20 @@ fn every_problem_is_reported_with_its_location() {
     assert!(text.contains("tool `memo_write` has `compact`"), "{text}");
     assert!(
         text.contains("tool `ledger_open` has `creates`, and machine `ledger` does not mint its keys: add `mint:"),
+        "{text}"
+    );
+    // A tool that makes an instance of a machine that mints its keys, without `creates`:
+    // both problems say to add it.
+    assert!(
+        text.contains(
+            "tool `ticket_open`: its handler takes `Ticket`, an instance's context, and its input names no `ticket` (it has no `ticket_id`): a call that makes a new `ticket` needs `creates` in its `#[action(…)]`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "machine `ticket` mints its keys (`mint`), so an instance exists only once a call creates it, and no tool does: add `creates`"
+        ) && text.contains("its tools: ticket_open"),
         "{text}"
     );
     // Locations point at the actions in this file.

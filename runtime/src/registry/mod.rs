@@ -188,6 +188,30 @@ struct DeclaredSpec {
     guards: Vec<Guard>,
 }
 
+/// The machines that mint their keys and have tools, none of which creates an instance:
+/// a tool that makes one forgot `creates`, since only a creating call makes an instance of
+/// such a machine.
+fn never_created(
+    actions: &[&'static ActionRegistration],
+    machines: &BTreeMap<String, Arc<Machine>>,
+) -> Vec<StartupProblem> {
+    let gated_by =
+        |action: &ActionRegistration, machine: &Machine| action.machine.or(action.domain) == Some(machine.id());
+    let minting = machines.values().filter(|m| m.mint().is_some());
+    minting
+        .filter(|machine| !actions.iter().any(|a| a.creates && gated_by(a, machine)))
+        .filter_map(|machine| {
+            let tools: Vec<String> =
+                actions.iter().filter(|a| gated_by(a, machine)).map(|a| a.name.to_string()).collect();
+            (!tools.is_empty()).then(|| StartupProblem::NeverCreated {
+                machine: machine.id().to_string(),
+                key: machine.key().unwrap_or_default().to_string(),
+                tools,
+            })
+        })
+        .collect()
+}
+
 /// Validates every machine; invalid and duplicate ones become problems.
 fn checked_machines(specs: Vec<DeclaredSpec>, problems: &mut Vec<StartupProblem>) -> BTreeMap<String, Arc<Machine>> {
     let mut machines: BTreeMap<String, (Arc<Machine>, String)> = BTreeMap::new();
@@ -352,6 +376,7 @@ impl Registry {
             canonical_keys: &options.canonical_keys,
             key_headers: options.key_headers,
         };
+        problems.extend(never_created(&actions, &machines));
         let mut tools: Vec<ToolEntry> = actions
             .into_iter()
             .filter_map(|action| ToolEntry::new(action, &context).map_err(|p| problems.extend(p)).ok())

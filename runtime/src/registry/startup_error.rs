@@ -137,6 +137,17 @@ pub enum StartupProblem {
         /// The action.
         location: SourceLocation,
     },
+    /// A machine that mints its keys (`mint`), has tools, and has no tool that creates its
+    /// instances (`#[action(creates)]`): none could ever exist, and every call naming one
+    /// would be `NOT_FOUND`.
+    NeverCreated {
+        /// The machine.
+        machine: String,
+        /// Its key, the argument naming an instance.
+        key: String,
+        /// The tools bound to it.
+        tools: Vec<String>,
+    },
     /// An `Instance<T>` or `InstanceMut<T>` parameter that does not match the tool's
     /// machine: no keyed machine, no context, or another type.
     Context {
@@ -258,6 +269,11 @@ impl fmt::Display for StartupProblem {
             Self::Creates { tool, problem, location } => {
                 write!(f, "{location}: tool `{tool}` has `creates`, and {problem}")
             }
+            Self::NeverCreated { machine, key, tools } => write!(
+                f,
+                "machine `{machine}` mints its keys (`mint`), so an instance exists only once a call creates it, and no tool does: add `creates` to the `#[action(…)]` that makes a new `{machine}` (its input takes no `{key}`: the store mints it, and the handler reads it with `ctx.instance()`); its tools: {}",
+                tools.join(", ")
+            ),
             Self::HistoryData { machine, with_context } => write!(
                 f,
                 "the history of machine `{machine}` is to keep its data, and it has none (no `context`); machines with data: {}",

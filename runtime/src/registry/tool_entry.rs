@@ -301,7 +301,7 @@ impl ToolEntry {
                 location: registration.location,
             });
         }
-        if let Some(problem) = context_problem(registration, machine.as_deref()) {
+        if let Some(problem) = context_problem(registration, machine.as_deref(), context) {
             problems.found.push(StartupProblem::Context {
                 tool: registration.name.to_string(),
                 problem,
@@ -554,7 +554,7 @@ fn instance_key(
 
 /// An `Instance<T>` or `InstanceMut<T>` parameter: the tool's machine is keyed and its
 /// context is `T`.
-fn context_problem(registration: &ActionRegistration, machine: Option<&Machine>) -> Option<String> {
+fn context_problem(registration: &ActionRegistration, machine: Option<&Machine>, context: &Context) -> Option<String> {
     let wanted = registration.contexts.iter().flatten().next()?;
     let name = wanted.ty.short_name();
     if registration.contexts.iter().flatten().count() > 1 {
@@ -563,9 +563,7 @@ fn context_problem(registration: &ActionRegistration, machine: Option<&Machine>)
         );
     }
     let Some(machine) = machine.filter(|m| m.key().is_some()) else {
-        return Some(format!(
-            "its handler takes `{name}`, an instance's context, and the tool acts on no instance of a keyed machine: bind it to one (`bind_state`, or an input with the machine's key)"
-        ));
+        return Some(no_instance(registration, name, context));
     };
     match machine.context() {
         Some(declared) if declared == wanted.ty => None,
@@ -578,6 +576,23 @@ fn context_problem(registration: &ActionRegistration, machine: Option<&Machine>)
             "its handler takes `{name}`, and machine `{}` declares no context: add `context: {name}` to its `machine!`",
             machine.id()
         )),
+    }
+}
+
+/// What a tool that takes an instance's context and names no instance is told. Its
+/// machine minting keys, it most likely makes a new instance and forgot `creates`.
+fn no_instance(registration: &ActionRegistration, name: &str, context: &Context) -> String {
+    let id = registration.machine.or(registration.domain);
+    match id.and_then(|id| context.machines.get(id)).filter(|m| m.mint().is_some()) {
+        Some(machine) => {
+            let (id, key) = (machine.id(), machine.key().unwrap_or_default());
+            format!(
+                "its handler takes `{name}`, an instance's context, and its input names no `{id}` (it has no `{key}`): a call that makes a new `{id}` needs `creates` in its `#[action(…)]` (machine `{id}` mints its `{key}`, and the handler reads the new one with `ctx.instance()`); a call on an existing one takes its `{key}`"
+            )
+        }
+        None => format!(
+            "its handler takes `{name}`, an instance's context, and the tool acts on no instance of a keyed machine: bind it to one (`bind_state`, or an input with the machine's key)"
+        ),
     }
 }
 
