@@ -129,13 +129,19 @@ async fn a_conversations_first_call_selects_its_domain() {
         (Some("DOMAIN_MISMATCH"), Some("ticket")),
         "{drifted}"
     );
-    client.ok("ticket_resolve", with(ticket("T-2"))).await;
+    // What the model may do next is named whole: the refund is another domain's, behind a
+    // switch, which the result says before the model is refused for it.
+    let resolved = client.ok("ticket_resolve", with(ticket("T-2"))).await;
+    assert_eq!(resolved["next"], json!(["ticket_close", "ticket_view"]), "{resolved}");
+    assert_eq!(resolved["next_after_switch"], json!({ "billing": ["billing_refund"] }), "{resolved}");
     let switched = client.ok("switch_domain", with(json!({ "domain": "billing", "reason": "a refund" }))).await;
     assert_eq!(switched["domain"], "billing", "{switched}");
     let handle = switched["flow"].as_str().unwrap().to_string();
     let refunded =
         client.ok("billing_refund", json!({ "domain": "billing", "id": "T-2", "flow": handle.clone() })).await;
     assert_eq!(refunded["state"], "refunded", "{refunded}");
+    assert_eq!(refunded["next"], json!([]), "{refunded}");
+    assert_eq!(refunded["next_after_switch"], json!({ "ticket": ["ticket_close", "ticket_view"] }), "{refunded}");
     // ...and back again is as explicit.
     let back = client.refused("ticket_close", json!({ "domain": "ticket", "id": "T-2", "flow": handle })).await;
     assert_eq!(back["code"], "DOMAIN_MISMATCH", "{back}");

@@ -315,6 +315,24 @@ async fn python_sdk_travel_http_2026_07_28_stateless() {
     travel(MODERN, Transport::Stateless).await;
 }
 
+/// The desk example (a ticket in one domain, its credit in another), over HTTP at
+/// `protocol`: `desk_flow.py`, whose client follows `next` and `next_after_switch` and must
+/// never be refused — nor draw a warning from the SDK.
+async fn desk(protocol: &str, mode: &[&str]) {
+    let server = serve("desk", HANDLE_KEY, mode).await;
+    run_script("desk_flow.py", &[protocol, server.url.as_str(), "follow"], None).await;
+}
+
+#[tokio::test]
+async fn python_sdk_desk_follows_next_across_domains_2025_11_25() {
+    desk("2025-11-25", &[]).await;
+}
+
+#[tokio::test]
+async fn python_sdk_desk_follows_next_across_domains_2026_07_28_stateless() {
+    desk("2026-07-28", &["--stateless"]).await;
+}
+
 /// The travel example served grouped, over HTTP at `protocol`: `travel_grouped.py`.
 async fn travel_grouped(protocol: &str) {
     let tag = format!("travel-grouped-{protocol}");

@@ -21,7 +21,7 @@ use crate::error::ToolError;
 use crate::flow::FlowId;
 use crate::flow::Origin;
 use crate::gate::{self, Admission, Admitted, Caller, Committed, Gate, Judge, Refused};
-use crate::registry::{NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
+use crate::registry::{NEXT_AFTER_SWITCH_FIELD, NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
 use crate::store::{Snapshot, StoreKey};
 use crate::telemetry::{self, CallSpan, TraceParent};
 
@@ -206,8 +206,7 @@ impl Engine {
                     (tool.machine.as_deref(), state, &mut content)
                 {
                     let flow = Snapshot { active_domain: active_domain.clone(), ..Snapshot::default() };
-                    fields
-                        .insert(NEXT_FIELD.into(), self.next(machine, &state, &flow, source.caller.principal.as_ref()));
+                    self.name_next(fields, machine, &state, &flow, source.caller.principal.as_ref());
                 }
                 field::echo(&mut content, tool.domain.or(active_domain.as_deref()));
                 Reply { content, blocks: None, is_error: true, listing_changed: false, moved: None }
@@ -340,7 +339,7 @@ impl Engine {
                 if let (Some(state), Value::Object(fields)) = (&state, &mut content) {
                     fields.insert(STATE_FIELD.into(), state.as_str().into());
                     if let Some(machine) = tool.machine.as_deref() {
-                        fields.insert(NEXT_FIELD.into(), self.next(machine, state, flow_now, principal));
+                        self.name_next(fields, machine, state, flow_now, principal);
                     }
                 }
                 let domain = tool.domain.map(str::to_string).or_else(|| self.active_domain(flow_now));
@@ -359,17 +358,27 @@ impl Engine {
         Ok(Done { content, blocks, domain, listing_changed, handle, moved: moved_instance })
     }
 
-    /// The `next` a result names: the tools callable on `machine`'s instance (or the
-    /// flow's `machine`) in `state`, as `principal` sees them.
-    fn next(
+    /// Names in a result's `fields` what can be called after it: `next`, the tools
+    /// callable now on `machine`'s instance (or the flow's `machine`) in `state`, as
+    /// `principal` sees them; and, where some are left out only because another domain is
+    /// active, `next_after_switch`, those tools by the domain to switch to first.
+    fn name_next(
         &self,
+        fields: &mut serde_json::Map<String, Value>,
         machine: &crate::fsm::Machine,
         state: &str,
         flow: &Snapshot,
         principal: Option<&Principal>,
-    ) -> Value {
+    ) {
         let gate = Gate::new(&self.registry, flow).seen_by(principal);
-        Value::Array(gate.next(machine, state).map(Value::from).collect())
+        fields.insert(NEXT_FIELD.into(), Value::Array(gate.next(machine, state).map(Value::from).collect()));
+        if !self.registry.is_cross_domain(machine.id()) {
+            return;
+        }
+        let elsewhere = gate.next_after_switch(machine, state);
+        if !elsewhere.is_empty() {
+            fields.insert(NEXT_AFTER_SWITCH_FIELD.into(), json!(elsewhere));
+        }
     }
 
     /// What a session with `focus` lists over `flow`.

@@ -17,6 +17,8 @@ pub(crate) use idempotency::Idempotency;
 pub(crate) use pipeline::{Admission, Admitted, Caller, Committed, Judge, Peer, Refused, admit};
 pub(crate) use rate_limit::{Limiter, OverLimit, Spent};
 pub(crate) use records::{Records, TimerCommit};
+use std::collections::BTreeMap;
+
 use rmcp::model::Tool;
 
 use crate::auth::Principal;
@@ -121,18 +123,42 @@ impl<'a> Gate<'a> {
             .collect()
     }
 
-    /// What a result names as `next`: the tools that may be called now on `machine`'s
-    /// instance (a keyed machine) or this flow's `machine`, in `state` (whatever the view
-    /// says of it). (Not a creating tool: it makes another instance.)
-    pub(crate) fn next<'s>(&'s self, machine: &'s Machine, state: &'s str) -> impl Iterator<Item = &'static str> + 's {
-        let lock = self.registry.lock();
+    /// The tools a result may name after a call on `machine`'s instance (a keyed machine)
+    /// or this flow's `machine`, in `state` (whatever the view says of it), as the principal
+    /// sees them, whatever the domain. (Not a creating tool: it makes another instance.)
+    fn moves<'s>(&'s self, machine: &'s Machine, state: &'s str) -> impl Iterator<Item = &'a ToolEntry> + 's {
         self.registry
             .tools()
             .iter()
             .filter(move |t| !t.creates && t.machine.as_deref().is_some_and(|m| m.id() == machine.id()))
             .filter(move |t| t.bind_states().is_empty() || t.bind_states().contains(&state))
-            .filter(move |t| t.visible_to(self.principal) && lock.admits(t.domain, self.snapshot))
-            .map(|t| t.name)
+            .filter(move |t| t.visible_to(self.principal))
+    }
+
+    /// What a result names as `next`: the [moves](Self::moves) the flow's active domain
+    /// admits, callable now.
+    pub(crate) fn next<'s>(&'s self, machine: &'s Machine, state: &'s str) -> impl Iterator<Item = &'static str> + 's {
+        let lock = self.registry.lock();
+        self.moves(machine, state).filter(move |t| lock.admits(t.domain, self.snapshot)).map(|t| t.name)
+    }
+
+    /// What a result names as `next_after_switch`: the [moves](Self::moves) left out of
+    /// `next` only because the flow's active domain is another, by their domain. A model
+    /// that reads it calls `switch_domain` before such a tool, instead of being refused
+    /// (`DOMAIN_MISMATCH`) and learning it then.
+    pub(crate) fn next_after_switch(
+        &self,
+        machine: &Machine,
+        state: &str,
+    ) -> BTreeMap<&'static str, Vec<&'static str>> {
+        let lock = self.registry.lock();
+        let mut by_domain: BTreeMap<&'static str, Vec<&'static str>> = BTreeMap::new();
+        for tool in self.moves(machine, state).filter(|t| !lock.admits(t.domain, self.snapshot)) {
+            if let Some(domain) = tool.domain {
+                by_domain.entry(domain).or_default().push(tool.name);
+            }
+        }
+        by_domain
     }
 
     /// The names of the tools the flow may call now.

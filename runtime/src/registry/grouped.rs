@@ -149,6 +149,15 @@ impl Groups {
                 }
             }
         }
+        if let Some(Value::Object(by_domain)) = fields.get_mut("next_after_switch") {
+            for names in by_domain.values_mut().filter_map(Value::as_array_mut) {
+                for name in names.iter_mut() {
+                    if let Some(renamed) = name.as_str().and_then(rename) {
+                        *name = renamed.into();
+                    }
+                }
+            }
+        }
         for field in ["message", "hint"] {
             if let Some(Value::String(text)) = fields.get_mut(field)
                 && text.contains('`')

@@ -246,7 +246,7 @@ fn output_schema(
         properties.insert(RUNNING_TASK_FIELD.into(), running);
     }
     field::add_to_output_schema(&mut output, domain)?;
-    add_machine_fields(&mut output, machine)?;
+    add_machine_fields(&mut output, machine, context.cross_domain.contains(machine.id()))?;
     if needs_flow {
         flow_field::add_to_output_schema(&mut output, context.handle_argument)?;
     }

@@ -21,7 +21,7 @@ pub use grouped::Exposition;
 pub(crate) use grouped::{Group, Groups};
 pub use startup_error::{StartupError, StartupProblem};
 use tool_entry::Context;
-pub(crate) use tool_entry::{NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
+pub(crate) use tool_entry::{NEXT_AFTER_SWITCH_FIELD, NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
 
 use crate::action::{ActionRegistration, SourceLocation, States};
 use crate::domain::{DomainPolicy, IntentLock, switch::SWITCH_DOMAIN};
@@ -188,6 +188,18 @@ struct DeclaredSpec {
     guards: Vec<Guard>,
 }
 
+/// The machines whose tools the intent lock keeps apart: tools of two domains or more
+/// (a `billing_refund` gated on a `ticket`). Their results may name `next_after_switch`.
+fn machines_in_several_domains(actions: &[&'static ActionRegistration], lock: &IntentLock) -> BTreeSet<String> {
+    let mut domains: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for action in actions {
+        if let (Some(machine), Some(domain)) = (tool_entry::gating_machine_id(action), action.domain) {
+            domains.entry(machine).or_default().insert(domain);
+        }
+    }
+    domains.into_iter().filter(|(_, d)| d.len() > 1 && lock.uses_flow()).map(|(m, _)| m.to_string()).collect()
+}
+
 /// The machines that mint their keys and have tools, none of which creates an instance:
 /// a tool that makes one forgot `creates`, since only a creating call makes an instance of
 /// such a machine.
@@ -313,6 +325,8 @@ pub struct Registry {
     by_name: HashMap<&'static str, usize>,
     machines: BTreeMap<String, Arc<Machine>>,
     lock: IntentLock,
+    /// The machines with tools in several domains: their results name `next_after_switch`.
+    cross_domain: BTreeSet<String>,
     /// How instances' histories are kept, and the notes of the transitions in flight.
     history: InstanceHistory,
     /// The most tokens one tool may cost a model (the audit's `context_budget`).
@@ -369,9 +383,11 @@ impl Registry {
                 problems.push(StartupProblem::CanonicalKey { machine: machine.clone(), keyed });
             }
         }
+        let cross_domain = machines_in_several_domains(&actions, &lock);
         let context = Context {
             machines: &machines,
             lock: &lock,
+            cross_domain: &cross_domain,
             handle_argument: &options.handle_argument,
             canonical_keys: &options.canonical_keys,
             key_headers: options.key_headers,
@@ -428,7 +444,13 @@ impl Registry {
         }
         let history = InstanceHistory::new(options.history.retention, options.history.with_data.clone());
         let (context_budget, exposition) = (options.context_budget, options.exposition);
-        Ok(Self { tools, by_name, machines, lock, history, context_budget, groups, exposition })
+        Ok(Self { tools, by_name, machines, lock, cross_domain, history, context_budget, groups, exposition })
+    }
+
+    /// Whether the tools of `machine` are in several domains, so that its results name
+    /// `next_after_switch` (and their output schemas declare it).
+    pub(crate) fn is_cross_domain(&self, machine: &str) -> bool {
+        self.cross_domain.contains(machine)
     }
 
     /// The most tokens one tool may cost a model, as the audit judges it.

@@ -1,7 +1,7 @@
 //! One served tool — an `#[action]`, the generated `switch_domain` or a generated history
 //! tool — checked against its machine, with its MCP definitions built once.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool};
@@ -69,6 +69,9 @@ pub(crate) struct Context<'a> {
     pub(crate) canonical_keys: &'a CanonicalKeys,
     /// Whether key arguments travel as `Mcp-Param-{Key}` headers too.
     pub(crate) key_headers: bool,
+    /// The machines with tools in several domains, whose results may name
+    /// `next_after_switch`.
+    pub(crate) cross_domain: &'a BTreeSet<String>,
 }
 
 /// What runs when the tool is called.
@@ -88,6 +91,11 @@ pub(crate) const STATE_FIELD: &str = "state";
 /// the tools callable now on the same instance (or flow), so a model that sees every tool
 /// (MCP 2026-07-28) learns its legal moves from the answers it reads.
 pub(crate) const NEXT_FIELD: &str = "next";
+
+/// The result field toolgate adds beside `next` when the intent lock leaves tools out of
+/// it: the tools callable on the same instance (or flow) in another domain, by domain, so
+/// a model calls `switch_domain` before them rather than after a `DOMAIN_MISMATCH`.
+pub(crate) const NEXT_AFTER_SWITCH_FIELD: &str = "next_after_switch";
 
 impl ToolEntry {
     /// A handler's output as the result's structured content: wrapped as `{"result": …}`
@@ -500,10 +508,15 @@ impl Problems {
     }
 }
 
-/// The machine that gates the tool — `machine = "…"`, else the domain's (the default,
-/// applied here once) — and whether its binding fits.
+/// The id of the machine that gates the tool: `machine = "…"`, else the domain's (the
+/// default, applied here once), whether or not such a machine exists.
+pub(super) fn gating_machine_id(registration: &ActionRegistration) -> Option<&'static str> {
+    registration.machine.or(registration.domain)
+}
+
+/// The machine that gates the tool ([`gating_machine_id`]), and whether its binding fits.
 fn machine_of(registration: &ActionRegistration, context: &Context, problems: &mut Problems) -> Option<Arc<Machine>> {
-    let id = registration.machine.or(registration.domain);
+    let id = gating_machine_id(registration);
     let machine = id.and_then(|id| context.machines.get(id)).cloned();
     if registration.bind_states.is_empty() {
         return machine;
@@ -646,7 +659,7 @@ impl Owned<'_> {
     fn add_to_output(&self, schema: &mut JsonObject) -> Result<(), String> {
         field::add_to_output_schema(schema, self.domain)?;
         if let Some(machine) = self.machine {
-            add_machine_fields(schema, machine)?;
+            add_machine_fields(schema, machine, self.context.cross_domain.contains(machine.id()))?;
         }
         if self.needs_flow {
             flow_field::add_to_output_schema(schema, self.context.handle_argument)?;
@@ -673,8 +686,10 @@ fn description(registration: &ActionRegistration, bound_machine: Option<&Machine
 }
 
 /// Declares the fields toolgate adds to every result of a machine's tool: its `state`
-/// after the call, and the tools callable `next` on the same instance or flow.
-pub(super) fn add_machine_fields(schema: &mut JsonObject, machine: &Machine) -> Result<(), String> {
+/// after the call, and the tools callable `next` on the same instance or flow — and,
+/// for a machine with tools in several domains (`cross_domain`), those callable after a
+/// `switch_domain` (only there: every byte of an output schema costs context).
+pub(super) fn add_machine_fields(schema: &mut JsonObject, machine: &Machine, cross_domain: bool) -> Result<(), String> {
     let states: Vec<&str> = machine.spec().states.iter().map(|s| s.name.as_str()).collect();
     let property = json!({ "type": "string", "enum": states, "description": "The state after this call." });
     let purpose = format!("the `{}` machine's state after the call", machine.id());
@@ -683,7 +698,25 @@ pub(super) fn add_machine_fields(schema: &mut JsonObject, machine: &Machine) -> 
     let next =
         json!({ "type": "array", "items": { "type": "string" }, "description": "The tools callable now on it." });
     let purpose = "the tools callable next";
-    add_owned_property(schema, NEXT_FIELD, next, Position::Last, Presence::Optional, "output", purpose)
+    add_owned_property(schema, NEXT_FIELD, next, Position::Last, Presence::Optional, "output", purpose)?;
+    if !cross_domain {
+        return Ok(());
+    }
+    let after_switch = json!({
+        "type": "object",
+        "additionalProperties": { "type": "array", "items": { "type": "string" } },
+        "description": "Tools callable on it in another domain, by domain: call `switch_domain` to that domain first."
+    });
+    let purpose = "the tools callable next in another domain";
+    add_owned_property(
+        schema,
+        NEXT_AFTER_SWITCH_FIELD,
+        after_switch,
+        Position::Last,
+        Presence::Optional,
+        "output",
+        purpose,
+    )
 }
 
 fn key_missing(machine: Option<&Machine>, problem: &str) -> BindingError {

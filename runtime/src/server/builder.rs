@@ -629,6 +629,12 @@ impl ServerBuilder {
         if let Some(store) = &store {
             problems.extend(store_problems(store.as_ref(), registry.as_ref(), has_handle_key));
         }
+        // Refused anyway: what can be told of the file without creating it is told too.
+        if let (None, Some(path), false) = (&store, &self.store_file, problems.is_empty())
+            && let Some(problem) = file_cannot_be_made(path)
+        {
+            problems.push(StartupProblem::Store { problem });
+        }
         if let (None, Some(path), true) = (&store, &self.store_file, problems.is_empty()) {
             match crate::store::SqliteStore::open(path) {
                 Ok(file) => {
@@ -684,6 +690,17 @@ impl ServerBuilder {
         server.follow_timers();
         crate::engine::spawn_sweeper(Arc::downgrade(&server.shared.engine));
         Ok(server)
+    }
+}
+
+/// Why the store file at `path` could not be made, as far as can be told without making
+/// it: a folder to hold it that is missing or is no folder.
+fn file_cannot_be_made(path: &std::path::Path) -> Option<String> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    match std::fs::metadata(folder) {
+        Ok(meta) if meta.is_dir() => None,
+        Ok(_) => Some(format!("the state file {}: {} is not a folder", path.display(), folder.display())),
+        Err(error) => Some(format!("the state file {}: {}: {error}", path.display(), folder.display())),
     }
 }
 
