@@ -202,6 +202,12 @@ fn window_key(window: &str) -> String {
     format!("toolgate:{{window:{window}}}:calls")
 }
 
+/// `rediss://` in a build without the `redis-tls` feature.
+#[cfg(not(feature = "redis-tls"))]
+fn without_tls() -> StoreError {
+    StoreError::Unavailable("this server was built without Redis over TLS (toolgate's `redis-tls` feature)".into())
+}
+
 fn lease_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:lease")
 }
@@ -210,9 +216,13 @@ impl RedisStore {
     /// Connects to `url`: `redis://HOST:PORT/DB`, or `rediss://HOST:PORT/DB` for TLS,
     /// verified against the system's certificate authorities. The connection reconnects
     /// by itself after a failure; calls made meanwhile get `STORE_UNAVAILABLE`.
+    /// `rediss://` needs the `redis-tls` feature; without it the URL is refused, saying so.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         if url.starts_with("rediss://") {
+            #[cfg(feature = "redis-tls")]
             crate::tls::install_crypto_provider();
+            #[cfg(not(feature = "redis-tls"))]
+            return Err(without_tls());
         }
         Self::with_client(redis::Client::open(url).map_err(unavailable)?).await
     }
@@ -225,9 +235,17 @@ impl RedisStore {
                 "a certificate authority to trust needs a TLS URL (`rediss://`)".into(),
             ));
         }
-        crate::tls::install_crypto_provider();
-        let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(ca_pem.to_vec()) };
-        Self::with_client(redis::Client::build_with_tls(url, certificates).map_err(unavailable)?).await
+        #[cfg(feature = "redis-tls")]
+        {
+            crate::tls::install_crypto_provider();
+            let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(ca_pem.to_vec()) };
+            Self::with_client(redis::Client::build_with_tls(url, certificates).map_err(unavailable)?).await
+        }
+        #[cfg(not(feature = "redis-tls"))]
+        {
+            let _ = ca_pem;
+            Err(without_tls())
+        }
     }
 
     async fn with_client(client: redis::Client) -> Result<Self, StoreError> {

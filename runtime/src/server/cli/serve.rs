@@ -183,6 +183,13 @@ struct RedisOptions {
 #[cfg(feature = "redis")]
 async fn redis_store(builder: ServerBuilder, url: &str, options: &RedisOptions) -> Result<ServerBuilder, ServeError> {
     use crate::store::RedisStore;
+    #[cfg(not(feature = "redis-tls"))]
+    if url.starts_with("rediss://") {
+        return Err(usage(format!(
+            "`--store {}`: this server was built without Redis over TLS (toolgate's `redis-tls` feature)",
+            redacted(url)
+        )));
+    }
     let connected = match &options.ca {
         None => RedisStore::connect(url).await,
         Some(path) => {
