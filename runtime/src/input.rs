@@ -297,6 +297,11 @@ impl TaskQuestions {
         self.outstanding.subscribe()
     }
 
+    /// The questions outstanding now.
+    pub(crate) fn current(&self) -> InputRequests {
+        self.outstanding.borrow().clone()
+    }
+
     /// `tasks/update`: the answers to outstanding questions reach the handler; a key the
     /// task does not wait for (unknown, answered before) is ignored.
     pub(crate) fn answer(&self, responses: BTreeMap<String, Value>) {

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolResult, ClientCapabilities, DetailedTask, InputRequests, Task, TaskStatus};
+use rmcp::model::{CallToolResult, ClientCapabilities, DetailedTask, Task, TaskStatus};
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -244,7 +244,7 @@ impl Engine {
         // that the task still runs, and brings what other replicas left.
         let this = self.this.upgrade()?;
         let watching =
-            tokio::spawn(this.clone().watch_questions(id.clone(), running.questions.outstanding()).in_current_span());
+            tokio::spawn(this.clone().watch_questions(id.clone(), running.questions.clone()).in_current_span());
         let beating = tokio::spawn(this.heartbeat(id.clone(), running.clone()).in_current_span());
         let announcer = start.announcer.clone();
         let inputs = Inputs::for_task(
@@ -299,26 +299,33 @@ impl Engine {
 
     /// Writes the task's outstanding questions as they change: `input_required` with them,
     /// `working` again once all are answered.
-    async fn watch_questions(
-        self: Arc<Self>,
-        id: String,
-        mut outstanding: tokio::sync::watch::Receiver<InputRequests>,
-    ) {
+    async fn watch_questions(self: Arc<Self>, id: String, questions: Arc<TaskQuestions>) {
+        let mut outstanding = questions.outstanding();
         while outstanding.changed().await.is_ok() {
-            let requests = outstanding.borrow_and_update().clone();
-            match requests.is_empty() {
-                true => tracing::info!("task input answered"),
-                false => tracing::info!(keys = ?requests.keys().collect::<Vec<_>>(), "task waits for input"),
+            outstanding.mark_unchanged();
+            self.record_questions(&id, &questions).await;
+        }
+    }
+
+    /// Writes the questions outstanding *now* into the task's record (read at each
+    /// compare-and-set, so a slower writer never puts back a key already answered).
+    async fn record_questions(&self, id: &str, questions: &TaskQuestions) {
+        let mut logged = None;
+        self.update_record(id, |record| {
+            if record.status != TaskStatus::Working && record.status != TaskStatus::InputRequired {
+                return false;
             }
-            self.update_record(&id, |record| {
-                if record.status != TaskStatus::Working && record.status != TaskStatus::InputRequired {
-                    return false;
-                }
-                record.status = if requests.is_empty() { TaskStatus::Working } else { TaskStatus::InputRequired };
-                record.input_requests = Some(requests.clone()).filter(|r| !r.is_empty());
-                true
-            })
-            .await;
+            let requests = questions.current();
+            record.status = if requests.is_empty() { TaskStatus::Working } else { TaskStatus::InputRequired };
+            logged = Some(requests.keys().cloned().collect::<Vec<_>>());
+            record.input_requests = Some(requests).filter(|r| !r.is_empty());
+            true
+        })
+        .await;
+        match logged {
+            Some(keys) if keys.is_empty() => tracing::info!("task input answered"),
+            Some(keys) => tracing::info!(?keys, "task waits for input"),
+            None => {}
         }
     }
 
@@ -520,7 +527,12 @@ impl Engine {
         let (_, record) = self.task_record(id, principal).await?;
         let running = self.running.lock().get(id).cloned();
         match running {
-            Some(running) => running.questions.answer(responses),
+            // The record says what is still asked before the update is acknowledged, so
+            // a `tasks/get` right after it never shows an answered key.
+            Some(running) => {
+                running.questions.answer(responses);
+                self.record_questions(id, &running.questions).await;
+            }
             // Another replica runs it: the answers wait in its record for its heartbeat.
             None if record.is_running() => {
                 self.update_record(id, |record| {
