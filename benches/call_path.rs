@@ -6,7 +6,7 @@
 //! - `toolgate_transition`: two gated tools that each fire a transition (lease, gate,
 //!   handler, compare-and-set, listing diff, `list_changed` notification).
 //!
-//! Run with `cargo bench --bench call_path`; figures go to BENCHMARKS.md as ratios.
+//! Run with `cargo bench -p toolgate --bench call_path`; figures go to BENCHMARKS.md as ratios.
 
 // `criterion_group!` generates an undocumented `pub fn`.
 #![allow(missing_docs)]

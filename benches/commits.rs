@@ -4,8 +4,8 @@
 //! share one sync) and Redis when `TOOLGATE_BENCH_REDIS_URL` names one.
 //!
 //! ```sh
-//! cargo bench --bench commits                       # N = 1, 8, 32; 3 seconds each
-//! TOOLGATE_BENCH_REDIS_URL=redis://127.0.0.1:6399/9 SECONDS=5 cargo bench --bench commits
+//! cargo bench -p toolgate --bench commits                       # N = 1, 8, 32; 3 seconds each
+//! TOOLGATE_BENCH_REDIS_URL=redis://127.0.0.1:6399/9 SECONDS=5 cargo bench -p toolgate --bench commits
 //! ```
 //!
 //! The SQLite file goes in `target/` (`CARGO_TARGET_TMPDIR`), on the disk a server's would

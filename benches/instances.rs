@@ -4,8 +4,8 @@
 //! (Linux).
 //!
 //! ```sh
-//! cargo bench --bench instances               # INSTANCES=100000
-//! HISTORY=0 cargo bench --bench instances     # the instances alone
+//! cargo bench -p toolgate --bench instances               # INSTANCES=100000
+//! HISTORY=0 cargo bench -p toolgate --bench instances     # the instances alone
 //! ```
 
 use toolgate::store::{FlowStore, HistoryEntry, HistoryRetention, MemoryStore, Snapshot, StoreKey};

@@ -5,7 +5,7 @@
 //! `CALLS=N` — and divide the difference by N:
 //!
 //! ```text
-//! cargo bench --bench instructions --no-run
+//! cargo bench -p toolgate --bench instructions --no-run
 //! B=$(ls target/release/deps/instructions-* | grep -v '\.d$')
 //! for s in plain_rmcp toolgate_unbound toolgate_transition toolgate_keyed_transition toolgate_context_transition toolgate_typed; do for n in 0 2000; do
 //!   SCENARIO=$s CALLS=$n valgrind --tool=callgrind --callgrind-out-file=/dev/null $B --bench 2>&1 | grep refs

@@ -2,8 +2,8 @@
 //! loopback) against a plain rmcp server and a toolgate server, side by side in one run.
 //!
 //! ```text
-//! cargo bench --bench load                   # 16 clients, 5 s per scenario
-//! CLIENTS=64 SECONDS=10 cargo bench --bench load
+//! cargo bench -p toolgate --bench load                   # 16 clients, 5 s per scenario
+//! CLIENTS=64 SECONDS=10 cargo bench -p toolgate --bench load
 //! ```
 //!
 //! Stateful scenarios: each client is one session (one toolgate flow) calling in a loop:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The official MCP conformance suites against toolgate's conformance example server.
 #
-# Builds `examples/conformance.rs` (`cargo build --example conformance`), serves it over
+# Builds `examples/conformance.rs` (`cargo build --workspace --example conformance`: with
+# the features the tests build it with, so after them nothing is rebuilt), serves it over
 # Streamable HTTP on two free loopback ports - once with sessions, once `--stateless` - and
 # runs these suites against `http://127.0.0.1:PORT/mcp`, one run each:
 #
@@ -127,7 +128,7 @@ echo "conformance: Node $("$NODE" --version) ($NODE)"
 
 # --- The server under test -----------------------------------------------------------------
 
-cargo build --example "$EXAMPLE" --quiet || die "cargo build --example $EXAMPLE failed"
+cargo build --workspace --example "$EXAMPLE" --quiet || die "cargo build --example $EXAMPLE failed"
 mkdir -p "$LOGS" "$RESULTS"
 
 SERVER_PIDS=()

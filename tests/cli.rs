@@ -3,7 +3,7 @@
 //! which print what the server is without serving it or opening its store. A wrong command
 //! line is a usage error with a failure status.
 //!
-//! Run `cargo build --examples` before `cargo test --test cli` (see
+//! Run `cargo build --workspace --examples` before `cargo test -p toolgate --test cli` (see
 //! [`common::example_binary`]).
 
 mod common;

@@ -5,7 +5,7 @@
 //! JSON-RPC message. The server's `toolgate_owned_requests_total` shows which path served
 //! (so a test cannot pass because the owned path silently declined everything).
 //!
-//! Run `cargo build --examples` before `cargo test --test owned_path`.
+//! Run `cargo build --workspace --examples` before `cargo test -p toolgate --test owned_path`.
 
 mod common;
 

@@ -11,12 +11,12 @@ use tokio::process::{Child, Command};
 
 use super::PATIENCE;
 
-/// The path of a built example binary. A plain `cargo test` builds the examples first;
-/// `cargo test --test NAME` does not, so run `cargo build --examples` before it or the
-/// test talks to a stale binary.
+/// The path of a built example binary. `cargo test --workspace` builds the examples
+/// first; `cargo test -p toolgate --test NAME` does not, so run `cargo build --workspace
+/// --examples` before it or the test talks to a stale binary.
 pub fn example_binary(name: &str) -> PathBuf {
     let path = target_dir().join("examples").join(name);
-    assert!(path.exists(), "{} is not built; run the tests with `cargo test`", path.display());
+    assert!(path.exists(), "{} is not built; run the tests with `cargo test --workspace`", path.display());
     path
 }
 
