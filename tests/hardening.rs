@@ -118,6 +118,33 @@ async fn an_argument_error_lists_twenty_fields_and_counts_the_rest() {
     assert!(size < 16_000, "{size} bytes answered 1,000 unknown members");
 }
 
+/// Issue 34 §3: what an error says back of its input is bounded. An unknown argument's
+/// name of a megabyte came back four times (message and `errors[].field`, text block and
+/// `structuredContent`): 4 MB of request, 16 MB of answer. Now each name is cut short and
+/// the whole answer is a few KB, whatever was sent.
+#[tokio::test]
+async fn an_error_says_back_a_bounded_amount_of_what_it_was_sent() {
+    let (_server, url) = spawn_http_example("invoice", &[], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let long = "n".repeat(1_000_000);
+    let mut arguments = json!({ "domain": "invoice", "id": "INV-1" });
+    arguments[&long] = json!(1);
+    arguments[format!("{long}2")] = json!(2);
+    let reply = client.call_with_headers("invoice_view", arguments, &[]).await;
+    let size = reply.body.len();
+    let result = reply.result();
+    let error = &result["structuredContent"];
+    assert_eq!(error["code"], "INVALID_ARGUMENT", "{error:.300}");
+    let field = error["errors"][0]["field"].as_str().unwrap();
+    assert!(field.starts_with("/nnn") && field.ends_with('…') && field.len() < 200, "{field:.300}");
+    assert!(size < 12_000, "{size} bytes answered a megabyte-long argument name");
+
+    // A tool name is echoed by the refusal too (and carried in `Mcp-Name`, so 50 KB).
+    let tool = "t".repeat(50_000);
+    let reply = client.call_with_headers(&tool, json!({}), &[]).await;
+    assert!(reply.body.len() < 12_000, "{} bytes answered a 50 KB tool name", reply.body.len());
+}
+
 /// Opens a listening stream: the status, and the reply and `Retry-After` if it was
 /// refused, else the open stream.
 async fn listen(url: &str, token: Option<&str>) -> (u16, Option<(Value, String)>, Option<reqwest::Response>) {
@@ -205,11 +232,19 @@ fn address(url: &str) -> String {
     url.trim_start_matches("http://").trim_end_matches("/mcp").to_string()
 }
 
-/// D9: a request whose headers never finish is cut off after the read timeout; one whose
-/// body never finishes gets 408 with a JSON-RPC error.
+/// D9: a connection that sends no request, or a request whose headers never finish, is
+/// cut off after the read timeout; one whose body never finishes gets 408 with a JSON-RPC
+/// error.
 #[tokio::test]
 async fn a_request_that_never_finishes_is_cut_off() {
     let (_server, url) = spawn_http_example("invoice", &["--request-read-timeout", "1"], &[]).await;
+    // The timeout counts from accept: a connection that sends nothing, or only the first
+    // byte of HTTP/2's preface, is closed too (they were held forever).
+    let mut silent = TcpStream::connect(address(&url)).await.unwrap();
+    let mut one_byte = TcpStream::connect(address(&url)).await.unwrap();
+    one_byte.write_all(b"P").await.unwrap();
+    assert!(closed_within(&mut silent, PATIENCE).await, "a connection that sends nothing is held open");
+    assert!(closed_within(&mut one_byte, PATIENCE).await, "a connection that sends one byte is held open");
     let mut slow = TcpStream::connect(address(&url)).await.unwrap();
     slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await.unwrap();
     assert!(closed_within(&mut slow, PATIENCE).await, "a request without the end of its headers is held open");

@@ -122,6 +122,9 @@ async fn messages_before_the_result_stream_as_rmcp_streams_them() {
         assert!(owned.is_sse(), "{params}: {}", owned.content_type);
         assert_eq!(owned.before.len(), 3, "{params}: {:?}", owned.before);
         assert_eq!(comparable(&owned), comparable(&rmcp), "{params}");
+        // A proxy must not hold the stream back (issue 34 §6: the owned path's lacked it).
+        let buffering = |reply: &Reply| reply.headers.get("x-accel-buffering").map(|v| v.to_str().unwrap().to_string());
+        assert_eq!((buffering(&owned), buffering(&rmcp)), (Some("no".into()), Some("no".into())), "{params}");
     }
     let quiet = json!({ "name": "test_tool_with_logging", "arguments": {} });
     let (owned, rmcp) = both(&client, "tools/call", quiet).await;
@@ -176,4 +179,33 @@ async fn a_sessions_calls_are_answered_as_rmcp_answers_them() {
     assert_eq!(rmcp.before.len(), 1, "{:?}", rmcp.before);
 
     assert_eq!(owned_count(&metrics, "tools/call").await, 3, "the session's calls without an Origin");
+}
+
+/// Issue 34 §6: an id of `-0` is valid JSON; rmcp echoes it as `0`, and so does the owned
+/// path now (it echoed `-0`). The bodies must be byte-identical.
+#[tokio::test]
+async fn an_id_of_negative_zero_is_echoed_alike() {
+    let (_server, url) = common::spawn_http_example("conformance", &["--stateless"], &[]).await;
+    let meta = SessionlessClient::request_meta();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":-0,"method":"tools/call","params":{{"name":"greet","arguments":{{"name":"Zero"}},"_meta":{meta}}}}}"#
+    );
+    let mut replies = Vec::new();
+    for origin in [None, Some(TO_RMCP)] {
+        let mut request = reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", common::raw::SESSIONLESS_VERSION)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "greet")
+            .body(body.clone());
+        if let Some((name, value)) = origin {
+            request = request.header(name, value);
+        }
+        let reply = request.send().await.unwrap();
+        replies.push((reply.status().as_u16(), reply.text().await.unwrap()));
+    }
+    assert_eq!(replies[0], replies[1], "owned, then rmcp");
+    assert!(replies[0].1.contains(r#""id":0,"#), "{}", replies[0].1);
 }

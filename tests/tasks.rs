@@ -306,6 +306,58 @@ async fn another_replica_answers_cancels_and_reports_a_dead_runner() {
     assert!(failed["statusMessage"].as_str().is_some_and(|m| m.contains("stopped")), "{failed}");
 }
 
+/// Issue 34 §5: `tasks/update` sent through another replica to a task whose runner died
+/// keeps only answers to what the task asks, one per question. Fourteen updates of
+/// 100 KB under keys it never asked added 1.4 MB to the record (and each update read and
+/// rewrote it all); now they add nothing, and repeating an answer adds it once.
+#[tokio::test]
+async fn updates_to_a_task_whose_runner_died_do_not_grow_its_record() {
+    let Some(redis) = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|url| !url.is_empty()) else {
+        eprintln!("SKIPPED: needs TOOLGATE_TEST_REDIS_URL (`.ci/run` starts a Redis and sets it)");
+        return;
+    };
+    let env = [("TOOLGATE_HANDLE_KEY", "tasks-test-handle-key-000000000000002")];
+    let args = ["--store", redis.as_str()];
+    let ((mut a, url_a), (_b, url_b)) =
+        tokio::join!(spawn_http_example("conformance", &args, &env), spawn_http_example("conformance", &args, &env));
+    let (on_a, on_b) = (SessionlessClient::new(&url_a), SessionlessClient::new(&url_b));
+    let meta =
+        json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {}, "extensions": { TASKS: {} } } });
+    let created = on_a
+        .request("tools/call", json!({ "name": "multi_input", "arguments": {}, "_meta": meta }), &[])
+        .await
+        .result();
+    let task = created["taskId"].as_str().unwrap().to_string();
+    for _ in 0..50 {
+        if task_request(&on_b, "tasks/get", &task, &[]).await.result()["status"] == "input_required" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    a.kill().await.unwrap();
+    let client = redis::Client::open(redis.as_str()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let record = format!("toolgate:{{task:{task}}}:record");
+    let mut size =
+        async || -> usize { redis::cmd("HSTRLEN").arg(&record).arg("s").query_async(&mut connection).await.unwrap() };
+    let before = size().await;
+    assert!(before > 0, "no record at {record}");
+    let big = "x".repeat(100_000);
+    for i in 0..14 {
+        let answers = json!({ format!("never-asked-{i}"): { "action": "accept", "content": { "name": big } } });
+        let params = json!({ "taskId": task, "inputResponses": answers, "_meta": meta });
+        on_b.request("tasks/update", params, &[]).await.result();
+    }
+    assert!(size().await < before + 1_000, "{} bytes grew to {}", before, size().await);
+    for _ in 0..14 {
+        let answers = json!({ "name": { "action": "accept", "content": { "name": big } } });
+        let params = json!({ "taskId": task, "inputResponses": answers, "_meta": meta });
+        on_b.request("tasks/update", params, &[]).await.result();
+    }
+    let after = size().await;
+    assert!(after < before + 2 * big.len(), "one answer repeated 14 times: {before} bytes grew to {after}");
+}
+
 // ---------------------------------------------------------------------------------------
 // Durable and gated: the payments example's `payment_settle`, a task that holds its
 // payment while the processor settles it.

@@ -408,11 +408,9 @@ impl RawSession {
     /// Bearer {token}`.
     pub async fn open_as(url: &str, token: &str) -> Self {
         let bearer = format!("Bearer {token}");
-        let mut session = Self::try_open(url, SESSION_VERSION, &[("Authorization", bearer.as_str())])
+        Self::try_open(url, SESSION_VERSION, &[("Authorization", bearer.as_str())])
             .await
-            .unwrap_or_else(|reply| panic!("initialize refused: HTTP {} with {:?}", reply.status, reply.message));
-        session.carried.push(("Authorization".into(), bearer));
-        session
+            .unwrap_or_else(|reply| panic!("initialize refused: HTTP {} with {:?}", reply.status, reply.message))
     }
 
     /// Initializes a session at `url` (`http://127.0.0.1:PORT/mcp`).
@@ -434,12 +432,30 @@ impl RawSession {
         let Some(session_id) = reply.session_id.clone() else { return Err(reply) };
         let initialize_result = reply.result();
         let version = initialize_result["protocolVersion"].as_str().expect("a negotiated version").to_string();
-        let session = Self { endpoint, session_id, version, initialize_result, carried: Vec::new() };
+        // The credentials it opened with, it goes on with: a session is its opener's.
+        let carried = extra_headers
+            .iter()
+            .filter(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect();
+        let session = Self { endpoint, session_id, version, initialize_result, carried };
 
         let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         let response = session.endpoint.post(session.headers(), &initialized).await;
         assert_eq!(response.status(), StatusCode::ACCEPTED, "notifications/initialized was not accepted");
         Ok(session)
+    }
+
+    /// The same session id held by someone else: its requests carry `credentials`
+    /// (an `Authorization`, or none) instead of the opener's.
+    pub fn held_by(&self, credentials: &[(&str, &str)]) -> Self {
+        Self {
+            endpoint: Endpoint::new(&self.endpoint.url),
+            session_id: self.session_id.clone(),
+            version: self.version.clone(),
+            initialize_result: self.initialize_result.clone(),
+            carried: credentials.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+        }
     }
 
     /// The session's id, the `Mcp-Session-Id` the server assigned.

@@ -534,12 +534,25 @@ impl Engine {
                 self.record_questions(id, &running.questions).await;
             }
             // Another replica runs it: the answers wait in its record for its heartbeat.
-            None if record.is_running() => {
+            // Only answers to what it asks, and only while its runner lives: the record
+            // holds at most one answer per outstanding question, however often a client
+            // updates (a dead runner's record grew by every update until someone read it).
+            None if record.is_running() && !record.lapsed(now_ms()) => {
                 self.update_record(id, |record| {
-                    if !record.is_running() {
+                    if !record.is_running() || record.lapsed(now_ms()) {
                         return false;
                     }
-                    record.answers.extend(responses.clone());
+                    let asked = record.input_requests.as_ref();
+                    let answers: Vec<(String, Value)> = responses
+                        .iter()
+                        .filter(|(key, _)| asked.is_some_and(|asked| asked.contains_key(*key)))
+                        .filter(|(key, value)| record.answers.get(*key) != Some(*value))
+                        .map(|(key, value)| (key.clone(), value.clone()))
+                        .collect();
+                    if answers.is_empty() {
+                        return false;
+                    }
+                    record.answers.extend(answers);
                     true
                 })
                 .await;

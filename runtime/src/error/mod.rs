@@ -8,6 +8,7 @@
 //! A handler can say `INVALID_ARGUMENT`, `NOT_FOUND`, `INTERNAL` or a code of its own; the
 //! other codes are the gate's, and only the runtime can build them.
 
+pub(crate) mod echo;
 mod failure;
 mod field;
 mod refusal;
@@ -509,6 +510,20 @@ impl ToolError {
         for (key, value) in fields {
             // `code` and `message` are the contract; nothing a payload says overwrites them.
             out.entry(key).or_insert(value);
+        }
+        // What it says back of its input is bounded, whoever built it (a handler's own
+        // failure included): each string, then the whole, keeping `code`.
+        echo::bound_map(&mut out);
+        if echo::size(&out) > echo::MAX_STRUCTURED_BYTES {
+            let code = out.remove("code").unwrap_or_default();
+            let message = out.remove("message").unwrap_or_default();
+            let mut bounded = Map::from_iter([("code".to_string(), code), ("message".to_string(), message)]);
+            for (key, value) in out {
+                if echo::size(&bounded) + key.len() + echo::size(&value) < echo::MAX_STRUCTURED_BYTES {
+                    bounded.insert(key, value);
+                }
+            }
+            out = bounded;
         }
         Value::Object(out)
     }

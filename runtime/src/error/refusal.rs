@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::echo;
 use super::field::FieldError;
 
 /// `FORBIDDEN`: the tool exists but its machine's state does not allow it now.
@@ -136,13 +137,29 @@ pub(super) struct InvalidArgument {
 /// call with thousands of wrong members gets an answer no larger than one with twenty.
 pub(crate) const MAX_LISTED_FIELD_ERRORS: usize = 20;
 
+/// The most bytes the listed fields take, in `errors` and the message together: the
+/// structured error stays within [`echo::MAX_STRUCTURED_BYTES`](super::echo::MAX_STRUCTURED_BYTES).
+const LISTED_FIELD_BYTES: usize = 4_096;
+
 impl InvalidArgument {
-    /// The first [`MAX_LISTED_FIELD_ERRORS`] of `errors`, counting the rest.
+    /// The first [`MAX_LISTED_FIELD_ERRORS`] of `errors` that fit in
+    /// [`LISTED_FIELD_BYTES`], counting the rest; each field's name cut to
+    /// [`echo::MAX_FIELD_CHARS`](super::echo::MAX_FIELD_CHARS) (a client chose it).
     pub(super) fn new(errors: impl IntoIterator<Item = FieldError>) -> Self {
         let mut listed = Vec::new();
         let mut more_errors = 0;
-        for error in errors {
-            if listed.len() < MAX_LISTED_FIELD_ERRORS {
+        let mut bytes = 0;
+        for mut error in errors {
+            if let std::borrow::Cow::Owned(shorter) = echo::cut(&error.field, echo::MAX_FIELD_CHARS) {
+                error.field = shorter;
+            }
+            if let std::borrow::Cow::Owned(shorter) = echo::cut(&error.problem, echo::MAX_FIELD_CHARS * 2) {
+                error.problem = shorter;
+            }
+            // Twice: the message repeats the field and its problem.
+            let size = 2 * echo::size(&error);
+            if listed.len() < MAX_LISTED_FIELD_ERRORS && bytes + size <= LISTED_FIELD_BYTES {
+                bytes += size;
                 listed.push(error);
             } else {
                 more_errors += 1;

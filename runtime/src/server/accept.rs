@@ -1,7 +1,8 @@
 //! Accepting HTTP connections with limits a client cannot hold open: a connection's
-//! request headers must arrive within the read timeout (hyper closes it otherwise, also
-//! when it idles between requests), and one peer address holds at most so many
-//! connections at once. Without them, connections that send a request line and never
+//! first request must arrive within the read timeout counted from accept (a connection
+//! that sends nothing, or a few bytes of it, is closed), later requests' headers within it
+//! too (hyper closes the connection otherwise, also when it idles between requests), and
+//! one peer address holds at most so many connections at once. Without them, connections that send a request line and never
 //! finish (slowloris) are held forever, until the descriptors run out and no one can
 //! connect.
 
@@ -26,6 +27,8 @@ struct ConnectionCap {
     max_per_client: usize,
     open: Mutex<HashMap<IpAddr, usize>>,
     refusals: RefusalLog,
+    /// Connections closed for sending no request in time.
+    silent: RefusalLog,
 }
 
 /// One accepted connection's place; freed when the connection ends.
@@ -72,7 +75,12 @@ pub(crate) async fn serve(
     max_per_client: usize,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let cap = Arc::new(ConnectionCap { max_per_client, open: Mutex::default(), refusals: RefusalLog::default() });
+    let cap = Arc::new(ConnectionCap {
+        max_per_client,
+        open: Mutex::default(),
+        refusals: RefusalLog::default(),
+        silent: RefusalLog::default(),
+    });
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(read_timeout);
     builder.http2().timer(TokioTimer::new()).keep_alive_interval(Some(read_timeout));
@@ -96,7 +104,12 @@ pub(crate) async fn serve(
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
+        // The read timeout counts from accept: hyper's starts at a request's first byte,
+        // and telling HTTP/1 from HTTP/2 waits for bytes with none.
+        let first_request = Arc::new(tokio::sync::Notify::new());
+        let arrived = first_request.clone();
         let service = router.clone().map_request(move |mut request: http::Request<hyper::body::Incoming>| {
+            arrived.notify_one();
             request.extensions_mut().insert(axum::extract::ConnectInfo::<SocketAddr>(peer));
             request
         });
@@ -104,7 +117,22 @@ pub(crate) async fn serve(
         let connection = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service).into_owned();
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
+            let mut connection = std::pin::pin!(connection);
+            let ended = tokio::select! {
+                ended = &mut connection => Some(ended),
+                waited = tokio::time::timeout(read_timeout, first_request.notified()) => match waited {
+                    Ok(()) => None,
+                    Err(_) => {
+                        place.cap.silent.refused("closed connections that sent no request within the read timeout");
+                        return;
+                    }
+                },
+            };
+            let ended = match ended {
+                Some(ended) => ended,
+                None => connection.await,
+            };
+            if let Err(error) = ended {
                 tracing::debug!(%error, "a connection ended with an error");
             }
             drop(place);

@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::http::{SessionCap, SessionsError};
+use super::session_owner::SessionOwners;
 use futures_util::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
@@ -35,6 +36,8 @@ pub(crate) struct SessionTag(pub(crate) SessionId);
 pub(crate) struct CallStreamSessions {
     pub(crate) inner: LocalSessionManager,
     pub(crate) cap: SessionCap,
+    /// Who opened each session, for the front to check ([`super::session_owner`]).
+    pub(crate) owners: std::sync::Arc<SessionOwners>,
 }
 
 type BoxedSse = Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>;
@@ -77,6 +80,10 @@ impl SessionManager for CallStreamSessions {
         if let ClientJsonRpcMessage::Request(request) = &mut message {
             use rmcp::model::GetExtensions;
             request.request.extensions_mut().insert(SessionTag(id.clone()));
+            // Its owner is whoever the `initialize` request authenticated as.
+            let opener = request.request.extensions().get::<http::request::Parts>().and_then(|p| p.extensions.get());
+            let live = self.inner.sessions.try_read().ok();
+            self.owners.opened(id, opener, |id| live.as_ref().is_none_or(|live| live.contains_key(id)));
         }
         Ok(self.inner.initialize_session(id, message).await?)
     }
@@ -86,6 +93,7 @@ impl SessionManager for CallStreamSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.owners.closed(id);
         Ok(self.inner.close_session(id).await?)
     }
 

@@ -146,7 +146,10 @@ impl Shared {
         uri: &str,
         principal: Option<&Principal>,
     ) -> Result<ReadResourceResult, ErrorData> {
-        let not_found = || ErrorData::resource_not_found(format!("no resource `{uri}`"), Some(json!({ "uri": uri })));
+        let not_found = || {
+            let uri = crate::error::echo::name(uri);
+            ErrorData::resource_not_found(format!("no resource `{uri}`"), Some(json!({ "uri": uri })))
+        };
         let named = self.resolve(uri, principal).ok_or_else(not_found)?;
         let request = |variables, instance, context| ReadRequest {
             uri: uri.to_string(),
@@ -214,6 +217,7 @@ impl Shared {
     pub(super) fn prompt(&self, name: &str, principal: Option<&Principal>) -> Result<Prompt, ErrorData> {
         let prompts = read(&self.catalog.prompts);
         prompts.iter().find(|p| p.definition.name == name && may_see(&p.scopes, principal)).cloned().ok_or_else(|| {
+            let name = crate::error::echo::name(name);
             ErrorData::invalid_params(format!("unknown prompt `{name}`"), Some(json!({ "prompt": name })))
         })
     }

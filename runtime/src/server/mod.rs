@@ -11,6 +11,7 @@ mod http;
 mod listeners;
 mod owned;
 mod rounds;
+mod session_owner;
 mod transport;
 mod watchers;
 mod wire;

@@ -398,13 +398,13 @@ fn host_allowed(parts: &http::request::Parts, allowed: &[AllowedHost]) -> bool {
     allowed.iter().any(|entry| entry.name.eq_ignore_ascii_case(name) && entry.port.is_none_or(|p| port == Some(p)))
 }
 
-/// An id rmcp echoes byte for byte: an integer (no fraction or exponent) or a string
-/// without escapes.
+/// An id rmcp echoes byte for byte: an integer (no fraction or exponent; not `-0`, which
+/// rmcp echoes as `0`) or a string without escapes.
 fn plain_id(id: &RawValue) -> Option<&RawValue> {
     let text = id.get();
     let integer = {
         let digits = text.strip_prefix('-').unwrap_or(text);
-        !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit())
+        !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()) && text != "-0"
     };
     let string =
         text.len() >= 2 && text.starts_with('"') && text.ends_with('"') && !text[1..text.len() - 1].contains('\\');
@@ -605,6 +605,8 @@ fn sse_response(body: Body) -> Response {
     let headers = response.headers_mut();
     headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/event-stream"));
     headers.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache"));
+    // As rmcp's: a proxy (nginx) must pass progress on as it comes, not hold the stream.
+    headers.insert("x-accel-buffering", http::HeaderValue::from_static("no"));
     response
 }
 

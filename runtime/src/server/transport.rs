@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use super::call_stream::CallStreamSessions;
 use super::http::{SessionCap, answer_session_refusals, limit_clients};
 use super::owned::OwnedPath;
+use super::session_owner::{SessionOwners, check_session_owner};
 use super::wire;
 use super::{ServeError, Server};
 use crate::gate::Limiter;
@@ -72,9 +73,11 @@ impl Server {
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
             shared_service(service).layer(checked)
         } else {
+            let owners = Arc::new(SessionOwners::default());
             let manager = Arc::new(CallStreamSessions {
                 inner: options.session_manager(),
                 cap: SessionCap::new(options.max_sessions),
+                owners: owners.clone(),
             });
             let limits = super::http::RequestLimits::new(options, Some(manager.clone()));
             let owned = OwnedPath::new(self.shared.clone(), Some(manager.clone()));
@@ -82,7 +85,9 @@ impl Server {
             let checked = axum::middleware::from_fn_with_state(front, wire::check_http);
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);
-            shared_service(service).layer(checked).layer(refusals)
+            // After authentication, before everything that reads the session: its owner.
+            let owned_sessions = axum::middleware::from_fn_with_state(owners, check_session_owner);
+            shared_service(service).layer(checked).layer(owned_sessions).layer(refusals)
         };
         // Who is calling, resolved before rmcp sees the request.
         let auth = &self.shared.auth;

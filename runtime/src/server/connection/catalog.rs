@@ -24,7 +24,6 @@ impl Connection {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
         let prompt = self.shared.prompt(&request.name, principal.as_ref())?;
         let raw = request.arguments.unwrap_or_default();
         let mut arguments = BTreeMap::new();

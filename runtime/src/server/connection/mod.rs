@@ -53,9 +53,6 @@ pub(crate) struct ConnectionState {
     watched_moves: std::sync::atomic::AtomicU64,
     /// The lowest log level the client asked for.
     log_threshold: LogThreshold,
-    /// Who opened the session (its principal's digest, `None` for an anonymous one): set
-    /// by `initialize`; every later request must be the same principal.
-    owner: std::sync::OnceLock<Option<String>>,
     /// The principal that opened the session, for its listings when another session's
     /// commit moves an instance it lists from.
     opener: std::sync::OnceLock<Option<Principal>>,
@@ -120,7 +117,6 @@ impl Connection {
             focus: SessionFocus::default(),
             watched_moves: Default::default(),
             log_threshold: LogThreshold::default(),
-            owner: std::sync::OnceLock::new(),
             opener: std::sync::OnceLock::new(),
             peer: std::sync::OnceLock::new(),
             listed: std::sync::Mutex::new(None),
@@ -152,21 +148,6 @@ impl Connection {
         match context.extensions.get::<http::request::Parts>() {
             Some(parts) => parts.extensions.get::<Principal>().cloned(),
             None => self.shared.auth.stdio_principal.clone(),
-        }
-    }
-
-    /// Refuses a request on a session another principal opened: a session id is not a
-    /// credential, and whoever learns one must not act as its owner.
-    fn check_owner(&self, principal: Option<&Principal>) -> Result<(), ErrorData> {
-        match self.state.owner.get() {
-            Some(owner) if *owner != principal.map(Principal::digest) => {
-                tracing::warn!("refused a request on a session another principal opened");
-                Err(ErrorData::invalid_request(
-                    "this session belongs to another principal: open a session of your own",
-                    Some(json!({ "code": "SESSION_OWNED_BY_ANOTHER_PRINCIPAL" })),
-                ))
-            }
-            _ => Ok(()),
         }
     }
 
@@ -292,7 +273,6 @@ impl Connection {
             (None, Origin::Sessionless) => Peer::Unidentified,
         };
         let caller = Caller { principal, peer };
-        self.check_owner(caller.principal.as_ref())?;
         let retry = Retry {
             method: "tools/call",
             name: tool.name.into(),
@@ -443,6 +423,7 @@ impl Shared {
             None => registry.served(name),
         };
         tool.ok_or_else(|| {
+            let name = crate::error::echo::name(name);
             Uncalled::Unknown(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
                 Some(json!({ "tool": name })),
@@ -517,7 +498,6 @@ impl ServerHandler for Connection {
     ) -> Result<InitializeResult, ErrorData> {
         self.state.kept.store(true, Ordering::Release);
         let opener = self.principal(&context);
-        let _ = self.state.owner.set(opener.as_ref().map(Principal::digest));
         let _ = self.state.opener.set(opener);
         let _ = self.state.peer.set(context.peer.clone());
         context.peer.set_peer_info(request.clone());
@@ -564,7 +544,6 @@ impl ServerHandler for Connection {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
         // MCP 2026-07-28 (over any transport, stdio included): the list must not vary per
         // connection or with other requests, only with the authorization presented.
         let modern = context.protocol_version().is_some_and(|version| !version.has_initialize());
@@ -693,7 +672,6 @@ impl ServerHandler for Connection {
     ) -> Result<ListResourcesResult, ErrorData> {
         offered(self.shared.catalog.has_resources(), "resources/list")?;
         let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
         Ok(self.shared.list_resources(principal.as_ref()))
     }
 
@@ -704,7 +682,6 @@ impl ServerHandler for Connection {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         offered(self.shared.catalog.has_resources(), "resources/templates/list")?;
         let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
         Ok(self.shared.list_resource_templates(principal.as_ref()))
     }
 
@@ -715,7 +692,6 @@ impl ServerHandler for Connection {
     ) -> Result<ReadResourceResponse, ErrorData> {
         offered(self.shared.catalog.has_resources(), "resources/read")?;
         let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
         // Boxed: see `call_tool`.
         Ok(Box::pin(self.shared.read_resource(&request.uri, principal.as_ref())).await?.into())
     }
@@ -731,9 +707,9 @@ impl ServerHandler for Connection {
     ) -> Result<(), ErrorData> {
         offered(self.shared.catalog.has_resources(), "resources/subscribe")?;
         let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
         let (uri, instance) = self.subscription(request.uri.clone(), principal.as_ref()).ok_or_else(|| {
-            ErrorData::resource_not_found(format!("no resource `{}`", request.uri), Some(json!({ "uri": request.uri })))
+            let uri = crate::error::echo::name(&request.uri);
+            ErrorData::resource_not_found(format!("no resource `{uri}`"), Some(json!({ "uri": uri })))
         })?;
         if let Some(key) = &instance {
             self.shared.resource_watchers.watch(key.clone(), &self.state);
@@ -746,10 +722,9 @@ impl ServerHandler for Connection {
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
+        _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         offered(self.shared.catalog.has_resources(), "resources/unsubscribe")?;
-        self.check_owner(self.principal(&context).as_ref())?;
         lock(&self.state.subscribed).remove(&request.uri);
         Ok(())
     }
@@ -761,7 +736,6 @@ impl ServerHandler for Connection {
     ) -> Result<ListPromptsResult, ErrorData> {
         offered(self.shared.catalog.has_prompts(), "prompts/list")?;
         let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
         Ok(self.shared.list_prompts(principal.as_ref()))
     }
 
@@ -783,7 +757,6 @@ impl ServerHandler for Connection {
     ) -> Result<CompleteResult, ErrorData> {
         offered(self.shared.catalog.has_completions(), "completion/complete")?;
         let principal = self.principal(&context);
-        self.check_owner(principal.as_ref())?;
         self.shared.complete(&request, principal.as_ref())
     }
 
@@ -864,7 +837,6 @@ impl Connection {
     /// closes it or the transport ends.
     async fn listening(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
         let principal = self.principal(context.request_context());
-        self.check_owner(principal.as_ref())?;
         let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
         let resources = uris.into_iter().filter_map(|uri| self.subscription(uri, principal.as_ref())).collect();
         let _listening = self.shared.listeners.listen(context.sink().clone(), resources).await;
