@@ -14,9 +14,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::SessionId;
 
 use crate::auth::Principal;
@@ -63,24 +60,52 @@ impl SessionOwners {
 
 /// The layer: a request naming a session its caller does not own goes on naming none
 /// that exists. It runs after authentication (the caller is known) and before the JSON
-/// check, the owned path and rmcp.
-pub(crate) async fn check_session_owner(
-    State(owners): State<Arc<SessionOwners>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let caller = request.extensions().get::<Principal>();
-    // Every value, should the header be repeated: whichever one rmcp reads is checked.
-    let stranger = request
-        .headers()
-        .get_all(SESSION_ID)
-        .iter()
-        .any(|value| value.to_str().map_or(true, |id| owners.belongs_to_another(id, caller)));
-    if stranger {
-        tracing::warn!("refused a request on a session another principal opened");
-        request.headers_mut().insert(SESSION_ID, http::HeaderValue::from_static(NO_SESSION));
+/// check, the owned path and rmcp. A plain tower layer: a check of headers and one map
+/// look-up, no future boxed per request.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionOwnerLayer(pub(crate) Arc<SessionOwners>);
+
+impl<S> tower::Layer<S> for SessionOwnerLayer {
+    type Service = CheckSessionOwner<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        CheckSessionOwner { owners: self.0.clone(), inner }
     }
-    next.run(request).await
+}
+
+/// [`SessionOwnerLayer`]'s service.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckSessionOwner<S> {
+    owners: Arc<SessionOwners>,
+    inner: S,
+}
+
+impl<S, B> tower::Service<http::Request<B>> for CheckSessionOwner<S>
+where
+    S: tower::Service<http::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+        let caller = request.extensions().get::<Principal>();
+        // Every value, should the header be repeated: whichever one rmcp reads is checked.
+        let stranger = request
+            .headers()
+            .get_all(SESSION_ID)
+            .iter()
+            .any(|value| value.to_str().map_or(true, |id| self.owners.belongs_to_another(id, caller)));
+        if stranger {
+            tracing::warn!("refused a request on a session another principal opened");
+            request.headers_mut().insert(SESSION_ID, http::HeaderValue::from_static(NO_SESSION));
+        }
+        self.inner.call(request)
+    }
 }
 
 /// The session header (matched case-insensitively, as HTTP header names are).

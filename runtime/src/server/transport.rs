@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 use super::call_stream::CallStreamSessions;
 use super::http::{SessionCap, answer_session_refusals, limit_clients};
 use super::owned::OwnedPath;
-use super::session_owner::{SessionOwners, check_session_owner};
+use super::session_owner::{SessionOwnerLayer, SessionOwners};
 use super::wire;
 use super::{ServeError, Server};
 use crate::gate::Limiter;
@@ -86,8 +86,9 @@ impl Server {
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);
             // After authentication, before everything that reads the session: its owner.
-            let owned_sessions = axum::middleware::from_fn_with_state(owners, check_session_owner);
-            shared_service(service).layer(checked).layer(owned_sessions).layer(refusals)
+            // One `Router::layer` for the three: axum boxes the route again at each call.
+            let front = tower::ServiceBuilder::new().layer(refusals).layer(SessionOwnerLayer(owners)).layer(checked);
+            shared_service(service).layer(front)
         };
         // Who is calling, resolved before rmcp sees the request.
         let auth = &self.shared.auth;
