@@ -281,7 +281,7 @@ async fn a_session_serves_only_the_principal_that_opened_it() {
     let call = json!({ "name": "ledger_whoami", "arguments": { "domain": "ledger" } });
     let owner = session.request_with_headers("tools/call", call.clone(), &[("Authorization", &alice)]).await;
     assert_eq!(owner.result()["structuredContent"]["subject"], "alice");
-    // Another principal, or nobody: the session is unknown to them (tests/session_owner.rs
+    // Another principal, or nobody: the session is unknown to them (tests/integration/session_owner.rs
     // holds every message kind to that).
     for (who, headers) in [("bob", vec![("Authorization", bob.as_str())]), ("nobody", vec![])] {
         for (method, params) in [("tools/call", call.clone()), ("tools/list", json!({}))] {

@@ -11,12 +11,12 @@
 //!   bounded number of connections;
 //! - a secret given twice, or an empty tenant, stops the server at start-up.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::raw::{ListenStream, SESSIONLESS_VERSION, SessionlessClient};
-use common::{PATIENCE, spawn_http_example};
+use crate::common::raw::{ListenStream, SESSIONLESS_VERSION, SessionlessClient};
+use crate::common::{PATIENCE, spawn_http_example};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

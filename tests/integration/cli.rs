@@ -3,15 +3,15 @@
 //! which print what the server is without serving it or opening its store. A wrong command
 //! line is a usage error with a failure status.
 //!
-//! Run `cargo build --workspace --examples` before `cargo test -p toolgate --test cli` (see
+//! Run `cargo build --workspace --examples` before `cargo test -p toolgate --test integration cli::` (see
 //! [`common::example_binary`]).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use common::{PATIENCE, TestClient, spawn_http_example};
+use crate::common::{PATIENCE, TestClient, spawn_http_example};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;

@@ -2,14 +2,14 @@
 //! in a development outbox, rmcp's client over Streamable HTTP. Money moves only for an
 //! authenticated principal, with a one-time code bound to exactly that movement, once.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::clients::Lifecycle;
-use common::raw::SessionlessClient;
-use common::{TestClient, spawn_http_example};
+use crate::common::clients::Lifecycle;
+use crate::common::raw::SessionlessClient;
+use crate::common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
 use tokio::process::Child;
 

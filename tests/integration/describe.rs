@@ -1,9 +1,9 @@
 //! Snapshots of what the examples' command line says about them: `describe` (Mermaid, DOT,
 //! JSON), `export --xstate` and `audit` — the examples pass their own audit — compared
 //! with the files under `tests/snapshots/`. After an intended change, rewrite them with
-//! `TOOLGATE_UPDATE_SNAPSHOTS=1 cargo test -p toolgate --test describe` and read the diff.
+//! `TOOLGATE_UPDATE_SNAPSHOTS=1 cargo test -p toolgate --test integration describe::` and read the diff.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

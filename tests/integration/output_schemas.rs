@@ -2,14 +2,12 @@
 //! the clients that check it (the TypeScript SDK, the Inspector) require even of
 //! `isError` results; and the schemas use only formats JSON Schema defines.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::clients::Lifecycle;
-use common::confirm::Outbox;
-use common::raw::SessionlessClient;
-use common::{TestClient, spawn_http_example};
+use crate::common::clients::Lifecycle;
+use crate::common::confirm::Outbox;
+use crate::common::raw::SessionlessClient;
+use crate::common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
 
 /// The formats JSON Schema 2020-12 defines.

@@ -57,16 +57,16 @@
 //! `PASS`: a warning the SDK logs (e.g. "Session termination failed", or "Tool X not listed
 //! by server" when a result cannot be validated) fails it ([`common::servers::run_quiet_client`]).
 //! A stdio server's own log goes to a file, shown when the run fails.
-mod common;
+use crate::common;
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::sdk::{self, LEGACY, MODERN, Transport, stdio_server};
-use common::servers::run_quiet_client;
-use common::{run_command as run, target_dir};
+use crate::common::sdk::{self, LEGACY, MODERN, Transport, stdio_server};
+use crate::common::servers::run_quiet_client;
+use crate::common::{run_command as run, target_dir};
 use tokio::process::{Child, Command};
 use tokio::sync::OnceCell;
 

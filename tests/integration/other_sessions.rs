@@ -2,10 +2,8 @@
 //! or another replica sharing the store — moves that instance and its list changes with it;
 //! sessions that do not list from it hear nothing.
 
-mod common;
-
-use common::clients::Lifecycle;
-use common::{TestClient, spawn_http_example};
+use crate::common::clients::Lifecycle;
+use crate::common::{TestClient, spawn_http_example};
 use serde_json::json;
 
 fn inv(id: &str) -> serde_json::Value {

@@ -4,10 +4,10 @@
 //! wrong params gets `-32602` saying which member, a member named twice is refused before
 //! any handler could read one of its values, and a session's DELETE answers 200.
 
-mod common;
+use crate::common;
 
-use common::raw::{RawSession, SessionlessClient};
-use common::spawn_http_example;
+use crate::common::raw::{RawSession, SessionlessClient};
+use crate::common::spawn_http_example;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 

@@ -1,13 +1,13 @@
 //! State that survives: the invoice example on its SQLite file, restarted and killed.
 //! What a reply acknowledged is on disk; nothing half-written ever is.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::clients::Lifecycle;
-use common::{TestClient, spawn_http_example};
+use crate::common::clients::Lifecycle;
+use crate::common::{TestClient, spawn_http_example};
 use serde_json::json;
 
 /// A state file of its own, removed (with its lock and journal) when dropped.

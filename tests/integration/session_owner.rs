@@ -5,11 +5,9 @@
 //! checked once, at the front, and a stranger gets exactly what an unknown session gets,
 //! byte for byte. Through the conformance example over stateful Streamable HTTP.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{PATIENCE, spawn_http_example};
+use crate::common::{PATIENCE, spawn_http_example};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 

@@ -3,9 +3,7 @@
 //! the state of the invoice a session works on, and the call path enforces the same rule
 //! on the invoice each call names.
 
-mod common;
-
-use common::TestClient;
+use crate::common::TestClient;
 use serde_json::{Value, json};
 
 fn inv(id: &str) -> Value {

@@ -2,9 +2,7 @@
 //! client: a grouped call is judged exactly as its flat tool, its results name actions,
 //! and on a session its `action` enum follows the invoice's state.
 
-mod common;
-
-use common::TestClient;
+use crate::common::TestClient;
 use serde_json::{Value, json};
 
 fn inv(id: &str) -> Value {

@@ -2,10 +2,10 @@
 //! lock refuses drift between the bus, flight and car-rental domains, and `switch_domain`
 //! is the one explicit way across.
 
-mod common;
+use crate::common;
 
-use common::TestClient;
-use common::confirm::{Outbox, confirmed};
+use crate::common::TestClient;
+use crate::common::confirm::{Outbox, confirmed};
 use serde_json::{Value, json};
 
 fn bus_search(domain: &str) -> Value {

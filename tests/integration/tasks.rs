@@ -3,12 +3,12 @@
 //! before it is announced, answers `tasks/get` from the store (after a restart too),
 //! belongs to its caller, and a cancelled one commits nothing.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::raw::SessionlessClient;
-use common::spawn_http_example;
+use crate::common::raw::SessionlessClient;
+use crate::common::spawn_http_example;
 use serde_json::{Value, json};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";

@@ -4,9 +4,7 @@
 //! and `additionalProperties`, with and without a session; one that declares none gets
 //! none (MCP's default dialect is 2020-12 already).
 
-mod common;
-
-use common::{TestClient, spawn_http_example};
+use crate::common::{TestClient, spawn_http_example};
 use serde_json::Value;
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";

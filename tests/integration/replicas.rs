@@ -2,10 +2,10 @@
 //! starts one): an invoice moves through both, a handle minted on one continues on the
 //! other, and concurrent discharges split across them pay once.
 
-mod common;
+use crate::common;
 
-use common::clients::Lifecycle;
-use common::{TestClient, spawn_http_example};
+use crate::common::clients::Lifecycle;
+use crate::common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
 
 const KEY: (&str, &str) = ("TOOLGATE_HANDLE_KEY", "replicas-test-handle-key-000000000001");

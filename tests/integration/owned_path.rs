@@ -5,11 +5,11 @@
 //! JSON-RPC message. The server's `toolgate_owned_requests_total` shows which path served
 //! (so a test cannot pass because the owned path silently declined everything).
 //!
-//! Run `cargo build --workspace --examples` before `cargo test -p toolgate --test owned_path`.
+//! Run `cargo build --workspace --examples` before `cargo test -p toolgate --test integration owned_path::`.
 
-mod common;
+use crate::common;
 
-use common::raw::{Reply, SessionlessClient};
+use crate::common::raw::{Reply, SessionlessClient};
 use serde_json::{Value, json};
 
 /// A browser page on loopback: allowed by the default origins, and judged by rmcp only.

@@ -4,14 +4,12 @@
 //! conversations travel in signed handles that cannot be forged, altered, reused across
 //! keys, revived once expired, or named by a header.
 
-mod common;
-
 use std::time::Duration;
 
-use common::clients::Lifecycle;
-use common::confirm::{Outbox, confirmed};
-use common::raw::{RawSession, SessionlessClient};
-use common::{TestClient, spawn_http_example};
+use crate::common::clients::Lifecycle;
+use crate::common::confirm::{Outbox, confirmed};
+use crate::common::raw::{RawSession, SessionlessClient};
+use crate::common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
 
 const KEY: (&str, &str) = ("TOOLGATE_HANDLE_KEY", "sessionless-test-handle-key-0000000001");
