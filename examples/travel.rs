@@ -37,12 +37,15 @@ type Passengers = Count<Persons, 1, 9>;
 
 // One declaration, three machines: each domain's searches make quotes of its own, so a
 // quote in one domain books nothing in another. A search creates a quote (its id minted
-// by the store, its offers kept as the quote's data); a quote lasts fifteen minutes, then
-// it is expired and books nothing (`--after quoted=2s` shortens it, for a test).
+// by the store, 128 random bits, its offers kept as the quote's data); a quote is its
+// searcher's: another traveller naming it is told what a quote never made gets. A quote
+// lasts fifteen minutes, then it is expired and books nothing (`--after quoted=2s`
+// shortens it, for a test).
 toolgate::machine! {
     id: ["bus", "flight", "car_rental"],
     key: "quote_id",
-    mint: "Q-{n}",
+    owner: principal,
+    mint: "Q-{random}",
     context: Quote,
     initial: "quoted",
     states: {
@@ -110,8 +113,8 @@ struct Offer {
 /// Which offer of which quote to book.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct BookRequest {
-    /// The quote this domain's search returned, e.g. `Q-1`.
-    #[schemars(pattern(r"^Q-[1-9][0-9]{0,17}$"))]
+    /// The quote this domain's search returned, e.g. `Q-burdkgatduohpyztunlbbhlja6`.
+    #[schemars(pattern(r"^Q-[a-z2-7]{26}$"))]
     quote_id: String,
     /// The `id` of one of its offers, e.g. `BUS-1-0`.
     offer_id: String,

@@ -405,3 +405,81 @@ fn a_bound_tool_that_takes_money_needs_something_that_protects_it() {
     let report = with_a_clerk().build().unwrap().audit();
     assert!(report.table().contains("FAIL loan_deposit money_guarded: it takes an amount of money"));
 }
+
+// Coupons and vouchers are their holder's (`owner: principal`): a coupon's key comes from
+// a counter, a voucher's from 128 random bits.
+toolgate::machine! {
+    id: "coupon",
+    key: "coupon_id",
+    owner: principal,
+    mint: "C-{n}",
+    initial: "issued",
+    states: {
+        issued:   { on: { REDEEM: "redeemed" } },
+        redeemed: { type: "final" },
+    }
+}
+
+toolgate::machine! {
+    id: "voucher",
+    key: "voucher_id",
+    owner: principal,
+    mint: "V-{random}",
+    initial: "issued",
+    states: {
+        issued:   { on: { SPEND: "spent" } },
+        spent:    { type: "final" },
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct Nothing {}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct VoucherSpend {
+    /// The voucher.
+    #[schemars(pattern(r"^V-[a-z2-7]{26}$"))]
+    voucher_id: String,
+    /// How much of it to spend.
+    amount: toolgate::types::Money,
+}
+
+/// Issue a coupon to the caller. Does not redeem it.
+#[action(domain = "coupon", creates)]
+async fn coupon_issue(_input: Nothing) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Issue a voucher to the caller. Does not spend it.
+#[action(domain = "voucher", creates)]
+async fn voucher_issue(_input: Nothing) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Spend some of the caller's voucher, which stays issued until it is empty. Does not issue one.
+#[action(domain = "voucher", bind_state = "issued")]
+async fn voucher_spend(_input: VoucherSpend) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// An owned machine whose keys come from a counter is warned about (a key is guessed
+/// wherever the owner rule is not the only guard), one minting random keys passes, and
+/// a warning leaves the audit passing on that rule. A tool bound to an owned machine has
+/// an authenticated caller, which protects an amount of money as `transactional` does.
+#[test]
+fn an_owned_machine_minting_from_a_counter_is_warned_about() {
+    let report = with_a_clerk().build().expect("a server that starts").audit();
+    let (coupon, why) = verdict(&report, "coupon_issue", Rule::UnguessableKeys);
+    assert_eq!(coupon, Verdict::Warn, "{why}");
+    assert!(why.contains("its keys come from a counter (`C-{n}`)") && why.contains("mint `{random}`"), "{why}");
+    let (voucher, why) = verdict(&report, "voucher_issue", Rule::UnguessableKeys);
+    assert_eq!(voucher, Verdict::Pass, "{why}");
+    assert_eq!(verdict(&report, "order_view", Rule::UnguessableKeys).0, Verdict::NotApplicable);
+    assert!(report.table().contains("WARN coupon_issue unguessable_keys: its keys come from a counter"));
+    assert!(!report.failures().any(|f| f.rule == Rule::UnguessableKeys));
+    let (spend, why) = verdict(&report, "voucher_spend", Rule::MoneyGuarded);
+    assert_eq!(spend, Verdict::Pass, "{why}");
+    assert!(why.contains("an authenticated caller (its machine's instances are their creator's)"), "{why}");
+}

@@ -311,6 +311,7 @@ mod tests {
             initial: Some("draft".into()),
             key: INVOICE.key.map(Into::into),
             tenant_scoped: false,
+            principal_owned: false,
             mint: None,
             states: INVOICE
                 .states

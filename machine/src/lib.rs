@@ -31,8 +31,14 @@ pub struct MachineSpec {
     /// `scope: tenant`: an instance is named by the caller's tenant *and* the key, so one
     /// key in two tenants is two objects. Needs a `key`.
     pub tenant_scoped: bool,
-    /// `mint: "PAY-{n}"`: toolgate mints the key of each new instance (`{n}` a durable
-    /// counter in the store, never reused across restarts or replicas), an action marked
+    /// `owner: principal`: an instance belongs to the principal whose call created it. It
+    /// is named by that principal *and* the key, so another caller naming the same key
+    /// names nothing of the owner's (what it gets is what a key never created gets), and
+    /// every call needs a principal. Needs a `key`.
+    pub principal_owned: bool,
+    /// `mint: "PAY-{n}"` or `mint: "Q-{random}"`: toolgate mints the key of each new
+    /// instance (`{n}` a durable counter in the store, never reused across restarts or
+    /// replicas; `{random}` 128 random bits, which no one guesses), an action marked
     /// `creates` creates it, and a call naming a key never created is refused. Needs a
     /// `key`.
     pub mint: Option<String>,
@@ -141,9 +147,9 @@ pub enum MachineError {
         /// The machine's id.
         machine: String,
     },
-    /// `mint` is not a format with one `{n}`.
+    /// `mint` is not a format with one `{n}` or one `{random}`.
     #[error(
-        "machine `{machine}`: `mint: \"{format}\"` must hold `{{n}}` exactly once (the counter), e.g. `\"PAY-{{n}}\"`"
+        "machine `{machine}`: `mint: \"{format}\"` must hold exactly one of `{{n}}` (a counter, e.g. `\"PAY-{{n}}\"`) or `{{random}}` (128 random bits, e.g. `\"Q-{{random}}\"`), and no other `{{` or `}}`"
     )]
     InvalidMint {
         /// The machine's id.
@@ -239,6 +245,15 @@ pub enum MachineError {
         /// The machine's id.
         machine: String,
     },
+    /// `owner: principal` on a machine without a `key`: a conversation's machine already
+    /// belongs to the one caller that holds the conversation.
+    #[error(
+        "machine `{machine}`: `owner: principal` names instances by their owner and key, and this machine has no `key` (a machine without one has an instance per conversation, which is already its caller's alone)"
+    )]
+    OwnerWithoutKey {
+        /// The machine's id.
+        machine: String,
+    },
     /// A state cannot be reached from `initial`. toolgate treats this as an error: a tool
     /// bound to it could never be called, which is almost always a typo in a target.
     #[error("machine `{machine}`: state `{state}` is unreachable from initial state `{initial}`")]
@@ -250,6 +265,40 @@ pub enum MachineError {
         /// The initial state.
         initial: String,
     },
+}
+
+/// What a `mint` format puts in each new key: a counter's next number, or random bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mint {
+    /// `{n}`: the next number of a durable counter (sequential, so guessable).
+    Counter,
+    /// `{random}`: 128 random bits (26 characters of base32), which no one guesses.
+    Random,
+}
+
+impl Mint {
+    /// What `format` mints, if it holds exactly one `{n}` or one `{random}` and no other
+    /// brace.
+    pub fn parse(format: &str) -> Option<Self> {
+        let holds = |placeholder: &str| {
+            format.matches(placeholder).count() == 1 && !format.replace(placeholder, "").contains(['{', '}'])
+        };
+        if holds("{n}") {
+            Some(Self::Counter)
+        } else if holds("{random}") {
+            Some(Self::Random)
+        } else {
+            None
+        }
+    }
+
+    /// The placeholder it replaces in a format.
+    pub fn placeholder(self) -> &'static str {
+        match self {
+            Self::Counter => "{n}",
+            Self::Random => "{random}",
+        }
+    }
 }
 
 impl MachineSpec {
@@ -284,11 +333,14 @@ impl MachineSpec {
         if self.tenant_scoped && self.key.is_none() {
             errors.push(MachineError::TenantScopeWithoutKey { machine: machine() });
         }
+        if self.principal_owned && self.key.is_none() {
+            errors.push(MachineError::OwnerWithoutKey { machine: machine() });
+        }
         if let Some(format) = &self.mint {
             if self.key.is_none() {
                 errors.push(MachineError::MintWithoutKey { machine: machine() });
             }
-            if format.matches("{n}").count() != 1 || format.replace("{n}", "").contains(['{', '}']) {
+            if Mint::parse(format).is_none() {
                 errors.push(MachineError::InvalidMint { machine: machine(), format: format.clone() });
             }
         }
@@ -561,6 +613,7 @@ mod tests {
             initial: Some("draft".into()),
             key: None,
             tenant_scoped: false,
+            principal_owned: false,
             mint: None,
             states: vec![
                 state("draft", &[("SUBMIT", "review")]),
@@ -638,6 +691,7 @@ mod tests {
             initial: Some("a".into()),
             key: None,
             tenant_scoped: false,
+            principal_owned: false,
             mint: None,
             states: vec![],
         };
@@ -704,6 +758,14 @@ mod tests {
         for bad in ["INV-", "INV-{n}-{n}", "INV-{m}-{n}"] {
             let m = MachineSpec { key: Some("id".into()), mint: Some(bad.into()), ..invoice() };
             assert!(matches!(&m.validate()[..], [MachineError::InvalidMint { .. }]), "{bad}");
+        }
+        let unkeyed_owner = MachineSpec { principal_owned: true, ..invoice() };
+        assert!(matches!(&unkeyed_owner.validate()[..], [MachineError::OwnerWithoutKey { .. }]));
+        for (format, mint) in [("INV-{n}", Mint::Counter), ("Q-{random}", Mint::Random), ("{random}", Mint::Random)] {
+            assert_eq!(Mint::parse(format), Some(mint), "{format}");
+        }
+        for bad in ["Q-{random}-{n}", "Q-{random}{random}", "Q-{rand}", "Q-{random}}"] {
+            assert_eq!(Mint::parse(bad), None, "{bad}");
         }
         let minted = MachineSpec { key: Some("id".into()), mint: Some("INV-{n}".into()), ..invoice() };
         assert_eq!(minted.validate(), vec![]);

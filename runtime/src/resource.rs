@@ -1,7 +1,8 @@
 //! Resources: what a client reads by URI (`resources/read`) — fixed content, content made
 //! on each read, and templates (`invoice://{id}/pdf`), which may be bound to a keyed
 //! machine's instances so that an invoice's document is readable only once the invoice
-//! exists, only in the states you name, and only by its own tenant.
+//! exists, only in the states you name, and only by its own tenant (or, for a machine
+//! whose instances are their creator's, only by its owner).
 //!
 //! Give them to the server with [`ServerBuilder::resource`](crate::ServerBuilder::resource)
 //! and [`ServerBuilder::resource_template`](crate::ServerBuilder::resource_template).
@@ -212,7 +213,7 @@ impl Resource {
 /// Bound to a keyed machine with [`instances_of`](Self::instances_of), a URI names an
 /// instance: it is readable only once the instance exists (a call moved it), only in the
 /// states given to [`in_states`](Self::in_states), and, for a tenant-scoped machine, only
-/// within the reader's tenant; anything else is "resource not found", whether or not the
+/// within the reader's tenant (for a principal-owned one, only by its owner); anything else is "resource not found", whether or not the
 /// instance exists. A 2026-07-28 client that listens to the URI
 /// (`subscriptions/listen` with `resourceSubscriptions`), or a 2025-11-25 session that
 /// subscribed to it, hears `notifications/resources/updated` whenever a call moves the

@@ -140,8 +140,11 @@ async fn a_rate_limit_stays_spent_across_a_restart() {
         })
     };
     let switch = json!({ "domain": "bus", "reason": "the user wants a bus" });
-    let (mut server, url) = spawn_http_example("travel", &["--stateless", "--store", &store], &[]).await;
-    let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+    // A quote is its searcher's: searching takes a principal.
+    const TOKEN: &str = "traveller-token-0123456789";
+    let args = ["--stateless", "--store", &store, "--token", &format!("traveller={TOKEN}")];
+    let (mut server, url) = spawn_http_example("travel", &args, &[]).await;
+    let client = TestClient::http_as(&url, Lifecycle::Sessionless, Some(TOKEN)).await;
     let mut flow = client.ok("switch_domain", switch.clone()).await["flow"].as_str().unwrap().to_string();
     for _ in 0..30 {
         flow = client.ok("bus_search", search(&flow)).await["flow"].as_str().unwrap().to_string();
@@ -149,8 +152,8 @@ async fn a_rate_limit_stays_spent_across_a_restart() {
     drop(client);
     server.kill().await.unwrap();
 
-    let (_server, url) = spawn_http_example("travel", &["--stateless", "--store", &store], &[]).await;
-    let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+    let (_server, url) = spawn_http_example("travel", &args, &[]).await;
+    let client = TestClient::http_as(&url, Lifecycle::Sessionless, Some(TOKEN)).await;
     let flow = client.ok("switch_domain", switch).await["flow"].as_str().unwrap().to_string();
     let refused = client.refused("bus_search", search(&flow)).await;
     assert_eq!(refused["code"], "RATE_LIMITED", "{refused}");

@@ -226,9 +226,12 @@ async fn travel(protocol: &str, transport: Transport) {
     let server = serve("travel", HANDLE_KEY, &booking).await;
     let mut args = vec![protocol, server.url.as_str(), TRAVELLER_TOKEN, outbox_arg];
     // Handles (and their checks against other servers) exist where HTTP has no session.
-    let short_ttl: Vec<&str> = mode.iter().copied().chain(["--handle-ttl", "100ms"]).collect();
+    // The traveller is known to them too: a quote is its searcher's, so searching takes a
+    // principal, and what they must refuse is the handle.
+    let as_traveller: Vec<&str> = mode.iter().copied().chain(["--token", token.as_str()]).collect();
+    let short_ttl: Vec<&str> = as_traveller.iter().copied().chain(["--handle-ttl", "100ms"]).collect();
     let others = if protocol == MODERN {
-        Some(tokio::join!(serve("travel", OTHER_HANDLE_KEY, mode), serve("travel", HANDLE_KEY, &short_ttl)))
+        Some(tokio::join!(serve("travel", OTHER_HANDLE_KEY, &as_traveller), serve("travel", HANDLE_KEY, &short_ttl)))
     } else {
         None
     };

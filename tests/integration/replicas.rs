@@ -162,10 +162,10 @@ async fn a_replica_killed_holding_a_lease_is_outlived_and_its_work_never_commits
 #[tokio::test]
 async fn a_handle_minted_on_one_replica_continues_on_the_other() {
     let Some(redis) = redis_url() else { return };
-    let ((_a, url_a), (_b, url_b)) =
-        tokio::join!(replica("travel", &redis, &["--stateless"]), replica("travel", &redis, &["--stateless"]));
-    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
-    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
+    let args = ["--stateless", "--token", TRAVELLER_ARG];
+    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("travel", &redis, &args), replica("travel", &redis, &args));
+    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, Some(TRAVELLER)).await;
+    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, Some(TRAVELLER)).await;
     let switched = a.ok("switch_domain", json!({ "domain": "bus", "reason": "the user wants a bus" })).await;
     let flow = switched["flow"].as_str().unwrap().to_string();
     // B reads the conversation A started: the active domain A selected. (No search here:
@@ -178,19 +178,20 @@ async fn a_handle_minted_on_one_replica_continues_on_the_other() {
 #[tokio::test]
 async fn a_declared_rate_limit_counts_across_replicas() {
     let Some(redis) = redis_url() else { return };
-    let ((_a, url_a), (_b, url_b)) =
-        tokio::join!(replica("travel", &redis, &["--stateless"]), replica("travel", &redis, &["--stateless"]));
-    // `bus_search` allows 30 a minute per client; both replicas see this client at 127.0.0.1.
-    // The test Redis outlives runs: start from an empty window.
+    // A quote is its searcher's: the traveller searches, with a token.
+    let args = ["--stateless", "--token", TRAVELLER_ARG];
+    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("travel", &redis, &args), replica("travel", &redis, &args));
+    // `bus_search` allows 30 a minute per client; both replicas see this client as the
+    // traveller. The test Redis outlives runs: start from an empty window.
     let client = redis::Client::open(redis.as_str()).unwrap();
     let mut connection = client.get_multiplexed_async_connection().await.unwrap();
     let _: () = redis::cmd("DEL")
-        .arg("toolgate:{window:bus_search:address:127.0.0.1}:calls")
+        .arg(r#"toolgate:{window:bus_search:principal:None:"traveller"}:calls"#)
         .query_async(&mut connection)
         .await
         .unwrap();
-    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
-    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
+    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, Some(TRAVELLER)).await;
+    let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, Some(TRAVELLER)).await;
     let switched = a.ok("switch_domain", json!({ "domain": "bus", "reason": "the user wants a bus" })).await;
     let mut flow = switched["flow"].as_str().unwrap().to_string();
     let mut admitted = 0;
@@ -467,6 +468,14 @@ async fn while_redis_is_down_a_tool_that_needs_no_state_keeps_working() {
     }
 }
 
+/// The traveller's bearer token, and the travel example's `--token` for it.
+const TRAVELLER: &str = "traveller-token-0123456789";
+const TRAVELLER_ARG: &str = "traveller=traveller-token-0123456789";
+/// Another traveller, whose searches no other test's rate limit has spent (the test Redis
+/// is shared, and a limit counts per principal).
+const TIMED_TRAVELLER: &str = "timed-traveller-token-0123456789";
+const TIMED_TRAVELLER_ARG: &str = "timed=timed-traveller-token-0123456789";
+
 /// Two replicas sweep one store: a quote made on one expires once — one commit, one history
 /// entry, one audit record across both — whichever replica's sweep gets there first.
 #[tokio::test]
@@ -476,17 +485,17 @@ async fn two_replicas_let_time_expire_a_quote_once() {
     let dir = std::env::temp_dir().join(format!("toolgate-replicas-timer-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
-    let token = "traveller=traveller-token-0123456789";
     let extra = |audit: &std::path::Path| -> Vec<String> {
-        ["--after", "quoted=1s", "--token", token, "--audit-log", audit.to_str().unwrap()].map(String::from).to_vec()
+        ["--after", "quoted=1s", "--token", TIMED_TRAVELLER_ARG, "--audit-log", audit.to_str().unwrap()]
+            .map(String::from)
+            .to_vec()
     };
     let (args_a, args_b) = (extra(&audit_a), extra(&audit_b));
     let args_a: Vec<&str> = args_a.iter().map(String::as_str).collect();
     let args_b: Vec<&str> = args_b.iter().map(String::as_str).collect();
     let ((_a, url_a), (_b, _url_b)) =
         tokio::join!(replica("travel", &redis, &args_a), replica("travel", &redis, &args_b));
-    let client =
-        TestClient::http_as(&url_a, common::clients::Lifecycle::Session, Some("traveller-token-0123456789")).await;
+    let client = TestClient::http_as(&url_a, common::clients::Lifecycle::Session, Some(TIMED_TRAVELLER)).await;
     client.ok("switch_domain", json!({ "domain": "bus", "reason": "a bus" })).await;
     let search = json!({
         "domain": "bus", "origin": "Madrid", "destination": "Valencia",
@@ -505,11 +514,17 @@ async fn two_replicas_let_time_expire_a_quote_once() {
     tokio::time::sleep(std::time::Duration::from_millis(1_000)).await;
     let fired = [ours(common::timer_lines(&audit_a)), ours(common::timer_lines(&audit_b))].concat();
     assert_eq!(fired.len(), 1, "{fired:?}");
-    let history_key = format!("toolgate:{{instance:3:bus:{quote}}}:history");
+    // The quote is its searcher's: its key names the owner's digest, then the machine and id.
     let connection = redis::Client::open(redis.as_str()).unwrap();
     let mut connection = connection.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("toolgate:{{owned-instance:*:3:bus:{quote}}}:history"))
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let [history_key] = keys.as_slice() else { panic!("one history for the quote: {keys:?}") };
     let history: Vec<String> =
-        redis::cmd("LRANGE").arg(&history_key).arg(0).arg(-1).query_async(&mut connection).await.unwrap();
+        redis::cmd("LRANGE").arg(history_key).arg(0).arg(-1).query_async(&mut connection).await.unwrap();
     let timed: Vec<&String> = history.iter().filter(|entry| entry.contains(r#""principal":"timer""#)).collect();
     assert_eq!(timed.len(), 1, "{history:?}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -79,8 +79,17 @@ async fn rmcp_client_walks_the_invoice_flow_without_a_session() {
     }
 }
 
-/// The traveller's bearer token: booking is `transactional`.
+/// The traveller's bearer token: booking is `transactional`, and a quote is its searcher's
+/// (searching takes a principal).
 const TRAVELLER: &str = "traveller-token-0123456789";
+
+/// The travel example's `--token` for the traveller.
+const TRAVELLER_ARG: &str = "traveller=traveller-token-0123456789";
+
+/// A sessionless client of the travel example, as the traveller.
+async fn traveller(url: &str) -> TestClient {
+    TestClient::http_as(url, Lifecycle::Sessionless, Some(TRAVELLER)).await
+}
 
 /// The travel example's arguments for a traveller who can book: the token, and an outbox
 /// for the codes.
@@ -131,9 +140,10 @@ async fn rmcp_client_walks_the_travel_flow_with_a_handle() {
 
 #[tokio::test]
 async fn handles_the_server_did_not_issue_are_refused() {
-    let (_server, url) = spawn_http_example("travel", &["--stateless"], &[KEY]).await;
-    let (_other, other_url) = spawn_http_example("travel", &["--stateless"], &[OTHER_KEY]).await;
-    let client = TestClient::sessionless(&url).await;
+    let (_server, url) = spawn_http_example("travel", &["--stateless", "--token", TRAVELLER_ARG], &[KEY]).await;
+    let (_other, other_url) =
+        spawn_http_example("travel", &["--stateless", "--token", TRAVELLER_ARG], &[OTHER_KEY]).await;
+    let client = traveller(&url).await;
     let flow = client.ok("switch_domain", switch_to_bus(None)).await["flow"].as_str().unwrap().to_string();
 
     let mut tampered = flow.clone().into_bytes();
@@ -147,7 +157,7 @@ async fn handles_the_server_did_not_issue_are_refused() {
         assert!(refused.get("flow").is_none());
     }
     // Another key's server: the same string means nothing there.
-    let other = TestClient::sessionless(&other_url).await;
+    let other = traveller(&other_url).await;
     assert_eq!(other.refused("bus_search", bus_search(Some(&flow))).await["code"], "INVALID_HANDLE");
     // The genuine handle still works.
     assert_eq!(client.ok("bus_search", bus_search(Some(&flow))).await["state"], "quoted");
@@ -155,8 +165,9 @@ async fn handles_the_server_did_not_issue_are_refused() {
 
 #[tokio::test]
 async fn an_expired_handle_does_not_restart_its_flow() {
-    let (_server, url) = spawn_http_example("travel", &["--stateless", "--handle-ttl", "100ms"], &[KEY]).await;
-    let client = TestClient::sessionless(&url).await;
+    let (_server, url) =
+        spawn_http_example("travel", &["--stateless", "--handle-ttl", "100ms", "--token", TRAVELLER_ARG], &[KEY]).await;
+    let client = traveller(&url).await;
     let flow = client.ok("switch_domain", switch_to_bus(None)).await["flow"].as_str().unwrap().to_string();
     tokio::time::sleep(Duration::from_millis(200)).await;
     for tool in ["bus_search", "switch_domain"] {
@@ -216,8 +227,9 @@ async fn a_session_id_header_does_not_reach_that_sessions_flow() {
 /// and each request may take up to 180 ms before the handle it uses expires.
 #[tokio::test]
 async fn a_handle_in_use_is_refreshed() {
-    let (_server, url) = spawn_http_example("travel", &["--stateless", "--handle-ttl", "380ms"], &[KEY]).await;
-    let client = TestClient::sessionless(&url).await;
+    let (_server, url) =
+        spawn_http_example("travel", &["--stateless", "--handle-ttl", "380ms", "--token", TRAVELLER_ARG], &[KEY]).await;
+    let client = traveller(&url).await;
     let first = client.ok("switch_domain", switch_to_bus(None)).await["flow"].as_str().unwrap().to_string();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let searched = client.ok("bus_search", bus_search(Some(&first))).await;
@@ -234,8 +246,8 @@ async fn a_handle_in_use_is_refreshed() {
 /// refuses spend none.
 #[tokio::test]
 async fn a_new_conversation_brings_no_new_allowance() {
-    let (_server, url) = spawn_http_example("travel", &["--stateless"], &[KEY]).await;
-    let client = TestClient::sessionless(&url).await;
+    let (_server, url) = spawn_http_example("travel", &["--stateless", "--token", TRAVELLER_ARG], &[KEY]).await;
+    let client = traveller(&url).await;
     // Refused before the rate limit is judged: these spend nothing.
     for _ in 0..5 {
         assert_eq!(client.refused("bus_search", bus_search(None)).await["code"], "DOMAIN_NOT_SELECTED");

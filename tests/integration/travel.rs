@@ -68,8 +68,12 @@ async fn drift_is_refused_and_switching_is_explicit(mut client: TestClient, outb
     assert!(book_description.contains("after 15 minutes `quoted` becomes `expired`"), "{book_description}");
     // Booking names a quote, so it follows a search: a quote never made is not found, and
     // the refusal names the tool that makes one.
-    let unquoted =
-        client.refused("bus_book", json!({ "domain": "bus", "quote_id": "Q-99", "offer_id": "BUS-1-0" })).await;
+    let unquoted = client
+        .refused(
+            "bus_book",
+            json!({ "domain": "bus", "quote_id": "Q-aaaaaaaaaaaaaaaaaaaaaaaaaa", "offer_id": "BUS-1-0" }),
+        )
+        .await;
     assert_eq!(unquoted["code"], "NOT_FOUND", "{unquoted}");
     assert!(unquoted["message"].as_str().unwrap().contains("`bus_search`"), "{unquoted}");
     // `not_for` tells the model what the tool does not do.
@@ -394,4 +398,50 @@ async fn the_sweep_expires_a_quote_nobody_reads() {
     let lines = common::timer_lines(&audit);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!((lines[0]["instance"].clone(), lines[0]["to"].as_str()), (found["quote_id"].clone(), Some("expired")));
+}
+
+/// Two travellers of one tenant: a quote is its searcher's (`owner: principal`), and its
+/// key is 128 random bits (`mint: "Q-{random}"`). The other traveller cannot book it or
+/// tell it from a quote never made: the call, and the tools listed after it, answer
+/// exactly what they answer for a key no search minted, byte for byte but for the key
+/// itself. The searcher books it. (The history tool on an owned machine: `tests/history.rs`.)
+#[tokio::test]
+async fn a_quote_is_its_searchers_alone() {
+    let outbox = Outbox::new();
+    let (alice_token, bob_token) = ("alice-token-0123456789", "bob-token-0123456789");
+    let (alice_arg, bob_arg) = (format!("alice={alice_token}"), format!("bob={bob_token}"));
+    let args = ["--token", &alice_arg, "--token", &bob_arg, "--otp-outbox", outbox.path()];
+    let (_server, url) = common::servers::spawn_http_example("travel", &args, &[]).await;
+    let session = |token| TestClient::http_as(&url, common::clients::Lifecycle::Session, Some(token));
+    let (alice, mut bob) = (session(alice_token).await, session(bob_token).await);
+    alice.ok("switch_domain", switch("bus")).await;
+    let found = alice.ok("bus_search", bus_search("bus")).await;
+    let quote = found["quote_id"].as_str().unwrap().to_string();
+    let offer = found["offers"][0]["id"].as_str().unwrap().to_string();
+    let random = quote.strip_prefix("Q-").expect("a quote id");
+    assert!(random.len() == 26 && random.bytes().all(|b| matches!(b, b'a'..=b'z' | b'2'..=b'7')), "{quote}");
+    let again = alice.ok("bus_search", bus_search("bus")).await;
+    assert_ne!(again["quote_id"], found["quote_id"]);
+
+    bob.ok("switch_domain", switch("bus")).await;
+    bob.expect_list_changed().await;
+    let never = "Q-aaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let calls = |key: &str| [("bus_book", json!({ "domain": "bus", "quote_id": key, "offer_id": offer }))];
+    for ((tool, theirs), (_, unmade)) in calls(&quote).into_iter().zip(calls(never)) {
+        let theirs = bob.try_call(tool, theirs).await.expect("an answer");
+        let listed_after_theirs = bob.tool_names().await;
+        let unmade = bob.try_call(tool, unmade).await.expect("an answer");
+        let listed_after_unmade = bob.tool_names().await;
+        let theirs = serde_json::to_string(&theirs).unwrap().replace(&quote, "<KEY>");
+        let unmade = serde_json::to_string(&unmade).unwrap().replace(never, "<KEY>");
+        assert_eq!(theirs, unmade, "{tool}: another's quote answers unlike a quote never made");
+        assert!(theirs.contains("NOT_FOUND"), "{tool}: {theirs}");
+        assert_eq!(listed_after_theirs, listed_after_unmade, "{tool}");
+    }
+    assert_eq!(bob.pending_list_changed(), 0, "naming another's quote changed what bob sees");
+
+    // The searcher's own quote books.
+    let book = json!({ "domain": "bus", "quote_id": quote, "offer_id": offer });
+    let booked = confirmed(&alice, "bus_book", book, &outbox).await;
+    assert_eq!(booked["state"], "booked");
 }

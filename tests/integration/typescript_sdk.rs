@@ -184,8 +184,15 @@ async fn run_script(script: &str, args: &[&str], log: Option<&Path>) {
 
 /// The refusals' fields, through v1 over HTTP.
 async fn refusals(example: &str) {
-    let (_server, url) = spawn_http_example(example, &[], &[]).await;
-    run_script("refusals.mjs", &[&url, example], None).await;
+    if example == "travel" {
+        // A quote is its searcher's: the traveller calls with a token.
+        let token = format!("traveller={TRAVELLER_TOKEN}");
+        let (_server, url) = spawn_http_example(example, &["--token", &token], &[]).await;
+        run_script("refusals.mjs", &[&url, example, TRAVELLER_TOKEN], None).await;
+    } else {
+        let (_server, url) = spawn_http_example(example, &[], &[]).await;
+        run_script("refusals.mjs", &[&url, example], None).await;
+    }
 }
 
 /// The bearer token of the travel example's traveller.

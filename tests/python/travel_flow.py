@@ -31,6 +31,7 @@ from flowcheck import (
     LEGACY,
     MODERN,
     Heard,
+    bearer_client,
     check,
     confirmed,
     connect,
@@ -166,14 +167,15 @@ async def flow(
             passed("car_rental_search in the bus flow -> DOMAIN_MISMATCH")
 
             if handle is not None:
-                await handle_checks(client, handle, other_key_url, short_ttl_url)
+                await handle_checks(client, handle, token, other_key_url, short_ttl_url)
                 same_listing(listing, await tool_listing(client, fresh=True))
                 passed("tools/list unchanged")
     heard.check_quiet()
 
 
-async def handle_checks(client: Client, handle: str, other_key_url: str, short_ttl_url: str) -> None:
-    """Handles the server did not sign, or signed too long ago, are refused."""
+async def handle_checks(client: Client, handle: str, token: str, other_key_url: str, short_ttl_url: str) -> None:
+    """Handles the server did not sign, or signed too long ago, are refused (to the same
+    traveller: a quote is its searcher's, so searching takes a principal)."""
     forged = await refused(client, "bus_search", {**BUS_SEARCH, "flow": tampered(handle)}, "INVALID_HANDLE")
     check(isinstance(forged.get("hint"), str), f"INVALID_HANDLE without a hint: {show(forged)}")
     passed("a tampered handle -> INVALID_HANDLE with a hint")
@@ -182,12 +184,12 @@ async def handle_checks(client: Client, handle: str, other_key_url: str, short_t
     passed("a made-up handle -> INVALID_HANDLE")
 
     if other_key_url != "-":
-        async with Client(other_key_url) as other:
+        async with bearer_client(other_key_url, token) as other:
             await refused(other, "bus_search", {**BUS_SEARCH, "flow": handle}, "INVALID_HANDLE")
         passed("a handle signed under another key -> INVALID_HANDLE")
 
     if short_ttl_url != "-":
-        async with Client(short_ttl_url) as short:
+        async with bearer_client(short_ttl_url, token) as short:
             stale = await switch_to_bus(short)
             await asyncio.sleep(0.2)  # the server's --handle-ttl is 100ms
             expired = await refused(short, "bus_search", {**BUS_SEARCH, "flow": stale}, "HANDLE_EXPIRED")

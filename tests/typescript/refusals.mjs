@@ -3,12 +3,13 @@
 // structured fields, although this client validates structuredContent against each
 // tool's outputSchema even on isError results; and no schema warning is printed.
 //
-//   node refusals.mjs URL invoice|travel
+//   node refusals.mjs URL invoice|travel [TOKEN]
+// (The travel example's quotes are their searcher's: its tools take a bearer token.)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [url, example] = process.argv.slice(2);
+const [url, example, token] = process.argv.slice(2);
 const warnings = [];
 for (const level of ["warn", "error"]) {
   const original = console[level];
@@ -23,7 +24,8 @@ function fail(message) {
 const client = new Client({ name: "toolgate-ts-test", version: "0.0.0" });
 let listChanged = 0;
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged += 1; });
-await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+const init = token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined;
+await client.connect(new StreamableHTTPClientTransport(new URL(url), init));
 await client.listTools();
 
 async function refused(name, args, code, fields) {

@@ -54,6 +54,8 @@ pub(crate) struct MachineAst {
     pub(crate) key: Option<LitStr>,
     /// The span of `scope: tenant`, when present.
     pub(crate) tenant_scoped: Option<Span>,
+    /// The span of `owner: principal`, when present.
+    pub(crate) principal_owned: Option<Span>,
     /// `mint: "PAY-{n}"`: keys of new instances are minted by the store.
     pub(crate) mint: Option<LitStr>,
     /// `context: Payment`: the type of each instance's data.
@@ -145,8 +147,8 @@ fn parse_keys(
 impl Parse for MachineAst {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let (mut id, mut initial, mut key_field, mut states, mut states_key) = (None, None, None, Vec::new(), None);
-        let (mut tenant_scoped, mut mint, mut context) = (None, None, None);
-        let known = ["id", "key", "scope", "mint", "context", "initial", "states"];
+        let (mut tenant_scoped, mut principal_owned, mut mint, mut context) = (None, None, None, None);
+        let known = ["id", "key", "scope", "owner", "mint", "context", "initial", "states"];
         parse_keys(input, "machine", &known, |key, input| {
             match key.to_string().as_str() {
                 "id" if input.peek(syn::token::Bracket) => {
@@ -172,6 +174,16 @@ impl Parse for MachineAst {
                     }
                     tenant_scoped = Some(scope.span());
                 }
+                "owner" => {
+                    let owner: syn::Ident = input.parse()?;
+                    if owner != "principal" {
+                        return Err(syn::Error::new(
+                            owner.span(),
+                            "`owner` is `principal`: an instance belongs to the principal whose call created it",
+                        ));
+                    }
+                    principal_owned = Some(owner.span());
+                }
                 "initial" => initial = Some(input.parse()?),
                 _ => {
                     states_key = Some(key.span());
@@ -191,7 +203,7 @@ impl Parse for MachineAst {
         let missing = |what: &str| syn::Error::new(Span::call_site(), format!("machine needs {what}"));
         let ids = id.ok_or_else(|| missing("an `id: \"…\"`"))?;
         let states_key = states_key.ok_or_else(|| missing("`states: { … }`"))?;
-        Ok(Self { ids, initial, key: key_field, tenant_scoped, mint, context, states_key, states })
+        Ok(Self { ids, initial, key: key_field, tenant_scoped, principal_owned, mint, context, states_key, states })
     }
 }
 
@@ -277,6 +289,7 @@ impl MachineAst {
             initial: self.initial.as_ref().map(LitStr::value),
             key: self.key.as_ref().map(LitStr::value),
             tenant_scoped: self.tenant_scoped.is_some(),
+            principal_owned: self.principal_owned.is_some(),
             mint: self.mint.as_ref().map(LitStr::value),
             states: self
                 .states

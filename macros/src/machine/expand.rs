@@ -80,6 +80,7 @@ fn registration(
         None => quote!(::core::option::Option::None),
     };
     let tenant_scoped = spec.tenant_scoped;
+    let principal_owned = spec.principal_owned;
     let mint = match &spec.mint {
         Some(format) => quote!(::core::option::Option::Some(#format)),
         None => quote!(::core::option::Option::None),
@@ -114,6 +115,7 @@ fn registration(
                 initial: #initial,
                 key: #key,
                 tenant_scoped: #tenant_scoped,
+                principal_owned: #principal_owned,
                 mint: #mint,
                 states: &[#(#states),*],
                 context: #context,

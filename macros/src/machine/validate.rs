@@ -50,6 +50,7 @@ fn span_of(machine: &MachineAst, error: &MachineError) -> Span {
         MachineError::EmptyId => Some(machine.id().span()),
         MachineError::InvalidKey { .. } => machine.key.as_ref().map(|k| k.span()),
         MachineError::TenantScopeWithoutKey { .. } => machine.tenant_scoped,
+        MachineError::OwnerWithoutKey { .. } => machine.principal_owned,
         MachineError::MintWithoutKey { .. } | MachineError::InvalidMint { .. } => {
             machine.mint.as_ref().map(|m| m.span())
         }

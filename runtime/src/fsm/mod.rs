@@ -11,7 +11,7 @@ mod xstate;
 use std::collections::BTreeMap;
 
 pub use guard::{Guard, GuardRegistration, Verdict, judge};
-pub use toolgate_machine::{BindingError, Delayed, MachineError, MachineSpec, StateSpec, Transition};
+pub use toolgate_machine::{BindingError, Delayed, MachineError, MachineSpec, Mint, StateSpec, Transition};
 pub use xstate::MachineLoadError;
 
 /// A validated workflow state machine.
@@ -114,6 +114,16 @@ impl Machine {
         })
     }
 
+    /// The same keyed machine with each instance its creator's: what `owner: principal`
+    /// does in `machine!`, for machines loaded at start-up.
+    pub fn owned_by_principal(self) -> Result<Self, Vec<MachineError>> {
+        Ok(Self {
+            context: self.context,
+            guards: self.guards,
+            ..Self::new(MachineSpec { principal_owned: true, ..self.spec })?
+        })
+    }
+
     /// The format new instances' keys are minted in (`mint: "PAY-{n}"`), for a machine
     /// whose instances are created by an action (`#[action(creates)]`) rather than named
     /// into existence by any call.
@@ -125,6 +135,19 @@ impl Machine {
     /// one key in two tenants is two objects, and a call needs a principal.
     pub fn is_tenant_scoped(&self) -> bool {
         self.spec.tenant_scoped
+    }
+
+    /// Whether an instance belongs to the principal whose call created it (`owner:
+    /// principal`): it is named by that principal and the key, so another caller naming
+    /// the key names nothing of it, and a call needs a principal.
+    pub fn is_principal_owned(&self) -> bool {
+        self.spec.principal_owned
+    }
+
+    /// Whether the instances of this machine belong to someone (a tenant or a principal),
+    /// so that a call naming one needs a principal.
+    pub fn is_owned(&self) -> bool {
+        self.spec.tenant_scoped || self.spec.principal_owned
     }
 
     /// The initial state.

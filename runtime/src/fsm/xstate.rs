@@ -60,8 +60,9 @@ pub(super) fn parse(json: &str) -> Result<MachineSpec, MachineLoadError> {
         Some(Value::String(key)) => Some(key.clone()),
         Some(_) => return Err(shape("meta.toolgate.key", "must be a string")),
     };
-    let tenant_scoped = toolgate.and_then(|t| t.get("tenantScoped")).and_then(Value::as_bool).unwrap_or(false);
-    Ok(MachineSpec { id, initial, key, tenant_scoped, mint: None, states })
+    let flag = |name: &str| toolgate.and_then(|t| t.get(name)).and_then(Value::as_bool).unwrap_or(false);
+    let (tenant_scoped, principal_owned) = (flag("tenantScoped"), flag("principalOwned"));
+    Ok(MachineSpec { id, initial, key, tenant_scoped, principal_owned, mint: None, states })
 }
 
 fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError> {

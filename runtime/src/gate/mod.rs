@@ -27,10 +27,14 @@ use crate::fsm::Machine;
 use crate::registry::{Registry, ToolEntry};
 use crate::store::{Snapshot, StoreKey};
 
-/// Where the instance `id` of keyed `machine` lives: for a tenant-scoped machine, in the
-/// tenant of `principal` (a principal without a tenant is in the default one).
+/// Where the instance `id` of keyed `machine` lives: for a principal-owned machine, among
+/// the instances of `principal` (with none, among those of no one, which no call can
+/// create); for a tenant-scoped machine, in the tenant of `principal` (a principal without
+/// a tenant is in the default one).
 pub(crate) fn instance_key(machine: &Machine, id: &str, principal: Option<&Principal>) -> StoreKey {
-    if machine.is_tenant_scoped() {
+    if machine.is_principal_owned() {
+        StoreKey::owned_instance(&principal.map(Principal::digest).unwrap_or_default(), machine.id(), id)
+    } else if machine.is_tenant_scoped() {
         StoreKey::tenant_instance(principal.and_then(Principal::tenant).unwrap_or_default(), machine.id(), id)
     } else {
         StoreKey::instance(machine.id(), id)

@@ -41,7 +41,8 @@ use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
-use crate::fsm::{GuardRefusal, Machine, Verdict};
+use crate::fsm::{GuardRefusal, Machine, Mint, Verdict};
+
 use crate::registry::{InstanceHistory, Registry, ToolEntry, ToolKind};
 use crate::store::{FlowLease, HistoryEntry, Snapshot, StoreKey, Transition, now_ms};
 
@@ -304,15 +305,26 @@ impl<'a> Candidate<'a> {
     }
 
     /// Step 9½: a creating call's new instance, under a key the store mints (never one an
-    /// instance already has, even one made before the machine minted its keys).
+    /// instance already has, even one made before the machine minted its keys): the next
+    /// number of the machine's counter (per tenant, or per owner), or 128 random bits.
     async fn mint_instance(&mut self) -> Result<(), ToolError> {
         let Some(machine) = self.tool.machine.as_deref().filter(|_| self.tool.creates) else { return Ok(()) };
-        let Some(format) = machine.mint() else { return Ok(()) };
-        let tenant = machine.is_tenant_scoped().then(|| self.principal.as_ref().and_then(Principal::tenant));
-        let counter = StoreKey::minted(machine.id(), tenant.flatten());
+        let Some((format, mint)) = machine.mint().and_then(|format| Some((format, Mint::parse(format)?))) else {
+            return Ok(());
+        };
+        let counter = match (machine.is_principal_owned(), &self.principal) {
+            (true, Some(owner)) => StoreKey::minted_for_owner(machine.id(), &owner.digest()),
+            _ => {
+                let tenant = machine.is_tenant_scoped().then(|| self.principal.as_ref().and_then(Principal::tenant));
+                StoreKey::minted(machine.id(), tenant.flatten())
+            }
+        };
         for _ in 0..64 {
-            let n = self.judge.records.mint(&counter).await?;
-            let id = format.replace("{n}", &n.to_string());
+            let minted = match mint {
+                Mint::Counter => self.judge.records.mint(&counter).await?.to_string(),
+                Mint::Random => random_key(),
+            };
+            let id = format.replace(mint.placeholder(), &minted);
             let key = super::instance_key(machine, &id, self.principal.as_ref());
             let before = self.judge.records.load(&key).await?;
             if before.version == 0 {
@@ -321,7 +333,7 @@ impl<'a> Candidate<'a> {
                 return Ok(());
             }
         }
-        Err(ToolError::internal(format_args!("no free `{}` key after 64 minted numbers", machine.id())))
+        Err(ToolError::internal(format_args!("no free `{}` key after 64 minted keys", machine.id())))
     }
 
     /// Step 5½: an idempotent call's retry — the same key and arguments as a call that
@@ -891,4 +903,18 @@ impl Admitted<'_> {
         }
         Ok(Committed { flow_before: self.flow_before, flow_after, to, transition: entry })
     }
+}
+
+/// 128 random bits as 26 characters of lowercase base32 (RFC 4648's alphabet, unpadded):
+/// what `{random}` in a `mint` format becomes.
+fn random_key() -> String {
+    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+    let bits = u128::from_le_bytes(rand_bytes());
+    (0..26).map(|i| ALPHABET[((bits >> (i * 5)) & 31) as usize] as char).collect()
+}
+
+fn rand_bytes() -> [u8; 16] {
+    let mut bytes = [0; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source");
+    bytes
 }

@@ -12,7 +12,7 @@ use super::model::callable_in;
 use super::money::MoneyFields;
 use crate::action::ActionRegistration;
 use crate::auth::{Principal, Roster};
-use crate::fsm::Machine;
+use crate::fsm::{Machine, Mint};
 use crate::registry::{Registry, ToolEntry, ToolKind};
 
 /// One rule of the checklist.
@@ -45,6 +45,9 @@ pub enum Rule {
     ExpensiveLimited,
     /// A keyed machine's key has a strict pattern.
     StrictKey,
+    /// The keys of a principal-owned machine's instances are minted unguessable
+    /// (`mint: "Q-{random}"`): a warning when they come from a counter.
+    UnguessableKeys,
     /// The tool's bound states can be reached from the initial state, by any transition:
     /// every branch of an event, guarded or not, and those time fires (`after`).
     Reachable,
@@ -60,7 +63,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order of the table.
-    pub const ALL: [Rule; 13] = [
+    pub const ALL: [Rule; 14] = [
         Rule::DomainPrefix,
         Rule::SaysWhatItDoesNot,
         Rule::DomainRequired,
@@ -70,6 +73,7 @@ impl Rule {
         Rule::GuardedOrConfirmed,
         Rule::ExpensiveLimited,
         Rule::StrictKey,
+        Rule::UnguessableKeys,
         Rule::Reachable,
         Rule::NoDeadEnd,
         Rule::ScopesHeld,
@@ -88,6 +92,7 @@ impl Rule {
             Rule::GuardedOrConfirmed => "guarded_or_confirmed",
             Rule::ExpensiveLimited => "expensive_limited",
             Rule::StrictKey => "strict_key",
+            Rule::UnguessableKeys => "unguessable_keys",
             Rule::Reachable => "reachable",
             Rule::NoDeadEnd => "no_dead_end",
             Rule::ScopesHeld => "scopes_held",
@@ -104,6 +109,8 @@ pub enum Verdict {
     Pass,
     /// It breaks it.
     Fail,
+    /// It follows it with a weakness worth knowing (the audit still passes).
+    Warn,
     /// The rule does not apply to it.
     NotApplicable,
 }
@@ -152,8 +159,13 @@ impl Audit {
         self.findings.iter().filter(|f| f.verdict == Verdict::Fail)
     }
 
-    /// A table: a row per tool, a column per rule (`ok`, `FAIL`, `-` where it does not
-    /// apply), then each failure with what is wrong, then the count.
+    /// The warnings.
+    pub fn warnings(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.verdict == Verdict::Warn)
+    }
+
+    /// A table: a row per tool, a column per rule (`ok`, `FAIL`, `warn`, `-` where it does
+    /// not apply), then each failure and warning with what is wrong, then the count.
     pub fn table(&self) -> String {
         let tools: Vec<&str> = {
             let mut seen = Vec::new();
@@ -176,6 +188,7 @@ impl Audit {
                 let mark = match self.findings.iter().find(|f| f.tool == *tool && f.rule == rule).map(|f| f.verdict) {
                     Some(Verdict::Pass) => "ok",
                     Some(Verdict::Fail) => "FAIL",
+                    Some(Verdict::Warn) => "warn",
                     _ => "-",
                 };
                 let _ = write!(out, "  {mark:<w$}", w = rule.name().len());
@@ -183,14 +196,22 @@ impl Audit {
             out.push('\n');
         }
         let failures: Vec<&Finding> = self.failures().collect();
-        if !failures.is_empty() {
+        let warnings: Vec<&Finding> = self.warnings().collect();
+        if !failures.is_empty() || !warnings.is_empty() {
             out.push('\n');
             for failure in &failures {
                 let _ = writeln!(out, "FAIL {} {}: {}", failure.tool, failure.rule.name(), failure.detail);
             }
+            for warning in &warnings {
+                let _ = writeln!(out, "WARN {} {}: {}", warning.tool, warning.rule.name(), warning.detail);
+            }
         }
         let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
-        let _ = writeln!(out, "\n{}, {}", plural(tools.len(), "tool"), plural(failures.len(), "failure"));
+        let mut count = format!("{}, {}", plural(tools.len(), "tool"), plural(failures.len(), "failure"));
+        if !warnings.is_empty() {
+            count.push_str(&format!(", {}", plural(warnings.len(), "warning")));
+        }
+        let _ = writeln!(out, "\n{count}");
         out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
     }
 
@@ -312,6 +333,21 @@ fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster, budget: usize) -> (Verdi
                 ),
             }
         }
+        Rule::UnguessableKeys => {
+            let Some(machine) = tool.machine.as_deref().filter(|m| m.is_principal_owned()) else {
+                return (Verdict::NotApplicable, "no principal-owned machine".into());
+            };
+            match machine.mint().filter(|_| tool.creates).map(|format| (format, Mint::parse(format))) {
+                None => (Verdict::NotApplicable, "it mints no key".into()),
+                Some((format, Some(Mint::Counter))) => (
+                    Verdict::Warn,
+                    format!(
+                        "its keys come from a counter (`{format}`): another principal's key names nothing of the owner's, but a key is guessed wherever the owner rule is not the only guard (a log, a link); mint `{{random}}` instead"
+                    ),
+                ),
+                Some(_) => (Verdict::Pass, String::new()),
+            }
+        }
         Rule::Reachable => {
             let Some(machine) = tool.machine.as_deref() else {
                 return (Verdict::NotApplicable, "no machine".into());
@@ -427,6 +463,10 @@ fn protections(tool: &ToolEntry, registration: &ActionRegistration) -> Vec<Strin
         found.push("`transactional`".to_string());
     } else if registration.needs_principal {
         found.push("an authenticated caller (its handler takes a `Principal`)".to_string());
+    } else if (tool.instance.is_some() || tool.creates)
+        && tool.machine.as_deref().is_some_and(Machine::is_principal_owned)
+    {
+        found.push("an authenticated caller (its machine's instances are their creator's)".to_string());
     } else if tool.instance.is_some() && tool.machine.as_deref().is_some_and(Machine::is_tenant_scoped) {
         found.push("an authenticated caller (its machine's instances are per tenant)".to_string());
     }

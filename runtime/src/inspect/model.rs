@@ -37,6 +37,9 @@ pub struct MachineView {
     pub key: Option<String>,
     /// Whether an instance is named within the caller's tenant.
     pub tenant_scoped: bool,
+    /// Whether an instance belongs to the principal whose call created it (`owner:
+    /// principal`).
+    pub principal_owned: bool,
     /// The initial state.
     pub initial: String,
     /// The format its instances' keys are minted in (`mint`), if they are.
@@ -230,6 +233,7 @@ fn machine_view(machine: &Machine, tools: &[ToolEntry]) -> MachineView {
         id: machine.id().to_string(),
         key: machine.key().map(str::to_string),
         tenant_scoped: machine.is_tenant_scoped(),
+        principal_owned: machine.is_principal_owned(),
         initial: machine.initial().to_string(),
         mint: machine.mint().map(str::to_string),
         created_by: own.iter().filter(|t| t.creates).map(|t| t.name.to_string()).collect(),

@@ -19,7 +19,9 @@ fn machine_title(machine: &MachineView) -> String {
     if let Some(key) = &machine.key {
         title.push_str(&format!(" · one per `{key}`"));
     }
-    if machine.tenant_scoped {
+    if machine.principal_owned {
+        title.push_str(" · its creator's");
+    } else if machine.tenant_scoped {
         title.push_str(" · per tenant");
     }
     if let Some(format) = &machine.mint {

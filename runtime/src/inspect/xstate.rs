@@ -52,8 +52,12 @@ pub fn machine_json(machine: &Machine) -> Value {
         states.insert(state.name.clone(), Value::Object(node));
     }
     let mut out = json!({ "id": machine.id(), "initial": machine.initial(), "states": states });
-    if machine.key().is_some() || machine.is_tenant_scoped() {
-        out["meta"] = json!({ "toolgate": { "key": machine.key(), "tenantScoped": machine.is_tenant_scoped() } });
+    if machine.key().is_some() || machine.is_owned() {
+        let mut toolgate = json!({ "key": machine.key(), "tenantScoped": machine.is_tenant_scoped() });
+        if machine.is_principal_owned() {
+            toolgate["principalOwned"] = Value::Bool(true);
+        }
+        out["meta"] = json!({ "toolgate": toolgate });
     }
     out
 }

@@ -271,7 +271,13 @@ fn description(machine: &Machine, key: &str, retention: HistoryRetention) -> Str
         (None, None) => String::new(),
     });
     text.push_str(" An id that never moved has an empty history");
-    text.push_str(if machine.is_tenant_scoped() { "; so has another tenant's." } else { "." });
+    text.push_str(if machine.is_principal_owned() {
+        "; so has another principal's."
+    } else if machine.is_tenant_scoped() {
+        "; so has another tenant's."
+    } else {
+        "."
+    });
     text
 }
 

@@ -40,7 +40,9 @@ pub struct MachineRegistration {
     pub key: Option<&'static str>,
     /// `scope: tenant`.
     pub tenant_scoped: bool,
-    /// `mint: "PAY-{n}"`.
+    /// `owner: principal`.
+    pub principal_owned: bool,
+    /// `mint: "PAY-{n}"` or `mint: "Q-{random}"`.
     pub mint: Option<&'static str>,
     /// The states in declaration order.
     pub states: &'static [StateRegistration],
@@ -75,6 +77,7 @@ impl MachineRegistration {
             initial: Some(self.initial.to_string()),
             key: self.key.map(str::to_string),
             tenant_scoped: self.tenant_scoped,
+            principal_owned: self.principal_owned,
             mint: self.mint.map(str::to_string),
             states: self
                 .states

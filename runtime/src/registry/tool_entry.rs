@@ -166,8 +166,9 @@ impl ToolEntry {
     }
 
     /// Whether a call needs an authenticated principal: the tool is `transactional`,
-    /// requires a scope, its handler takes a `Principal`, or it names an instance of a
-    /// tenant-scoped machine (whose tenant is the caller's).
+    /// requires a scope, its handler takes a `Principal`, it names an instance of a
+    /// tenant-scoped machine (whose tenant is the caller's), or it names or creates an
+    /// instance of a principal-owned machine (whose owner is the caller).
     pub(crate) fn needs_principal(&self) -> bool {
         match self.kind {
             ToolKind::Action(r) => {
@@ -176,6 +177,8 @@ impl ToolEntry {
                     || r.needs_principal
                     || !r.scopes.is_empty()
                     || (self.instance.is_some() && self.machine.as_deref().is_some_and(Machine::is_tenant_scoped))
+                    || ((self.instance.is_some() || self.creates)
+                        && self.machine.as_deref().is_some_and(Machine::is_principal_owned))
                     || (!self.seen_with.is_empty() && self.seen_with.iter().all(|scopes| !scopes.is_empty()))
             }
             ToolKind::SwitchDomain => false,
@@ -797,6 +800,7 @@ mod tests {
             initial: Some("new".into()),
             key: None,
             tenant_scoped: false,
+            principal_owned: false,
             mint: None,
             states: vec![
                 state("new", &[("PAY", "paid"), ("HOLD", "held")]),

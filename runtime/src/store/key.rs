@@ -12,8 +12,9 @@ impl StoreKey {
     /// How the keys of flows begin (a connection's, a handle's).
     pub const FLOW_PREFIXES: [&'static str; 2] = ["connection:", "handle:"];
 
-    /// How the keys of keyed machines' instances begin (in no tenant, in a tenant).
-    pub const INSTANCE_PREFIXES: [&'static str; 2] = ["instance:", "tenant-instance:"];
+    /// How the keys of keyed machines' instances begin (in no tenant, in a tenant, of a
+    /// principal).
+    pub const INSTANCE_PREFIXES: [&'static str; 3] = ["instance:", "tenant-instance:", "owned-instance:"];
 
     /// The flow of one connection: stdio, or one stateful Streamable HTTP session.
     /// `connection_id` is random per connection, so replicas sharing a store never collide.
@@ -37,6 +38,19 @@ impl StoreKey {
     /// key, so no tenant/machine/key triple can spell another's.
     pub fn tenant_instance(tenant: &str, machine: &str, key: &str) -> Self {
         Self(format!("tenant-instance:{}:{tenant}:{}:{machine}:{key}", tenant.len(), machine.len()))
+    }
+
+    /// The instance of principal-owned machine `machine` for the object `key` of the
+    /// principal whose digest is `owner`: another principal's `Q-1` is another record.
+    /// Lengths are part of the key, so no owner/machine/key triple can spell another's.
+    pub fn owned_instance(owner: &str, machine: &str, key: &str) -> Self {
+        Self(format!("owned-instance:{}:{owner}:{}:{machine}:{key}", owner.len(), machine.len()))
+    }
+
+    /// The counter new keys of a principal-owned `machine` are minted from, per owner (the
+    /// principal's digest).
+    pub fn minted_for_owner(machine: &str, owner: &str) -> Self {
+        Self(format!("minted-owned:{}:{owner}:{machine}", owner.len()))
     }
 
     /// The counter new keys of `machine` are minted from (`mint: "PAY-{n}"`), per tenant
@@ -72,7 +86,8 @@ impl StoreKey {
     }
 
     /// The machine and the object's id of an instance's key (and its tenant, for a
-    /// tenant-scoped machine); `None` for any other key.
+    /// tenant-scoped machine, or its owner's digest, for a principal-owned one); `None` for
+    /// any other key.
     pub(crate) fn instance_parts(&self) -> Option<(Option<&str>, &str, &str)> {
         /// `"{len}:{text}:{rest}"` → `(text, rest)`.
         fn counted(text: &str) -> Option<(&str, &str)> {
@@ -85,7 +100,7 @@ impl StoreKey {
             let (machine, id) = counted(rest)?;
             return Some((None, machine, id));
         }
-        let rest = self.0.strip_prefix("tenant-instance:")?;
+        let rest = (self.0.strip_prefix("tenant-instance:")).or_else(|| self.0.strip_prefix("owned-instance:"))?;
         let (tenant, rest) = counted(rest)?;
         let (machine, id) = counted(rest)?;
         Some((Some(tenant), machine, id))
@@ -128,6 +143,9 @@ mod tests {
     fn instance_keys_give_back_their_parts() {
         assert_eq!(StoreKey::instance("a:b", "c:d").instance_parts(), Some((None, "a:b", "c:d")));
         assert_eq!(StoreKey::tenant_instance("t:1", "m", "k").instance_parts(), Some((Some("t:1"), "m", "k")));
+        assert_eq!(StoreKey::owned_instance("ab", "m", "k").instance_parts(), Some((Some("ab"), "m", "k")));
+        assert_ne!(StoreKey::owned_instance("t", "m", "k"), StoreKey::tenant_instance("t", "m", "k"));
+        assert_ne!(StoreKey::minted_for_owner("m", "t"), StoreKey::minted("m", Some("t")));
         assert_eq!(StoreKey::connection("x").instance_parts(), None);
     }
 }
