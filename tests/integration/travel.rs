@@ -404,7 +404,7 @@ async fn the_sweep_expires_a_quote_nobody_reads() {
 /// key is 128 random bits (`mint: "Q-{random}"`). The other traveller cannot book it or
 /// tell it from a quote never made: the call, and the tools listed after it, answer
 /// exactly what they answer for a key no search minted, byte for byte but for the key
-/// itself. The searcher books it. (The history tool on an owned machine: `tests/history.rs`.)
+/// itself. The searcher books it. (The history tool on an owned machine: `tests/owners.rs`.)
 #[tokio::test]
 async fn a_quote_is_its_searchers_alone() {
     let outbox = Outbox::new();
