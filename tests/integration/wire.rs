@@ -155,3 +155,38 @@ async fn malformed_stdio_lines_are_answered_and_the_session_goes_on() {
     let reply = exchange(&view.to_string()).await;
     assert_eq!(reply["result"]["structuredContent"]["state"], "draft", "{reply}");
 }
+
+/// `params._meta` that is not an object, and a `taskId` that is not a string, are invalid
+/// params (`-32602`) with the request's id, answered by the front (HTTP 400, JSON) in a
+/// session and without one, never rmcp's 415 with serde's text or a `-32601`.
+#[tokio::test]
+async fn a_meta_or_task_id_of_the_wrong_type_is_invalid_params() {
+    let (_server, url) = spawn_http_example("invoice", &[], &[]).await;
+    let session = RawSession::open(&url).await;
+    let view = r#""name":"invoice_view","arguments":{"domain":"invoice","id":"INV-1"}"#;
+    for (id, meta) in [(50, "[]"), (51, "1"), (52, r#""x""#), (53, "true")] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{view},"_meta":{meta}}}}}"#);
+        let reply = session.post_raw(&body, id).await;
+        assert_eq!((reply.status.as_u16(), reply.is_json()), (400, true), "_meta {meta}: {:?}", reply.body);
+        let body: Value = serde_json::from_str(&reply.body).unwrap();
+        assert_eq!(body["id"], id, "{body}");
+        let error = &body["error"];
+        assert_eq!(error["code"], -32602, "_meta {meta}: {error}");
+        assert!(error["message"].as_str().unwrap().contains("`params._meta` must be an object"), "{error}");
+    }
+    for (id, task_id) in [(54, "5"), (55, "null"), (56, r#"["t"]"#), (57, "{}")] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/get","params":{{"taskId":{task_id}}}}}"#);
+        let reply = session.post_raw(&body, id).await;
+        assert_eq!((reply.status.as_u16(), reply.is_json()), (400, true), "taskId {task_id}: {:?}", reply.body);
+        let body: Value = serde_json::from_str(&reply.body).unwrap();
+        assert_eq!((body["id"].as_u64(), body["error"]["code"].as_i64()), (Some(id), Some(-32602)), "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("`params.taskId` must be a string"), "{body}");
+    }
+    // Without a session (2026-07-28), the same.
+    let client = SessionlessClient::new(&url);
+    let reply = client.request("tasks/get", json!({ "taskId": 5 }), &[]).await;
+    assert_eq!((reply.status.as_u16(), reply.error()["code"].as_i64()), (400, Some(-32602)));
+    // The session goes on.
+    let (viewed, _) = session.call("invoice_view", json!({ "domain": "invoice", "id": "INV-1" })).await;
+    assert_eq!(viewed["state"], "draft");
+}

@@ -57,6 +57,7 @@ const NAMES_INLINE: usize = 8;
 const PARSE_ERROR: i32 = -32700;
 /// The JSON-RPC code for JSON that is not one JSON-RPC 2.0 message.
 const INVALID_REQUEST: i32 = -32600;
+const INVALID_PARAMS: i32 = -32602;
 
 /// Why a message was refused: its JSON-RPC error, and the `id` to answer with.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,7 +102,7 @@ pub(crate) fn check_counting(bytes: &[u8]) -> (Result<Message, Refusal>, usize) 
 
 fn check_with(bytes: &[u8], tally: &Tally) -> Result<Message, Refusal> {
     let mut reader = serde_json::Deserializer::from_slice(bytes);
-    let walked = Walk { depth: 0, tally, keep_text: false }.deserialize(&mut reader).and_then(|kind| {
+    let walked = Walk { depth: 0, tally, keep_text: false, params: false }.deserialize(&mut reader).and_then(|kind| {
         reader.end()?;
         Ok(kind)
     });
@@ -141,6 +142,9 @@ fn check_with(bytes: &[u8], tally: &Tally) -> Result<Message, Refusal> {
     }
     if message.bad_id {
         return invalid("Invalid Request: `id` must be a string or an integer (at most 64 bits)");
+    }
+    if let Some(problem) = tally.invalid_params.take() {
+        return Err(Refusal { code: INVALID_PARAMS, message: format!("Invalid params: {problem}"), id });
     }
     Ok(Message { id, listens: message.listens, initializes: message.initializes })
 }
@@ -202,6 +206,8 @@ struct Tally {
     comparisons: Cell<usize>,
     /// The top-level `id` once read, to echo if the message is refused afterwards.
     top_id: RefCell<Option<Value>>,
+    /// What is wrong with a member of `params` every method reads alike (`_meta`, `taskId`).
+    invalid_params: Cell<Option<&'static str>>,
 }
 
 impl Tally {
@@ -262,6 +268,37 @@ enum TopField {
     Other,
 }
 
+/// The members of the top-level `params` with a type whatever the method.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ParamField {
+    /// `_meta`: an object (or null, which clients send for none).
+    Meta,
+    /// `taskId`: a string.
+    TaskId,
+    Other,
+}
+
+impl ParamField {
+    fn of(name: &str) -> Self {
+        match name {
+            "_meta" => Self::Meta,
+            "taskId" => Self::TaskId,
+            _ => Self::Other,
+        }
+    }
+
+    /// What is wrong with `value` as this member, in words.
+    fn problem(self, value: &Kind) -> Option<&'static str> {
+        match (self, value) {
+            (Self::Meta, Kind::Object(_) | Kind::Other(true)) | (Self::TaskId, Kind::Str(..)) | (Self::Other, _) => {
+                None
+            }
+            (Self::Meta, _) => Some("`params._meta` must be an object"),
+            (Self::TaskId, _) => Some("`params.taskId` must be a string"),
+        }
+    }
+}
+
 impl TopField {
     fn of(name: &str) -> Self {
         match name {
@@ -277,13 +314,16 @@ impl TopField {
 
 /// Walks a JSON value without keeping it, failing on a member named twice in one object,
 /// on nesting deeper than [`MAX_DEPTH`] or on too many members, and saying which in the
-/// tally's `problem`.
+/// tally's `problem`; of the top-level `params`, notes a `_meta` that is not an object
+/// and a `taskId` that is not a string (whatever the method, MCP gives them one type).
 #[derive(Clone, Copy)]
 struct Walk<'p> {
     depth: usize,
     tally: &'p Tally,
     /// Whether a string here is kept (the top-level `id`, to echo in a refusal).
     keep_text: bool,
+    /// Whether this is the top-level `params`.
+    params: bool,
 }
 
 impl<'p> Walk<'p> {
@@ -291,7 +331,7 @@ impl<'p> Walk<'p> {
         if self.depth >= MAX_DEPTH {
             return Err(self.tally.fail(Problem::Malformed(format!("nested deeper than {MAX_DEPTH} levels"))));
         }
-        Ok(Walk { depth: self.depth + 1, tally: self.tally, keep_text: false })
+        Ok(Walk { depth: self.depth + 1, tally: self.tally, keep_text: false, params: false })
     }
 }
 
@@ -386,12 +426,20 @@ impl<'de> Visitor<'de> for Walk<'_> {
                 return Err(self.tally.fail(Problem::TooMany(message)));
             }
             let field = if top { TopField::of(&name) } else { TopField::Other };
+            let param = if self.params { ParamField::of(&name) } else { ParamField::Other };
             if let Err(name) = names.insert(name, &self.tally.comparisons) {
                 let shown: String = name.chars().take(64).collect();
                 let problem = format!("the member `{shown}` appears twice in one object");
                 return Err(self.tally.fail(Problem::Malformed(problem)));
             }
-            let value = members.next_value_seed(Walk { keep_text: field == TopField::Id, ..inner })?;
+            let value = members.next_value_seed(Walk {
+                keep_text: field == TopField::Id,
+                params: field == TopField::Params,
+                ..inner
+            })?;
+            if let Some(problem) = param.problem(&value) {
+                self.tally.invalid_params.set(Some(problem));
+            }
             match (field, value) {
                 (TopField::Other, _) => {}
                 (TopField::Jsonrpc, Kind::Str(said, _)) => shape.jsonrpc_2_0 = said == Said::Version2,
@@ -741,6 +789,27 @@ mod tests {
             "]".repeat(50)
         );
         assert!(check(shallow.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_meta_or_task_id_of_the_wrong_type_is_invalid_params_with_its_id() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":7}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"taskId":null}}"#,
+        ] {
+            let (code, _, answered) = refused(text);
+            assert_eq!((code, answered), (INVALID_PARAMS, json!(7)), "{text}");
+        }
+        // Null `_meta` is no `_meta`; below `params`, the names mean nothing to the check.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":null}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"_meta":1,"taskId":2}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"t-1","_meta":{}}}"#,
+        ] {
+            assert!(check(text.as_bytes()).is_ok(), "{text}");
+        }
     }
 
     #[test]
