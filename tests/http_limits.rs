@@ -232,24 +232,40 @@ async fn a_session_kept_busy_by_owned_calls_stays_open() {
     assert_eq!(session.request("tools/list", json!({})).await.status, 404, "an idle session still answers");
 }
 
-/// A client cancels a call the owned path serves on its session (the handler takes no
-/// `Ctx`, so rmcp never sees the call): `notifications/cancelled` with its request id
-/// stops the handler at once, and the reply says `CANCELLED`.
+/// A client cancels a call on its session, served by the owned path (no `Origin`) or by
+/// rmcp (an allowed `Origin`, which the owned path leaves to rmcp): `notifications/cancelled`
+/// with its request id stops the handler at once, and, as MCP asks, no response comes:
+/// the call's event stream ends without one, alike through both paths. (The owned path
+/// answered `CANCELLED`.)
 #[tokio::test]
-async fn a_client_cancels_an_owned_session_call() {
+async fn a_client_cancels_a_session_call_and_gets_no_response() {
     let url = serve(Server::from_registry("net")).await;
     let session = RawSession::open(&url).await;
-    let call = r#"{"jsonrpc":"2.0","id":9001,"method":"tools/call","params":{"name":"net_wait","arguments":{"domain":"net"}}}"#;
-    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9001,"reason":"changed my mind"}}"#;
-    let started = std::time::Instant::now();
-    let cancelling = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        session.post_raw(cancel, 0).await.status
+    let mut replies = Vec::new();
+    for (id, headers) in [(9001, &[][..]), (9002, &[("Origin", "http://localhost:9")][..])] {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"net_wait","arguments":{{"domain":"net"}}}}}}"#
+        );
+        let cancel = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"changed my mind"}}}}"#
+        );
+        let started = std::time::Instant::now();
+        let cancelling = async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            session.post_raw(&cancel, 0).await.status
+        };
+        let (reply, cancelled) = tokio::join!(session.post_raw_with_headers(&call, id, headers), cancelling);
+        assert_eq!(cancelled, 202);
+        assert!(started.elapsed() < Duration::from_secs(4), "the handler ran on: {:?}", started.elapsed());
+        replies.push(reply);
+    }
+    let shown = |reply: &common::raw::Reply| {
+        (reply.status.as_u16(), reply.content_type.clone(), reply.message.clone(), reply.before.clone())
     };
-    let (reply, cancelled) = tokio::join!(session.post_raw(call, 9001), cancelling);
-    assert_eq!(cancelled, 202);
-    assert!(started.elapsed() < Duration::from_secs(4), "the handler ran on: {:?}", started.elapsed());
-    assert!(reply.is_json(), "served by the owned path: {}", reply.content_type);
-    let result = reply.result();
-    assert_eq!(result["structuredContent"]["code"], "CANCELLED", "{result}");
+    let (owned, rmcp) = (shown(&replies[0]), shown(&replies[1]));
+    assert_eq!(owned, rmcp, "the owned path answers a cancelled call unlike rmcp");
+    assert_eq!(owned, (200, "text/event-stream".to_string(), Err(Value::Null), vec![]), "a response came");
+    // The session goes on.
+    let reply = session.request("tools/call", json!({ "name": "net_ping", "arguments": { "domain": "net" } })).await;
+    assert_eq!(reply.result()["structuredContent"]["pong"], true);
 }

@@ -51,7 +51,8 @@ pub struct Reply {
     pub body: String,
     /// `Ok(result)` or `Err(error)` (the JSON-RPC error object, with `code` and `message`).
     /// A body that is no JSON-RPC reply (rmcp answers some HTTP errors, such as an unknown
-    /// session's 404, in plain text) comes as `Err(Value::String(body))`.
+    /// session's 404, in plain text) comes as `Err(Value::String(body))`; an event stream
+    /// that ended without the reply (a request its client cancelled) as `Err(Value::Null)`.
     pub message: Result<Value, Value>,
     /// The messages the event stream carried before the reply (notifications, requests).
     pub before: Vec<Value>,
@@ -262,7 +263,7 @@ async fn read_sse_reply(response: &mut reqwest::Response, id: u64) -> (Result<Va
             seen.push(message);
         }
         if at_end {
-            panic!("the event stream ended without the reply to request {id}; saw {seen:?}");
+            return (Err(Value::Null), seen);
         }
     }
 }
@@ -498,6 +499,13 @@ impl RawSession {
     /// reply to request `id` (what the body's `id` would be, if it has one).
     pub async fn post_raw(&self, body: &str, id: u64) -> Reply {
         self.endpoint.request_raw(id, self.headers(), body).await
+    }
+
+    /// [`Self::post_raw`] with `extra_headers` too (an `Origin`, say).
+    pub async fn post_raw_with_headers(&self, body: &str, id: u64, extra_headers: &[(&str, &str)]) -> Reply {
+        let mut headers = self.headers();
+        headers.extend(header_map(extra_headers));
+        self.endpoint.request_raw(id, headers, body).await
     }
 
     /// Calls a tool on the session; returns its `structuredContent` and whether it is an

@@ -20,7 +20,9 @@
 //! progress) is answered as an SSE stream, the messages first; any other is answered with
 //! one JSON body, whose `text` block is derived from the bytes of its `structuredContent`
 //! (serialized once). A session's calls served here are cancelled by the client's
-//! `notifications/cancelled` (`Connection::on_cancelled`), and keep rmcp's session in use.
+//! `notifications/cancelled` (`Connection::on_cancelled`) and then, as MCP asks and as
+//! rmcp does, answered with no response (the call's event stream ends without one); they
+//! keep rmcp's session in use.
 
 // Logging is deprecated by SEP-2577 in rmcp 3.11 but still part of the revisions toolgate
 // serves: a 2026-07-28 request may ask for log messages in `_meta`.
@@ -484,6 +486,11 @@ impl OwnedCall {
             biased;
             outcome = &mut call => {
                 let first: Vec<_> = std::iter::from_fn(|| caused.try_recv().ok()).collect();
+                if call.cancelled_by_client() {
+                    // MCP: a cancelled request gets no response; rmcp ends its stream without one.
+                    let events = first.iter().filter_map(|m| serde_json::to_string(m).ok());
+                    return sse_response(Body::from(events.map(|e| sse_event(&e)).collect::<String>()));
+                }
                 let (status, last) = respond(&id, outcome, modern);
                 if first.is_empty() {
                     let mut response = json_response(last);
@@ -629,6 +636,12 @@ impl Finishing {
     fn new(call: CallFuture, cancel: CancellationToken) -> Self {
         Self { call: Some(call), cancel }
     }
+
+    /// Whether the client cancelled the call (`notifications/cancelled` on its session):
+    /// while the call is polled, nothing else fires its token.
+    fn cancelled_by_client(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
 }
 
 impl Future for Finishing {
@@ -677,8 +690,17 @@ impl Stream for CallEvents {
             return Poll::Ready(event(&message));
         }
         let Some(call) = self.call.as_mut() else { return Poll::Ready(None) };
-        let outcome = std::task::ready!(Pin::new(call).poll(cx));
+        let outcome = std::task::ready!(Pin::new(&mut *call).poll(cx));
+        let cancelled = call.cancelled_by_client();
         self.call = None;
+        if cancelled {
+            // No response to a cancelled request: what it sent before, then the end.
+            let mut events = String::new();
+            while let Ok(message) = self.caused.try_recv() {
+                events.push_str(&sse_event(&serde_json::to_string(&message).unwrap_or_default()));
+            }
+            return Poll::Ready((!events.is_empty()).then(|| Ok(Bytes::from(events))));
+        }
         // What the call sent last, before its result.
         if let Ok(message) = self.caused.try_recv() {
             let (_, last) = respond(&self.id, outcome, self.modern);
