@@ -76,3 +76,30 @@ fn the_guide_lists_every_error_code() {
         .collect();
     assert_eq!(listed, toolgate::ToolError::RESERVED_CODES);
 }
+
+/// Every JSON-RPC error toolgate writes itself (the HTTP front's refusals, stdio's, the
+/// owned path's) comes from one writer, `error/jsonrpc.rs`: outside it, non-test code
+/// writes a JSON-RPC envelope only for the owned path's results, and never an error.
+#[test]
+fn one_writer_of_json_rpc_errors() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src");
+    let mut writers = BTreeSet::new();
+    let mut files = vec![root.clone()];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+        let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        if compact.contains(r#""jsonrpc":"2.0""#) {
+            writers.insert(path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/"));
+        }
+        if path.ends_with("server/owned.rs") {
+            assert!(!compact.contains(r#"envelope_raw(id,"error""#), "the owned path writes an error of its own");
+        }
+    }
+    let expected: BTreeSet<String> = ["error/jsonrpc.rs", "server/owned.rs"].map(String::from).into();
+    assert_eq!(writers, expected, "JSON-RPC envelopes written outside the one writer");
+}

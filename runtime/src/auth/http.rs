@@ -2,14 +2,13 @@
 //! request, before rmcp sees it, and the answers the MCP authorization specification asks
 //! for when it fails (401 with `WWW-Authenticate`).
 
+use crate::error::jsonrpc;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use axum::response::Response;
 
 use super::{AuthError, Authenticator};
 
@@ -81,8 +80,9 @@ pub(crate) async fn authenticate(State(auth): State<Arc<HttpAuth>>, mut request:
         }
         Err(AuthError::Unavailable(reason)) => {
             tracing::warn!(%reason, "cannot authenticate a request now");
-            let body = rpc_error("authentication is unavailable; retry later", request_id(request).await);
-            (http::StatusCode::SERVICE_UNAVAILABLE, [(http::header::RETRY_AFTER, "5")], body).into_response()
+            let error = jsonrpc::error(-32001, "authentication is unavailable; retry later", None);
+            let id = request_id(request).await;
+            jsonrpc::answer(http::StatusCode::SERVICE_UNAVAILABLE, &id, &error, &[(http::header::RETRY_AFTER, "5")])
         }
     }
 }
@@ -144,11 +144,8 @@ async fn unauthorized(auth: &HttpAuth, challenge: Challenge, request: Request) -
     };
     let challenge =
         if parameters.is_empty() { "Bearer".to_string() } else { format!("Bearer {}", parameters.join(", ")) };
-    let mut response = (status, rpc_error(&message, request_id(request).await)).into_response();
-    if let Ok(value) = http::HeaderValue::from_str(&challenge) {
-        response.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
-    }
-    response
+    let error = jsonrpc::error(-32001, message, None);
+    jsonrpc::answer(status, &request_id(request).await, &error, &[(http::header::WWW_AUTHENTICATE, &challenge)])
 }
 
 /// The largest body a refused request is read for, to echo its id.
@@ -187,11 +184,6 @@ fn id_of(bytes: &[u8]) -> serde_json::Value {
         Some(id @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) if !id.is_f64() => id,
         _ => serde_json::Value::Null,
     }
-}
-
-fn rpc_error(message: &str, id: serde_json::Value) -> ([(http::HeaderName, &'static str); 1], Body) {
-    let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32001, "message": message } });
-    ([(http::header::CONTENT_TYPE, "application/json")], Body::from(body.to_string()))
 }
 
 #[cfg(test)]

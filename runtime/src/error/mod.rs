@@ -11,6 +11,7 @@
 pub(crate) mod echo;
 mod failure;
 mod field;
+pub(crate) mod jsonrpc;
 mod refusal;
 
 use std::borrow::Cow;

@@ -2,6 +2,7 @@
 //! how many sessions may live at once and for how long idle, how large a request may be,
 //! and how many requests one client may send — with safe defaults for a server on loopback.
 
+use crate::error::jsonrpc;
 use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
 use serde_json::json;
@@ -183,13 +184,8 @@ fn session_refusal(max: usize, id: serde_json::Value) -> Response {
 /// 503 with `Retry-After` and a JSON-RPC error answering `id`: what a request past a cap
 /// (sessions, listening streams) gets.
 fn full(message: String, id: serde_json::Value) -> Response {
-    let body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32000, "message": message } });
-    (
-        http::StatusCode::SERVICE_UNAVAILABLE,
-        [(http::header::RETRY_AFTER, "5"), (http::header::CONTENT_TYPE, "application/json")],
-        Body::from(body.to_string()),
-    )
-        .into_response()
+    let error = jsonrpc::error(-32000, message, None);
+    jsonrpc::answer(http::StatusCode::SERVICE_UNAVAILABLE, &id, &error, &[(http::header::RETRY_AFTER, "5")])
 }
 
 /// Answers a client past the server-wide per-client limit with 429 and `Retry-After`,
@@ -209,24 +205,14 @@ pub(crate) async fn limit_clients(State(limiter): State<Arc<Limiter>>, request: 
     let limit = limit.trim_end_matches(" per client");
     let retry_after_s = retry_after_ms.div_ceil(1_000).max(1);
     tracing::debug!(%client, %limit, "refused a request: the client is over its rate limit");
-    let body = json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {
-            "code": -32000,
-            "message": format!("too many requests from this client (at most {limit}); retry after {retry_after_s} s"),
-            "data": { "limit": limit, "retry_after_ms": retry_after_ms },
-        },
-    });
-    (
-        http::StatusCode::TOO_MANY_REQUESTS,
-        [
-            (http::header::RETRY_AFTER, retry_after_s.to_string()),
-            (http::header::CONTENT_TYPE, "application/json".to_string()),
-        ],
-        Body::from(body.to_string()),
-    )
-        .into_response()
+    let error = jsonrpc::error(
+        -32000,
+        format!("too many requests from this client (at most {limit}); retry after {retry_after_s} s"),
+        Some(json!({ "limit": limit, "retry_after_ms": retry_after_ms })),
+    );
+    let retry_after = retry_after_s.to_string();
+    let headers = [(http::header::RETRY_AFTER, retry_after.as_str())];
+    jsonrpc::answer(http::StatusCode::TOO_MANY_REQUESTS, &serde_json::Value::Null, &error, &headers)
 }
 
 /// The default cap on live `subscriptions/listen` streams, server-wide.

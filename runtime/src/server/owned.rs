@@ -28,6 +28,7 @@
 // serves: a 2026-07-28 request may ask for log messages in `_meta`.
 #![allow(deprecated)]
 
+use crate::error::jsonrpc;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::pin::Pin;
@@ -536,7 +537,7 @@ fn respond(id: &str, outcome: Outcome, modern: bool) -> (http::StatusCode, Strin
         Ok(result) => (http::StatusCode::OK, envelope_raw(id, "result", &result)),
         Err(error) => {
             let status = if modern { error_status(&error) } else { http::StatusCode::OK };
-            (status, envelope_raw(id, "error", &error_bytes(&error)))
+            (status, jsonrpc::body(id, &error))
         }
     }
 }
@@ -579,10 +580,6 @@ fn result_bytes(reply: Reply, modern: bool) -> Result<String, ErrorData> {
     out.push_str(&structured);
     out.push_str(if reply.is_error { r#","isError":true}"# } else { r#","isError":false}"# });
     Ok(out)
-}
-
-fn error_bytes(error: &ErrorData) -> String {
-    serde_json::to_string(error).unwrap_or_else(|_| r#"{"code":-32603,"message":"Internal error"}"#.into())
 }
 
 fn envelope(id: &RawValue, member: &str, value: &str) -> String {

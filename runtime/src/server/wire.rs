@@ -21,6 +21,7 @@
 //! not at all (an unparsable request then never gets a reply). `docs/upstream.md` has the
 //! report.
 
+use crate::error::jsonrpc;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -29,12 +30,12 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures_util::StreamExt;
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
@@ -68,8 +69,14 @@ pub(crate) struct Refusal {
 }
 
 impl Refusal {
-    fn body(&self) -> Value {
-        json!({ "jsonrpc": "2.0", "id": self.id, "error": { "code": self.code, "message": self.message } })
+    /// Its error response, one line of JSON.
+    fn body(&self) -> String {
+        let id = serde_json::to_string(&self.id).unwrap_or_else(|_| "null".to_string());
+        jsonrpc::body(&id, &self.error())
+    }
+
+    fn error(&self) -> rmcp::model::ErrorData {
+        jsonrpc::error(self.code, self.message.clone(), None)
     }
 }
 
@@ -558,8 +565,7 @@ pub(crate) async fn check_http(State(front): State<Arc<HttpFront>>, request: Req
 impl Refusal {
     /// A refusal as an HTTP answer with `status` and its JSON-RPC error as the body.
     pub(crate) fn answer(&self, status: http::StatusCode) -> Response {
-        let headers = [(http::header::CONTENT_TYPE, "application/json")];
-        (status, headers, self.body().to_string()).into_response()
+        jsonrpc::answer(status, &self.id, &self.error(), &[])
     }
 
     /// `-32600` for a message too large to be read.
@@ -665,7 +671,7 @@ impl CheckedStdio {
                 },
                 Err(refusal) => refusal,
             };
-            let body = refusal.body().to_string();
+            let body = refusal.body();
             if write_line(&self.out, body.as_bytes()).await.is_err() {
                 return None;
             }
@@ -727,6 +733,7 @@ pub(super) fn invalid_params(method: &str, params: serde_json::Value) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn refused(text: &str) -> (i32, String, Value) {
         let refusal = check(text.as_bytes()).expect_err(text);
