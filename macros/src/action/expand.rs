@@ -113,8 +113,8 @@ fn registration(action: &Action) -> TokenStream {
     let needs_principal = action.params.extracted.iter().map(|ty| {
         quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::NEEDS_PRINCIPAL }
     });
-    let reaches_client = action.params.extracted.iter().map(|ty| {
-        quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::REACHES_CLIENT }
+    let parameters = action.params.extracted.iter().map(|ty| {
+        quote_spanned! {ty.span()=> ::core::any::TypeId::of::<#ty> }
     });
     let transactional = action.transactional;
     let expensive = action.expensive;
@@ -160,7 +160,7 @@ fn registration(action: &Action) -> TokenStream {
                 task: #task,
                 scopes: &[#(#scopes),*],
                 needs_principal: false #(|| #needs_principal)*,
-                reaches_client: false #(|| #reaches_client)*,
+                parameters: &[#(#parameters),*],
                 states: &[#(#states),*],
                 contexts: &[#(#contexts),*],
                 handler: #handler,

@@ -33,19 +33,11 @@ pub trait FromCtx: Sized {
     #[doc(hidden)]
     const CONTEXT: Option<ContextRequirement> = None;
 
-    /// Whether this parameter lets the handler send the client requests of its own
-    /// (sampling, elicitation, [`Ctx::ask`] on MCP 2025-11-25): such a call on a session is
-    /// served by rmcp, which carries them on the call's own stream.
-    #[doc(hidden)]
-    const REACHES_CLIENT: bool = false;
-
     /// The parameter's value for the call `ctx` serves.
     fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError>;
 }
 
 impl FromCtx for Ctx {
-    const REACHES_CLIENT: bool = true;
-
     fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError> {
         Ok(ctx.clone())
     }

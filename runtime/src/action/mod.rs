@@ -102,8 +102,9 @@ pub struct ActionRegistration {
     /// Whether a handler parameter needs a principal (`Principal`): the call is refused
     /// without one before the handler runs.
     pub needs_principal: bool,
-    /// Whether a handler parameter can send the client requests (`Ctx`).
-    pub reaches_client: bool,
+    /// The type of each handler parameter after the input: what the server reads from
+    /// them of its own (a handler that takes `Ctx` can send the client requests).
+    pub parameters: &'static [fn() -> core::any::TypeId],
     /// `allow_unknown_fields`: arguments the input type does not have are ignored rather
     /// than refused.
     pub allow_unknown_fields: bool,

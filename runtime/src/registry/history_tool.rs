@@ -319,7 +319,7 @@ fn registration(name: String, domain: Option<&'static str>, description: String)
             idempotency_key: None,
             scopes: &[],
             needs_principal: false,
-            reaches_client: false,
+            parameters: &[],
             allow_unknown_fields: false,
             states: &[],
             contexts: &[],

@@ -160,7 +160,10 @@ impl ToolEntry {
     /// the gate does (a confirmation).
     pub(crate) fn reaches_client(&self) -> bool {
         match self.kind {
-            ToolKind::Action(r) => r.reaches_client || r.confirm.is_some(),
+            ToolKind::Action(r) => {
+                let takes_ctx = r.parameters.iter().any(|ty| ty() == std::any::TypeId::of::<crate::action::Ctx>());
+                takes_ctx || r.confirm.is_some()
+            }
             ToolKind::SwitchDomain => false,
         }
     }
