@@ -336,6 +336,19 @@ impl SessionlessClient {
         self.endpoint.request(id, headers, &body).await
     }
 
+    /// POSTs `body` exactly as given with exactly `headers` (a name given twice is sent
+    /// twice; `Content-Type` and `Accept` replace the defaults) and reads the reply to
+    /// request `id`: for the differential corpus, whose variants set every header.
+    pub async fn post_raw(&self, body: &str, id: u64, headers: &[(&str, &str)]) -> Reply {
+        let mut map = HeaderMap::new();
+        for &(name, value) in headers {
+            let name = HeaderName::from_bytes(name.as_bytes()).unwrap_or_else(|_| panic!("bad header name {name:?}"));
+            let value = HeaderValue::from_str(value).unwrap_or_else(|_| panic!("bad value for {name}: {value:?}"));
+            map.append(name, value);
+        }
+        self.endpoint.request_raw(id, map, body).await
+    }
+
     /// `tools/call` with `extra_headers` (see [`Self::request`]); the raw reply.
     pub async fn call_with_headers(&self, tool: &str, arguments: Value, extra_headers: &[(&str, &str)]) -> Reply {
         self.request("tools/call", json!({ "name": tool, "arguments": arguments }), extra_headers).await
