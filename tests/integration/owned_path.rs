@@ -476,3 +476,45 @@ async fn a_corpus_of_request_variants_is_answered_alike_through_both_paths() {
     assert!(served >= 30, "the owned path answered only {served} of {} variants", corpus.len());
     eprintln!("differential corpus: {} variants, {served} answered by the owned path", corpus.len());
 }
+
+/// The same differential test on a session (MCP 2025-11-25): the corpus's ids, names and
+/// arguments, without `_meta`'s 2026-07-28 members, on the session's own headers, through
+/// the owned path and through rmcp; every reply must agree on its status, its message and
+/// the messages before it. One difference is deliberate: a result with nothing before it
+/// is one JSON body on the owned path, where rmcp's session answers an event stream of one
+/// event (and its stream headers); MCP lets a server answer either, every client reads
+/// both, and the body is the event's data, byte for byte.
+#[tokio::test]
+async fn a_sessions_variants_are_answered_alike_through_both_paths() {
+    use common::raw::RawSession;
+    let metrics = free_address();
+    let (_server, url) = common::spawn_http_example("invoice", &["--metrics", &metrics], &[]).await;
+    let session = RawSession::open(&url).await;
+    let session_corpus: Vec<Variant> = corpus()
+        .into_iter()
+        .filter(|v| v.what.starts_with("id ") || v.what.starts_with("name ") || v.what.starts_with("arguments "))
+        .map(|v| Variant {
+            body: v.body.replace(
+                r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#,
+                "",
+            ),
+            ..v
+        })
+        .collect();
+    assert!(session_corpus.len() >= 40, "{}", session_corpus.len());
+    let mut differences = Vec::new();
+    for variant in &session_corpus {
+        let owned = session.post_raw(&variant.body, variant.id).await;
+        let rmcp = session.post_raw_with_headers(&variant.body, variant.id, &[TO_RMCP]).await;
+        let shared = |reply: &Reply| format!("{} {:?} {:?}", reply.status.as_u16(), reply.message, reply.before);
+        let (owned, rmcp) = (shared(&owned), shared(&rmcp));
+        if owned != rmcp {
+            differences.push(format!("{}:\n  owned {owned:.600}\n  rmcp  {rmcp:.600}", variant.what));
+        }
+    }
+    let count = session_corpus.len();
+    assert!(differences.is_empty(), "{} of {count} variants differ:\n{}", differences.len(), differences.join("\n"));
+    let served = owned_count(&metrics, "tools/call").await;
+    assert!(served >= 10, "the owned path answered only {served} of {count} variants");
+    eprintln!("differential corpus on a session: {count} variants, {served} answered by the owned path");
+}
