@@ -14,8 +14,8 @@ use super::call_stream::CallStreamSessions;
 use super::http::{SessionCap, answer_session_refusals, limit_clients};
 use super::owned::OwnedPath;
 use super::session_owner::{SessionOwnerLayer, SessionOwners};
-use super::wire;
 use super::{ServeError, Server};
+use super::{json_check, stdio};
 use crate::gate::Limiter;
 
 /// A router answering every request with rmcp's `service`, held behind an `Arc`. Mounted
@@ -40,7 +40,7 @@ impl Server {
         // rmcp's line transport, but a line that is not one JSON-RPC message is answered.
         let connection = self.connection();
         let ended = connection.ended();
-        let running = connection.serve(wire::CheckedStdio::new(ended)).await?;
+        let running = connection.serve(stdio::CheckedStdio::new(ended)).await?;
         running.waiting().await?;
         Ok(())
     }
@@ -67,8 +67,8 @@ impl Server {
         // Innermost: only one well-formed JSON-RPC message per body reaches rmcp.
         let router = if self.shared.sessionless {
             let limits = super::http::RequestLimits::new(options, None);
-            let front = Arc::new(wire::HttpFront { limits, owned: OwnedPath::new(self.shared.clone(), None) });
-            let checked = axum::middleware::from_fn_with_state(front, wire::check_http);
+            let front = Arc::new(json_check::HttpFront { limits, owned: OwnedPath::new(self.shared.clone(), None) });
+            let checked = axum::middleware::from_fn_with_state(front, json_check::check_http);
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
             shared_service(service).layer(checked)
@@ -81,8 +81,8 @@ impl Server {
             });
             let limits = super::http::RequestLimits::new(options, Some(manager.clone()));
             let owned = OwnedPath::new(self.shared.clone(), Some(manager.clone()));
-            let front = Arc::new(wire::HttpFront { limits, owned });
-            let checked = axum::middleware::from_fn_with_state(front, wire::check_http);
+            let front = Arc::new(json_check::HttpFront { limits, owned });
+            let checked = axum::middleware::from_fn_with_state(front, json_check::check_http);
             let service = StreamableHttpService::new(factory, manager, options.rmcp_config());
             let refusals = axum::middleware::from_fn_with_state(options.max_sessions, answer_session_refusals);
             // After authentication, before everything that reads the session: its owner.

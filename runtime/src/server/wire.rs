@@ -5,9 +5,10 @@
 //! names — `-32700` (parse error) or `-32600` (invalid request), with HTTP 400 — and never
 //! reaches a handler. The check is linear in the message: names are compared one by one
 //! only in small objects, hashed in larger ones, and the walk stops at the member bounds.
-//! Over HTTP the body must arrive within the read timeout, and what the message is decides
-//! two caps before rmcp sees it: a `subscriptions/listen` stream takes a place among the
-//! live streams, and an `initialize` past the session cap is answered 503.
+//! The check itself knows no transport: `json_check.rs` runs it as the HTTP front's layer
+//! (the body read within the read timeout, and what the message is deciding two caps: a
+//! `subscriptions/listen` stream takes a place among the live streams, an `initialize` past
+//! the session cap is answered 503), `stdio.rs` on every stdin line.
 //!
 //! Duplicate members matter beyond tidiness: JSON leaves their meaning open, serde keeps
 //! the last value and many proxies the first, so a gateway that inspected
@@ -25,19 +26,10 @@ use crate::error::jsonrpc;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
-use std::sync::Arc;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
 use axum::response::Response;
-use futures_util::StreamExt;
-use rmcp::RoleServer;
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 /// Objects and arrays nested deeper than this are refused (serde_json itself stops at 128).
 pub(crate) const MAX_DEPTH: usize = 64;
@@ -70,7 +62,7 @@ pub(crate) struct Refusal {
 
 impl Refusal {
     /// Its error response, one line of JSON.
-    fn body(&self) -> String {
+    pub(crate) fn body(&self) -> String {
         let id = serde_json::to_string(&self.id).unwrap_or_else(|_| "null".to_string());
         jsonrpc::body(&id, &self.error())
     }
@@ -474,94 +466,6 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 }
 
-fn is_json(request: &Request) -> bool {
-    request
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// What the HTTP side of the check holds: what one request may take, and the requests
-/// toolgate answers itself.
-pub(crate) struct HttpFront {
-    pub(crate) limits: super::http::RequestLimits,
-    pub(crate) owned: super::owned::OwnedPath,
-}
-
-/// The HTTP side, innermost around rmcp's service: a JSON POST body is read within the
-/// server's read timeout and checked (and answered 400 with its JSON-RPC error when
-/// refused) before rmcp parses it; a `subscriptions/listen` request takes a place among
-/// the live streams, held until its stream ends (503 past the cap); the DELETE that ends
-/// a session answers 200 (rmcp says 202, which clients take for a failure).
-///
-/// A `tools/call` or `tools/list` of MCP 2026-07-28 that the owned path recognizes is
-/// answered there ([`super::owned`]), from the bytes read here, instead of by rmcp.
-pub(crate) async fn check_http(State(front): State<Arc<HttpFront>>, request: Request, next: Next) -> Response {
-    let limits = &front.limits;
-    if request.method() == http::Method::DELETE {
-        let mut response = next.run(request).await;
-        if response.status() == http::StatusCode::ACCEPTED {
-            *response.status_mut() = http::StatusCode::OK;
-        }
-        return response;
-    }
-    if request.method() != http::Method::POST || !is_json(&request) {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let bytes = match limits.read_body(body).await {
-        Ok(bytes) => bytes,
-        Err(refusal) => return refusal,
-    };
-    let message = match check(&bytes) {
-        Ok(message) => message,
-        Err(refusal) => {
-            // rmcp refuses a disallowed Host or Origin (403, DNS rebinding) before it reads a
-            // body: that comes first for a malformed one too. Asked with no body, rmcp answers
-            // 403 or refuses the empty body (which reaches no handler); only its 403 is kept.
-            let mut parts = parts;
-            parts.headers.remove(http::header::CONTENT_LENGTH);
-            let probe = next.run(Request::from_parts(parts, Body::empty())).await;
-            if probe.status() == http::StatusCode::FORBIDDEN {
-                return probe;
-            }
-            return refusal.answer(http::StatusCode::BAD_REQUEST);
-        }
-    };
-    if message.initializes
-        && let Some(refused) = limits.refuse_new_session(&parts, &message.id)
-    {
-        return refused;
-    }
-    if !message.listens
-        && !message.initializes
-        && let Some(response) = front.owned.answer(&parts, &bytes).await
-    {
-        return response;
-    }
-    let stream = if message.listens {
-        match limits.streams.open(&parts) {
-            Ok(place) => Some(place),
-            Err(full) => return full.answer(message.id),
-        }
-    } else {
-        None
-    };
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
-    match stream {
-        // The place is held by the reply's body: it is freed when the stream ends.
-        Some(place) => response.map(|body| {
-            Body::from_stream(body.into_data_stream().map(move |frame| {
-                let _held = &place;
-                frame
-            }))
-        }),
-        None => response,
-    }
-}
-
 impl Refusal {
     /// A refusal as an HTTP answer with `status` and its JSON-RPC error as the body.
     pub(crate) fn answer(&self, status: http::StatusCode) -> Response {
@@ -574,108 +478,17 @@ impl Refusal {
         Refusal { code: INVALID_REQUEST, message, id: Value::Null }
     }
 
+    /// `-32600` for a well-formed message rmcp does not read (its own checks differ),
+    /// answering `id`.
+    pub(crate) fn not_understood(id: Value) -> Self {
+        let message = "Invalid Request: not a JSON-RPC message this server understands".to_string();
+        Refusal { code: INVALID_REQUEST, message, id }
+    }
+
     /// `-32600` for a message that did not arrive within the read timeout.
     pub(crate) fn too_slow(timeout: std::time::Duration) -> Self {
         let message = format!("Invalid Request: the body did not arrive within {} s", timeout.as_secs_f64());
         Refusal { code: INVALID_REQUEST, message, id: Value::Null }
-    }
-}
-
-/// The stdio side: rmcp's line transport, except that a line that is not one well-formed
-/// JSON-RPC message is answered here (a request that cannot be parsed gets its error
-/// instead of no reply at all).
-pub(crate) struct CheckedStdio {
-    lines: FramedRead<tokio::io::Stdin, LinesCodec>,
-    out: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
-    /// Cancelled when stdin ends: what is still running for the client (a listening
-    /// stream) stops, and the server can exit.
-    ended: tokio_util::sync::CancellationToken,
-}
-
-/// The longest line read from stdin; a longer one is skipped.
-const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
-
-impl CheckedStdio {
-    /// `ended` is cancelled when stdin ends.
-    pub(crate) fn new(ended: tokio_util::sync::CancellationToken) -> Self {
-        Self {
-            lines: FramedRead::new(tokio::io::stdin(), LinesCodec::new_with_max_length(MAX_LINE_BYTES)),
-            out: Arc::new(tokio::sync::Mutex::new(tokio::io::stdout())),
-            ended,
-        }
-    }
-}
-
-async fn write_line(out: &tokio::sync::Mutex<tokio::io::Stdout>, line: &[u8]) -> std::io::Result<()> {
-    let mut out = out.lock().await;
-    out.write_all(line).await?;
-    out.write_all(b"\n").await?;
-    out.flush().await
-}
-
-impl rmcp::transport::Transport<RoleServer> for CheckedStdio {
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let out = self.out.clone();
-        async move {
-            let line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
-            write_line(&out, &line).await
-        }
-    }
-
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        let message = self.next_message().await;
-        if message.is_none() {
-            self.ended.cancel();
-        }
-        message
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        Ok(())
-    }
-}
-
-impl CheckedStdio {
-    /// The next well-formed message; `None` when stdin ends.
-    async fn next_message(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        loop {
-            let line = match self.lines.next().await? {
-                Ok(line) => line,
-                Err(LinesCodecError::MaxLineLengthExceeded) => {
-                    tracing::warn!(max = MAX_LINE_BYTES, "skipped a stdin line longer than the limit");
-                    continue;
-                }
-                Err(LinesCodecError::Io(_)) => return None,
-            };
-            let line = line.trim_start_matches('\u{feff}').trim_end_matches('\r');
-            if line.trim().is_empty() {
-                continue;
-            }
-            let refusal = match check(line.as_bytes()) {
-                Ok(_) => match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(line) {
-                    Ok(message) => return Some(message),
-                    // A well-formed message rmcp does not know (its own checks differ).
-                    Err(_) => Refusal {
-                        code: INVALID_REQUEST,
-                        message: "Invalid Request: not a JSON-RPC message this server understands".into(),
-                        id: serde_json::from_str::<Value>(line)
-                            .ok()
-                            .and_then(|v| v.get("id").cloned())
-                            .unwrap_or(Value::Null),
-                    },
-                },
-                Err(refusal) => refusal,
-            };
-            let body = refusal.body();
-            if write_line(&self.out, body.as_bytes()).await.is_err() {
-                return None;
-            }
-        }
     }
 }
 
