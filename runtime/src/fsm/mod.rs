@@ -131,6 +131,13 @@ impl Machine {
         self.spec.mint.as_deref()
     }
 
+    /// The `mint` format and what it mints (a counter's number, or random bits).
+    pub(crate) fn minting(&self) -> Option<(&str, Mint)> {
+        let format = self.mint()?;
+        // Validation refused a format that mints neither.
+        Some((format, Mint::parse(format)?))
+    }
+
     /// Whether an instance is named by the caller's tenant and the key (`scope: tenant`):
     /// one key in two tenants is two objects, and a call needs a principal.
     pub fn is_tenant_scoped(&self) -> bool {

@@ -42,7 +42,6 @@ use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
 use crate::fsm::{GuardRefusal, Machine, Mint, Verdict};
-
 use crate::registry::{InstanceHistory, Registry, ToolEntry, ToolKind};
 use crate::store::{FlowLease, HistoryEntry, Snapshot, StoreKey, Transition, now_ms};
 
@@ -309,9 +308,7 @@ impl<'a> Candidate<'a> {
     /// number of the machine's counter (per tenant, or per owner), or 128 random bits.
     async fn mint_instance(&mut self) -> Result<(), ToolError> {
         let Some(machine) = self.tool.machine.as_deref().filter(|_| self.tool.creates) else { return Ok(()) };
-        let Some((format, mint)) = machine.mint().and_then(|format| Some((format, Mint::parse(format)?))) else {
-            return Ok(());
-        };
+        let Some((format, mint)) = machine.minting() else { return Ok(()) };
         let counter = match (machine.is_principal_owned(), &self.principal) {
             (true, Some(owner)) => StoreKey::minted_for_owner(machine.id(), &owner.digest()),
             _ => {
@@ -909,12 +906,8 @@ impl Admitted<'_> {
 /// what `{random}` in a `mint` format becomes.
 fn random_key() -> String {
     const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
-    let bits = u128::from_le_bytes(rand_bytes());
-    (0..26).map(|i| ALPHABET[((bits >> (i * 5)) & 31) as usize] as char).collect()
-}
-
-fn rand_bytes() -> [u8; 16] {
     let mut bytes = [0; 16];
-    getrandom::fill(&mut bytes).expect("the operating system's random source");
-    bytes
+    getrandom::fill(&mut bytes).expect("the OS random number generator is unavailable");
+    let bits = u128::from_le_bytes(bytes);
+    (0..26).map(|i| ALPHABET[((bits >> (i * 5)) & 31) as usize] as char).collect()
 }

@@ -337,9 +337,9 @@ fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster, budget: usize) -> (Verdi
             let Some(machine) = tool.machine.as_deref().filter(|m| m.is_principal_owned()) else {
                 return (Verdict::NotApplicable, "no principal-owned machine".into());
             };
-            match machine.mint().filter(|_| tool.creates).map(|format| (format, Mint::parse(format))) {
+            match machine.minting().filter(|_| tool.creates) {
                 None => (Verdict::NotApplicable, "it mints no key".into()),
-                Some((format, Some(Mint::Counter))) => (
+                Some((format, Mint::Counter)) => (
                     Verdict::Warn,
                     format!(
                         "its keys come from a counter (`{format}`): another principal's key names nothing of the owner's, but a key is guessed wherever the owner rule is not the only guard (a log, a link); mint `{{random}}` instead"
