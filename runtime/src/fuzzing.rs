@@ -122,7 +122,7 @@ pub fn bearer(bytes: &[u8]) {
         let token = jsonwebtoken::encode(&jsonwebtoken::Header::default(), &claims, &key).expect("a token");
         (authenticator, token)
     });
-    let _ = crate::auth::http::bearer_token(bytes);
+    let _ = crate::server::front::authentication::bearer_token(bytes);
     let verifies =
         |token: &str| futures_util::FutureExt::now_or_never(jwt.authenticate(token)).is_some_and(|r| r.is_ok());
     if let Ok(text) = std::str::from_utf8(bytes) {

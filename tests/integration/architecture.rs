@@ -61,6 +61,127 @@ fn runtime_modules_import_each_other_without_cycles() {
     }
 }
 
+/// A module's path (`["server", "front"]`) and whether it is a folder's `mod.rs`, for a
+/// file under `runtime/src`.
+fn module_of(relative: &Path) -> (Vec<String>, bool) {
+    let mut path: Vec<String> =
+        relative.iter().map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
+    let folder = path.last().is_some_and(|last| last == "mod");
+    if folder {
+        path.pop();
+    }
+    (path, folder)
+}
+
+/// The modules `text` (the file of module `module`) names by `crate::`, `self::` and
+/// `super::` paths, resolved to absolute paths; comments and test modules left out.
+fn named_modules(text: &str, module: &[String]) -> Vec<Vec<String>> {
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+    let code: String = code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let ident = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+    let mut named = Vec::new();
+    let bytes = code.as_bytes();
+    for (start, _) in code.char_indices() {
+        if start > 0
+            && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_' || bytes[start - 1] == b':')
+        {
+            continue;
+        }
+        let rest = &code[start..];
+        let (mut base, mut rest) = if let Some(rest) = rest.strip_prefix("crate::") {
+            (Vec::new(), rest)
+        } else if let Some(rest) = rest.strip_prefix("self::") {
+            (module.to_vec(), rest)
+        } else if let Some(rest) = rest.strip_prefix("super::") {
+            let mut base = module.to_vec();
+            base.pop();
+            (base, rest)
+        } else {
+            continue;
+        };
+        while let Some(more) = rest.strip_prefix("super::") {
+            base.pop();
+            rest = more;
+        }
+        // A path goes on through names; a group (`{a, b::c}`) names each first segment.
+        loop {
+            let name = ident(rest);
+            if name.is_empty() {
+                break;
+            }
+            base.push(name.clone());
+            match rest[name.len()..].strip_prefix("::") {
+                Some(more) => rest = more,
+                None => break,
+            }
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            for item in group.split(',') {
+                let mut path = base.clone();
+                path.push(ident(item.trim()));
+                named.push(path);
+            }
+        } else {
+            named.push(base);
+        }
+    }
+    named
+}
+
+/// Inside every folder, the files (and subfolders) import each other without cycles:
+/// `front/json_check.rs` may use `front/options.rs`, but not while `options.rs` uses it.
+/// (A folder's `mod.rs` is its face, not one of its parts: it declares and re-exports.)
+#[test]
+fn files_in_a_folder_import_each_other_without_cycles() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src");
+    // folder → part → the parts it names.
+    let mut folders: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let mut files = vec![root.clone()];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let (module, folder) = module_of(path.strip_prefix(&root).unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let named = named_modules(&text, &module);
+        // The file is a part of each folder above it: of `server/` as `front`, of
+        // `server/front/` as `owned`, of `server/front/owned/` as `reply`.
+        let parts = if folder { module.len() - 1 } else { module.len() };
+        for depth in 1..parts {
+            let (outer, part) = (module[..depth].to_vec(), module[depth].clone());
+            let edges = folders.entry(outer.clone()).or_default().entry(part.clone()).or_default();
+            for path in &named {
+                if path.len() > depth && path[..depth] == outer[..] && path[depth] != part {
+                    edges.insert(path[depth].clone());
+                }
+            }
+        }
+    }
+    assert!(folders.contains_key(&vec!["server".to_string(), "front".to_string()]), "{folders:?}");
+    let mut cycles = Vec::new();
+    for (folder, graph) in &folders {
+        for (part, uses) in graph {
+            for used in uses {
+                // A cycle through `part → used` is a path back from `used` to `part`.
+                let mut seen = BTreeSet::new();
+                let mut stack = vec![used.clone()];
+                while let Some(next) = stack.pop() {
+                    if next == *part {
+                        cycles.push(format!("{}/: {part} -> {used} -> … -> {part}", folder.join("/")));
+                        break;
+                    }
+                    if seen.insert(next.clone()) {
+                        stack.extend(graph.get(&next).into_iter().flatten().cloned());
+                    }
+                }
+            }
+        }
+    }
+    assert!(cycles.is_empty(), "import cycles inside folders:\n{}", cycles.join("\n"));
+}
+
 /// The guide's table of error codes (`docs/errors.md`) lists exactly the codes toolgate
 /// produces.
 #[test]
@@ -96,10 +217,10 @@ fn one_writer_of_json_rpc_errors() {
         if compact.contains(r#""jsonrpc":"2.0""#) {
             writers.insert(path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/"));
         }
-        if path.ends_with("server/owned.rs") {
+        if path.ends_with("server/front/owned/reply.rs") {
             assert!(!compact.contains(r#"envelope_raw(id,"error""#), "the owned path writes an error of its own");
         }
     }
-    let expected: BTreeSet<String> = ["error/jsonrpc.rs", "server/owned.rs"].map(String::from).into();
+    let expected: BTreeSet<String> = ["error/jsonrpc.rs", "server/front/owned/reply.rs"].map(String::from).into();
     assert_eq!(writers, expected, "JSON-RPC envelopes written outside the one writer");
 }

@@ -4,7 +4,6 @@
 //! principal, or a scope, it does not have.
 
 mod authenticator;
-pub(crate) mod http;
 #[cfg(feature = "jwt")]
 mod jwt;
 pub(crate) mod metadata;

@@ -12,6 +12,7 @@
 
 mod call;
 mod focus;
+mod reply;
 mod run;
 mod tasks;
 mod timers;
@@ -20,8 +21,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use call::{CallSource, Reply};
+pub(crate) use call::CallSource;
 pub(crate) use focus::{SessionFocus, focus_states};
+pub(crate) use reply::Reply;
 use run::run_handler;
 pub use tasks::{DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL, DEFAULT_TASKS_PER_SERVER};
 pub(crate) use tasks::{RunningTasks, Started, TaskCall, TaskError, TaskLimits};

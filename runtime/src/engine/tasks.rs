@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::call::Reply;
+use super::reply::Reply;
 use super::{CallSource, Engine};
 use crate::action::{CallClient, FirstWait};
 use crate::auth::Principal;

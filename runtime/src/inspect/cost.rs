@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::model::Description;
-use crate::registry::{Registry, ToolEntry, ToolKind};
+use crate::registry::{Registry, ToolEntry, ToolKind, is_history_tool};
 
 /// Tokens of `text` in `o200k_base`.
 pub(crate) fn tokens(text: &str) -> usize {
@@ -195,7 +195,7 @@ pub(crate) fn tool_cost(entry: &ToolEntry) -> ToolCost {
     let tool = &entry.tool;
     let output = tool.output_schema.as_ref().map_or(0, |schema| json_tokens(&Value::Object((**schema).clone())));
     let own = match entry.kind {
-        ToolKind::Action(registration) if !entry.is_generated() => {
+        ToolKind::Action(registration) if !is_history_tool(registration) => {
             let description = match registration.not_for {
                 Some(not_for) => format!("{}\n\nNot for: {not_for}.", registration.description),
                 None => registration.description.to_string(),

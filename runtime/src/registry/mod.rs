@@ -9,7 +9,7 @@ mod param_header;
 pub(crate) use param_header::KEYWORD as PARAM_HEADER_KEYWORD;
 
 pub(crate) use history::InstanceHistory;
-pub(crate) use history_tool::HistoryOptions;
+pub(crate) use history_tool::{HistoryOptions, is_history_tool};
 pub(crate) use instance_key::{CanonicalKeys, InstanceKey};
 mod startup_error;
 mod tool_entry;

@@ -210,15 +210,6 @@ impl ToolEntry {
         }
     }
 
-    /// Whether toolgate made this tool (`switch_domain`, a history tool) rather than an
-    /// `#[action]`.
-    pub(crate) fn is_generated(&self) -> bool {
-        match self.kind {
-            ToolKind::Action(registration) => super::history_tool::is_history_tool(registration),
-            ToolKind::SwitchDomain => true,
-        }
-    }
-
     pub(crate) fn transition(&self) -> Option<&'static str> {
         match self.kind {
             ToolKind::Action(registration) => registration.transition,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use rmcp::model::Implementation;
 
 use super::catalog::Catalog;
-use super::http::HttpOptions;
+use super::front::options::HttpOptions;
 use super::{AuthOptions, Server, Shared};
 use crate::action::States;
 use crate::auth::metadata::ProtectedResource;

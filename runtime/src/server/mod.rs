@@ -1,20 +1,14 @@
 //! The MCP server: a [`Server`] holds the registry and the flow store; each client
 //! connection (stdio, or one Streamable HTTP session) is served by a [`Connection`].
 
-mod accept;
 mod builder;
-mod call_stream;
 mod catalog;
 mod cli;
 mod connection;
-mod http;
-mod json_check;
+pub(crate) mod front;
 mod listeners;
-mod owned;
 mod rounds;
-mod session_owner;
 mod stdio;
-mod transport;
 mod watchers;
 mod wire;
 
@@ -29,8 +23,8 @@ use rmcp::model::Implementation;
 pub use builder::ServerBuilder;
 pub use cli::ServeError;
 pub use connection::Connection;
-use http::HttpOptions;
-pub use http::{
+use front::options::HttpOptions;
+pub use front::options::{
     DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_LISTEN_STREAMS, DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT,
     DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_REQUEST_READ_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
 };

@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 use super::wire::{Refusal, check};
+use super::{ServeError, Server};
 
 /// The stdio side: rmcp's line transport, except that a line that is not one well-formed
 /// JSON-RPC message is answered here (a request that cannot be parsed gets its error
@@ -106,5 +107,17 @@ impl CheckedStdio {
                 return None;
             }
         }
+    }
+}
+
+impl Server {
+    /// Serves one client over this process's stdin/stdout until it disconnects.
+    pub async fn serve_stdio(&self) -> Result<(), ServeError> {
+        // rmcp's line transport, but a line that is not one JSON-RPC message is answered.
+        let connection = self.connection();
+        let ended = connection.ended();
+        let running = rmcp::ServiceExt::serve(connection, CheckedStdio::new(ended)).await?;
+        running.waiting().await?;
+        Ok(())
     }
 }

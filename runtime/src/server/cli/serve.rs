@@ -55,9 +55,8 @@ impl ServerBuilder {
             self = self.max_sessions(max);
         }
         if args.max_listen_streams.is_some() || args.max_client_streams.is_some() {
-            let total = args.max_listen_streams.unwrap_or(super::super::http::DEFAULT_MAX_LISTEN_STREAMS);
-            let per_client =
-                args.max_client_streams.unwrap_or(super::super::http::DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT);
+            let total = args.max_listen_streams.unwrap_or(super::super::DEFAULT_MAX_LISTEN_STREAMS);
+            let per_client = args.max_client_streams.unwrap_or(super::super::DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT);
             self = self.max_listen_streams(total, per_client);
         }
         if let Some(timeout) = args.request_read_timeout {

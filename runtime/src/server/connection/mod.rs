@@ -17,7 +17,7 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::json;
 
 use super::Shared;
-use super::call_stream::CallSink;
+use super::front::CallSink;
 use super::rounds::Retry;
 use crate::action::{CallClient, LogThreshold, RequestSide, TaskSupport};
 use crate::auth::Principal;
@@ -529,7 +529,7 @@ impl ServerHandler for Connection {
             // Closed sessions leave as new ones come: the list stays as long as the live ones.
             sessions.retain(|session| session.strong_count() > 0);
             sessions.push(Arc::downgrade(&self.state));
-            if let Some(super::call_stream::SessionTag(id)) = context.extensions.get() {
+            if let Some(super::front::SessionTag(id)) = context.extensions.get() {
                 let mut by_id = lock(&self.shared.by_session_id);
                 by_id.retain(|_, session| session.strong_count() > 0);
                 by_id.insert(id.clone(), Arc::downgrade(&self.state));

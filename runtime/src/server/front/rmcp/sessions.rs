@@ -14,8 +14,8 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::http::{SessionCap, SessionsError};
-use super::session_owner::SessionOwners;
+use super::super::session_owner::SessionOwners;
+use super::session_cap::{SessionCap, SessionsError};
 use futures_util::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
@@ -36,7 +36,7 @@ pub(crate) struct SessionTag(pub(crate) SessionId);
 pub(crate) struct CallStreamSessions {
     pub(crate) inner: LocalSessionManager,
     pub(crate) cap: SessionCap,
-    /// Who opened each session, for the front to check ([`super::session_owner`]).
+    /// Who opened each session, for the front to check ([`super::super::session_owner`]).
     pub(crate) owners: std::sync::Arc<SessionOwners>,
 }
 

@@ -1,5 +1,5 @@
-//! Authentication of Streamable HTTP requests: `Authorization: Bearer …` resolved once per
-//! request, before rmcp sees it, and the answers the MCP authorization specification asks
+//! The front's third layer, authentication: `Authorization: Bearer …` resolved once per
+//! request, before anything that reads the session or the message, and the answers the MCP authorization specification asks
 //! for when it fails (401 with `WWW-Authenticate`).
 
 use crate::error::jsonrpc;
@@ -10,7 +10,9 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use super::{AuthError, Authenticator};
+use crate::auth::metadata::ProtectedResource;
+use crate::auth::{AuthError, Authenticator};
+use crate::server::Shared;
 
 /// How a server authenticates HTTP requests.
 #[derive(Clone)]
@@ -27,6 +29,30 @@ pub(crate) struct HttpAuth {
     /// `Mcp-Name` header without them is answered 403 `insufficient_scope`, as the MCP
     /// authorization specification's step-up flow asks.
     pub(crate) step_up: HashMap<String, Vec<String>>,
+}
+
+impl HttpAuth {
+    /// How the server `shared` authenticates, if it has an authenticator.
+    pub(crate) fn of(shared: &Shared) -> Option<Self> {
+        let auth = &shared.auth;
+        let step_up = match &auth.metadata {
+            Some(_) => shared
+                .engine
+                .registry
+                .tools()
+                .iter()
+                .filter(|t| !t.scopes().is_empty())
+                .map(|t| (t.name.to_string(), t.scopes().iter().map(|s| s.to_string()).collect()))
+                .collect(),
+            None => HashMap::new(),
+        };
+        Some(Self {
+            authenticator: auth.authenticator.clone()?,
+            required: auth.required,
+            resource_metadata: auth.metadata.as_ref().map(ProtectedResource::metadata_url),
+            step_up,
+        })
+    }
 }
 
 impl std::fmt::Debug for HttpAuth {

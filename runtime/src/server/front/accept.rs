@@ -16,7 +16,7 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
-use super::http::RefusalLog;
+use super::refusal_log::RefusalLog;
 
 /// How long a shutdown waits for open connections (listening streams among them) to end.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

@@ -1,0 +1,142 @@
+//! The HTTP front: every Streamable HTTP request passes these layers, in this order, each
+//! doing one job, and they are assembled in one place ([`Server::http_service`], with
+//! [`Server::serve_http`] for the first):
+//!
+//! 1. **accept** ([`accept`]): a connection's first request must arrive within the read
+//!    timeout counted from accept, and one peer address holds at most so many connections;
+//! 2. **limits** ([`limits`]): a client over the server-wide rate limit gets 429;
+//! 3. **authentication** ([`authentication`]): `Authorization: Bearer …` resolved to the
+//!    request's [`Principal`](crate::Principal), or 401;
+//! 4. **session ownership** ([`session_owner`]): a request naming a session its caller did
+//!    not open is answered as an unknown session;
+//! 5. **JSON check** ([`json_check`]): one well-formed JSON-RPC message within the bounds,
+//!    or 400 with its JSON-RPC error;
+//! 6. **owned path** ([`owned`]): the calls toolgate answers itself from the checked bytes;
+//! 7. **rmcp** ([`rmcp`]): everything else, with the caps on sessions and streams.
+//!
+//! What the layers share: the settings ([`options`]) and how refusals past a cap are
+//! logged ([`refusal_log`]).
+
+mod accept;
+pub(crate) mod authentication;
+mod json_check;
+mod limits;
+pub(crate) mod options;
+mod owned;
+mod refusal_log;
+mod rmcp;
+mod session_owner;
+
+use std::sync::Arc;
+
+use ::rmcp::transport::StreamableHttpService;
+use ::rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use tokio::net::TcpListener;
+
+pub(crate) use self::rmcp::{CallSink, SessionTag};
+use self::rmcp::{CallStreamSessions, Rmcp, SessionCap};
+use super::{ServeError, Server};
+use crate::gate::Limiter;
+use authentication::HttpAuth;
+use json_check::BodyLimits;
+use owned::OwnedPath;
+use session_owner::{SessionOwnerLayer, SessionOwners};
+
+impl Server {
+    /// The Streamable HTTP service, to mount in your own `axum` router
+    /// (`Router::new().nest_service("/mcp", server.http_service())`): stateful (one
+    /// [`super::Connection`] per session, and one per sessionless 2026-07-28 request), or
+    /// sessionless if the server was built with [`super::ServerBuilder::sessionless`].
+    ///
+    /// It answers only loopback `Host` headers and loopback browser `Origin`s (403
+    /// otherwise), holds at most 1,000 sessions (503 past them), closes sessions idle for
+    /// 5 minutes and refuses bodies over 4 MiB, unless the builder says otherwise
+    /// (`allowed_hosts`, `allowed_origins`, `max_sessions`, `session_idle_timeout`,
+    /// `max_request_body_bytes`). With `client_rate_limit`, a client past it gets 429 with
+    /// `Retry-After`. Clients are told apart by peer address — for that limit and for
+    /// declared rate limits counted `per client` — so serve the router with
+    /// `into_make_service_with_connect_info::<SocketAddr>()` (as [`Server::serve_http`]
+    /// does); otherwise a session counts as one client, and every sessionless request as
+    /// the same one.
+    pub fn http_service(&self) -> axum::Router {
+        let options = &self.shared.http;
+        let server = self.clone();
+        let factory = move || Ok(server.http_connection());
+        // 7. rmcp, for whatever the owned path does not answer.
+        let (rmcp, sessions, owners) = if self.shared.sessionless {
+            let config = options.rmcp_config().with_legacy_session_mode(false);
+            let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
+            (Rmcp::new(service, None, options).into_router(), None, None)
+        } else {
+            let owners = Arc::new(SessionOwners::default());
+            let sessions = Arc::new(CallStreamSessions {
+                inner: options.session_manager(),
+                cap: SessionCap::new(options.max_sessions),
+                owners: owners.clone(),
+            });
+            let service = StreamableHttpService::new(factory, sessions.clone(), options.rmcp_config());
+            (Rmcp::new(service, Some(sessions.clone()), options).into_router(), Some(sessions), Some(owners))
+        };
+        // 2.–6., outermost first, in one `Router::layer` (axum boxes the route again at each).
+        let layers = tower::ServiceBuilder::new()
+            .option_layer(options.client_rate_limit.map(|limit| {
+                axum::middleware::from_fn_with_state(Arc::new(Limiter::new(limit)), limits::limit_clients)
+            }))
+            .option_layer(
+                HttpAuth::of(&self.shared)
+                    .map(|auth| axum::middleware::from_fn_with_state(Arc::new(auth), authentication::authenticate)),
+            )
+            .option_layer(owners.map(SessionOwnerLayer))
+            .layer(axum::middleware::from_fn_with_state(Arc::new(BodyLimits::new(options)), json_check::check_json))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(OwnedPath::new(self.shared.clone(), sessions)),
+                owned::serve_owned,
+            ));
+        rmcp.layer(layers)
+    }
+
+    /// What this server publishes beside `/mcp`: its OAuth protected resource metadata
+    /// (RFC 9728), when [`ServerBuilder::protected_resource`](super::ServerBuilder::protected_resource)
+    /// declared one, and the confirmation page at `/confirm`, when
+    /// [`ServerBuilder::confirmation_page`](super::ServerBuilder::confirmation_page) enabled
+    /// it. Merge it at the root of a router that mounts [`Server::http_service`] yourself.
+    pub fn well_known_router(&self) -> axum::Router {
+        let mut router = axum::Router::new();
+        if let Some(metadata) = &self.shared.auth.metadata {
+            let body = serde_json::to_value(metadata).expect("metadata serializes");
+            router =
+                router.route(&metadata.metadata_path(), axum::routing::get(move || async move { axum::Json(body) }));
+        }
+        if self.shared.engine.confirmations.page.is_some() {
+            let page = || async {
+                (
+                    [
+                        (http::header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                        (http::header::CACHE_CONTROL, "no-store"),
+                        (http::header::REFERRER_POLICY, "no-referrer"),
+                    ],
+                    crate::confirm::CONFIRMATION_PAGE,
+                )
+            };
+            router = router.route("/confirm", axum::routing::get(page));
+        }
+        router
+    }
+
+    /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C. A connection's request
+    /// headers, and then its body, must arrive within 10 seconds, and one peer address
+    /// holds at most 256 connections at once, unless the builder says otherwise
+    /// (`request_read_timeout`, `max_connections_per_client`).
+    pub async fn serve_http(&self, listener: TcpListener) -> Result<(), ServeError> {
+        let addr = listener.local_addr()?;
+        let router = axum::Router::new().nest_service("/mcp", self.http_service()).merge(self.well_known_router());
+        tracing::info!(url = %format!("http://{addr}/mcp"), sessionless = self.shared.sessionless, "serving Streamable HTTP");
+        let options = &self.shared.http;
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        accept::serve(listener, router, options.request_read_timeout, options.max_connections_per_client, ctrl_c)
+            .await?;
+        Ok(())
+    }
+}
