@@ -33,7 +33,6 @@ use ::rmcp::transport::StreamableHttpService;
 use ::rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use tokio::net::TcpListener;
 
-pub(crate) use self::rmcp::{CallSink, SessionTag};
 use self::rmcp::{CallStreamSessions, Rmcp, SessionCap};
 use super::{ServeError, Server};
 use crate::gate::Limiter;

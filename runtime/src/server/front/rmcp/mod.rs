@@ -26,7 +26,7 @@ use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::SessionManager;
 
 pub(crate) use session_cap::SessionCap;
-pub(crate) use sessions::{CallSink, CallStreamSessions, SessionTag};
+pub(crate) use sessions::CallStreamSessions;
 use streams::StreamCap;
 
 use super::json_check::Checked;

@@ -21,15 +21,9 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-/// Where a call's messages go while its response stream is open.
-#[derive(Debug, Clone)]
-pub(crate) struct CallSink(pub(crate) UnboundedSender<ServerJsonRpcMessage>);
-
-/// The id of the session an `initialize` opens, in the request's extensions.
-#[derive(Debug, Clone)]
-pub(crate) struct SessionTag(pub(crate) SessionId);
+use crate::server::connection::{CallSink, SessionTag};
 
 /// rmcp's `LocalSessionManager`, with each call's messages on its own stream and at most
 /// the cap of sessions.
