@@ -148,6 +148,18 @@ async fn hold(input: LedgerRef) -> Result<Balance, ToolError> {
     Ok(Balance { balance: input.id.len() as i64 })
 }
 
+#[derive(Serialize, JsonSchema)]
+struct ServedBy {
+    /// The server `Ctx::server` gave, as it prints itself.
+    server: Option<String>,
+}
+
+/// Say which server runs this call.
+#[action(global)]
+async fn served_by(ctx: Ctx) -> Result<ServedBy, ToolError> {
+    Ok(ServedBy { server: ctx.server().map(|server| format!("{server:?}")) })
+}
+
 fn builder() -> toolgate::ServerBuilder {
     Server::from_registry("ledger").state(Ledgers::default()).state(Limits { max_entry: 100 })
 }
@@ -192,6 +204,26 @@ fn a_state_the_server_was_not_given_stops_it_at_start_up() {
     let text = error.to_string();
     assert!(text.contains("tests/handler_api.rs:"), "{text}");
     assert!(text.contains("add `.state(value)`"), "{text}");
+}
+
+/// A handler's `Ctx::server` is the server running the call, when two run in one process.
+#[tokio::test]
+async fn a_handler_reaches_the_server_running_it() {
+    let mut names = Vec::new();
+    for name in ["ledger-east", "ledger-west"] {
+        let server = Server::from_registry(name)
+            .state(Ledgers::default())
+            .state(Limits { max_entry: 100 })
+            .state(Auditor)
+            .build()
+            .expect("every state is given");
+        let client = TestClient::http(&serve_in_process(server).await).await;
+        names.push((name, client.ok("served_by", json!({})).await["server"].as_str().map(String::from)));
+    }
+    for (name, served_by) in names {
+        let served_by = served_by.expect("the handler reached its server");
+        assert!(served_by.starts_with(&format!("Server {{ name: \"{name}\"")), "{name}: {served_by}");
+    }
 }
 
 async fn full_server() -> TestClient {

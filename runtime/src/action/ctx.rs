@@ -28,9 +28,6 @@ pub struct Ctx {
     pub(crate) client: CallClient,
     /// The engine running the call.
     pub(crate) engine: std::sync::Weak<dyn super::CallEngine>,
-    /// The server serving the call (its shared state, which the server module names: a
-    /// type here would make `action/` import `server/`, which runs it).
-    pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
     /// The instance's context: committed, and what the handler sets.
     pub(crate) context: super::ContextSlot,
     /// The note the handler attaches to the transition it fires ([`Ctx::note`]), which the

@@ -34,8 +34,6 @@ pub(crate) struct CallSource<'a> {
     pub(crate) session: Option<(&'a SessionFocus, Ticket)>,
     /// The W3C trace context the request carried in `_meta`, if any.
     pub(crate) trace: Option<TraceParent>,
-    /// The server serving the call, for the handler's [`Ctx::server`](crate::Ctx::server).
-    pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
 }
 
 /// A successful call before its reply is built.
@@ -211,7 +209,6 @@ impl Engine {
                     principal: principal.cloned(),
                     client,
                     engine: self.this.clone() as std::sync::Weak<dyn crate::action::CallEngine>,
-                    server: source.server.clone(),
                     note: note.clone(),
                     context: context.clone(),
                 };

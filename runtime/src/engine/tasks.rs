@@ -96,7 +96,6 @@ pub(crate) struct TaskCall {
     pub(crate) origin: Origin,
     pub(crate) caller: Caller,
     pub(crate) trace: Option<crate::telemetry::TraceParent>,
-    pub(crate) server: std::sync::Weak<dyn std::any::Any + Send + Sync>,
     pub(crate) client: CallClient,
     /// What the client declared it can answer, in the request that created the task.
     pub(crate) capabilities: ClientCapabilities,
@@ -258,13 +257,7 @@ impl Engine {
             FirstWait(Arc::new(move || announcer.announce()))
         };
         let client = call.client.for_task(running.cancel.clone(), Arc::new(inputs), first_wait);
-        let source = CallSource {
-            origin: &call.origin,
-            caller: &call.caller,
-            session: None,
-            trace: call.trace,
-            server: call.server,
-        };
+        let source = CallSource { origin: &call.origin, caller: &call.caller, session: None, trace: call.trace };
         let reply = Box::pin(self.call_as(entry, source, client, call.arguments, Some(&mut start))).await;
         watching.abort();
         beating.abort();

@@ -109,11 +109,47 @@ impl AuthOptions {
     }
 }
 
+/// The servers of this process by the address of their engine, for a handler's
+/// [`Ctx::server`](crate::Ctx::server): a call's `Ctx` holds the engine running it (a
+/// `dyn CallEngine`, since `action/` and `engine/` sit below `server/` and cannot name
+/// it), and each engine belongs to one server. Typed both ways: no `Any`, no downcast.
+/// A server is entered when built and leaves when dropped.
+static SERVERS: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<usize, std::sync::Weak<Shared>>>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn servers() -> std::sync::MutexGuard<'static, std::collections::HashMap<usize, std::sync::Weak<Shared>>> {
+    SERVERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The key of the server whose engine is at `engine`.
+fn engine_address<T: ?Sized>(engine: *const T) -> usize {
+    engine.cast::<()>() as usize
+}
+
+impl Shared {
+    /// Enters this server among the process's servers (at build).
+    pub(crate) fn enter(&self) {
+        servers().insert(engine_address(Arc::as_ptr(&self.engine)), self.this.clone());
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let mut servers = servers();
+        let key = engine_address(Arc::as_ptr(&self.engine));
+        // Another server may have been built at the same address since: only this one's
+        // entry leaves.
+        if servers.get(&key).is_some_and(|entry| entry.ptr_eq(&self.this)) {
+            servers.remove(&key);
+        }
+    }
+}
+
 impl crate::Ctx {
     /// The server serving the call: to offer another prompt, or to tell listening clients
     /// that something changed ([`Server::resource_updated`]).
     pub fn server(&self) -> Option<Server> {
-        let shared = self.server.upgrade()?.downcast::<Shared>().ok()?;
+        let shared = servers().get(&engine_address(self.engine.as_ptr()))?.upgrade()?;
         Some(Server::from_shared(shared))
     }
 }

@@ -153,6 +153,7 @@ impl ServerBuilder {
         };
         server.follow_other_replicas();
         server.follow_timers();
+        server.shared.enter();
         crate::engine::spawn_sweeper(Arc::downgrade(&server.shared.engine));
         Ok(server)
     }

@@ -117,7 +117,6 @@ impl Connection {
         let threshold = self.state.log_threshold.clone();
         let client = CallClient::of_request(request.client, threshold, request.stream, round.inputs.clone());
         let trace = request.trace;
-        let server = self.shared.this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>;
         // Whether the request declared the Tasks extension is read only for a tool that may
         // run as a task.
         let task = tool.task();
@@ -132,7 +131,6 @@ impl Connection {
                     origin: origin.clone(),
                     caller: caller.clone(),
                     trace,
-                    server,
                     client: client.clone(),
                     capabilities,
                     arguments,
@@ -150,7 +148,7 @@ impl Connection {
                 }
             }
             _ => {
-                let source = CallSource { origin: &origin, caller: &caller, session, trace, server };
+                let source = CallSource { origin: &origin, caller: &caller, session, trace };
                 // Boxed on its own: a future is built on the stack and then moved into its
                 // box, so the call's (the pipeline, the handler, the commit) is built once
                 // in place here.
