@@ -9,11 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use std::convert::Infallible;
+use std::pin::Pin;
+
+use axum::extract::Request;
 use axum::response::Response;
 
-use super::super::wire::{Refusal, check};
+use super::super::wire::Refusal;
 use super::options::HttpOptions;
 
 /// What one request's body may take.
@@ -64,29 +66,77 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The layer. Anything but a JSON POST passes untouched (rmcp answers it: a GET stream,
-/// a DELETE, a wrong Content-Type).
-pub(crate) async fn check_json(State(limits): State<Arc<BodyLimits>>, request: Request, next: Next) -> Response {
-    if request.method() != http::Method::POST || !is_json(&request) {
-        return next.run(request).await;
+/// A request's answer, as the front's own layers box it.
+pub(crate) type Answered = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+/// The layer. Anything but a JSON POST passes untouched, with no future boxed (rmcp
+/// answers it: a GET stream, a DELETE, a wrong Content-Type). A plain tower layer, not an
+/// `axum::middleware::from_fn` (whose `Next` is cloned and boxed per request).
+#[derive(Debug, Clone)]
+pub(crate) struct JsonCheckLayer(pub(crate) Arc<BodyLimits>);
+
+impl<S> tower::Layer<S> for JsonCheckLayer {
+    type Service = CheckJson<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        CheckJson { limits: self.0.clone(), inner }
     }
+}
+
+/// [`JsonCheckLayer`]'s service.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckJson<S> {
+    limits: Arc<BodyLimits>,
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for CheckJson<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures_util::future::Either<S::Future, Answered>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if request.method() != http::Method::POST || !is_json(&request) {
+            return futures_util::future::Either::Left(self.inner.call(request));
+        }
+        // The service made ready goes with the request; a clone stays for the next one.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        futures_util::future::Either::Right(Box::pin(check(self.limits.clone(), request, inner)))
+    }
+}
+
+/// Reads and checks the body of `request`, then hands it to `inner` with what the check
+/// learned, or answers the refusal.
+async fn check<S>(limits: Arc<BodyLimits>, request: Request, mut inner: S) -> Result<Response, Infallible>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+{
     let (mut parts, body) = request.into_parts();
     let bytes = match limits.read(body).await {
         Ok(bytes) => bytes,
-        Err(refusal) => return refusal,
+        Err(refusal) => return Ok(refusal),
     };
-    let message = match check(&bytes) {
+    let message = match super::super::wire::check(&bytes) {
         Ok(message) => message,
         Err(refusal) => {
             // rmcp refuses a disallowed Host or Origin (403, DNS rebinding) before it reads a
             // body: that comes first for a malformed one too. Asked with no body, rmcp answers
             // 403 or refuses the empty body (which reaches no handler); only its 403 is kept.
             parts.headers.remove(http::header::CONTENT_LENGTH);
-            let probe = next.run(Request::from_parts(parts, Body::empty())).await;
+            let probe = inner.call(Request::from_parts(parts, Body::empty())).await?;
             if probe.status() == http::StatusCode::FORBIDDEN {
-                return probe;
+                return Ok(probe);
             }
-            return refusal.answer(http::StatusCode::BAD_REQUEST);
+            return Ok(refusal.answer(http::StatusCode::BAD_REQUEST));
         }
     };
     parts.extensions.insert(Checked {
@@ -95,5 +145,5 @@ pub(crate) async fn check_json(State(limits): State<Arc<BodyLimits>>, request: R
         listens: message.listens,
         initializes: message.initializes,
     });
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    inner.call(Request::from_parts(parts, Body::from(bytes))).await
 }

@@ -37,8 +37,8 @@ use self::rmcp::{CallStreamSessions, Rmcp, SessionCap};
 use super::{ServeError, Server};
 use crate::gate::Limiter;
 use authentication::HttpAuth;
-use json_check::BodyLimits;
-use owned::OwnedPath;
+use json_check::{BodyLimits, JsonCheckLayer};
+use owned::{OwnedLayer, OwnedPath};
 use session_owner::{SessionOwnerLayer, SessionOwners};
 
 impl Server {
@@ -61,11 +61,12 @@ impl Server {
         let options = &self.shared.http;
         let server = self.clone();
         let factory = move || Ok(server.http_connection());
-        // 7. rmcp, for whatever the owned path does not answer.
-        let (rmcp, sessions, owners) = if self.shared.sessionless {
+        // 7. rmcp, and the owned path (6.) that comes before it.
+        let (owned, rmcp, owners) = if self.shared.sessionless {
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
-            (Rmcp::new(service, None, options).into_router(), None, None)
+            let owned = OwnedPath::new(self.shared.clone(), None);
+            (owned, Rmcp::new(service, None, options).into_router(), None)
         } else {
             let owners = Arc::new(SessionOwners::default());
             let sessions = Arc::new(CallStreamSessions {
@@ -74,7 +75,8 @@ impl Server {
                 owners: owners.clone(),
             });
             let service = StreamableHttpService::new(factory, sessions.clone(), options.rmcp_config());
-            (Rmcp::new(service, Some(sessions.clone()), options).into_router(), Some(sessions), Some(owners))
+            let owned = OwnedPath::new(self.shared.clone(), Some(sessions.clone()));
+            (owned, Rmcp::new(service, Some(sessions), options).into_router(), Some(owners))
         };
         // 2.–6., outermost first, in one `Router::layer` (axum boxes the route again at each).
         let layers = tower::ServiceBuilder::new()
@@ -86,11 +88,8 @@ impl Server {
                     .map(|auth| axum::middleware::from_fn_with_state(Arc::new(auth), authentication::authenticate)),
             )
             .option_layer(owners.map(SessionOwnerLayer))
-            .layer(axum::middleware::from_fn_with_state(Arc::new(BodyLimits::new(options)), json_check::check_json))
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::new(OwnedPath::new(self.shared.clone(), sessions)),
-                owned::serve_owned,
-            ));
+            .layer(JsonCheckLayer(Arc::new(BodyLimits::new(options))))
+            .layer(OwnedLayer(Arc::new(owned)));
         rmcp.layer(layers)
     }
 

@@ -47,7 +47,7 @@ use tokio_util::sync::CancellationToken;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::SessionId;
 
-use super::json_check::Checked;
+use super::json_check::{Answered, Checked};
 use super::rmcp::CallStreamSessions;
 use crate::action::{RequestSide, TaskSupport};
 use crate::auth::Principal;
@@ -111,21 +111,62 @@ impl rmcp::transport::Transport<RoleServer> for Detached {
 }
 
 /// The layer: a checked message (not one that opens a session or a stream) that the owned
-/// path recognizes is answered here; anything else goes on to rmcp unchanged.
-pub(crate) async fn serve_owned(
-    axum::extract::State(owned): axum::extract::State<Arc<OwnedPath>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let (parts, body) = request.into_parts();
-    if let Some(checked) = parts.extensions.get::<Checked>()
-        && !checked.listens
-        && !checked.initializes
-        && let Some(response) = owned.answer(&parts, &checked.bytes.clone()).await
-    {
-        return response;
+/// path recognizes is answered here; anything else goes on to rmcp unchanged. A plain
+/// tower layer: a request that cannot be the owned path's passes with no future boxed, and
+/// one the owned path answers never reaches the router's handler (each hop moves a
+/// request's future whole).
+#[derive(Clone)]
+pub(crate) struct OwnedLayer(pub(crate) Arc<OwnedPath>);
+
+impl<S> tower::Layer<S> for OwnedLayer {
+    type Service = ServeOwned<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ServeOwned { owned: self.0.clone(), inner }
     }
-    next.run(axum::extract::Request::from_parts(parts, body)).await
+}
+
+/// [`OwnedLayer`]'s service.
+#[derive(Clone)]
+pub(crate) struct ServeOwned<S> {
+    owned: Arc<OwnedPath>,
+    inner: S,
+}
+
+impl<S> tower::Service<axum::extract::Request> for ServeOwned<S>
+where
+    S: tower::Service<axum::extract::Request, Response = Response, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_util::future::Either<S::Future, Answered>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
+        let candidate = request.extensions().get::<Checked>().is_some_and(|c| !c.listens && !c.initializes);
+        if !candidate {
+            return futures_util::future::Either::Left(self.inner.call(request));
+        }
+        // The service made ready goes with the request; a clone stays for the next one.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let owned = self.owned.clone();
+        futures_util::future::Either::Right(Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let bytes = parts.extensions.get::<Checked>().map(|checked| checked.bytes.clone()).unwrap_or_default();
+            match owned.answer(&parts, &bytes).await {
+                Some(response) => Ok(response),
+                None => inner.call(axum::extract::Request::from_parts(parts, body)).await,
+            }
+        }))
+    }
 }
 
 impl OwnedPath {

@@ -55,15 +55,18 @@ impl<M: SessionManager> Rmcp<M> {
         Self { service, sessions, streams }
     }
 
-    /// The router that answers every request with this layer.
+    /// The router that answers every request with this layer. Its future is boxed on its
+    /// own: rmcp's holds a whole request, and the handler's future is moved (copied whole)
+    /// at each of axum's wrappings; kept small, it costs nothing to move.
     pub(crate) fn into_router(self) -> axum::Router {
         let this = Arc::new(self);
         axum::Router::new().fallback(move |request: Request| {
             let this = this.clone();
-            async move { this.answer(request).await }
+            async move { Box::pin(this.answer(request)).await }
         })
     }
 
+    /// The answer to `request`, from rmcp.
     async fn answer(&self, mut request: Request) -> Response {
         // The checked bytes are the body's now: not kept for the whole of a long call.
         let checked = request.extensions_mut().remove::<Checked>();
