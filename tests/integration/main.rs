@@ -25,6 +25,7 @@ mod other_sessions;
 mod output_schemas;
 mod owned_path;
 mod payments;
+mod postgres_replicas;
 mod python_sdk;
 mod replicas;
 mod session_owner;

@@ -1,6 +1,8 @@
 //! Two replicas of one server sharing one real Redis (`TOOLGATE_TEST_REDIS_URL`; `.ci/run`
 //! starts one): an invoice moves through both, a handle minted on one continues on the
-//! other, and concurrent discharges split across them pay once.
+//! other, and concurrent discharges split across them pay once. The tests that say
+//! `_on_postgres` run the same on two replicas sharing one Postgres and no Redis
+//! (`TOOLGATE_TEST_POSTGRES_URL`), with `postgres_replicas.rs`.
 
 use crate::common;
 
@@ -18,17 +20,29 @@ fn redis_url() -> Option<String> {
     url
 }
 
+/// The Postgres the replica tests also run on (`TOOLGATE_TEST_POSTGRES_URL`; `.ci/run`
+/// starts one): a deployment on Postgres needs no Redis.
+pub(crate) fn postgres_url() -> Option<String> {
+    let url = std::env::var("TOOLGATE_TEST_POSTGRES_URL").ok().filter(|url| !url.is_empty());
+    if url.is_none() {
+        eprintln!(
+            "SKIPPED: the Postgres replica tests need TOOLGATE_TEST_POSTGRES_URL (`.ci/run` starts a Postgres and sets it)"
+        );
+    }
+    url
+}
+
 /// An invoice id no earlier run used (the test Redis outlives a run).
-fn fresh_invoice() -> String {
+pub(crate) fn fresh_invoice() -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     format!("INV-{}", 1 + (nanos % 999_999_999_999) as u64)
 }
 
-fn inv(id: &str) -> Value {
+pub(crate) fn inv(id: &str) -> Value {
     json!({ "domain": "invoice", "id": id })
 }
 
-async fn replica(example: &str, redis: &str, extra: &[&str]) -> (tokio::process::Child, String) {
+pub(crate) async fn replica(example: &str, redis: &str, extra: &[&str]) -> (tokio::process::Child, String) {
     replica_with(example, redis, extra, &[]).await
 }
 
@@ -55,8 +69,20 @@ async fn discharges_counted(redis: &str, key: &str) -> i64 {
 
 #[tokio::test]
 async fn an_invoice_approved_on_one_replica_is_discharged_on_the_other_once() {
-    let Some(redis) = redis_url() else { return };
-    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", &redis, &[]), replica("invoice", &redis, &[]));
+    if let Some(redis) = redis_url() {
+        an_invoice_approved_on_one_replica_is_discharged_on_the_other_once_on(&redis).await;
+    }
+}
+
+#[tokio::test]
+async fn an_invoice_approved_on_one_replica_is_discharged_on_the_other_once_on_postgres() {
+    if let Some(postgres) = postgres_url() {
+        an_invoice_approved_on_one_replica_is_discharged_on_the_other_once_on(&postgres).await;
+    }
+}
+
+async fn an_invoice_approved_on_one_replica_is_discharged_on_the_other_once_on(store: &str) {
+    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", store, &[]), replica("invoice", store, &[]));
     let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
     let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
     let id = fresh_invoice();
@@ -161,9 +187,21 @@ async fn a_replica_killed_holding_a_lease_is_outlived_and_its_work_never_commits
 
 #[tokio::test]
 async fn a_handle_minted_on_one_replica_continues_on_the_other() {
-    let Some(redis) = redis_url() else { return };
+    if let Some(redis) = redis_url() {
+        a_handle_minted_on_one_replica_continues_on_the_other_on(&redis).await;
+    }
+}
+
+#[tokio::test]
+async fn a_handle_minted_on_one_replica_continues_on_the_other_on_postgres() {
+    if let Some(postgres) = postgres_url() {
+        a_handle_minted_on_one_replica_continues_on_the_other_on(&postgres).await;
+    }
+}
+
+async fn a_handle_minted_on_one_replica_continues_on_the_other_on(store: &str) {
     let args = ["--stateless", "--token", TRAVELLER_ARG];
-    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("travel", &redis, &args), replica("travel", &redis, &args));
+    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("travel", store, &args), replica("travel", store, &args));
     let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, Some(TRAVELLER)).await;
     let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, Some(TRAVELLER)).await;
     let switched = a.ok("switch_domain", json!({ "domain": "bus", "reason": "the user wants a bus" })).await;
@@ -385,8 +423,20 @@ async fn while_redis_is_down_calls_get_store_unavailable_and_when_it_is_back_the
 
 #[tokio::test]
 async fn a_session_on_one_replica_hears_when_another_replica_moves_what_it_lists() {
-    let Some(redis) = redis_url() else { return };
-    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", &redis, &[]), replica("invoice", &redis, &[]));
+    if let Some(redis) = redis_url() {
+        a_session_on_one_replica_hears_when_another_replica_moves_what_it_lists_on(&redis).await;
+    }
+}
+
+#[tokio::test]
+async fn a_session_on_one_replica_hears_when_another_replica_moves_what_it_lists_on_postgres() {
+    if let Some(postgres) = postgres_url() {
+        a_session_on_one_replica_hears_when_another_replica_moves_what_it_lists_on(&postgres).await;
+    }
+}
+
+async fn a_session_on_one_replica_hears_when_another_replica_moves_what_it_lists_on(store: &str) {
+    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", store, &[]), replica("invoice", store, &[]));
     let id = fresh_invoice();
     let mut watcher = TestClient::http_as(&url_a, Lifecycle::Session, None).await;
     watcher.ok("invoice_view", inv(&id)).await;

@@ -256,8 +256,20 @@ async fn another_replica_answers_cancels_and_reports_a_dead_runner() {
         eprintln!("SKIPPED: needs TOOLGATE_TEST_REDIS_URL (`.ci/run` starts a Redis and sets it)");
         return;
     };
+    another_replica_answers_cancels_and_reports_a_dead_runner_on(&redis).await;
+}
+
+/// The same on two replicas sharing one Postgres and no Redis.
+#[tokio::test]
+async fn another_replica_answers_cancels_and_reports_a_dead_runner_on_postgres() {
+    if let Some(postgres) = crate::replicas::postgres_url() {
+        another_replica_answers_cancels_and_reports_a_dead_runner_on(&postgres).await;
+    }
+}
+
+async fn another_replica_answers_cancels_and_reports_a_dead_runner_on(store: &str) {
     let env = [("TOOLGATE_HANDLE_KEY", "tasks-test-handle-key-000000000000001")];
-    let args = ["--store", redis.as_str()];
+    let args = ["--store", store];
     let ((mut a, url_a), (_b, url_b)) =
         tokio::join!(spawn_http_example("conformance", &args, &env), spawn_http_example("conformance", &args, &env));
     let (on_a, on_b) = (SessionlessClient::new(&url_a), SessionlessClient::new(&url_b));

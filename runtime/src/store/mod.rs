@@ -28,6 +28,8 @@ mod history;
 mod key;
 mod leases;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 mod snapshot;
@@ -36,6 +38,8 @@ mod windows;
 
 use async_trait::async_trait;
 
+#[cfg(feature = "postgres")]
+pub use self::postgres::{DEFAULT_POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, PostgresStore};
 #[cfg(feature = "redis")]
 pub use self::redis::{LEASE_TTL, MIN_LEASE_TTL, RedisStore};
 pub use history::{HistoryEntry, HistoryRetention, MAX_NOTE_CHARS, TIMER_PRINCIPAL};

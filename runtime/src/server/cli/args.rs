@@ -201,12 +201,14 @@ pub(super) struct ServeArgs {
     pub(super) callers: CallerArgs,
 
     /// Where state lives: `sqlite:PATH` (default: sqlite:./<server name>.db,
-    /// kept across restarts), `redis://HOST:PORT/DB` (shared by replicas;
-    /// needs TOOLGATE_HANDLE_KEY), or `memory` (forgotten at exit; for tests)
+    /// kept across restarts), `redis://HOST:PORT/DB` or
+    /// `postgres://USER@HOST:PORT/DB` (shared by replicas; need
+    /// TOOLGATE_HANDLE_KEY), or `memory` (forgotten at exit; for tests)
     #[arg(long, value_name = "STORE", help_heading = STORE, verbatim_doc_comment)]
     pub(super) store: Option<String>,
-    /// How long a Redis lease lives unless renewed (default 10; `500ms` too):
-    /// how long a crashed replica keeps an instance from the others
+    /// How long a Redis or Postgres lease lives unless renewed (default 10;
+    /// `500ms` too): how long a crashed replica keeps an instance from the
+    /// others
     #[arg(long, value_name = "SECS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
     pub(super) lease_ttl: Option<Duration>,
     /// For `rediss://` (TLS): trust only the certificate authorities in this

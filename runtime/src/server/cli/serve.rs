@@ -7,7 +7,8 @@ use super::ServeError;
 use super::args::{CallerArgs, ServeArgs, Token, usage};
 use crate::server::ServerBuilder;
 
-/// The store, from the environment: `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`.
+/// The store, from the environment: `sqlite:PATH`, `redis://HOST:PORT/DB`,
+/// `postgres://USER@HOST:PORT/DB` or `memory`.
 const STORE_ENV: &str = "TOOLGATE_STORE";
 
 /// The certificate authorities to trust for `rediss://`, from the environment (a PEM file).
@@ -156,9 +157,12 @@ impl ServerBuilder {
             Some(spec) if spec.starts_with("redis://") || spec.starts_with("rediss://") => {
                 redis_store(self, spec, redis).await
             }
-            Some(other) => {
-                Err(usage(format!("`--store {other}`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`")))
+            Some(spec) if spec.starts_with("postgres://") || spec.starts_with("postgresql://") => {
+                postgres_store(self, spec, redis.lease_ttl).await
             }
+            Some(other) => Err(usage(format!(
+                "`--store {other}`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB`, `postgres://USER@HOST:PORT/DB` or `memory`"
+            ))),
             None if self.store.is_some() || self.store_file.is_some() => Ok(self),
             None => {
                 let path = format!("./{}.db", self.name);
@@ -208,6 +212,36 @@ async fn redis_store(builder: ServerBuilder, url: &str, options: &RedisOptions) 
 #[cfg(not(feature = "redis"))]
 async fn redis_store(_builder: ServerBuilder, url: &str, _options: &RedisOptions) -> Result<ServerBuilder, ServeError> {
     Err(usage(format!("`--store {}`: this server was built without Redis (toolgate's `redis` feature)", redacted(url))))
+}
+
+/// A Postgres store, in a build with the `postgres` feature: connected (and its tables
+/// created or migrated) before the server is built; a Postgres that cannot be reached, or
+/// a schema a newer toolgate wrote, stops the start.
+#[cfg(feature = "postgres")]
+async fn postgres_store(
+    builder: ServerBuilder,
+    url: &str,
+    lease_ttl: Option<Duration>,
+) -> Result<ServerBuilder, ServeError> {
+    let store = crate::store::PostgresStore::connect(url)
+        .await
+        .map_err(|error| ServeError::Store(format!("`--store {}`: {error}", redacted(url))))?;
+    Ok(builder.store(match lease_ttl {
+        Some(ttl) => store.with_lease_ttl(ttl),
+        None => store,
+    }))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn postgres_store(
+    _builder: ServerBuilder,
+    url: &str,
+    _lease_ttl: Option<Duration>,
+) -> Result<ServerBuilder, ServeError> {
+    Err(usage(format!(
+        "`--store {}`: this server was built without Postgres (toolgate's `postgres` feature)",
+        redacted(url)
+    )))
 }
 
 /// `url` as a message may show it: a password it carries is replaced by `***`.
@@ -376,7 +410,7 @@ mod tests {
     #[test]
     fn a_later_usage_error_ends_with_the_usage_line() {
         let error =
-            usage("`--store nowhere`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB` or `memory`").to_string();
+            usage("`--store nowhere`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB`, `postgres://USER@HOST:PORT/DB` or `memory`").to_string();
         assert!(error.starts_with("`--store nowhere`: a store is"), "{error}");
         assert!(error.contains("\n\nUsage: ") && error.contains("--help"), "{error}");
     }

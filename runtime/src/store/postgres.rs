@@ -1,0 +1,672 @@
+//! [`PostgresStore`]: flows, instances, histories, leases, rate-limit windows and due
+//! timers in Postgres, shared by every replica that points at the same database — a
+//! deployment on Postgres needs no Redis: other replicas hear of commits through
+//! `LISTEN`/`NOTIFY`.
+//!
+//! Its tables live in a schema of their own (`toolgate` unless told otherwise), created and
+//! migrated at start-up by versioned migrations, one transaction each, under an advisory
+//! lock (replicas starting together migrate once). It never touches another schema. A
+//! schema written by a newer toolgate is refused with a message naming both versions.
+//!
+//! One commit is one transaction: the record's row is locked (`FOR UPDATE`), the lease's
+//! fencing token checked, the version compared and bumped, the history appended and
+//! trimmed, and the commit announced (`pg_notify`, delivered at commit). A record removed
+//! or expired keeps its row's version, so versions never go back for a key.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+
+use super::{
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, Snapshot, StoreError, StoreKey, now_ms,
+};
+
+/// The schema version this toolgate writes and reads: the number of its migrations.
+pub const POSTGRES_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The schema toolgate's tables live in, unless [`PostgresStore::connect_in_schema`] names
+/// another.
+pub const DEFAULT_POSTGRES_SCHEMA: &str = "toolgate";
+
+/// How long a lease lives unless renewed (renewed every third of it while held).
+const LEASE_TTL: Duration = Duration::from_secs(10);
+
+/// How often a waiter asks for a held lease again.
+const LEASE_POLL: Duration = Duration::from_millis(5);
+
+/// Connections in the pool.
+const POOL_SIZE: usize = 16;
+
+/// The migrations, in order; `{s}` is the schema. Applied ones are never edited: a change
+/// is a new migration.
+const MIGRATIONS: [&str; 1] = [r#"
+CREATE TABLE {s}.records (
+    key text PRIMARY KEY,
+    -- The last version given to the key; kept when the record is removed or expires.
+    version bigint NOT NULL,
+    -- The snapshot as JSON; NULL once removed.
+    snapshot text,
+    expires_at_ms bigint,
+    due_at_ms bigint
+);
+CREATE INDEX records_due ON {s}.records (due_at_ms) WHERE due_at_ms IS NOT NULL;
+CREATE TABLE {s}.history (
+    key text NOT NULL,
+    seq bigserial,
+    at_ms bigint NOT NULL,
+    entry text NOT NULL,
+    PRIMARY KEY (key, seq)
+);
+CREATE TABLE {s}.leases (
+    key text PRIMARY KEY,
+    token text NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+CREATE TABLE {s}.windows (
+    name text NOT NULL,
+    ticket text NOT NULL,
+    at_ms bigint NOT NULL,
+    PRIMARY KEY (name, ticket)
+);
+"#];
+
+/// The store's statements, written once for its schema.
+struct Sql {
+    ensure_row: String,
+    lock_row: String,
+    fence: String,
+    write: String,
+    clear_history: String,
+    append_history: String,
+    trim_history_count: String,
+    trim_history_age: String,
+    notify: String,
+    load: String,
+    history: String,
+    take_lease: String,
+    renew_lease: String,
+    release_lease: String,
+    remove: String,
+    remove_history: String,
+    due: String,
+    due_changed: String,
+    live_keys: String,
+    window_lock: String,
+    window_clear: String,
+    window_count: String,
+    window_spend: String,
+    window_oldest: String,
+    window_refund: String,
+    /// The `LISTEN`/`NOTIFY` channel of this schema's commits.
+    channel: String,
+    /// The schema.
+    schema: String,
+}
+
+impl Sql {
+    fn new(schema: &str) -> Self {
+        let s = format!("\"{schema}\"");
+        let channel = format!("{schema}_commits");
+        let now = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+        Self {
+            ensure_row: format!("INSERT INTO {s}.records (key, version) VALUES ($1, 0) ON CONFLICT (key) DO NOTHING"),
+            lock_row: format!(
+                "SELECT version, snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > $2) \
+                 FROM {s}.records WHERE key = $1 FOR UPDATE"
+            ),
+            fence: format!("SELECT 1 FROM {s}.leases WHERE key = $1 AND token = $2 AND expires_at > clock_timestamp()"),
+            write: format!(
+                "UPDATE {s}.records SET version = version + 1, snapshot = $2, expires_at_ms = $3, due_at_ms = $4 \
+                 WHERE key = $1 RETURNING version"
+            ),
+            clear_history: format!("DELETE FROM {s}.history WHERE key = $1"),
+            append_history: format!("INSERT INTO {s}.history (key, at_ms, entry) VALUES ($1, $2, $3)"),
+            trim_history_count: format!(
+                "DELETE FROM {s}.history WHERE key = $1 AND seq NOT IN \
+                 (SELECT seq FROM {s}.history WHERE key = $1 ORDER BY seq DESC LIMIT $2)"
+            ),
+            trim_history_age: format!("DELETE FROM {s}.history WHERE key = $1 AND at_ms < $2"),
+            notify: "SELECT pg_notify($1, $2)".to_string(),
+            load: format!(
+                "SELECT version, snapshot FROM {s}.records \
+                 WHERE key = $1 AND snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > $2)"
+            ),
+            history: format!(
+                "SELECT h.entry FROM {s}.history h JOIN {s}.records r ON r.key = h.key \
+                 WHERE h.key = $1 AND r.snapshot IS NOT NULL AND (r.expires_at_ms IS NULL OR r.expires_at_ms > $2) \
+                 ORDER BY h.seq"
+            ),
+            take_lease: format!(
+                "INSERT INTO {s}.leases (key, token, expires_at) \
+                 VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 millisecond') \
+                 ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at \
+                 WHERE {s}.leases.expires_at <= clock_timestamp() RETURNING 1"
+            ),
+            renew_lease: format!(
+                "UPDATE {s}.leases SET expires_at = clock_timestamp() + $3::bigint * interval '1 millisecond' \
+                 WHERE key = $1 AND token = $2"
+            ),
+            release_lease: format!("DELETE FROM {s}.leases WHERE key = $1 AND token = $2"),
+            remove: format!(
+                "UPDATE {s}.records SET snapshot = NULL, expires_at_ms = NULL, due_at_ms = NULL WHERE key = $1"
+            ),
+            remove_history: format!("DELETE FROM {s}.history WHERE key = $1"),
+            due: format!(
+                "SELECT key FROM {s}.records WHERE due_at_ms <= $1 AND snapshot IS NOT NULL \
+                 ORDER BY due_at_ms LIMIT $2"
+            ),
+            due_changed: format!("UPDATE {s}.records SET due_at_ms = $2 WHERE key = $1"),
+            live_keys: format!(
+                "SELECT key FROM {s}.records WHERE snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > $1)"
+            ),
+            window_lock: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))".to_string(),
+            window_clear: format!("DELETE FROM {s}.windows WHERE name = $1 AND at_ms <= {now} - $2"),
+            window_count: format!("SELECT count(*) FROM {s}.windows WHERE name = $1"),
+            window_spend: format!("INSERT INTO {s}.windows (name, ticket, at_ms) VALUES ($1, $2, {now})"),
+            window_oldest: format!("SELECT min(at_ms) + $2 - {now} FROM {s}.windows WHERE name = $1"),
+            window_refund: format!("DELETE FROM {s}.windows WHERE name = $1 AND ticket = $2"),
+            channel,
+            schema: schema.to_string(),
+        }
+    }
+}
+
+/// Flows, instances, challenges, idempotency records, histories, leases, rate-limit
+/// windows and due timers in Postgres, shared by every replica that points at the same
+/// database and schema. Cheap to clone.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    sql: Arc<Sql>,
+    /// Every commit any replica makes, as the schema's channel announces it.
+    commits: tokio::sync::broadcast::Sender<StoreKey>,
+    lease_ttl: Duration,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore").field("schema", &self.sql.schema).finish_non_exhaustive()
+    }
+}
+
+fn unavailable(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(error.to_string())
+}
+
+impl PostgresStore {
+    /// Connects to the Postgres at `url` (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`,
+    /// plain TCP), and creates or migrates toolgate's tables in the schema `toolgate`.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_in_schema(url, DEFAULT_POSTGRES_SCHEMA).await
+    }
+
+    /// [`PostgresStore::connect`], with toolgate's tables in `schema` (lowercase letters,
+    /// digits and `_`, not starting with a digit).
+    pub async fn connect_in_schema(url: &str, schema: &str) -> Result<Self, StoreError> {
+        let plain = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
+        if schema.is_empty() || !schema.chars().all(plain) || schema.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(unavailable(format!(
+                "`{schema}` is not a schema name toolgate uses: lowercase letters, digits and `_`"
+            )));
+        }
+        let config: tokio_postgres::Config = url.parse().map_err(unavailable)?;
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager).max_size(POOL_SIZE).build().map_err(unavailable)?;
+        migrate(&pool, schema).await?;
+        let sql = Arc::new(Sql::new(schema));
+        let (commits, _) = tokio::sync::broadcast::channel(1024);
+        tokio::spawn(announce_commits(url.to_string(), sql.channel.clone(), commits.downgrade()));
+        Ok(Self { pool, sql, commits, lease_ttl: LEASE_TTL })
+    }
+
+    /// Leases live `ttl` unless renewed (at least 300 ms).
+    pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl.max(Duration::from_millis(300));
+        self
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool.get().await.map_err(unavailable)
+    }
+
+    /// Compare-and-set in one transaction; with `fence`, only while the key's lease holds
+    /// it; with `entry`, appending it to the key's history (trimmed by the retention).
+    async fn commit(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        fence: Option<&str>,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
+    ) -> Result<u64, StoreError> {
+        let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
+        let mut client = self.client().await?;
+        let sql = &self.sql;
+        let transaction = client.transaction().await.map_err(unavailable)?;
+        let key_text = key.as_str();
+        let statement = transaction.prepare_cached(&sql.ensure_row).await.map_err(unavailable)?;
+        transaction.execute(&statement, &[&key_text]).await.map_err(unavailable)?;
+        let statement = transaction.prepare_cached(&sql.lock_row).await.map_err(unavailable)?;
+        let row = transaction.query_one(&statement, &[&key_text, &(now_ms() as i64)]).await.map_err(unavailable)?;
+        let (stored, live): (i64, bool) = (row.get(0), row.get(1));
+        if let Some(fence) = fence {
+            let statement = transaction.prepare_cached(&sql.fence).await.map_err(unavailable)?;
+            if transaction.query_opt(&statement, &[&key_text, &fence]).await.map_err(unavailable)?.is_none() {
+                return Err(StoreError::LeaseLost);
+            }
+        }
+        let current = if live { stored as u64 } else { 0 };
+        if current != expected_version {
+            return Err(StoreError::Conflict { expected: expected_version, found: current });
+        }
+        let statement = transaction.prepare_cached(&sql.write).await.map_err(unavailable)?;
+        let expires = next.expires_at_ms.map(|ms| ms as i64);
+        let due = next.due_at_ms.map(|ms| ms as i64);
+        let row = transaction.query_one(&statement, &[&key_text, &text, &expires, &due]).await.map_err(unavailable)?;
+        let version: i64 = row.get(0);
+        if !live {
+            // What an expired or removed record left behind went with it.
+            let statement = transaction.prepare_cached(&sql.clear_history).await.map_err(unavailable)?;
+            transaction.execute(&statement, &[&key_text]).await.map_err(unavailable)?;
+        }
+        if let Some((entry, retention)) = entry {
+            let text = serde_json::to_string(entry).map_err(unavailable)?;
+            let statement = transaction.prepare_cached(&sql.append_history).await.map_err(unavailable)?;
+            transaction.execute(&statement, &[&key_text, &(entry.at_ms() as i64), &text]).await.map_err(unavailable)?;
+            if let Some(most) = retention.entries() {
+                let statement = transaction.prepare_cached(&sql.trim_history_count).await.map_err(unavailable)?;
+                transaction.execute(&statement, &[&key_text, &(most as i64)]).await.map_err(unavailable)?;
+            }
+            if retention.age().is_some() {
+                let oldest = retention.oldest_kept_ms(entry.at_ms()) as i64;
+                let statement = transaction.prepare_cached(&sql.trim_history_age).await.map_err(unavailable)?;
+                transaction.execute(&statement, &[&key_text, &oldest]).await.map_err(unavailable)?;
+            }
+        }
+        let statement = transaction.prepare_cached(&sql.notify).await.map_err(unavailable)?;
+        transaction.execute(&statement, &[&sql.channel, &key_text]).await.map_err(unavailable)?;
+        // Past this point the commit may have been applied even if no answer comes back.
+        transaction.commit().await.map_err(|error| StoreError::OutcomeUnknown(error.to_string()))?;
+        Ok(version as u64)
+    }
+
+    /// Takes `key`'s lease: waits until the row is free (or its holder's time ran out),
+    /// then renews it until dropped.
+    async fn take_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let ttl_ms = self.lease_ttl.as_millis() as i64;
+        loop {
+            let client = self.client().await?;
+            let statement = client.prepare_cached(&self.sql.take_lease).await.map_err(unavailable)?;
+            let taken = client.query_opt(&statement, &[&key.as_str(), &token, &ttl_ms]).await.map_err(unavailable)?;
+            drop(client);
+            if taken.is_some() {
+                break;
+            }
+            // The caller bounds the wait (dropping this future gives up the place).
+            tokio::time::sleep(LEASE_POLL).await;
+        }
+        let (store, renewed_key, renewed_token) = (self.clone(), key.as_str().to_string(), token.clone());
+        let renewal = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(store.lease_ttl / 3).await;
+                let renewed = async {
+                    let client = store.client().await?;
+                    let statement = client.prepare_cached(&store.sql.renew_lease).await.map_err(unavailable)?;
+                    client.execute(&statement, &[&renewed_key, &renewed_token, &ttl_ms]).await.map_err(unavailable)
+                };
+                if !matches!(renewed.await, Ok(1)) {
+                    tracing::warn!(lease = %renewed_key, "a lease could not be renewed; its commit will be refused if another holder wrote first");
+                    return;
+                }
+            }
+        });
+        let fence = token.clone();
+        let lease = PostgresLease { store: self.clone(), key: key.as_str().to_string(), token, renewal };
+        Ok(FlowLease::fenced(lease, fence))
+    }
+}
+
+/// Creates the schema and applies the migrations it lacks, one transaction each, under a
+/// transaction-level advisory lock: replicas starting together migrate once. A schema a
+/// newer toolgate wrote is refused, naming both versions.
+async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError> {
+    let mut client = pool.get().await.map_err(unavailable)?;
+    let s = format!("\"{schema}\"");
+    let transaction = client.transaction().await.map_err(unavailable)?;
+    transaction
+        .execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&format!("toolgate-migrate:{schema}")])
+        .await
+        .map_err(unavailable)?;
+    transaction
+        .batch_execute(&format!(
+            "CREATE SCHEMA IF NOT EXISTS {s}; \
+             CREATE TABLE IF NOT EXISTS {s}.migrations (version bigint PRIMARY KEY, toolgate text NOT NULL, \
+             applied_at timestamptz NOT NULL DEFAULT now());"
+        ))
+        .await
+        .map_err(unavailable)?;
+    let row = transaction
+        .query_one(&format!("SELECT version, toolgate FROM {s}.migrations ORDER BY version DESC LIMIT 1"), &[])
+        .await
+        .ok();
+    let (applied, by): (i64, String) = row.map_or((0, String::new()), |row| (row.get(0), row.get(1)));
+    if applied > POSTGRES_SCHEMA_VERSION {
+        return Err(unavailable(format!(
+            "the Postgres schema `{schema}` is at version {applied}, written by toolgate {by}; this toolgate ({}) \
+             knows versions up to {POSTGRES_SCHEMA_VERSION}: run the newer toolgate, or point this one at another schema",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
+        transaction.batch_execute(&migration.replace("{s}", &s)).await.map_err(unavailable)?;
+        transaction
+            .execute(
+                &format!("INSERT INTO {s}.migrations (version, toolgate) VALUES ($1, $2)"),
+                &[&(index as i64 + 1), &env!("CARGO_PKG_VERSION")],
+            )
+            .await
+            .map_err(unavailable)?;
+        tracing::info!(schema, version = index + 1, "migrated the Postgres store");
+    }
+    transaction.commit().await.map_err(unavailable)
+}
+
+/// Follows the schema's commit channel on a connection of its own, and hands each key to
+/// `commits` (this process's own commits too); reconnects after a failure, and ends when
+/// the store is gone.
+async fn announce_commits(url: String, channel: String, commits: tokio::sync::broadcast::WeakSender<StoreKey>) {
+    use futures_util::StreamExt;
+    loop {
+        let Ok(config) = url.parse::<tokio_postgres::Config>() else { return };
+        match config.connect(NoTls).await {
+            Ok((client, mut connection)) => {
+                let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+                let statement = format!("LISTEN \"{channel}\"");
+                let listen = client.batch_execute(&statement);
+                let mut listen = std::pin::pin!(listen);
+                // The connection must be driven for the LISTEN to complete.
+                let listened = loop {
+                    tokio::select! {
+                        done = &mut listen => break done.is_ok(),
+                        message = messages.next() => if message.is_none() { break false },
+                    }
+                };
+                if listened {
+                    while let Some(message) = messages.next().await {
+                        let Some(sender) = commits.upgrade() else { return };
+                        match message {
+                            Ok(tokio_postgres::AsyncMessage::Notification(notice)) => {
+                                let _ = sender.send(StoreKey::from_stored(notice.payload().to_string()));
+                            }
+                            Ok(_) => {}
+                            Err(_) => break,
+                        }
+                    }
+                }
+            }
+            Err(error) => tracing::debug!(%error, "cannot follow the Postgres store's commits; retrying"),
+        }
+        if commits.upgrade().is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[async_trait]
+impl FlowStore for PostgresStore {
+    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(&self.sql.load).await.map_err(unavailable)?;
+        let row = client.query_opt(&statement, &[&key.as_str(), &(now_ms() as i64)]).await.map_err(unavailable)?;
+        match row {
+            Some(row) => {
+                let (version, text): (i64, String) = (row.get(0), row.get(1));
+                let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
+                Ok(Snapshot { version: version as u64, ..snapshot })
+            }
+            None => Ok(Snapshot::default()),
+        }
+    }
+
+    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
+        self.commit(key, expected_version, next, None, None).await
+    }
+
+    async fn commit_leased(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        lease: &FlowLease,
+    ) -> Result<u64, StoreError> {
+        // A lease of this store always has its token; one without is not this store's.
+        let fence = lease.fence().ok_or(StoreError::LeaseLost)?;
+        self.commit(key, expected_version, next, Some(fence), None).await
+    }
+
+    fn keeps_history(&self) -> bool {
+        true
+    }
+
+    async fn commit_with_history(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        lease: Option<&FlowLease>,
+        entry: &HistoryEntry,
+        retention: HistoryRetention,
+    ) -> Result<u64, StoreError> {
+        let fence = match lease {
+            Some(lease) => Some(lease.fence().ok_or(StoreError::LeaseLost)?),
+            None => None,
+        };
+        self.commit(key, expected_version, next, fence, Some((entry, retention))).await
+    }
+
+    async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(&self.sql.history).await.map_err(unavailable)?;
+        let rows = client.query(&statement, &[&key.as_str(), &(now_ms() as i64)]).await.map_err(unavailable)?;
+        let entries = rows.iter().map(|row| serde_json::from_str(row.get::<_, &str>(0))).collect::<Result<_, _>>();
+        entries.map(Some).map_err(unavailable)
+    }
+
+    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        self.take_lease(key).await
+    }
+
+    async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(unavailable)?;
+        transaction.execute(&self.sql.remove, &[&key.as_str()]).await.map_err(unavailable)?;
+        transaction.execute(&self.sql.remove_history, &[&key.as_str()]).await.map_err(unavailable)?;
+        transaction.commit().await.map_err(unavailable)
+    }
+
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(&self.sql.due).await.map_err(unavailable)?;
+        let rows = client.query(&statement, &[&(now_ms as i64), &(limit as i64)]).await.map_err(unavailable)?;
+        Ok(rows.iter().map(|row| StoreKey::from_stored(row.get::<_, String>(0))).collect())
+    }
+
+    async fn due_changed(&self, key: &StoreKey, due_at_ms: Option<u64>) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(&self.sql.due_changed).await.map_err(unavailable)?;
+        client.execute(&statement, &[&key.as_str(), &due_at_ms.map(|ms| ms as i64)]).await.map_err(unavailable)?;
+        Ok(())
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    /// Counted over the live records' keys at each scrape (every replica counts the same
+    /// records: aggregate with `max`, not `sum`).
+    async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
+        let client = self.client().await?;
+        let rows = client.query(&self.sql.live_keys, &[&(now_ms() as i64)]).await.map_err(unavailable)?;
+        let mut live = LiveRecords::default();
+        for row in &rows {
+            live.count(row.get::<_, &str>(0));
+        }
+        Ok(Some(live))
+    }
+
+    fn commits(&self) -> Option<tokio::sync::broadcast::Receiver<StoreKey>> {
+        Some(self.commits.subscribe())
+    }
+
+    /// A sliding-window log on the database's clock, one transaction under an advisory
+    /// lock on the window: at most `calls` in every window of `per_ms`, and the exact wait
+    /// when over.
+    async fn spend_window(
+        &self,
+        window: &str,
+        calls: u32,
+        per_ms: u64,
+    ) -> Result<Option<Result<String, u64>>, StoreError> {
+        let mut client = self.client().await?;
+        let sql = &self.sql;
+        let transaction = client.transaction().await.map_err(unavailable)?;
+        let per = per_ms.max(1) as i64;
+        transaction.execute(&sql.window_lock, &[&window]).await.map_err(unavailable)?;
+        transaction.execute(&sql.window_clear, &[&window, &per]).await.map_err(unavailable)?;
+        let count: i64 = transaction.query_one(&sql.window_count, &[&window]).await.map_err(unavailable)?.get(0);
+        let outcome = if count < i64::from(calls) {
+            let ticket = uuid::Uuid::new_v4().simple().to_string();
+            transaction.execute(&sql.window_spend, &[&window, &ticket]).await.map_err(unavailable)?;
+            Ok(ticket)
+        } else {
+            let wait: Option<i64> =
+                transaction.query_one(&sql.window_oldest, &[&window, &per]).await.map_err(unavailable)?.get(0);
+            Err(wait.unwrap_or(1).max(1) as u64)
+        };
+        transaction.commit().await.map_err(unavailable)?;
+        Ok(Some(outcome))
+    }
+
+    async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        client.execute(&self.sql.window_refund, &[&window, &ticket]).await.map_err(unavailable)?;
+        Ok(())
+    }
+}
+
+/// A held Postgres lease: renewed until dropped, then released if still this holder's.
+struct PostgresLease {
+    store: PostgresStore,
+    key: String,
+    token: String,
+    renewal: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for PostgresLease {
+    fn drop(&mut self) {
+        self.renewal.abort();
+        let (store, key, token) = (self.store.clone(), std::mem::take(&mut self.key), std::mem::take(&mut self.token));
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        runtime.spawn(async move {
+            let released = async {
+                let client = store.client().await?;
+                let statement = client.prepare_cached(&store.sql.release_lease).await.map_err(unavailable)?;
+                client.execute(&statement, &[&key, &token]).await.map_err(unavailable)
+            };
+            if let Err(error) = released.await {
+                tracing::debug!(%error, lease = %key, "a lease could not be released; it expires by itself");
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::conformance;
+
+    /// The Postgres the tests use (`TOOLGATE_TEST_POSTGRES_URL`); without it they are
+    /// skipped, saying so.
+    fn test_url() -> Option<String> {
+        let url = std::env::var("TOOLGATE_TEST_POSTGRES_URL").ok();
+        if url.is_none() {
+            eprintln!("skipped: set TOOLGATE_TEST_POSTGRES_URL to run the Postgres store's tests");
+        }
+        url
+    }
+
+    /// A store in a schema of its own, so that tests (and their runs) never share records.
+    async fn fresh_store(url: &str) -> PostgresStore {
+        let schema = format!("toolgate_test_{}", uuid::Uuid::new_v4().simple());
+        PostgresStore::connect_in_schema(url, &schema).await.expect("connect")
+    }
+
+    #[tokio::test]
+    async fn passes_the_store_conformance_suite() {
+        let Some(url) = test_url() else { return };
+        let store = fresh_store(&url).await;
+        conformance::check(&store).await;
+        conformance::check_live_counts(&store).await;
+    }
+
+    #[tokio::test]
+    async fn a_holder_that_lost_its_lease_cannot_commit() {
+        let Some(url) = test_url() else { return };
+        let store = fresh_store(&url).await.with_lease_ttl(Duration::from_millis(300));
+        let key = StoreKey::instance("invoice", "lost-lease");
+        let held = store.lease(&key).await.unwrap();
+        // Paused past its time: renewals stop, another holder takes the lease.
+        let expire = format!("DELETE FROM \"{}\".leases WHERE token = $1", store.sql.schema);
+        store.client().await.unwrap().execute(&expire, &[&held.fence().unwrap()]).await.unwrap();
+        let other = tokio::time::timeout(Duration::from_secs(2), store.lease(&key)).await.expect("taken over").unwrap();
+        let next = Snapshot::default().with_state("invoice", "paid");
+        assert_eq!(store.commit_leased(&key, 0, &next, &held).await, Err(StoreError::LeaseLost));
+        assert_eq!(store.commit_leased(&key, 0, &next, &other).await, Ok(1));
+    }
+
+    #[tokio::test]
+    async fn a_newer_schema_is_refused_naming_both_versions() {
+        let Some(url) = test_url() else { return };
+        let store = fresh_store(&url).await;
+        let schema = store.sql.schema.clone();
+        let client = store.client().await.unwrap();
+        client
+            .execute(
+                &format!("INSERT INTO \"{schema}\".migrations (version, toolgate) VALUES ($1, '9.9.9')"),
+                &[&(POSTGRES_SCHEMA_VERSION + 1)],
+            )
+            .await
+            .unwrap();
+        let refused = PostgresStore::connect_in_schema(&url, &schema).await.expect_err("a newer schema");
+        let message = refused.to_string();
+        assert!(message.contains(&format!("version {}", POSTGRES_SCHEMA_VERSION + 1)), "{message}");
+        assert!(message.contains("9.9.9") && message.contains(env!("CARGO_PKG_VERSION")), "{message}");
+    }
+
+    #[tokio::test]
+    async fn commits_are_announced_to_every_store_on_the_schema() {
+        let Some(url) = test_url() else { return };
+        let store = fresh_store(&url).await;
+        let schema = store.sql.schema.clone();
+        let replica = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+        let mut heard = replica.commits().unwrap();
+        let key = StoreKey::instance("invoice", "announced");
+        // The replica's LISTEN may not be in place yet: commit until it hears one.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let mut version = 0;
+        loop {
+            version =
+                store.compare_and_set(&key, version, &Snapshot::default().with_state("invoice", "x")).await.unwrap();
+            if let Ok(Ok(announced)) = tokio::time::timeout(Duration::from_millis(200), heard.recv()).await {
+                assert_eq!(announced, key);
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no commit was announced");
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Two replicas of one server sharing one real Postgres and no Redis
+//! (`TOOLGATE_TEST_POSTGRES_URL`; `.ci/run` starts one): what a replicated deployment
+//! needs of its store, on Postgres. (The tests of `replicas.rs` and `tasks.rs` that end in
+//! `_on_postgres` run there too: an invoice moving through both replicas, a handle
+//! continuing, a session hearing of the other replica's commit, a task read and cancelled
+//! through the other replica.)
+
+use std::collections::BTreeSet;
+
+use crate::common;
+use crate::common::TestClient;
+use crate::common::clients::Lifecycle;
+use crate::replicas::{fresh_invoice, inv, postgres_url, replica};
+use serde_json::{Value, json};
+
+/// 50 concurrent discharges of one invoice, split across two replicas: exactly one.
+#[tokio::test]
+async fn fifty_concurrent_transitions_on_one_invoice_give_exactly_one() {
+    let Some(postgres) = postgres_url() else { return };
+    let ((_a, url_a), (_b, url_b)) =
+        tokio::join!(replica("invoice", &postgres, &[]), replica("invoice", &postgres, &[]));
+    let id = fresh_invoice();
+    let setup = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
+    setup.ok("invoice_submit", inv(&id)).await;
+    setup.ok("invoice_approve", inv(&id)).await;
+    let calls = (0..50).map(|n| {
+        let (url, id) = (if n % 2 == 0 { url_a.clone() } else { url_b.clone() }, id.clone());
+        tokio::spawn(async move {
+            let client = TestClient::http_as(&url, Lifecycle::Sessionless, None).await;
+            client.call("invoice_discharge", inv(&id)).await
+        })
+    });
+    let mut discharged = 0;
+    for call in calls.collect::<Vec<_>>() {
+        let (content, is_error) = call.await.unwrap();
+        if is_error {
+            assert!(["FORBIDDEN", "FLOW_BUSY"].contains(&content["code"].as_str().unwrap()), "{content}");
+        } else {
+            discharged += 1;
+        }
+    }
+    assert_eq!(discharged, 1, "one discharge across both replicas");
+    let history = history_of(&postgres, &format!("invoice:{id}")).await;
+    assert_eq!(history.iter().filter(|entry| entry.contains("DISCHARGE")).count(), 1, "{history:?}");
+}
+
+/// Payments created concurrently through two replicas: every minted id is drawn once.
+#[tokio::test]
+async fn a_minted_key_is_never_drawn_twice() {
+    let Some(postgres) = postgres_url() else { return };
+    let outbox = std::env::temp_dir().join(format!("toolgate-pg-mint-{}.jsonl", std::process::id()));
+    let args = ["--token", "clerk=postgres-replicas-clerk-token-01", "--otp-outbox", outbox.to_str().unwrap()];
+    let ((_a, url_a), (_b, url_b)) =
+        tokio::join!(replica("payments", &postgres, &args), replica("payments", &postgres, &args));
+    let calls = (0..40).map(|n| {
+        let url = if n % 2 == 0 { url_a.clone() } else { url_b.clone() };
+        tokio::spawn(async move {
+            let client =
+                TestClient::http_as(&url, Lifecycle::Sessionless, Some("postgres-replicas-clerk-token-01")).await;
+            let amount = json!({ "amount": "1.00", "currency": "USD" });
+            let created = client
+                .ok(
+                    "payment_create",
+                    json!({ "domain": "payment", "description": format!("order {n}"), "amount": amount }),
+                )
+                .await;
+            created["payment_id"].as_str().unwrap().to_string()
+        })
+    });
+    let mut ids = Vec::new();
+    for call in calls.collect::<Vec<_>>() {
+        ids.push(call.await.unwrap());
+    }
+    let distinct: BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(distinct.len(), 40, "{ids:?}");
+    let _ = std::fs::remove_file(&outbox);
+}
+
+/// Two replicas sweep one Postgres: a quote made on one expires once — one audit record
+/// across both, one history entry by the timer.
+#[tokio::test]
+async fn a_timer_fires_once_across_replicas() {
+    let Some(postgres) = postgres_url() else { return };
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let dir = std::env::temp_dir().join(format!("toolgate-pg-timer-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    const TOKEN: &str = "postgres-timed-traveller-token-01";
+    let extra = |audit: &std::path::Path| -> Vec<String> {
+        ["--after", "quoted=1s", "--token", &format!("timed={TOKEN}"), "--audit-log", audit.to_str().unwrap()]
+            .map(String::from)
+            .to_vec()
+    };
+    let (args_a, args_b) = (extra(&audit_a), extra(&audit_b));
+    let args_a: Vec<&str> = args_a.iter().map(String::as_str).collect();
+    let args_b: Vec<&str> = args_b.iter().map(String::as_str).collect();
+    let ((_a, url_a), (_b, _url_b)) =
+        tokio::join!(replica("travel", &postgres, &args_a), replica("travel", &postgres, &args_b));
+    let client = TestClient::http_as(&url_a, Lifecycle::Session, Some(TOKEN)).await;
+    client.ok("switch_domain", json!({ "domain": "bus", "reason": "a bus" })).await;
+    let search = json!({
+        "domain": "bus", "origin": "Madrid", "destination": "Valencia",
+        "departure": "2026-12-04T08:00:00+01:00", "passengers": 2,
+    });
+    let quote = client.ok("bus_search", search).await["quote_id"].as_str().unwrap().to_string();
+    let ours =
+        |lines: Vec<Value>| -> Vec<Value> { lines.into_iter().filter(|l| l["instance"] == quote.as_str()).collect() };
+    for _ in 0..50 {
+        if !ours(common::timer_lines(&audit_a)).is_empty() || !ours(common::timer_lines(&audit_b)).is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // A few more sweeps of both replicas: still one.
+    tokio::time::sleep(std::time::Duration::from_millis(1_000)).await;
+    let fired = [ours(common::timer_lines(&audit_a)), ours(common::timer_lines(&audit_b))].concat();
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    let history = history_of(&postgres, &format!(":bus:{quote}")).await;
+    let timed: Vec<&String> = history.iter().filter(|entry| entry.contains(r#""principal":"timer""#)).collect();
+    assert_eq!(timed.len(), 1, "{history:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The history entries of the record whose key ends with `key_end`, read from Postgres
+/// itself (the `toolgate` schema the command line uses), oldest first.
+async fn history_of(postgres: &str, key_end: &str) -> Vec<String> {
+    let (client, connection) = tokio_postgres::connect(postgres, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let rows = client
+        .query("SELECT entry FROM toolgate.history WHERE key LIKE '%' || $1 ORDER BY seq", &[&key_end])
+        .await
+        .unwrap();
+    rows.iter().map(|row| row.get(0)).collect()
+}
