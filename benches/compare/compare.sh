@@ -12,7 +12,8 @@
 #
 # Run from the project's root:  benches/compare/compare.sh        (needs wrk: apt-get install wrk)
 # Env: DUR=8 (seconds per run), ROUNDS=3, MODES="stateful sessionless", CONNS="32 1",
-#      SCENARIOS="view transition", TG_STORE=sqlite (a fresh SQLite file per server run) or memory,
+#      SCENARIOS="view transition", TG_STORE=sqlite (a fresh SQLite file per server run), memory, or
+#      postgres (TG_POSTGRES_URL=postgres://USER@HOST:PORT/DB; toolgate's schema dropped before each run),
 #      TG=<path to a built invoice example> (default: builds `cargo build --release --example invoice`),
 #      PERF_WORK=<build and scratch directory> (default: $TMPDIR/toolgate-perf).
 # Prints one line per run and a summary: median calls/s, the ratios, median p50 latency, max RSS.
@@ -23,7 +24,10 @@ SCENARIOS=${SCENARIOS:-"view transition"}; TG_STORE=${TG_STORE:-sqlite}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
 for s in $SCENARIOS; do case $s in view|transition) ;; *) echo "unknown scenario $s (view, transition)"; exit 1;; esac; done
 for m in $MODES; do case $m in stateful|sessionless) ;; *) echo "unknown mode $m (stateful, sessionless)"; exit 1;; esac; done
-case $TG_STORE in sqlite|memory) ;; *) echo "TG_STORE is sqlite or memory, not $TG_STORE"; exit 1;; esac
+case $TG_STORE in sqlite|memory) ;;
+  postgres) [ -n "${TG_POSTGRES_URL:-}" ] || { echo "TG_STORE=postgres needs TG_POSTGRES_URL"; exit 1; }
+            PSQL=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql | tail -1) ;;
+  *) echo "TG_STORE is sqlite, memory or postgres, not $TG_STORE"; exit 1;; esac
 WORK=${PERF_WORK:-${TMPDIR:-/tmp}/toolgate-perf}; mkdir -p "$WORK/compare"
 if [ -z "${TG:-}" ]; then
   cargo build --quiet --release --example invoice
@@ -53,6 +57,9 @@ one() { # server mode scenario round
       local store=memory
       # A fresh store per run: transitions on fresh ids must not pile up across runs (nor touch ./invoice.db).
       if [ "$TG_STORE" = sqlite ]; then RUN=$(mktemp -d "$WORK/compare/tg.XXXXXX"); store="sqlite:$RUN/invoice.db"; fi
+      if [ "$TG_STORE" = postgres ]; then
+        "$PSQL" -q "$TG_POSTGRES_URL" -c "DROP SCHEMA IF EXISTS toolgate CASCADE" >/dev/null 2>&1; store="$TG_POSTGRES_URL"
+      fi
       if [ "$mode" = sessionless ]; then "$TG" --http "127.0.0.1:$p" --stateless --store "$store" >"$log" 2>&1 &
       else "$TG" --http "127.0.0.1:$p" --store "$store" >"$log" 2>&1 & fi ;;
     rmcp)
