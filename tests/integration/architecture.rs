@@ -4,16 +4,23 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+/// Every file under `root`, in any folder.
+fn files_under(root: &Path) -> Vec<std::path::PathBuf> {
+    let (mut files, mut folders) = (Vec::new(), vec![root.to_path_buf()]);
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() { folders.push(path) } else { files.push(path) }
+        }
+    }
+    files
+}
+
 /// `module → modules it imports` (`crate::x` paths) for every top-level runtime module.
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src");
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut files = vec![root.clone()];
-    while let Some(path) = files.pop() {
-        if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            continue;
-        }
+    for path in files_under(&root) {
         let relative = path.strip_prefix(&root).unwrap();
         let module =
             relative.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
@@ -136,12 +143,7 @@ fn files_in_a_folder_import_each_other_without_cycles() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src");
     // folder → part → the parts it names.
     let mut folders: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-    let mut files = vec![root.clone()];
-    while let Some(path) = files.pop() {
-        if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            continue;
-        }
+    for path in files_under(&root) {
         let module = module_of(path.strip_prefix(&root).unwrap());
         let text = std::fs::read_to_string(&path).unwrap();
         let named = named_modules(&text, &module);
@@ -186,12 +188,7 @@ fn files_in_a_folder_import_each_other_without_cycles() {
 fn no_server_file_is_over_600_lines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src/server");
     let mut long = Vec::new();
-    let mut files = vec![root.clone()];
-    while let Some(path) = files.pop() {
-        if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            continue;
-        }
+    for path in files_under(&root) {
         let text = std::fs::read_to_string(&path).unwrap();
         let lines = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default().lines().count();
         if lines > 600 {
@@ -224,12 +221,7 @@ fn the_guide_lists_every_error_code() {
 fn one_writer_of_json_rpc_errors() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src");
     let mut writers = BTreeSet::new();
-    let mut files = vec![root.clone()];
-    while let Some(path) = files.pop() {
-        if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            continue;
-        }
+    for path in files_under(&root) {
         let text = std::fs::read_to_string(&path).unwrap();
         let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
         let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
