@@ -85,7 +85,7 @@ pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::{
     ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, DomainPolicy, Exposition, Failure, FieldError, FromCtx,
     Guard, Instance, InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server, ServerBuilder, State,
-    ToolError,
+    ToolError, Transaction,
 };
 // Named by the diagnostics of generated code: exported here (hidden) so that rustc names
 // them by their own names, not by a path through `__private`.
@@ -146,7 +146,7 @@ pub mod prelude {
     pub use crate::server::ServeError;
     pub use crate::{
         Ctx, DomainPolicy, Exposition, Failure, FieldError, Instance, InstanceMut, LogLevel, Machine, Principal,
-        Progress, Server, State, ToolError, action, machine,
+        Progress, Server, State, ToolError, Transaction, action, machine,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

@@ -36,7 +36,7 @@ mod wait;
 
 pub use action::{
     ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, FromCtx, Instance, InstanceContext, InstanceMut,
-    LogLevel, Progress, SourceLocation, State,
+    LogLevel, Progress, SourceLocation, State, Transaction, TransactionFuture,
 };
 #[cfg(feature = "jwt")]
 pub use auth::JwtAuthenticator;

@@ -23,6 +23,7 @@ mod invoice;
 mod json_schema;
 mod other_sessions;
 mod output_schemas;
+mod own_tables;
 mod owned_path;
 mod payments;
 mod postgres_replicas;

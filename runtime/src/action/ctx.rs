@@ -33,6 +33,9 @@ pub struct Ctx {
     /// The note the handler attaches to the transition it fires ([`Ctx::note`]), which the
     /// call's commit takes.
     pub(crate) note: CallNote,
+    /// The call's database transaction, for a handler that takes a
+    /// [`Transaction`](super::Transaction).
+    pub(crate) transaction: super::TransactionSlot,
 }
 
 impl Ctx {

@@ -14,7 +14,7 @@ use crate::error::ToolError;
 /// `FromCtx` parameters in any order. A type of your own can implement it to reach
 /// something every call can compute from its [`Ctx`].
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a parameter an `#[action]` handler can be given: after the input, parameters are `Ctx`, `State<T>`, `Principal`, `Option<Principal>`, `Instance<T>` or `InstanceMut<T>`",
+    message = "`{Self}` is not a parameter an `#[action]` handler can be given: after the input, parameters are `Ctx`, `State<T>`, `Principal`, `Option<Principal>`, `Instance<T>`, `InstanceMut<T>` or `Transaction`",
     label = "not `Ctx`, `State<…>`, `Principal` or `Instance<…>`",
     note = "a handler has at most one input, its first parameter (a struct deriving `Deserialize` and `JsonSchema`); then `State<T>`, `Ctx`, `Principal` and instance-context parameters, in any order"
 )]

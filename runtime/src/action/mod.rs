@@ -14,6 +14,7 @@ mod history;
 mod instance;
 mod probe;
 mod state;
+mod transaction;
 
 pub use client::LogLevel;
 pub(crate) use client::{CallClient, FirstWait, LogThreshold, RequestSide};
@@ -36,6 +37,8 @@ pub use probe::{
 };
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};
+pub(crate) use transaction::TransactionSlot;
+pub use transaction::{Transaction, TransactionFuture};
 
 /// Where a macro-generated item came from, for start-up diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

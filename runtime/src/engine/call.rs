@@ -14,7 +14,7 @@ use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
 use super::reply::Reply;
 use super::tasks::TaskStart;
 use super::{Engine, Limits};
-use crate::action::{CallClient, CallNote, ContextSlot, Ctx, Output};
+use crate::action::{CallClient, CallNote, ContextSlot, Ctx, Output, TransactionSlot};
 use crate::auth::Principal;
 use crate::domain::field;
 use crate::engine::run_handler;
@@ -36,17 +36,16 @@ pub(crate) struct CallSource<'a> {
     pub(crate) trace: Option<TraceParent>,
 }
 
-/// A successful call before its reply is built.
+/// A successful call, its result as the reply carries it.
 struct Done {
     content: Value,
     blocks: Option<Vec<rmcp::model::ContentBlock>>,
-    /// The domain the result echoes.
-    domain: Option<String>,
     listing_changed: bool,
-    /// The handle the result returns, when a handle names the call's flow.
-    handle: Option<String>,
     /// The keyed instance whose state a transition moved.
     moved: Option<StoreKey>,
+    /// The idempotency record was written with the call's commit (in its handler's
+    /// transaction), not after it.
+    remembered: bool,
 }
 
 impl Engine {
@@ -147,12 +146,8 @@ impl Engine {
             Err(refused) => (Err(refused), None),
         };
         match outcome {
-            Ok(Done { mut content, blocks, domain, listing_changed, handle, moved }) => {
-                field::echo(&mut content, domain.as_deref());
-                if let (Some(handle), Value::Object(fields)) = (handle, &mut content) {
-                    fields.insert(self.flows.argument().into(), handle.into());
-                }
-                if let Some(idempotency) = idempotency {
+            Ok(Done { content, blocks, listing_changed, moved, remembered }) => {
+                if let (Some(idempotency), false) = (idempotency, remembered) {
                     let kept_blocks = blocks.as_ref().and_then(|blocks| serde_json::to_value(blocks).ok());
                     idempotency.remember(self.store.as_ref(), &content, kept_blocks).await;
                 }
@@ -197,6 +192,11 @@ impl Engine {
             ),
             _ => ContextSlot::default(),
         };
+        // A handler that takes a `Transaction` opens it with its first statement.
+        let transaction = match tool.takes_transaction {
+            true => TransactionSlot::new(self.store.clone(), self.tables.clone()),
+            false => TransactionSlot::default(),
+        };
         let output = match tool.kind {
             ToolKind::Action(registration) => {
                 let ctx = Ctx {
@@ -211,6 +211,7 @@ impl Engine {
                     engine: self.this.clone() as std::sync::Weak<dyn crate::action::CallEngine>,
                     note: note.clone(),
                     context: context.clone(),
+                    transaction: transaction.clone(),
                 };
                 let arguments = std::mem::take(&mut admitted.arguments);
                 match run_handler(limits, registration, arguments, ctx)
@@ -219,8 +220,10 @@ impl Engine {
                 {
                     Ok(output) => Some(output),
                     Err(error) => {
-                        // Nothing commits; a task's instance is free again (boxed: rare,
-                        // and every call's future would carry it).
+                        // Nothing commits — what the handler wrote is rolled back as its
+                        // transaction drops — and a task's instance is free again (boxed:
+                        // rare, and every call's future would carry it).
+                        drop(transaction.take().await);
                         Box::pin(admitted.release()).await;
                         return Err(error);
                     }
@@ -230,6 +233,7 @@ impl Engine {
         };
         admitted.note = note.take();
         admitted.context = context.take_set();
+        admitted.transaction = transaction.take().await;
         let from = admitted.from.clone();
         let flow_id = admitted.flow.as_ref().map(|f| f.key.clone());
         let handle_id = admitted.flow.as_ref().and_then(|f| f.handle_id.clone());
@@ -238,9 +242,36 @@ impl Engine {
         let switch = admitted.switch.as_ref().map(|s| s.domain.clone());
         // A call that writes nothing (a read) commits synchronously: the commit's future,
         // which holds the store's, is built (boxed) only for a call that writes.
-        let Committed { flow_before, flow_after, to, transition } =
+        let idempotency = admitted.idempotency.clone();
+        let Committed { flow_before, flow_after, to, transition, pending } =
             if admitted.writes() { Box::pin(admitted.commit()).await? } else { admitted.unchanged() };
         let flow_now = flow_after.as_ref().unwrap_or(&flow_before);
+        let state = to.clone().or_else(|| from.clone());
+        let previous_domain = flow_before.active_domain.as_deref();
+        let (mut content, blocks) = self.result(
+            tool,
+            output,
+            state.as_deref(),
+            flow_now,
+            session,
+            principal,
+            switch.as_deref(),
+            previous_domain,
+        );
+        if let (Some(handle), Value::Object(fields)) =
+            (handle_id.zip(flow_now.expires_at_ms.filter(|_| flow_now.version > 0)), &mut content)
+        {
+            let handle = self.flows.handle(&handle.0, handle.1, principal);
+            fields.insert(self.flows.argument().into(), handle.into());
+        }
+        // Written in the handler's transaction: the idempotency record with the rest, and
+        // then the whole committed, before anything is said of the call.
+        let remembered = pending.is_some();
+        if let Some(pending) = pending {
+            let kept_blocks = blocks.as_ref().and_then(|blocks| serde_json::to_value(blocks).ok());
+            let record = idempotency.map(|i| i.record_write(&content, kept_blocks));
+            Box::pin(pending.finish(record)).await?;
+        }
         let span = tracing::Span::current();
         if !span.is_disabled() {
             match (&focused, &flow_id) {
@@ -273,12 +304,8 @@ impl Engine {
         }
         // A transition on a keyed instance moved it for every session listing from it.
         let moved_instance = instance_key.filter(|_| to.is_some());
-        let handle = handle_id
-            .zip(flow_now.expires_at_ms.filter(|_| flow_now.version > 0))
-            .map(|(id, expires)| self.flows.handle(&id, expires, principal));
 
         // Where the session's focus moves, and whether what it lists changed.
-        let state = to.or(from);
         let moved =
             focused.zip(state.clone()).map(|((machine, instance), state)| (machine, FocusEntry { instance, state }));
         let focus_moved = match (session, moved) {
@@ -296,10 +323,27 @@ impl Engine {
             _ => false,
         };
 
-        let (content, blocks, domain) = match output {
+        Ok(Done { content, blocks, listing_changed, moved: moved_instance, remembered })
+    }
+
+    /// A successful call's result: the handler's output with the instance's `state` and
+    /// what can be called next, or what `switch_domain` switched to; echoing its domain.
+    #[allow(clippy::too_many_arguments)]
+    fn result(
+        &self,
+        tool: &ToolEntry,
+        output: Option<Output>,
+        state: Option<&str>,
+        flow_now: &Snapshot,
+        session: Option<(&SessionFocus, Ticket)>,
+        principal: Option<&Principal>,
+        switch: Option<&str>,
+        previous_domain: Option<&str>,
+    ) -> (Value, Option<Vec<rmcp::model::ContentBlock>>) {
+        let (mut content, blocks, domain) = match output {
             Some(Output { structured: mut content, blocks }) => {
-                if let (Some(state), Value::Object(fields)) = (&state, &mut content) {
-                    fields.insert(STATE_FIELD.into(), state.as_str().into());
+                if let (Some(state), Value::Object(fields)) = (state, &mut content) {
+                    fields.insert(STATE_FIELD.into(), state.into());
                     if let Some(machine) = tool.machine.as_deref() {
                         self.name_next(fields, machine, state, flow_now, principal);
                     }
@@ -313,11 +357,12 @@ impl Engine {
                 let callable = Gate::new(&self.registry, &gate::view(flow_now, focus_states(&focus)))
                     .seen_by(principal)
                     .callable_names();
-                let previous = flow_before.active_domain.clone();
-                (json!({ "domain": switch, "previous_domain": previous, "next": callable }), None, switch)
+                let switched = json!({ "domain": switch, "previous_domain": previous_domain, "next": callable });
+                (switched, None, switch.map(str::to_string))
             }
         };
-        Ok(Done { content, blocks, domain, listing_changed, handle, moved: moved_instance })
+        field::echo(&mut content, domain.as_deref());
+        (content, blocks)
     }
 
     /// Names in a result's `fields` what can be called after it: `next`, the tools

@@ -14,6 +14,7 @@ mod call;
 mod focus;
 mod reply;
 mod run;
+mod tables;
 mod tasks;
 mod timers;
 
@@ -25,6 +26,7 @@ pub(crate) use call::CallSource;
 pub(crate) use focus::{SessionFocus, focus_states};
 pub(crate) use reply::Reply;
 use run::run_handler;
+pub(crate) use tables::Tables;
 pub use tasks::{DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL, DEFAULT_TASKS_PER_SERVER};
 pub(crate) use tasks::{RunningTasks, Started, TaskCall, TaskError, TaskLimits};
 pub(crate) use timers::spawn_sweeper;
@@ -57,6 +59,8 @@ pub(crate) struct Engine {
     pub(crate) timers: tokio::sync::broadcast::Sender<TimerCommit>,
     /// The tasks this process runs, and how to cancel each.
     pub(crate) running: RunningTasks,
+    /// The tables of yours the server creates before the first call writes them.
+    pub(crate) tables: Option<Arc<Tables>>,
 }
 
 /// How long calls wait, and may run.

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use crate::auth::Principal;
 use crate::confirm::{CHALLENGE_ARGUMENT, OTP_ARGUMENT, Transaction};
 use crate::error::ToolError;
-use crate::store::{FlowStore, Snapshot, StoreError, StoreKey, now_ms};
+use crate::store::{FlowStore, RecordWrite, Snapshot, StoreError, StoreKey, now_ms};
 
 /// How long an idempotency record is kept.
 pub(crate) const RECORD_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -92,14 +92,26 @@ impl Idempotency {
         Ok(Some(Recalled { content: record.content, blocks: record.blocks }))
     }
 
-    /// Keeps a successful call's result (and its content blocks, JSON) for its retries.
-    pub(crate) async fn remember(&self, store: &dyn FlowStore, content: &Value, blocks: Option<Value>) {
+    /// What the store keeps of a successful call's result (and its content blocks, JSON).
+    fn snapshot(&self, content: &Value, blocks: Option<Value>) -> Snapshot {
         let record = Record { digest: self.digest.clone(), content: content.clone(), blocks };
-        let snapshot = Snapshot {
+        Snapshot {
             expires_at_ms: Some(now_ms() + RECORD_TTL.as_millis() as u64),
             record: Some(serde_json::to_value(record).expect("a record serializes")),
             ..Snapshot::default().next()
-        };
+        }
+    }
+
+    /// The record of a successful call's result as a write of the call's own commit (its
+    /// handler's transaction): written unless a first call's record stands.
+    pub(crate) fn record_write(&self, content: &Value, blocks: Option<Value>) -> RecordWrite {
+        let next = self.snapshot(content, blocks);
+        RecordWrite { key: self.key.clone(), expected: 0, next, fence: None, entry: None, if_absent: true }
+    }
+
+    /// Keeps a successful call's result (and its content blocks, JSON) for its retries.
+    pub(crate) async fn remember(&self, store: &dyn FlowStore, content: &Value, blocks: Option<Value>) {
+        let snapshot = self.snapshot(content, blocks);
         match store.compare_and_set(&self.key, 0, &snapshot).await {
             Ok(_) => {}
             // A concurrent first call with the same key recorded first; its result stands.

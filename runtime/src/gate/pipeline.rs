@@ -33,7 +33,7 @@
 use serde_json::{Map, Value};
 
 use super::idempotency::Recalled;
-use super::{Gate, Idempotency, Limiter, Records, Spent, view};
+use super::{Gate, Idempotency, Limiter, PendingCommit, Records, Spent, view};
 use crate::action::RatePer;
 use crate::auth::Principal;
 use crate::confirm::{self, Confirmations, Presented, Transaction};
@@ -43,7 +43,7 @@ use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
 use crate::fsm::{GuardRefusal, Machine, Mint, Verdict};
 use crate::registry::{InstanceHistory, Registry, ToolEntry, ToolKind};
-use crate::store::{FlowLease, HistoryEntry, Snapshot, StoreKey, Transition, now_ms};
+use crate::store::{FlowLease, HistoryEntry, Snapshot, StoreKey, StoreTransaction, Transition, now_ms};
 
 /// Who is calling: the principal, when the request authenticated, and where from. A rate
 /// limit counted `per client` counts the principal when there is one, else the peer. Its
@@ -603,6 +603,7 @@ impl<'a> Candidate<'a> {
             context: None,
             guarded_branch,
             task: None,
+            transaction: None,
             _leases: leases,
             _spent: spent,
         }
@@ -657,6 +658,9 @@ pub(crate) struct Admitted<'a> {
     /// The MCP task the call runs as, once it holds its instance: the id names the
     /// transition in the instance's history.
     task: Option<String>,
+    /// The transaction the handler opened ([`Transaction`](crate::Transaction)), set once
+    /// it returned: the commit writes the call's records in it.
+    pub(crate) transaction: Option<Box<dyn StoreTransaction>>,
     _leases: Leases,
     /// The allowance the call spent: it counts whatever the handler does.
     _spent: Option<Spent<'a>>,
@@ -672,12 +676,19 @@ pub(crate) struct Committed {
     pub(crate) to: Option<String>,
     /// The transition it committed, as the instance's history (and the audit sinks) keep it.
     pub(crate) transition: Option<HistoryEntry>,
+    /// For a call whose handler opened a transaction: the commit, written in it and not
+    /// yet committed (the caller adds the idempotency record and finishes it).
+    pub(crate) pending: Option<PendingCommit>,
 }
 
 impl Admitted<'_> {
     /// Whether the call's success writes anything: a transition, or its flow.
     pub(crate) fn writes(&self) -> bool {
-        self.target().is_some() || self.writes_flow() || self.writes_context() || self.held_instance().is_some()
+        self.target().is_some()
+            || self.writes_flow()
+            || self.writes_context()
+            || self.held_instance().is_some()
+            || self.transaction.is_some()
     }
 
     /// Whether the commit writes the instance's context: the handler set one, on an
@@ -694,7 +705,7 @@ impl Admitted<'_> {
     /// What a successful call that writes nothing "commits": nothing; its leases (it has
     /// none) and allowance are released.
     pub(crate) fn unchanged(self) -> Committed {
-        Committed { flow_before: self.flow_before, flow_after: None, to: None, transition: None }
+        Committed { flow_before: self.flow_before, flow_after: None, to: None, transition: None, pending: None }
     }
 
     /// Marks the instance as held by the task `id` that runs the call (which holds its
@@ -797,7 +808,10 @@ impl Admitted<'_> {
     /// selects or switches to, its flow's refreshed expiry — then releases the leases. The
     /// flow is committed first, then the instance: should the second commit fail, the
     /// first (a domain selection, an expiry) is harmless on its own.
-    pub(crate) async fn commit(self) -> Result<Committed, ToolError> {
+    pub(crate) async fn commit(mut self) -> Result<Committed, ToolError> {
+        // With the handler's transaction, every write goes into it, committed at once.
+        let transaction = self.transaction.take();
+        let mut collected = transaction.as_ref().map(|_| Vec::new());
         let machine = self.tool.machine.as_deref();
         let to = self.target();
         let flow_transition = to.as_ref().filter(|_| self.instance.is_none());
@@ -813,7 +827,8 @@ impl Admitted<'_> {
                 if let Some(domain) = self.selects.clone().or_else(|| switches.map(str::to_string)) {
                     next.active_domain = Some(domain);
                 }
-                Some(self.records.commit(&flow.key, &self.flow_before, next, self._leases.flow.as_ref()).await?)
+                let lease = self._leases.flow.as_ref();
+                Some(self.records.write(&flow.key, &self.flow_before, next, lease, None, collected.as_mut()).await?)
             }
             _ => None,
         };
@@ -860,7 +875,8 @@ impl Admitted<'_> {
                 instance.machine.entered(&mut next, to, at);
             }
             let lease = self._leases.instance.as_ref();
-            self.records.commit_transition(&instance.key, before, &next, lease, entry, self.history.retention).await?;
+            let entry = Some((entry, self.history.retention));
+            self.records.write(&instance.key, before, next, lease, entry, collected.as_mut()).await?;
         }
         if let (true, Some(instance), Some(before), Some(to)) =
             (self.tool.creates, &self.instance, &self.instance_before, &to)
@@ -870,14 +886,20 @@ impl Admitted<'_> {
             let mut next = with_context(before.with_state(instance.machine.id(), to));
             let at = next.updated_at_ms;
             instance.machine.entered(&mut next, to, at);
-            self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
+            let lease = self._leases.instance.as_ref();
+            self.records.write(&instance.key, before, next, lease, None, collected.as_mut()).await?;
         }
         let held = self.held_instance().is_some();
+        // A call whose handler wrote tables of yours commits the instance it read even when
+        // it changes nothing of it: the version it read is checked (a call that lost a race
+        // to a transition writes nothing), so the rows follow the state they were written for.
+        let fenced = collected.is_some();
         if let (None, Some(instance), Some(before), true) =
-            (&to, &self.instance, &self.instance_before, context.is_some() || held)
+            (&to, &self.instance, &self.instance_before, context.is_some() || held || fenced)
         {
             let next = with_context(before.next());
-            self.records.commit(&instance.key, before, next, self._leases.instance.as_ref()).await?;
+            let lease = self._leases.instance.as_ref();
+            self.records.write(&instance.key, before, next, lease, None, collected.as_mut()).await?;
         }
         if let Some((to, machine)) = to.as_ref().zip(machine) {
             let on = self
@@ -898,7 +920,11 @@ impl Admitted<'_> {
             let flow = self.flow.as_ref().map(|f| f.key.to_string());
             tracing::info!(flow, from = ?self.flow_before.active_domain, to = %switch.domain, reason = %switch.reason, "domain switched");
         }
-        Ok(Committed { flow_before: self.flow_before, flow_after, to, transition: entry })
+        let pending = transaction.zip(collected).map(|(transaction, writes)| {
+            let leases = [self._leases.flow.take(), self._leases.instance.take()].into_iter().flatten().collect();
+            PendingCommit { transaction, writes, leases }
+        });
+        Ok(Committed { flow_before: self.flow_before, flow_after, to, transition: entry, pending })
     }
 }
 

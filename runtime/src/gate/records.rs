@@ -7,7 +7,10 @@ use std::time::Duration;
 use crate::error::ToolError;
 use crate::flow::{FlowRef, Flows};
 use crate::fsm::Machine;
-use crate::store::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, now_ms};
+use crate::store::{
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, RecordWrite, Snapshot, StoreError, StoreKey,
+    StoreTransaction, now_ms,
+};
 
 /// The store as one call sees it.
 #[derive(Clone, Copy)]
@@ -61,6 +64,45 @@ impl Records<'_> {
             ));
         }
         Ok(snapshot)
+    }
+
+    /// Writes `next` over `before` (with its history `entry`, for a transition): committed
+    /// now ([`Records::commit`], [`Records::commit_transition`]), or, for a call whose
+    /// handler opened a transaction, added to `collected` for that transaction's commit.
+    /// Returns what is (or will be) committed; a collected write's version is the one it
+    /// will have at least.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn write(
+        &self,
+        key: &StoreKey,
+        before: &Snapshot,
+        mut next: Snapshot,
+        lease: Option<&FlowLease>,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
+        collected: Option<&mut Vec<RecordWrite>>,
+    ) -> Result<Snapshot, ToolError> {
+        let Some(collected) = collected else {
+            return match entry {
+                Some((entry, retention)) => {
+                    next.version = self.commit_transition(key, before, &next, lease, entry, retention).await?;
+                    Ok(next)
+                }
+                None => self.commit(key, before, next, lease).await,
+            };
+        };
+        if key.is_handle_flow() {
+            next.expires_at_ms = Some(self.flows.expiry_from(next.updated_at_ms));
+        }
+        collected.push(RecordWrite {
+            key: key.clone(),
+            expected: before.version,
+            next: next.clone(),
+            fence: lease.and_then(FlowLease::fence).map(str::to_string),
+            entry: entry.map(|(entry, retention)| (entry.clone(), retention)),
+            if_absent: false,
+        });
+        next.version = before.version + 1;
+        Ok(next)
     }
 
     /// Commits `next` over `before`, under `lease` when the call holds the key's lease (a
@@ -162,11 +204,41 @@ impl Records<'_> {
     }
 }
 
-fn store_failure(error: StoreError) -> ToolError {
+/// A call's commit that waits for its handler's transaction: the records it writes, written
+/// in that transaction and committed with it ([`PendingCommit::finish`]). Dropped
+/// unfinished, nothing of it — or of what the handler wrote — is kept.
+pub(crate) struct PendingCommit {
+    pub(crate) transaction: Box<dyn StoreTransaction>,
+    pub(crate) writes: Vec<RecordWrite>,
+    /// The leases of the records written, held until the commit is made: a shared store
+    /// checks their fencing tokens in it.
+    pub(crate) leases: Vec<FlowLease>,
+}
+
+impl PendingCommit {
+    /// Writes the call's records, and `also` (its idempotency record), in the handler's
+    /// transaction, and commits it.
+    pub(crate) async fn finish(self, also: Option<RecordWrite>) -> Result<(), ToolError> {
+        let Self { transaction, mut writes, leases } = self;
+        writes.extend(also);
+        let started = telemetry::store_clock();
+        let committed = transaction.commit(writes).await;
+        drop(leases);
+        telemetry::record_store("commit", started);
+        committed.map(drop).map_err(store_failure)
+    }
+}
+
+/// What a store's failure tells the model: retryable when nothing was written, unknown when
+/// a commit went unanswered, and what the database said of a handler's own SQL only in
+/// the log.
+pub(crate) fn store_failure(error: StoreError) -> ToolError {
     match error {
         StoreError::Unavailable(_) => ToolError::store_unavailable(error, 1000),
         StoreError::LeaseLost => ToolError::store_unavailable(error, 0),
         StoreError::OutcomeUnknown(_) => ToolError::commit_outcome_unknown(error),
+        // What the database said of the handler's own SQL is for the log, not the model.
+        StoreError::Statement(_) => ToolError::internal(error),
         // Under the lease a conflict means the lease was lost (e.g. it expired on a
         // shared backend while the handler ran): nothing was committed.
         StoreError::Conflict { .. } => {

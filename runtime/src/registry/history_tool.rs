@@ -134,6 +134,7 @@ impl ToolEntry {
             instance: source.instance.clone(),
             creates: false,
             writes_context: false,
+            takes_transaction: false,
             needs_flow,
             arguments: Some(arguments),
             unlocked_by: HashMap::new(),

@@ -41,6 +41,9 @@ pub(crate) struct ToolEntry {
     /// A parameter may change the instance's context (`InstanceMut<T>`): the call holds
     /// its instance's lease and commits it, with or without a transition.
     pub(crate) writes_context: bool,
+    /// A parameter is the call's [`Transaction`](crate::Transaction): what the handler
+    /// writes in tables of yours is committed with the call's records.
+    pub(crate) takes_transaction: bool,
     /// Whether the call runs in a flow (a conversation machine, or the active domain):
     /// its schemas then carry the optional handle argument.
     pub(crate) needs_flow: bool,
@@ -238,6 +241,7 @@ impl ToolEntry {
             instance: None,
             creates: false,
             writes_context: false,
+            takes_transaction: false,
             needs_flow: true,
             arguments: None,
             unlocked_by: HashMap::new(),
@@ -384,6 +388,10 @@ impl ToolEntry {
             instance,
             creates: registration.creates,
             writes_context: registration.contexts.iter().flatten().any(|c| c.writes),
+            takes_transaction: registration
+                .parameters
+                .iter()
+                .any(|ty| ty() == std::any::TypeId::of::<crate::action::Transaction>()),
             needs_flow,
             arguments: Some(arguments),
             unlocked_by: HashMap::new(),

@@ -33,7 +33,9 @@ mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 mod snapshot;
+mod sql;
 mod sqlite;
+mod transaction;
 mod windows;
 
 use async_trait::async_trait;
@@ -48,7 +50,10 @@ pub use key::StoreKey;
 pub use memory::MemoryStore;
 pub use snapshot::Snapshot;
 pub(crate) use snapshot::now_ms;
+pub(crate) use sql::SqlRow;
+pub use sql::SqlValue;
 pub use sqlite::{CACHED_KEYS, OpenError, SWEEP_EVERY, SqliteStore};
+pub use transaction::{RecordWrite, StoreTransaction};
 
 /// A backend that keeps flows and instances as [`Snapshot`]s.
 #[async_trait]
@@ -181,6 +186,21 @@ pub trait FlowStore: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Whether the store keeps tables of yours beside its own, in one database
+    /// ([`FlowStore::begin`] opens transactions): a server whose handlers take a
+    /// [`Transaction`](crate::Transaction) refuses to start on a store that does not.
+    fn keeps_your_tables(&self) -> bool {
+        false
+    }
+
+    /// Opens a transaction for one call, on a store that keeps tables of yours beside its
+    /// own: the handler's SQL runs in it and the call's records commit with it
+    /// ([`Transaction`](crate::Transaction)). `Ok(None)` (the default): the store keeps no
+    /// tables of yours (memory, Redis).
+    async fn begin(&self) -> Result<Option<Box<dyn StoreTransaction>>, StoreError> {
+        Ok(None)
+    }
+
     /// How many live (unexpired) flows and instances the store holds: read when metrics
     /// are scraped (the `toolgate_live_flows` and `toolgate_live_instances` gauges), never on
     /// a call's path. `None` (the default): the store does not count them.
@@ -256,6 +276,10 @@ pub enum StoreError {
     /// it); nothing was written.
     #[error("the lease on the record was lost before the commit")]
     LeaseLost,
+    /// A statement of a handler's own ([`Transaction`](crate::Transaction)) failed, as the
+    /// database says; nothing of the call was written.
+    #[error("a statement failed: {0}")]
+    Statement(String),
     /// A compare-and-set found another version than expected; nothing was written.
     #[error("version conflict: expected {expected}, found {found}")]
     Conflict {

@@ -12,16 +12,21 @@
 //! fencing token checked, the version compared and bumped, the history appended and
 //! trimmed, and the commit announced (`pg_notify`, delivered at commit). A record removed
 //! or expired keeps its row's version, so versions never go back for a key.
+//!
+//! A call whose handler writes tables of yours ([`Transaction`](crate::Transaction)) runs
+//! its statements in a transaction opened for it, and its records are written in that same
+//! transaction: your rows and the state commit together, or neither does.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
 use super::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, Snapshot, StoreError, StoreKey, now_ms,
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, RecordWrite, Snapshot, SqlRow, SqlValue,
+    StoreError, StoreKey, StoreTransaction, now_ms,
 };
 
 /// The schema version this toolgate writes and reads: the number of its migrations.
@@ -242,55 +247,20 @@ impl PostgresStore {
         fence: Option<&str>,
         entry: Option<(&HistoryEntry, HistoryRetention)>,
     ) -> Result<u64, StoreError> {
-        let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
+        let write = RecordWrite {
+            key: key.clone(),
+            expected: expected_version,
+            next: next.clone(),
+            fence: fence.map(str::to_string),
+            entry: entry.map(|(entry, retention)| (entry.clone(), retention)),
+            if_absent: false,
+        };
         let mut client = self.client().await?;
-        let sql = &self.sql;
         let transaction = client.transaction().await.map_err(unavailable)?;
-        let key_text = key.as_str();
-        let statement = transaction.prepare_cached(&sql.ensure_row).await.map_err(unavailable)?;
-        transaction.execute(&statement, &[&key_text]).await.map_err(unavailable)?;
-        let statement = transaction.prepare_cached(&sql.lock_row).await.map_err(unavailable)?;
-        let row = transaction.query_one(&statement, &[&key_text, &(now_ms() as i64)]).await.map_err(unavailable)?;
-        let (stored, live): (i64, bool) = (row.get(0), row.get(1));
-        if let Some(fence) = fence {
-            let statement = transaction.prepare_cached(&sql.fence).await.map_err(unavailable)?;
-            if transaction.query_opt(&statement, &[&key_text, &fence]).await.map_err(unavailable)?.is_none() {
-                return Err(StoreError::LeaseLost);
-            }
-        }
-        let current = if live { stored as u64 } else { 0 };
-        if current != expected_version {
-            return Err(StoreError::Conflict { expected: expected_version, found: current });
-        }
-        let statement = transaction.prepare_cached(&sql.write).await.map_err(unavailable)?;
-        let expires = next.expires_at_ms.map(|ms| ms as i64);
-        let due = next.due_at_ms.map(|ms| ms as i64);
-        let row = transaction.query_one(&statement, &[&key_text, &text, &expires, &due]).await.map_err(unavailable)?;
-        let version: i64 = row.get(0);
-        if !live {
-            // What an expired or removed record left behind went with it.
-            let statement = transaction.prepare_cached(&sql.clear_history).await.map_err(unavailable)?;
-            transaction.execute(&statement, &[&key_text]).await.map_err(unavailable)?;
-        }
-        if let Some((entry, retention)) = entry {
-            let text = serde_json::to_string(entry).map_err(unavailable)?;
-            let statement = transaction.prepare_cached(&sql.append_history).await.map_err(unavailable)?;
-            transaction.execute(&statement, &[&key_text, &(entry.at_ms() as i64), &text]).await.map_err(unavailable)?;
-            if let Some(most) = retention.entries() {
-                let statement = transaction.prepare_cached(&sql.trim_history_count).await.map_err(unavailable)?;
-                transaction.execute(&statement, &[&key_text, &(most as i64)]).await.map_err(unavailable)?;
-            }
-            if retention.age().is_some() {
-                let oldest = retention.oldest_kept_ms(entry.at_ms()) as i64;
-                let statement = transaction.prepare_cached(&sql.trim_history_age).await.map_err(unavailable)?;
-                transaction.execute(&statement, &[&key_text, &oldest]).await.map_err(unavailable)?;
-            }
-        }
-        let statement = transaction.prepare_cached(&sql.notify).await.map_err(unavailable)?;
-        transaction.execute(&statement, &[&sql.channel, &key_text]).await.map_err(unavailable)?;
+        let version = write_in(&self.sql, &transaction, &write).await?.unwrap_or_default();
         // Past this point the commit may have been applied even if no answer comes back.
         transaction.commit().await.map_err(|error| StoreError::OutcomeUnknown(error.to_string()))?;
-        Ok(version as u64)
+        Ok(version)
     }
 
     /// Takes `key`'s lease: waits until the row is free (or its holder's time ran out),
@@ -327,6 +297,125 @@ impl PostgresStore {
         let fence = token.clone();
         let lease = PostgresLease { store: self.clone(), key: key.as_str().to_string(), token, renewal };
         Ok(FlowLease::fenced(lease, fence))
+    }
+}
+
+/// One record's write inside the open transaction `client`: the row `FOR UPDATE`, the
+/// lease's fencing token checked, the version compared and bumped (a removed or expired
+/// record keeps its version, so versions never go back), the history appended and
+/// trimmed, the commit announced. `None`: an `if_absent` write found a live record and
+/// wrote nothing.
+async fn write_in(sql: &Sql, client: &impl GenericClient, write: &RecordWrite) -> Result<Option<u64>, StoreError> {
+    let RecordWrite { key, expected, next, fence, entry, if_absent } = write;
+    let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
+    let key_text = key.as_str();
+    let statement = client.prepare_cached(&sql.ensure_row).await.map_err(unavailable)?;
+    client.execute(&statement, &[&key_text]).await.map_err(unavailable)?;
+    let statement = client.prepare_cached(&sql.lock_row).await.map_err(unavailable)?;
+    let row = client.query_one(&statement, &[&key_text, &(now_ms() as i64)]).await.map_err(unavailable)?;
+    let (stored, live): (i64, bool) = (row.get(0), row.get(1));
+    if *if_absent && live {
+        return Ok(None);
+    }
+    if let Some(fence) = fence {
+        let statement = client.prepare_cached(&sql.fence).await.map_err(unavailable)?;
+        if client.query_opt(&statement, &[&key_text, fence]).await.map_err(unavailable)?.is_none() {
+            return Err(StoreError::LeaseLost);
+        }
+    }
+    let current = if live { stored as u64 } else { 0 };
+    if current != *expected && !*if_absent {
+        return Err(StoreError::Conflict { expected: *expected, found: current });
+    }
+    let statement = client.prepare_cached(&sql.write).await.map_err(unavailable)?;
+    let expires = next.expires_at_ms.map(|ms| ms as i64);
+    let due = next.due_at_ms.map(|ms| ms as i64);
+    let row = client.query_one(&statement, &[&key_text, &text, &expires, &due]).await.map_err(unavailable)?;
+    let version: i64 = row.get(0);
+    if !live {
+        // What an expired or removed record left behind went with it.
+        let statement = client.prepare_cached(&sql.clear_history).await.map_err(unavailable)?;
+        client.execute(&statement, &[&key_text]).await.map_err(unavailable)?;
+    }
+    if let Some((entry, retention)) = entry {
+        let text = serde_json::to_string(entry).map_err(unavailable)?;
+        let statement = client.prepare_cached(&sql.append_history).await.map_err(unavailable)?;
+        client.execute(&statement, &[&key_text, &(entry.at_ms() as i64), &text]).await.map_err(unavailable)?;
+        if let Some(most) = retention.entries() {
+            let statement = client.prepare_cached(&sql.trim_history_count).await.map_err(unavailable)?;
+            client.execute(&statement, &[&key_text, &(most as i64)]).await.map_err(unavailable)?;
+        }
+        if retention.age().is_some() {
+            let oldest = retention.oldest_kept_ms(entry.at_ms()) as i64;
+            let statement = client.prepare_cached(&sql.trim_history_age).await.map_err(unavailable)?;
+            client.execute(&statement, &[&key_text, &oldest]).await.map_err(unavailable)?;
+        }
+    }
+    let statement = client.prepare_cached(&sql.notify).await.map_err(unavailable)?;
+    client.execute(&statement, &[&sql.channel, &key_text]).await.map_err(unavailable)?;
+    Ok(Some(version as u64))
+}
+
+/// A call's transaction on Postgres: a pooled connection inside `BEGIN`, on which the
+/// handler's statements run as they come and the call's records are written at the
+/// commit. Dropped before its commit (the handler failed, the call was cancelled), its
+/// connection leaves the pool and closes, and Postgres rolls the transaction back.
+struct PostgresTransaction {
+    sql: Arc<Sql>,
+    client: Option<deadpool_postgres::Object>,
+}
+
+impl PostgresTransaction {
+    fn client(&self) -> Result<&deadpool_postgres::Object, StoreError> {
+        self.client.as_ref().ok_or_else(|| unavailable("the transaction has ended"))
+    }
+}
+
+/// What Postgres said of a handler's statement; a connection that failed is the store's.
+fn statement(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Statement(error.to_string())
+}
+
+impl Drop for PostgresTransaction {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            // Out of the pool and closed: Postgres rolls back what it had.
+            drop(deadpool_postgres::Object::take(client));
+        }
+    }
+}
+
+#[async_trait]
+impl StoreTransaction for PostgresTransaction {
+    async fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<Option<u64>, StoreError> {
+        let client = self.client()?;
+        let rows = client.execute(sql, &crate::store::sql::postgres_params(params)).await.map_err(statement)?;
+        Ok(Some(rows))
+    }
+
+    async fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlRow>, StoreError> {
+        let client = self.client()?;
+        let rows = client.query(sql, &crate::store::sql::postgres_params(params)).await.map_err(statement)?;
+        rows.iter().map(|row| crate::store::sql::postgres_row(row).map_err(statement)).collect()
+    }
+
+    async fn execute_batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.client()?.batch_execute(sql).await.map_err(|error| StoreError::Statement(error.to_string()))
+    }
+
+    async fn commit(mut self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError> {
+        let mut versions = Vec::with_capacity(writes.len());
+        {
+            let client = self.client()?;
+            for write in &writes {
+                versions.push(write_in(&self.sql, client, write).await?.unwrap_or_default());
+            }
+            // Past this point the commit may have been applied even if no answer comes back.
+            client.batch_execute("COMMIT").await.map_err(|error| StoreError::OutcomeUnknown(error.to_string()))?;
+        }
+        // Committed: the connection goes back to the pool.
+        drop(self.client.take());
+        Ok(versions)
     }
 }
 
@@ -501,6 +590,16 @@ impl FlowStore for PostgresStore {
         let statement = client.prepare_cached(&self.sql.due_changed).await.map_err(unavailable)?;
         client.execute(&statement, &[&key.as_str(), &due_at_ms.map(|ms| ms as i64)]).await.map_err(unavailable)?;
         Ok(())
+    }
+
+    fn keeps_your_tables(&self) -> bool {
+        true
+    }
+
+    async fn begin(&self) -> Result<Option<Box<dyn StoreTransaction>>, StoreError> {
+        let client = self.client().await?;
+        client.batch_execute("BEGIN").await.map_err(unavailable)?;
+        Ok(Some(Box::new(PostgresTransaction { sql: self.sql.clone(), client: Some(client) })))
     }
 
     fn is_shared(&self) -> bool {

@@ -44,7 +44,8 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::leases::LocalLeases;
 use super::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, Snapshot, StoreError, StoreKey, now_ms,
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, RecordWrite, Snapshot, SqlRow, SqlValue,
+    StoreError, StoreKey, StoreTransaction, now_ms,
 };
 
 /// Expired records are swept once every this many commits (and when the store opens).
@@ -322,8 +323,17 @@ impl SqliteStore {
         next: &Snapshot,
         entry: Option<(HistoryEntry, HistoryRetention)>,
     ) -> Result<u64, StoreError> {
+        let write =
+            RecordWrite { key: key.clone(), expected, next: next.clone(), fence: None, entry, if_absent: false };
+        let versions = self.commit_unit(Vec::new(), vec![write]).await?;
+        Ok(versions.first().copied().unwrap_or_default())
+    }
+
+    /// Runs `statements`, then writes `writes`, as one unit of the next group commit (all
+    /// of it or none); answered once the group's sync returned.
+    async fn commit_unit(&self, statements: Vec<Statement>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError> {
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let queued = Queued { key: key.clone(), expected, next: next.clone(), entry, reply };
+        let queued = Queued { statements, writes, reply };
         // The first commit to find no leader leads: it commits group after group until the
         // queue is empty. The others only wait for their answer.
         let leads = {
@@ -378,7 +388,7 @@ impl SqliteStore {
             let mut transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
             if let [alone] = group.as_slice() {
                 // A group of one needs no savepoint: what fails undoes the transaction.
-                let outcome = compare_and_set_in(&transaction, alone);
+                let outcome = unit_in(&transaction, alone);
                 let failed = outcome.is_err();
                 outcomes.push(outcome);
                 if failed {
@@ -387,7 +397,7 @@ impl SqliteStore {
             } else {
                 for queued in &group {
                     let mut savepoint = transaction.savepoint()?;
-                    let outcome = compare_and_set_in(&savepoint, queued);
+                    let outcome = unit_in(&savepoint, queued);
                     if outcome.is_ok() {
                         savepoint.commit()?;
                     } else {
@@ -400,7 +410,8 @@ impl SqliteStore {
             // any commit of the group answered.
             transaction.commit()
         })();
-        let sweep_due = outcomes.iter().flatten().any(|stored| stored.version.is_multiple_of(SWEEP_EVERY));
+        let sweep_due =
+            outcomes.iter().flatten().flatten().flatten().any(|stored| stored.version.is_multiple_of(SWEEP_EVERY));
         match done {
             Err(error) => {
                 // Nothing of the group is on disk.
@@ -414,9 +425,17 @@ impl SqliteStore {
                 self.inner.grouped.fetch_add(group.len() as u64, Ordering::Relaxed);
                 for (queued, outcome) in group.into_iter().zip(outcomes) {
                     let answer = outcome.map(|stored| {
-                        let version = stored.version;
-                        self.remember(&queued.key, Some(stored));
-                        version
+                        let written = queued.writes.iter().zip(stored);
+                        written
+                            .map(|(write, stored)| match stored {
+                                Some(stored) => {
+                                    let version = stored.version;
+                                    self.remember(&write.key, Some(stored));
+                                    version
+                                }
+                                None => 0,
+                            })
+                            .collect()
                     });
                     let _ = queued.reply.send(answer);
                 }
@@ -436,13 +455,35 @@ struct Queue {
     leading: bool,
 }
 
-/// A commit waiting for its group.
+/// A commit waiting for its group: a handler's statements (a call's
+/// [`Transaction`](crate::Transaction)), then the records the call writes.
 struct Queued {
-    key: StoreKey,
-    expected: u64,
-    next: Snapshot,
-    entry: Option<(HistoryEntry, HistoryRetention)>,
-    reply: tokio::sync::oneshot::Sender<Result<u64, StoreError>>,
+    statements: Vec<Statement>,
+    writes: Vec<RecordWrite>,
+    reply: tokio::sync::oneshot::Sender<Result<Vec<u64>, StoreError>>,
+}
+
+/// A handler's statement, run when its call commits.
+enum Statement {
+    /// One statement and its parameters.
+    One(String, Vec<SqlValue>),
+    /// Statements without parameters, separated by `;` (the tables of yours a server
+    /// creates as it starts).
+    Batch(String),
+}
+
+/// One queued unit inside the group's transaction: the statements, then each write — the
+/// record as stored (`None`: an `if_absent` write that found one), or why not (a
+/// conflict, a statement that failed, or what SQLite said).
+fn unit_in(connection: &Connection, queued: &Queued) -> Result<Vec<Option<Snapshot>>, StoreError> {
+    for statement in &queued.statements {
+        let done = match statement {
+            Statement::One(sql, params) => super::sql::execute_sqlite(connection, sql, params).map(drop),
+            Statement::Batch(sql) => connection.execute_batch(sql),
+        };
+        done.map_err(|error| StoreError::Statement(error.to_string()))?;
+    }
+    queued.writes.iter().map(|write| compare_and_set_in(connection, write)).collect()
 }
 
 /// `mutex`, whether or not a panic poisoned it: what it guards is left consistent (a
@@ -451,10 +492,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// One queued compare-and-set (and its history row) inside the group's transaction: the
-/// record as stored, or why not (a conflict, or what SQLite said).
-fn compare_and_set_in(connection: &Connection, queued: &Queued) -> Result<Snapshot, StoreError> {
-    let Queued { key, expected, next, entry, .. } = queued;
+/// One compare-and-set (and its history row) inside the group's transaction: the record as
+/// stored (`None`: an `if_absent` write that found one), or why not (a conflict, or what
+/// SQLite said).
+fn compare_and_set_in(connection: &Connection, write: &RecordWrite) -> Result<Option<Snapshot>, StoreError> {
+    let RecordWrite { key, expected, next, entry, if_absent, .. } = write;
     let now = now_ms() as i64;
     // Cached statements: a group runs them once per commit.
     let found: u64 = connection
@@ -462,7 +504,10 @@ fn compare_and_set_in(connection: &Connection, queued: &Queued) -> Result<Snapsh
         .and_then(|mut select| select.query_row(params![key.as_str(), now], |row| row.get::<_, i64>(0)).optional())
         .map_err(unavailable)?
         .map_or(0, |v| v as u64);
-    if found != *expected {
+    if *if_absent && found != 0 {
+        return Ok(None);
+    }
+    if found != *expected && !*if_absent {
         return Err(StoreError::Conflict { expected: *expected, found });
     }
     let version: i64 = connection
@@ -494,7 +539,7 @@ fn compare_and_set_in(connection: &Connection, queued: &Queued) -> Result<Snapsh
     if let Some((entry, retention)) = entry {
         append_history(connection, key, version, entry, *retention).map_err(unavailable)?;
     }
-    Ok(stored)
+    Ok(Some(stored))
 }
 
 #[async_trait]
@@ -557,6 +602,14 @@ impl FlowStore for SqliteStore {
 
     fn keeps_history(&self) -> bool {
         true
+    }
+
+    fn keeps_your_tables(&self) -> bool {
+        true
+    }
+
+    async fn begin(&self) -> Result<Option<Box<dyn StoreTransaction>>, StoreError> {
+        Ok(Some(Box::new(SqliteTransaction { store: self.clone(), statements: Vec::new() })))
     }
 
     async fn commit_with_history(
@@ -641,6 +694,50 @@ impl FlowStore for SqliteStore {
 
 /// Adds the column of instances' deadlines (and its index) to a database made before
 /// `after` existed.
+/// A call's transaction on the SQLite file. The file has one writer, which commits the
+/// calls of many instances together (group commit) and so cannot wait for one handler:
+/// the handler's statements are kept, and run when its call commits, first in the call's
+/// unit of the group's transaction (all of it or none). Its queries read what is
+/// committed, on the reader connection.
+struct SqliteTransaction {
+    store: SqliteStore,
+    statements: Vec<Statement>,
+}
+
+#[async_trait]
+impl StoreTransaction for SqliteTransaction {
+    async fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<Option<u64>, StoreError> {
+        // Checked now, so that a statement SQLite cannot prepare fails the handler, not
+        // the commit.
+        let store = self.store.clone();
+        let checked = sql.to_string();
+        tokio::task::spawn_blocking(move || lock(&store.inner.reader).prepare_cached(&checked).map(drop))
+            .await
+            .map_err(unavailable)?
+            .map_err(|error| StoreError::Statement(error.to_string()))?;
+        self.statements.push(Statement::One(sql.to_string(), params.to_vec()));
+        Ok(None)
+    }
+
+    async fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlRow>, StoreError> {
+        let (store, sql, params) = (self.store.clone(), sql.to_string(), params.to_vec());
+        tokio::task::spawn_blocking(move || super::sql::query_sqlite(&lock(&store.inner.reader), &sql, &params))
+            .await
+            .map_err(unavailable)?
+            .map_err(|error| StoreError::Statement(error.to_string()))
+    }
+
+    async fn execute_batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.statements.push(Statement::Batch(sql.to_string()));
+        Ok(())
+    }
+
+    async fn commit(self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError> {
+        let Self { store, statements } = *self;
+        store.commit_unit(statements, writes).await
+    }
+}
+
 fn add_due_column(connection: &Connection) -> rusqlite::Result<()> {
     let has_column =
         connection.prepare("SELECT 1 FROM pragma_table_info('records') WHERE name = 'due_at_ms'")?.exists([])?;

@@ -92,7 +92,7 @@ impl ServerBuilder {
             (None, None) => Some(Arc::new(MemoryStore::new())),
         };
         if let Some(store) = &store {
-            problems.extend(store_problems(store.as_ref(), registry.as_ref(), has_handle_key));
+            problems.extend(store_problems(store.as_ref(), registry.as_ref(), has_handle_key, self.tables.is_some()));
         }
         // Refused anyway: what can be told of the file without creating it is told too.
         if let (None, Some(path), false) = (&store, &self.store_file, problems.is_empty())
@@ -105,7 +105,12 @@ impl ServerBuilder {
                 Ok(file) => {
                     tracing::info!(path = %file.path().display(), "state kept in a SQLite file");
                     let file: Arc<dyn FlowStore> = Arc::new(file);
-                    problems.extend(store_problems(file.as_ref(), registry.as_ref(), has_handle_key));
+                    problems.extend(store_problems(
+                        file.as_ref(),
+                        registry.as_ref(),
+                        has_handle_key,
+                        self.tables.is_some(),
+                    ));
                     store = Some(file);
                 }
                 Err(error) => problems.push(StartupProblem::Store { problem: error.to_string() }),
@@ -137,6 +142,7 @@ impl ServerBuilder {
                     audit_sinks: self.audit_sinks,
                     timers: tokio::sync::broadcast::channel(1024).0,
                     running: Default::default(),
+                    tables: self.tables.map(|sql| Arc::new(crate::engine::Tables::new(sql))),
                 }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
@@ -196,9 +202,31 @@ fn confirmation_problems(registry: &Registry, confirmations: &Confirmations) -> 
 }
 
 /// What the store lacks for this server: histories its tools show, a handle key every
-/// replica knows.
-fn store_problems(store: &dyn FlowStore, registry: Option<&Registry>, has_handle_key: bool) -> Vec<StartupProblem> {
+/// replica knows, tables of yours its handlers write.
+fn store_problems(
+    store: &dyn FlowStore,
+    registry: Option<&Registry>,
+    has_handle_key: bool,
+    has_tables: bool,
+) -> Vec<StartupProblem> {
     let mut problems = Vec::new();
+    let writers: Vec<&str> = registry
+        .map(|r| r.tools().iter().filter(|t| t.takes_transaction).map(|t| t.name).collect())
+        .unwrap_or_default();
+    if (!writers.is_empty() || has_tables) && !store.keeps_your_tables() {
+        let who = match writers.as_slice() {
+            [] => "the server creates tables of yours".to_string(),
+            tools => format!(
+                "{} write tables of yours through a `Transaction`",
+                tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        problems.push(StartupProblem::Store {
+            problem: format!(
+                "{who}, and the store keeps none beside its own: run the server on the SQLite file (the default, `--store sqlite:PATH`) or on Postgres (`--store postgres://…`)"
+            ),
+        });
+    }
     let history_tools: Vec<&str> = registry.map(|r| r.history_tools().collect()).unwrap_or_default();
     if !history_tools.is_empty() && !store.keeps_history() {
         problems.push(StartupProblem::Store {

@@ -43,6 +43,9 @@ pub struct ServerBuilder {
     pub(super) confirmations: Confirmations,
     pub(super) catalog: Catalog,
     pub(super) audit_sinks: Vec<Arc<dyn crate::telemetry::AuditSink>>,
+    /// The tables of yours, created in the store's database before the first call
+    /// writes them.
+    pub(super) tables: Option<String>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -60,6 +63,7 @@ impl ServerBuilder {
             options: RegistryOptions::default(),
             store: None,
             store_file: None,
+            tables: None,
             handle_keys: Vec::new(),
             handle_ttl: DEFAULT_HANDLE_TTL,
             limits: Limits::default(),
@@ -190,6 +194,18 @@ impl ServerBuilder {
     /// Keeps flows in `store` instead of the default [`MemoryStore`](crate::store::MemoryStore).
     pub fn store(mut self, store: impl FlowStore) -> Self {
         self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// The tables of yours that handlers write through their call's
+    /// [`Transaction`](crate::Transaction), kept in the store's own database (the SQLite
+    /// file, or the Postgres database, in your schema): statements without parameters,
+    /// separated by `;`, that create them if they are missing (`CREATE TABLE IF NOT
+    /// EXISTS …`). They run once, in a transaction of their own, before the first call's
+    /// transaction opens. A store that keeps no tables of yours (memory, Redis) refuses to
+    /// start with them.
+    pub fn tables(mut self, sql: impl Into<String>) -> Self {
+        self.tables = Some(sql.into());
         self
     }
 

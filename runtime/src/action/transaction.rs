@@ -1,0 +1,184 @@
+//! [`Transaction`]: the database transaction a call commits in, for a handler that writes
+//! tables of yours kept beside toolgate's (in the SQLite file, or the Postgres database).
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+
+use super::{Ctx, FromCtx};
+use crate::error::ToolError;
+use crate::store::{FlowStore, SqlValue, StoreTransaction};
+
+/// The database transaction the call commits in: your rows and the instance's state,
+/// context, history entry and idempotency record are committed together, or not at all.
+///
+/// A handler parameter, on a server whose store keeps tables of yours (the SQLite file or
+/// Postgres; a server on memory or Redis refuses to start with one). Statements bind
+/// parameters as `$1`, `$2`, … ([`SqlValue`]) on both.
+///
+/// - The gate judges the call before any of it runs: a refused call opens no
+///   transaction and writes nothing.
+/// - A handler that returns an error, panics, times out or is cancelled leaves nothing
+///   of what it wrote.
+/// - The commit checks the version of the instance the call was admitted on (a
+///   transitioning call holds its lease from admission to commit): a call that lost a
+///   race to another writes nothing. A handler that only queries commits no write.
+///
+/// On **Postgres** each statement runs when it is called, in a transaction opened for the
+/// call (`BEGIN` on a pooled connection): queries see the call's own writes, and
+/// [`Transaction::execute`] returns how many rows a statement changed. On **SQLite** the
+/// file has one writer, which commits many calls together (group commit) and so cannot
+/// wait on one handler: statements are checked when called and run when the call
+/// commits, first in its part of the group's transaction; [`Transaction::execute`]
+/// returns `None`, and queries read what is committed.
+///
+/// ```no_run
+/// # use toolgate_runtime::{ToolError, Transaction};
+/// # async fn f(tx: Transaction) -> Result<(), ToolError> {
+/// tx.execute("UPDATE invoices SET status = 'paid' WHERE id = $1", &["INV-7".into()]).await?;
+/// # Ok(()) }
+/// ```
+pub struct Transaction {
+    slot: TransactionSlot,
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Transaction")
+    }
+}
+
+/// Where a call's transaction lives between its handler and its commit: opened by the
+/// handler's first statement, taken by the commit. Empty for a handler that takes no
+/// [`Transaction`].
+#[derive(Clone, Default)]
+pub(crate) struct TransactionSlot(Option<Arc<tokio::sync::Mutex<Slot>>>);
+
+impl std::fmt::Debug for TransactionSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "TransactionSlot" } else { "TransactionSlot(none)" })
+    }
+}
+
+struct Slot {
+    store: Arc<dyn FlowStore>,
+    /// Statements to run once before the first transaction opens: the tables of yours the
+    /// server creates.
+    tables: Option<Arc<crate::engine::Tables>>,
+    open: Option<Box<dyn StoreTransaction>>,
+    /// The commit took it: a statement now would be in no transaction.
+    ended: bool,
+    /// A statement that may write ran (not only queries).
+    wrote: bool,
+}
+
+impl TransactionSlot {
+    /// A slot for a call on `store`.
+    pub(crate) fn new(store: Arc<dyn FlowStore>, tables: Option<Arc<crate::engine::Tables>>) -> Self {
+        Self(Some(Arc::new(tokio::sync::Mutex::new(Slot { store, tables, open: None, ended: false, wrote: false }))))
+    }
+
+    /// The transaction the handler wrote in, for the call's commit; `None` if it wrote
+    /// nothing (one it only read in is ended here).
+    pub(crate) async fn take(&self) -> Option<Box<dyn StoreTransaction>> {
+        let slot = self.0.as_ref()?;
+        let mut slot = slot.lock().await;
+        slot.ended = true;
+        let open = slot.open.take()?;
+        if slot.wrote {
+            return Some(open);
+        }
+        if let Err(error) = open.commit(Vec::new()).await {
+            tracing::debug!(%error, "a transaction that only read could not be ended; it is dropped");
+        }
+        None
+    }
+}
+
+fn gone() -> ToolError {
+    ToolError::internal("the call's transaction is gone")
+}
+
+fn failed(error: crate::store::StoreError) -> ToolError {
+    crate::gate::store_failure(error)
+}
+
+impl Transaction {
+    /// The call's transaction, opened first if needed; `writes`: what runs in it may write.
+    async fn open(&self, writes: bool) -> Result<tokio::sync::OwnedMutexGuard<Slot>, ToolError> {
+        let Some(slot) = &self.slot.0 else {
+            return Err(ToolError::internal("a Transaction outside a call that takes one"));
+        };
+        let mut slot = slot.clone().lock_owned().await;
+        if slot.ended {
+            return Err(ToolError::internal(
+                "a statement after its call committed: a Transaction is used only while its handler runs",
+            ));
+        }
+        if slot.open.is_none() {
+            if let Some(tables) = &slot.tables {
+                tables.create(slot.store.as_ref()).await.map_err(failed)?;
+            }
+            let opened = slot.store.begin().await.map_err(failed)?;
+            let opened = opened.ok_or_else(|| ToolError::internal("the server's store keeps no tables of yours"))?;
+            slot.open = Some(opened);
+        }
+        slot.wrote |= writes;
+        Ok(slot)
+    }
+
+    /// Runs the statement `sql`, its parameters `$1`, `$2`, … taken from `params`, in the
+    /// call's transaction. Postgres answers how many rows it changed; SQLite, which runs
+    /// it at the commit, `None`. A statement the database refuses fails the call with
+    /// `INTERNAL` (what the database said goes to the log, not to the model), and nothing
+    /// of the call is kept.
+    pub fn execute<'a>(&'a self, sql: &'a str, params: &'a [SqlValue]) -> TransactionFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            let mut slot = self.open(true).await?;
+            let open = slot.open.as_deref_mut().ok_or_else(gone)?;
+            let executed = open.execute(sql, params).await;
+            executed.map_err(failed)
+        })
+    }
+
+    /// Runs the query `sql` and reads each row as a `T` (a struct deriving `Deserialize`
+    /// whose fields are the columns' names): integers, reals, text, booleans and `NULL`.
+    pub fn query<'a, T: DeserializeOwned + Send + 'a>(
+        &'a self,
+        sql: &'a str,
+        params: &'a [SqlValue],
+    ) -> TransactionFuture<'a, Vec<T>> {
+        Box::pin(async move {
+            let mut slot = self.open(false).await?;
+            let open = slot.open.as_deref_mut().ok_or_else(gone)?;
+            let rows = open.query(sql, params).await.map_err(failed)?;
+            drop(slot);
+            rows.into_iter()
+                .map(|row| {
+                    serde_json::from_value(serde_json::Value::Object(row))
+                        .map_err(|error| ToolError::internal(format_args!("a row of `{sql}` does not read: {error}")))
+                })
+                .collect()
+        })
+    }
+
+    /// [`Transaction::query`]'s first row, if there is one.
+    pub fn query_opt<'a, T: DeserializeOwned + Send + 'a>(
+        &'a self,
+        sql: &'a str,
+        params: &'a [SqlValue],
+    ) -> TransactionFuture<'a, Option<T>> {
+        Box::pin(async move { Ok(self.query(sql, params).await?.into_iter().next()) })
+    }
+}
+
+/// What a [`Transaction`]'s statement returns: a future to await (boxed, so that a
+/// handler's own future stays `Send` whatever the statement borrows).
+pub type TransactionFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send + 'a>>;
+
+/// The call's transaction, for a handler on a store that keeps tables of yours.
+impl FromCtx for Transaction {
+    fn from_ctx(ctx: &Ctx) -> Result<Self, ToolError> {
+        Ok(Self { slot: ctx.transaction.clone() })
+    }
+}

@@ -1,0 +1,56 @@
+//! A call's transaction on a store that keeps tables of yours beside its own (SQLite's
+//! file, Postgres's database): the handler's SQL and the call's commit — state, context,
+//! history entry, idempotency record — are one database transaction, committed together
+//! or not at all ([`FlowStore::begin`](super::FlowStore::begin)).
+
+use async_trait::async_trait;
+
+use super::sql::SqlRow;
+use super::{HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey};
+
+/// One record a call's commit writes: a compare-and-set of `key` from `expected` to
+/// `next`, under the lease `fence` names (a shared store's), with `entry` appended to the
+/// key's history.
+#[derive(Debug, Clone)]
+pub struct RecordWrite {
+    /// The record.
+    pub key: StoreKey,
+    /// The version the call read (0: absent).
+    pub expected: u64,
+    /// What it becomes.
+    pub next: Snapshot,
+    /// The fencing token of the lease the call holds on `key`, on a store whose leases
+    /// carry one.
+    pub fence: Option<String>,
+    /// The history entry the transition appends, and what the history keeps.
+    pub entry: Option<(HistoryEntry, HistoryRetention)>,
+    /// Written only if the key holds no live record, and skipped (not a conflict) if it
+    /// does: an idempotency record, whose first writer's result stands.
+    pub if_absent: bool,
+}
+
+/// A transaction a store opened for one call ([`FlowStore::begin`](super::FlowStore::begin)):
+/// the handler's statements run in it, then [`StoreTransaction::commit`] writes the call's
+/// records in it and commits the whole. Dropped without a commit, nothing of it is kept.
+#[async_trait]
+pub trait StoreTransaction: Send + Sync {
+    /// Runs the statement `sql` (parameters `$1`, `$2`, …) in the transaction. A store
+    /// that runs statements only at the commit (SQLite, whose one writer cannot wait on
+    /// a handler) answers `Ok(None)`; one that runs it now, the rows it changed.
+    async fn execute(&mut self, sql: &str, params: &[super::SqlValue]) -> Result<Option<u64>, StoreError>;
+
+    /// Runs the query `sql` and returns its rows: in the transaction on a store that runs
+    /// statements as they come (it sees the call's own writes); on one that runs them at
+    /// the commit, on what is committed.
+    async fn query(&mut self, sql: &str, params: &[super::SqlValue]) -> Result<Vec<SqlRow>, StoreError>;
+
+    /// Runs `sql`, statements without parameters separated by `;`, in the transaction:
+    /// the tables of yours a server creates as it starts (`CREATE TABLE IF NOT EXISTS`).
+    async fn execute_batch(&mut self, sql: &str) -> Result<(), StoreError>;
+
+    /// Writes `writes` in the transaction, in order, then commits it: their versions, or
+    /// the first write's failure (a conflict, a lost lease), and then nothing of the
+    /// transaction is kept. A commit sent but not answered is
+    /// [`StoreError::OutcomeUnknown`].
+    async fn commit(self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError>;
+}
