@@ -269,11 +269,12 @@ fn last_segment(ty: &syn::Type) -> Option<&syn::Ident> {
     }
 }
 
-/// Whether a parameter's type is written `Ctx`, `State<…>`, `Principal` or
-/// `Option<Principal>` (with any path before it): the one place the macro reads a type's
+/// Whether a parameter's type is written `Ctx`, `State<…>`, `Principal`,
+/// `Option<Principal>` or `Transaction` (with any path before it): the one place the macro reads a type's
 /// name, to tell the input from the rest.
 fn is_filled_in(ty: &syn::Type) -> bool {
-    last_segment(ty).is_some_and(|ident| ident == "Ctx" || ident == "State" || ident == "Principal")
+    last_segment(ty)
+        .is_some_and(|ident| ident == "Ctx" || ident == "State" || ident == "Principal" || ident == "Transaction")
         || option_of(ty).is_some_and(|inner| last_segment(inner).is_some_and(|ident| ident == "Principal"))
 }
 

@@ -8,9 +8,10 @@
 //! lock (replicas starting together migrate once). It never touches another schema. A
 //! schema written by a newer toolgate is refused with a message naming both versions.
 //!
-//! One commit is one transaction: the record's row is locked (`FOR UPDATE`), the lease's
-//! fencing token checked, the version compared and bumped, the history appended and
-//! trimmed, and the commit announced (`pg_notify`, delivered at commit). A record removed
+//! One commit is one statement, a function the migrations create (`commit_record`): the
+//! record's row is locked (`FOR UPDATE`), the lease's fencing token checked, the version
+//! compared and bumped, the history appended and trimmed, and the commit announced
+//! (`pg_notify`, delivered at commit). A record removed
 //! or expired keeps its row's version, so versions never go back for a key.
 //!
 //! A call whose handler writes tables of yours ([`Transaction`](crate::Transaction)) runs
@@ -47,7 +48,8 @@ const POOL_SIZE: usize = 16;
 
 /// The migrations, in order; `{s}` is the schema. Applied ones are never edited: a change
 /// is a new migration.
-const MIGRATIONS: [&str; 1] = [r#"
+const MIGRATIONS: [&str; 3] = [
+    r#"
 CREATE TABLE {s}.records (
     key text PRIMARY KEY,
     -- The last version given to the key; kept when the record is removed or expires.
@@ -76,19 +78,70 @@ CREATE TABLE {s}.windows (
     at_ms bigint NOT NULL,
     PRIMARY KEY (name, ticket)
 );
-"#];
+"#,
+    // 2: one commit, one statement — a function that does in the database what a commit
+    // did in eight round trips. It answers the version written; -1: an `if_absent` write
+    // found a live record; -2: the lease's token no longer holds; -3 - N: the record is at
+    // version N, not the one expected.
+    r#"
+CREATE FUNCTION {s}.commit_record(
+    p_key text, p_expected bigint, p_snapshot text, p_expires bigint, p_due bigint, p_fence text,
+    p_entry text, p_at_ms bigint, p_keep bigint, p_since bigint, p_if_absent boolean,
+    p_channel text, p_now bigint
+) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    stored bigint;
+    live boolean;
+    current bigint;
+    written bigint;
+BEGIN
+    INSERT INTO {s}.records (key, version) VALUES (p_key, 0) ON CONFLICT (key) DO NOTHING;
+    SELECT version, snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > p_now)
+        INTO stored, live FROM {s}.records WHERE key = p_key FOR UPDATE;
+    IF p_if_absent AND live THEN
+        RETURN -1;
+    END IF;
+    IF p_fence IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM {s}.leases WHERE key = p_key AND token = p_fence AND expires_at > clock_timestamp()
+    ) THEN
+        RETURN -2;
+    END IF;
+    current := CASE WHEN live THEN stored ELSE 0 END;
+    IF current <> p_expected AND NOT p_if_absent THEN
+        RETURN -3 - current;
+    END IF;
+    UPDATE {s}.records SET version = version + 1, snapshot = p_snapshot, expires_at_ms = p_expires,
+        due_at_ms = p_due WHERE key = p_key RETURNING version INTO written;
+    IF NOT live THEN
+        DELETE FROM {s}.history WHERE key = p_key;
+    END IF;
+    IF p_entry IS NOT NULL THEN
+        INSERT INTO {s}.history (key, at_ms, entry) VALUES (p_key, p_at_ms, p_entry);
+        IF p_keep IS NOT NULL THEN
+            DELETE FROM {s}.history WHERE key = p_key AND seq NOT IN
+                (SELECT seq FROM {s}.history WHERE key = p_key ORDER BY seq DESC LIMIT p_keep);
+        END IF;
+        IF p_since IS NOT NULL THEN
+            DELETE FROM {s}.history WHERE key = p_key AND at_ms < p_since;
+        END IF;
+    END IF;
+    PERFORM pg_notify(p_channel, p_key);
+    RETURN written;
+END
+$$;
+"#,
+    // 3: a lease is not worth a disk flush: its table is UNLOGGED (no WAL), so taking and
+    // releasing one waits for no sync. A crash of Postgres (or a failover to a standby)
+    // empties it, which releases every lease — and a holder whose lease vanished cannot
+    // commit, its fencing token no longer holding.
+    r#"
+ALTER TABLE {s}.leases SET UNLOGGED;
+"#,
+];
 
 /// The store's statements, written once for its schema.
 struct Sql {
-    ensure_row: String,
-    lock_row: String,
-    fence: String,
-    write: String,
-    clear_history: String,
-    append_history: String,
-    trim_history_count: String,
-    trim_history_age: String,
-    notify: String,
+    commit: String,
     load: String,
     history: String,
     take_lease: String,
@@ -117,24 +170,7 @@ impl Sql {
         let channel = format!("{schema}_commits");
         let now = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
         Self {
-            ensure_row: format!("INSERT INTO {s}.records (key, version) VALUES ($1, 0) ON CONFLICT (key) DO NOTHING"),
-            lock_row: format!(
-                "SELECT version, snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > $2) \
-                 FROM {s}.records WHERE key = $1 FOR UPDATE"
-            ),
-            fence: format!("SELECT 1 FROM {s}.leases WHERE key = $1 AND token = $2 AND expires_at > clock_timestamp()"),
-            write: format!(
-                "UPDATE {s}.records SET version = version + 1, snapshot = $2, expires_at_ms = $3, due_at_ms = $4 \
-                 WHERE key = $1 RETURNING version"
-            ),
-            clear_history: format!("DELETE FROM {s}.history WHERE key = $1"),
-            append_history: format!("INSERT INTO {s}.history (key, at_ms, entry) VALUES ($1, $2, $3)"),
-            trim_history_count: format!(
-                "DELETE FROM {s}.history WHERE key = $1 AND seq NOT IN \
-                 (SELECT seq FROM {s}.history WHERE key = $1 ORDER BY seq DESC LIMIT $2)"
-            ),
-            trim_history_age: format!("DELETE FROM {s}.history WHERE key = $1 AND at_ms < $2"),
-            notify: "SELECT pg_notify($1, $2)".to_string(),
+            commit: format!("SELECT {s}.commit_record($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"),
             load: format!(
                 "SELECT version, snapshot FROM {s}.records \
                  WHERE key = $1 AND snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > $2)"
@@ -255,12 +291,11 @@ impl PostgresStore {
             entry: entry.map(|(entry, retention)| (entry.clone(), retention)),
             if_absent: false,
         };
-        let mut client = self.client().await?;
-        let transaction = client.transaction().await.map_err(unavailable)?;
-        let version = write_in(&self.sql, &transaction, &write).await?.unwrap_or_default();
-        // Past this point the commit may have been applied even if no answer comes back.
-        transaction.commit().await.map_err(|error| StoreError::OutcomeUnknown(error.to_string()))?;
-        Ok(version)
+        // One statement, its own transaction: a commit sent and not answered may have
+        // been applied.
+        let client = self.client().await?;
+        let version = write_in(&self.sql, &client, &write, StoreError::OutcomeUnknown).await?;
+        Ok(version.unwrap_or_default())
     }
 
     /// Takes `key`'s lease: waits until the row is free (or its holder's time ran out),
@@ -300,60 +335,55 @@ impl PostgresStore {
     }
 }
 
-/// One record's write inside the open transaction `client`: the row `FOR UPDATE`, the
-/// lease's fencing token checked, the version compared and bumped (a removed or expired
-/// record keeps its version, so versions never go back), the history appended and
-/// trimmed, the commit announced. `None`: an `if_absent` write found a live record and
-/// wrote nothing.
-async fn write_in(sql: &Sql, client: &impl GenericClient, write: &RecordWrite) -> Result<Option<u64>, StoreError> {
+/// One record's write, one statement (`commit_record`, migration 2): the row `FOR
+/// UPDATE`, the lease's fencing token checked, the version compared and bumped (a removed
+/// or expired record keeps its version, so versions never go back), the history appended
+/// and trimmed, the commit announced. `None`: an `if_absent` write found a live record and
+/// wrote nothing. `lost`: what an unanswered statement means (outside a transaction, an
+/// unknown outcome).
+async fn write_in(
+    sql: &Sql,
+    client: &impl GenericClient,
+    write: &RecordWrite,
+    lost: fn(String) -> StoreError,
+) -> Result<Option<u64>, StoreError> {
     let RecordWrite { key, expected, next, fence, entry, if_absent } = write;
     let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
-    let key_text = key.as_str();
-    let statement = client.prepare_cached(&sql.ensure_row).await.map_err(unavailable)?;
-    client.execute(&statement, &[&key_text]).await.map_err(unavailable)?;
-    let statement = client.prepare_cached(&sql.lock_row).await.map_err(unavailable)?;
-    let row = client.query_one(&statement, &[&key_text, &(now_ms() as i64)]).await.map_err(unavailable)?;
-    let (stored, live): (i64, bool) = (row.get(0), row.get(1));
-    if *if_absent && live {
-        return Ok(None);
+    let entry_text = entry.as_ref().map(|(entry, _)| serde_json::to_string(entry)).transpose().map_err(unavailable)?;
+    let at_ms = entry.as_ref().map(|(entry, _)| entry.at_ms() as i64);
+    let keep = entry.as_ref().and_then(|(_, retention)| retention.entries()).map(|most| most as i64);
+    let since = entry
+        .as_ref()
+        .filter(|(_, retention)| retention.age().is_some())
+        .map(|(entry, retention)| retention.oldest_kept_ms(entry.at_ms()) as i64);
+    let statement = client.prepare_cached(&sql.commit).await.map_err(unavailable)?;
+    let answer = client
+        .query_one(
+            &statement,
+            &[
+                &key.as_str(),
+                &(*expected as i64),
+                &text,
+                &next.expires_at_ms.map(|ms| ms as i64),
+                &next.due_at_ms.map(|ms| ms.min(i64::MAX as u64) as i64),
+                fence,
+                &entry_text,
+                &at_ms,
+                &keep,
+                &since,
+                if_absent,
+                &sql.channel,
+                &(now_ms() as i64),
+            ],
+        )
+        .await
+        .map_err(|error| if error.is_closed() { lost(error.to_string()) } else { unavailable(error) })?;
+    match answer.get::<_, i64>(0) {
+        -1 => Ok(None),
+        -2 => Err(StoreError::LeaseLost),
+        written if written > 0 => Ok(Some(written as u64)),
+        conflict => Err(StoreError::Conflict { expected: *expected, found: (-3 - conflict) as u64 }),
     }
-    if let Some(fence) = fence {
-        let statement = client.prepare_cached(&sql.fence).await.map_err(unavailable)?;
-        if client.query_opt(&statement, &[&key_text, fence]).await.map_err(unavailable)?.is_none() {
-            return Err(StoreError::LeaseLost);
-        }
-    }
-    let current = if live { stored as u64 } else { 0 };
-    if current != *expected && !*if_absent {
-        return Err(StoreError::Conflict { expected: *expected, found: current });
-    }
-    let statement = client.prepare_cached(&sql.write).await.map_err(unavailable)?;
-    let expires = next.expires_at_ms.map(|ms| ms as i64);
-    let due = next.due_at_ms.map(|ms| ms as i64);
-    let row = client.query_one(&statement, &[&key_text, &text, &expires, &due]).await.map_err(unavailable)?;
-    let version: i64 = row.get(0);
-    if !live {
-        // What an expired or removed record left behind went with it.
-        let statement = client.prepare_cached(&sql.clear_history).await.map_err(unavailable)?;
-        client.execute(&statement, &[&key_text]).await.map_err(unavailable)?;
-    }
-    if let Some((entry, retention)) = entry {
-        let text = serde_json::to_string(entry).map_err(unavailable)?;
-        let statement = client.prepare_cached(&sql.append_history).await.map_err(unavailable)?;
-        client.execute(&statement, &[&key_text, &(entry.at_ms() as i64), &text]).await.map_err(unavailable)?;
-        if let Some(most) = retention.entries() {
-            let statement = client.prepare_cached(&sql.trim_history_count).await.map_err(unavailable)?;
-            client.execute(&statement, &[&key_text, &(most as i64)]).await.map_err(unavailable)?;
-        }
-        if retention.age().is_some() {
-            let oldest = retention.oldest_kept_ms(entry.at_ms()) as i64;
-            let statement = client.prepare_cached(&sql.trim_history_age).await.map_err(unavailable)?;
-            client.execute(&statement, &[&key_text, &oldest]).await.map_err(unavailable)?;
-        }
-    }
-    let statement = client.prepare_cached(&sql.notify).await.map_err(unavailable)?;
-    client.execute(&statement, &[&sql.channel, &key_text]).await.map_err(unavailable)?;
-    Ok(Some(version as u64))
 }
 
 /// A call's transaction on Postgres: a pooled connection inside `BEGIN`, on which the
@@ -408,7 +438,8 @@ impl StoreTransaction for PostgresTransaction {
         {
             let client = self.client()?;
             for write in &writes {
-                versions.push(write_in(&self.sql, client, write).await?.unwrap_or_default());
+                // Inside the transaction: an unanswered write is a failed transaction.
+                versions.push(write_in(&self.sql, client, write, StoreError::Unavailable).await?.unwrap_or_default());
             }
             // Past this point the commit may have been applied even if no answer comes back.
             client.batch_execute("COMMIT").await.map_err(|error| StoreError::OutcomeUnknown(error.to_string()))?;
