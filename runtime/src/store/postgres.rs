@@ -10,8 +10,8 @@
 //!
 //! One commit is one statement, a function the migrations create (`commit_record`): the
 //! record's row is locked (`FOR UPDATE`), the lease's fencing token checked, the version
-//! compared and bumped, the history appended and trimmed, and the commit announced
-//! (`pg_notify`, delivered at commit). A record removed
+//! compared and bumped, the history appended and trimmed; once committed, it is announced
+//! (`pg_notify`, batched, outside the commit: see `notify_commits`). A record removed
 //! or expired keeps its row's version, so versions never go back for a key.
 //!
 //! A call whose handler writes tables of yours ([`Transaction`](crate::Transaction)) runs
@@ -125,7 +125,9 @@ BEGIN
             DELETE FROM {s}.history WHERE key = p_key AND at_ms < p_since;
         END IF;
     END IF;
-    PERFORM pg_notify(p_channel, p_key);
+    IF p_channel IS NOT NULL THEN
+        PERFORM pg_notify(p_channel, p_key);
+    END IF;
     RETURN written;
 END
 $$;
@@ -190,7 +192,10 @@ impl Sql {
                 "UPDATE {s}.leases SET expires_at = clock_timestamp() + $3::bigint * interval '1 millisecond' \
                  WHERE key = $1 AND token = $2"
             ),
-            release_lease: format!("DELETE FROM {s}.leases WHERE key = $1 AND token = $2"),
+            release_lease: format!(
+                "DELETE FROM {s}.leases AS held USING unnest($1::text[], $2::text[]) AS released (key, token) \
+                 WHERE held.key = released.key AND held.token = released.token"
+            ),
             remove: format!(
                 "UPDATE {s}.records SET snapshot = NULL, expires_at_ms = NULL, due_at_ms = NULL WHERE key = $1"
             ),
@@ -224,6 +229,10 @@ pub struct PostgresStore {
     sql: Arc<Sql>,
     /// Every commit any replica makes, as the schema's channel announces it.
     commits: tokio::sync::broadcast::Sender<StoreKey>,
+    /// The keys of commits to announce, by [`notify_commits`], after they committed.
+    announce: tokio::sync::mpsc::UnboundedSender<String>,
+    /// Leases dropped, to release (key, token), by [`release_leases`].
+    release: tokio::sync::mpsc::UnboundedSender<(String, String)>,
     lease_ttl: Duration,
 }
 
@@ -260,7 +269,11 @@ impl PostgresStore {
         let sql = Arc::new(Sql::new(schema));
         let (commits, _) = tokio::sync::broadcast::channel(1024);
         tokio::spawn(announce_commits(url.to_string(), sql.channel.clone(), commits.downgrade()));
-        Ok(Self { pool, sql, commits, lease_ttl: LEASE_TTL })
+        let (announce, to_announce) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(notify_commits(pool.clone(), sql.channel.clone(), to_announce));
+        let (release, to_release) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(release_leases(pool.clone(), sql.clone(), to_release));
+        Ok(Self { pool, sql, commits, announce, release, lease_ttl: LEASE_TTL })
     }
 
     /// Leases live `ttl` unless renewed (at least 300 ms).
@@ -295,6 +308,9 @@ impl PostgresStore {
         // been applied.
         let client = self.client().await?;
         let version = write_in(&self.sql, &client, &write, StoreError::OutcomeUnknown).await?;
+        if version.is_some() {
+            let _ = self.announce.send(key.as_str().to_string());
+        }
         Ok(version.unwrap_or_default())
     }
 
@@ -338,7 +354,7 @@ impl PostgresStore {
 /// One record's write, one statement (`commit_record`, migration 2): the row `FOR
 /// UPDATE`, the lease's fencing token checked, the version compared and bumped (a removed
 /// or expired record keeps its version, so versions never go back), the history appended
-/// and trimmed, the commit announced. `None`: an `if_absent` write found a live record and
+/// and trimmed (announced by the caller, once committed). `None`: an `if_absent` write found a live record and
 /// wrote nothing. `lost`: what an unanswered statement means (outside a transaction, an
 /// unknown outcome).
 async fn write_in(
@@ -372,7 +388,8 @@ async fn write_in(
                 &keep,
                 &since,
                 if_absent,
-                &sql.channel,
+                // Announced after the commit, by `notify_commits`, not in it.
+                &None::<&str>,
                 &(now_ms() as i64),
             ],
         )
@@ -386,12 +403,61 @@ async fn write_in(
     }
 }
 
+/// Announces committed keys on the schema's channel, after their commits: whatever has
+/// queued meanwhile in one statement. A `NOTIFY` inside a commit would take Postgres's
+/// global notify lock for the whole commit, its disk flush included, and so serialize
+/// every commit of every replica (about 1,500 a second here); announced after, commits
+/// flush together. A process that dies between a commit and its announcement leaves the
+/// other replicas' sessions to see the change at their next listing.
+async fn notify_commits(pool: Pool, channel: String, mut keys: tokio::sync::mpsc::UnboundedReceiver<String>) {
+    while let Some(first) = keys.recv().await {
+        let mut batch = vec![first];
+        while let Ok(key) = keys.try_recv() {
+            batch.push(key);
+        }
+        batch.sort_unstable();
+        batch.dedup();
+        let announced = async {
+            let client = pool.get().await.map_err(unavailable)?;
+            let statement = client
+                .prepare_cached("SELECT pg_notify($1, key) FROM unnest($2::text[]) AS key")
+                .await
+                .map_err(unavailable)?;
+            client.execute(&statement, &[&channel, &batch]).await.map_err(unavailable)
+        };
+        if let Err(error) = announced.await {
+            tracing::warn!(%error, commits = batch.len(), "commits could not be announced to the other replicas");
+        }
+    }
+}
+
+/// Releases dropped leases: whatever has queued meanwhile, in one statement. Under load a
+/// release costs Postgres a share of one statement, not one of its own.
+async fn release_leases(pool: Pool, sql: Arc<Sql>, mut leases: tokio::sync::mpsc::UnboundedReceiver<(String, String)>) {
+    while let Some(first) = leases.recv().await {
+        let mut batch = vec![first];
+        while let Ok(lease) = leases.try_recv() {
+            batch.push(lease);
+        }
+        let (keys, tokens): (Vec<String>, Vec<String>) = batch.into_iter().unzip();
+        let released = async {
+            let client = pool.get().await.map_err(unavailable)?;
+            let statement = client.prepare_cached(&sql.release_lease).await.map_err(unavailable)?;
+            client.execute(&statement, &[&keys, &tokens]).await.map_err(unavailable)
+        };
+        if let Err(error) = released.await {
+            tracing::debug!(%error, leases = keys.len(), "leases could not be released; they expire by themselves");
+        }
+    }
+}
+
 /// A call's transaction on Postgres: a pooled connection inside `BEGIN`, on which the
 /// handler's statements run as they come and the call's records are written at the
 /// commit. Dropped before its commit (the handler failed, the call was cancelled), its
 /// connection leaves the pool and closes, and Postgres rolls the transaction back.
 struct PostgresTransaction {
     sql: Arc<Sql>,
+    announce: tokio::sync::mpsc::UnboundedSender<String>,
     client: Option<deadpool_postgres::Object>,
 }
 
@@ -443,6 +509,11 @@ impl StoreTransaction for PostgresTransaction {
             }
             // Past this point the commit may have been applied even if no answer comes back.
             client.batch_execute("COMMIT").await.map_err(|error| StoreError::OutcomeUnknown(error.to_string()))?;
+        }
+        for (write, version) in writes.iter().zip(&versions) {
+            if *version > 0 {
+                let _ = self.announce.send(write.key.as_str().to_string());
+            }
         }
         // Committed: the connection goes back to the pool.
         drop(self.client.take());
@@ -630,7 +701,8 @@ impl FlowStore for PostgresStore {
     async fn begin(&self) -> Result<Option<Box<dyn StoreTransaction>>, StoreError> {
         let client = self.client().await?;
         client.batch_execute("BEGIN").await.map_err(unavailable)?;
-        Ok(Some(Box::new(PostgresTransaction { sql: self.sql.clone(), client: Some(client) })))
+        let announce = self.announce.clone();
+        Ok(Some(Box::new(PostgresTransaction { sql: self.sql.clone(), announce, client: Some(client) })))
     }
 
     fn is_shared(&self) -> bool {
@@ -700,18 +772,8 @@ struct PostgresLease {
 impl Drop for PostgresLease {
     fn drop(&mut self) {
         self.renewal.abort();
-        let (store, key, token) = (self.store.clone(), std::mem::take(&mut self.key), std::mem::take(&mut self.token));
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        runtime.spawn(async move {
-            let released = async {
-                let client = store.client().await?;
-                let statement = client.prepare_cached(&store.sql.release_lease).await.map_err(unavailable)?;
-                client.execute(&statement, &[&key, &token]).await.map_err(unavailable)
-            };
-            if let Err(error) = released.await {
-                tracing::debug!(%error, lease = %key, "a lease could not be released; it expires by itself");
-            }
-        });
+        // Released with whatever else was dropped meanwhile, in one statement.
+        let _ = self.store.release.send((std::mem::take(&mut self.key), std::mem::take(&mut self.token)));
     }
 }
 
@@ -757,6 +819,48 @@ mod tests {
         let next = Snapshot::default().with_state("invoice", "paid");
         assert_eq!(store.commit_leased(&key, 0, &next, &held).await, Err(StoreError::LeaseLost));
         assert_eq!(store.commit_leased(&key, 0, &next, &other).await, Ok(1));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_schema_an_older_toolgate_wrote_is_migrated_and_keeps_its_records() {
+        let Some(url) = test_url() else { return };
+        // The schema as the first version left it, with a record in it.
+        let schema = format!("toolgate_test_{}", uuid::Uuid::new_v4().simple());
+        let (client, connection) = tokio_postgres::connect(&url, NoTls).await.unwrap();
+        tokio::spawn(connection);
+        let s = format!("\"{schema}\"");
+        client
+            .batch_execute(&format!(
+                "CREATE SCHEMA {s}; CREATE TABLE {s}.migrations (version bigint PRIMARY KEY, toolgate text NOT NULL, \
+                 applied_at timestamptz NOT NULL DEFAULT now()); INSERT INTO {s}.migrations VALUES (1, '0.0.1'); {}",
+                MIGRATIONS[0].replace("{s}", &s)
+            ))
+            .await
+            .unwrap();
+        let key = StoreKey::instance("invoice", "INV-1");
+        let old = r#"{"states":{"invoice":"approved"},"active_domain":null,"version":0,"updated_at_ms":1}"#;
+        client
+            .execute(
+                &format!("INSERT INTO {s}.records (key, version, snapshot) VALUES ($1, 4, $2)"),
+                &[&key.as_str(), &old],
+            )
+            .await
+            .unwrap();
+
+        let store = PostgresStore::connect_in_schema(&url, &schema).await.expect("migrated");
+        let applied: Vec<i64> = client
+            .query(&format!("SELECT version FROM {s}.migrations ORDER BY version"), &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        assert_eq!(applied, (1..=POSTGRES_SCHEMA_VERSION).collect::<Vec<_>>());
+        let before = store.load(&key).await.unwrap();
+        assert_eq!((before.version, before.states["invoice"].as_str()), (4, "approved"));
+        let next = before.with_state("invoice", "discharged");
+        assert_eq!(store.compare_and_set(&key, 4, &next).await.unwrap(), 5);
+        client.batch_execute(&format!("DROP SCHEMA {s} CASCADE")).await.unwrap();
     }
 
     #[tokio::test]
