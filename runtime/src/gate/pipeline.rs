@@ -540,8 +540,7 @@ impl<'a> Candidate<'a> {
             self.flow_before = records.load_flow(Some(flow)).await?;
         }
         if let (true, Some(instance)) = (self.writes_instance(), &self.instance) {
-            let lease = records.lease(&instance.key, "instance").await?;
-            let loaded = records.load(&instance.key).await?;
+            let (lease, loaded) = records.lease_and_load(&instance.key, "instance").await?;
             if loaded.task.is_some() {
                 Box::pin(crate::task::refuse_if_held(records.store, &loaded, &instance.id)).await?;
             }

@@ -46,6 +46,21 @@ impl Records<'_> {
         }
     }
 
+    /// [`Records::lease`], and the record as committed once it is held.
+    pub(crate) async fn lease_and_load(
+        &self,
+        key: &StoreKey,
+        what: &'static str,
+    ) -> Result<(FlowLease, Snapshot), ToolError> {
+        let started = telemetry::store_clock();
+        let leased = crate::wait::within(self.lease_wait, self.store.lease_and_load(key)).await;
+        telemetry::record_store("lease", started);
+        match leased {
+            Some(leased) => leased.map_err(store_failure),
+            None => Err(ToolError::flow_busy(what, self.lease_wait.as_millis().max(1) as u64)),
+        }
+    }
+
     pub(crate) async fn load(&self, key: &StoreKey) -> Result<Snapshot, ToolError> {
         let started = telemetry::store_clock();
         let loaded = self.store.load(key).await;

@@ -24,6 +24,7 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     records_keep_their_payload(store).await;
     a_challenge_is_spent_once(store).await;
     a_held_lease_commits_over_the_version_it_read(store).await;
+    a_lease_taken_with_its_record_sees_every_commit_before_it(store).await;
     rate_limit_windows_admit_n_per_period(store).await;
     concurrent_spenders_share_one_window(store).await;
     an_instance_context_commits_with_its_state(store).await;
@@ -258,6 +259,29 @@ async fn a_held_lease_commits_over_the_version_it_read<S: FlowStore>(store: &S) 
     assert_eq!(stale, Err(StoreError::Conflict { expected: 0, found: v1 }));
     drop(lease);
     assert_eq!(store.load(&record).await.unwrap().state_of("m", "?"), "a");
+}
+
+/// [`FlowStore::lease_and_load`]: each of many holders in turn reads what the one before it
+/// committed under the lease (a counter incremented 16 times by 16 holders ends at 16, and
+/// no commit finds another version than the one its holder read).
+async fn a_lease_taken_with_its_record_sees_every_commit_before_it<S: FlowStore + Clone>(store: &S) {
+    let record = key("lease-and-load");
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let (store, record) = (store.clone(), record.clone());
+            tokio::spawn(async move {
+                let (lease, read) = store.lease_and_load(&record).await.unwrap();
+                let count = read.record.as_ref().and_then(|r| r["n"].as_u64()).unwrap_or(0);
+                let next = Snapshot { record: Some(serde_json::json!({ "n": count + 1 })), ..read.next() };
+                store.commit_leased(&record, read.version, &next, &lease).await.expect("the version its holder read");
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let counted = store.load(&record).await.unwrap().record.and_then(|r| r["n"].as_u64());
+    assert_eq!(counted, Some(16), "a holder read a record older than the last commit");
 }
 
 /// A store that keeps rate-limit windows ([`FlowStore::spend_window`] answers `Some`)

@@ -72,6 +72,15 @@ pub trait FlowStore: Send + Sync + 'static {
     /// Callers bound the wait themselves (dropping the future gives up the place in line).
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError>;
 
+    /// [`FlowStore::lease`], then the record as committed once the lease is held
+    /// ([`FlowStore::load`]): what a call that writes reads. A store that can do both in one
+    /// round trip overrides it.
+    async fn lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
+        let lease = self.lease(key).await?;
+        let loaded = self.load(key).await?;
+        Ok((lease, loaded))
+    }
+
     /// Forgets the record, and its history. The server calls it when the connection that
     /// owns a connection-keyed flow ends. Removing never breaks a lease someone holds or
     /// waits for, and never lets the key's version go back.

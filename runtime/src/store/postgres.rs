@@ -48,7 +48,7 @@ const POOL_SIZE: usize = 16;
 
 /// The migrations, in order; `{s}` is the schema. Applied ones are never edited: a change
 /// is a new migration.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     r#"
 CREATE TABLE {s}.records (
     key text PRIMARY KEY,
@@ -139,6 +139,27 @@ $$;
     r#"
 ALTER TABLE {s}.leases SET UNLOGGED;
 "#,
+    // 4: a lease and the record it guards in one round trip: the lease taken (or NULL, held
+    // by another), then the record read — a statement of its own inside the function, so
+    // it sees every commit made before the lease was free.
+    r#"
+CREATE FUNCTION {s}.lease_and_load(p_key text, p_token text, p_ttl_ms bigint, p_now bigint)
+RETURNS TABLE (taken boolean, version bigint, snapshot text) LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO {s}.leases AS held (key, token, expires_at)
+        VALUES (p_key, p_token, clock_timestamp() + p_ttl_ms * interval '1 millisecond')
+        ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+        WHERE held.expires_at <= clock_timestamp();
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT false, NULL::bigint, NULL::text;
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT true, r.version, r.snapshot FROM (SELECT 1) AS one
+        LEFT JOIN {s}.records AS r ON r.key = p_key AND r.snapshot IS NOT NULL
+            AND (r.expires_at_ms IS NULL OR r.expires_at_ms > p_now);
+END
+$$;
+"#,
 ];
 
 /// The store's statements, written once for its schema.
@@ -147,6 +168,7 @@ struct Sql {
     load: String,
     history: String,
     take_lease: String,
+    lease_and_load: String,
     renew_lease: String,
     release_lease: String,
     remove: String,
@@ -188,6 +210,7 @@ impl Sql {
                  ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at \
                  WHERE {s}.leases.expires_at <= clock_timestamp() RETURNING 1"
             ),
+            lease_and_load: format!("SELECT taken, version, snapshot FROM {s}.lease_and_load($1, $2, $3, $4)"),
             renew_lease: format!(
                 "UPDATE {s}.leases SET expires_at = clock_timestamp() + $3::bigint * interval '1 millisecond' \
                  WHERE key = $1 AND token = $2"
@@ -325,11 +348,43 @@ impl PostgresStore {
             let taken = client.query_opt(&statement, &[&key.as_str(), &token, &ttl_ms]).await.map_err(unavailable)?;
             drop(client);
             if taken.is_some() {
-                break;
+                return Ok(self.held(key, token));
             }
             // The caller bounds the wait (dropping this future gives up the place).
             tokio::time::sleep(LEASE_POLL).await;
         }
+    }
+
+    /// [`PostgresStore::take_lease`], and the record once the lease is held, one round trip
+    /// per try.
+    async fn take_lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let ttl_ms = self.lease_ttl.as_millis() as i64;
+        loop {
+            let client = self.client().await?;
+            let statement = client.prepare_cached(&self.sql.lease_and_load).await.map_err(unavailable)?;
+            let now = now_ms() as i64;
+            let row =
+                client.query_one(&statement, &[&key.as_str(), &token, &ttl_ms, &now]).await.map_err(unavailable)?;
+            drop(client);
+            if row.get::<_, bool>(0) {
+                let lease = self.held(key, token);
+                let loaded = match (row.get::<_, Option<i64>>(1), row.get::<_, Option<String>>(2)) {
+                    (Some(version), Some(text)) => {
+                        let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
+                        Snapshot { version: version as u64, ..snapshot }
+                    }
+                    _ => Snapshot::default(),
+                };
+                return Ok((lease, loaded));
+            }
+            tokio::time::sleep(LEASE_POLL).await;
+        }
+    }
+
+    /// The lease `token` holds on `key`, renewed until dropped.
+    fn held(&self, key: &StoreKey, token: String) -> FlowLease {
+        let ttl_ms = self.lease_ttl.as_millis() as i64;
         let (store, renewed_key, renewed_token) = (self.clone(), key.as_str().to_string(), token.clone());
         let renewal = tokio::spawn(async move {
             loop {
@@ -347,7 +402,7 @@ impl PostgresStore {
         });
         let fence = token.clone();
         let lease = PostgresLease { store: self.clone(), key: key.as_str().to_string(), token, renewal };
-        Ok(FlowLease::fenced(lease, fence))
+        FlowLease::fenced(lease, fence)
     }
 }
 
@@ -670,6 +725,10 @@ impl FlowStore for PostgresStore {
 
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
         self.take_lease(key).await
+    }
+
+    async fn lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
+        self.take_lease_and_load(key).await
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
