@@ -64,7 +64,7 @@ struct Slot {
     store: Arc<dyn FlowStore>,
     /// Statements to run once before the first transaction opens: the tables of yours the
     /// server creates.
-    tables: Option<Arc<crate::engine::Tables>>,
+    tables: Option<Arc<crate::store::Tables>>,
     open: Option<Box<dyn StoreTransaction>>,
     /// The commit took it: a statement now would be in no transaction.
     ended: bool,
@@ -74,7 +74,7 @@ struct Slot {
 
 impl TransactionSlot {
     /// A slot for a call on `store`.
-    pub(crate) fn new(store: Arc<dyn FlowStore>, tables: Option<Arc<crate::engine::Tables>>) -> Self {
+    pub(crate) fn new(store: Arc<dyn FlowStore>, tables: Option<Arc<crate::store::Tables>>) -> Self {
         Self(Some(Arc::new(tokio::sync::Mutex::new(Slot { store, tables, open: None, ended: false, wrote: false }))))
     }
 
@@ -100,7 +100,7 @@ fn gone() -> ToolError {
 }
 
 fn failed(error: crate::store::StoreError) -> ToolError {
-    crate::gate::store_failure(error)
+    crate::error::store_failure(error)
 }
 
 impl Transaction {

@@ -14,7 +14,6 @@ mod call;
 mod focus;
 mod reply;
 mod run;
-mod tables;
 mod tasks;
 mod timers;
 
@@ -26,7 +25,6 @@ pub(crate) use call::CallSource;
 pub(crate) use focus::{SessionFocus, focus_states};
 pub(crate) use reply::Reply;
 use run::run_handler;
-pub(crate) use tables::Tables;
 pub use tasks::{DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL, DEFAULT_TASKS_PER_SERVER};
 pub(crate) use tasks::{RunningTasks, Started, TaskCall, TaskError, TaskLimits};
 pub(crate) use timers::spawn_sweeper;
@@ -60,7 +58,7 @@ pub(crate) struct Engine {
     /// The tasks this process runs, and how to cancel each.
     pub(crate) running: RunningTasks,
     /// The tables of yours the server creates before the first call writes them.
-    pub(crate) tables: Option<Arc<Tables>>,
+    pub(crate) tables: Option<Arc<crate::store::Tables>>,
 }
 
 /// How long calls wait, and may run.

@@ -545,6 +545,24 @@ fn correlation_id() -> String {
     id[..12].to_string()
 }
 
+/// What a store's failure tells the model: retryable when nothing was written, unknown when
+/// a commit went unanswered, and what the database said of a handler's own SQL only in
+/// the log.
+pub(crate) fn store_failure(error: crate::store::StoreError) -> ToolError {
+    match error {
+        crate::store::StoreError::Unavailable(_) => ToolError::store_unavailable(error, 1000),
+        crate::store::StoreError::LeaseLost => ToolError::store_unavailable(error, 0),
+        crate::store::StoreError::OutcomeUnknown(_) => ToolError::commit_outcome_unknown(error),
+        // What the database said of the handler's own SQL is for the log, not the model.
+        crate::store::StoreError::Statement(_) => ToolError::internal(error),
+        // Under the lease a conflict means the lease was lost (e.g. it expired on a
+        // shared backend while the handler ran): nothing was committed.
+        crate::store::StoreError::Conflict { .. } => {
+            ToolError::store_unavailable(format_args!("{error}; the record changed under a held lease"), 0)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

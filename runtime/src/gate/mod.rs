@@ -16,7 +16,7 @@ mod records;
 pub(crate) use idempotency::Idempotency;
 pub(crate) use pipeline::{Admission, Admitted, Caller, Committed, Judge, Peer, Refused, admit};
 pub(crate) use rate_limit::{Limiter, OverLimit, Spent};
-pub(crate) use records::{PendingCommit, Records, TimerCommit, store_failure};
+pub(crate) use records::{PendingCommit, Records, TimerCommit};
 use std::collections::BTreeMap;
 
 use rmcp::model::Tool;

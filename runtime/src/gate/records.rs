@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::error::ToolError;
+use crate::error::{ToolError, store_failure};
 use crate::flow::{FlowRef, Flows};
 use crate::fsm::Machine;
 use crate::store::{
@@ -241,23 +241,5 @@ impl PendingCommit {
         drop(leases);
         telemetry::record_store("commit", started);
         committed.map(drop).map_err(store_failure)
-    }
-}
-
-/// What a store's failure tells the model: retryable when nothing was written, unknown when
-/// a commit went unanswered, and what the database said of a handler's own SQL only in
-/// the log.
-pub(crate) fn store_failure(error: StoreError) -> ToolError {
-    match error {
-        StoreError::Unavailable(_) => ToolError::store_unavailable(error, 1000),
-        StoreError::LeaseLost => ToolError::store_unavailable(error, 0),
-        StoreError::OutcomeUnknown(_) => ToolError::commit_outcome_unknown(error),
-        // What the database said of the handler's own SQL is for the log, not the model.
-        StoreError::Statement(_) => ToolError::internal(error),
-        // Under the lease a conflict means the lease was lost (e.g. it expired on a
-        // shared backend while the handler ran): nothing was committed.
-        StoreError::Conflict { .. } => {
-            ToolError::store_unavailable(format_args!("{error}; the record changed under a held lease"), 0)
-        }
     }
 }

@@ -35,6 +35,7 @@ mod redis;
 mod snapshot;
 mod sql;
 mod sqlite;
+mod tables;
 mod transaction;
 mod windows;
 
@@ -53,6 +54,7 @@ pub(crate) use snapshot::now_ms;
 pub(crate) use sql::SqlRow;
 pub use sql::SqlValue;
 pub use sqlite::{CACHED_KEYS, OpenError, SWEEP_EVERY, SqliteStore};
+pub(crate) use tables::Tables;
 pub use transaction::{RecordWrite, StoreTransaction};
 
 /// A backend that keeps flows and instances as [`Snapshot`]s.

@@ -142,7 +142,7 @@ impl ServerBuilder {
                     audit_sinks: self.audit_sinks,
                     timers: tokio::sync::broadcast::channel(1024).0,
                     running: Default::default(),
-                    tables: self.tables.map(|sql| Arc::new(crate::engine::Tables::new(sql))),
+                    tables: self.tables.map(|sql| Arc::new(crate::store::Tables::new(sql))),
                 }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,

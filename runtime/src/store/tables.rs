@@ -1,7 +1,7 @@
 //! The tables of yours a server keeps beside its own ([`ServerBuilder::tables`](crate::ServerBuilder::tables)):
 //! created once, before the first call's [`Transaction`](crate::Transaction) opens.
 
-use crate::store::{FlowStore, StoreError};
+use super::{FlowStore, StoreError};
 
 /// Statements that create the tables of yours (`CREATE TABLE IF NOT EXISTS …`), run once.
 pub(crate) struct Tables {
