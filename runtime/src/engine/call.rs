@@ -223,7 +223,9 @@ impl Engine {
                         // Nothing commits — what the handler wrote is rolled back as its
                         // transaction drops — and a task's instance is free again (boxed:
                         // rare, and every call's future would carry it).
-                        drop(transaction.take().await);
+                        if tool.takes_transaction {
+                            drop(Box::pin(transaction.take()).await);
+                        }
                         Box::pin(admitted.release()).await;
                         return Err(error);
                     }
@@ -233,7 +235,11 @@ impl Engine {
         };
         admitted.note = note.take();
         admitted.context = context.take_set();
-        admitted.transaction = transaction.take().await;
+        // (Boxed, and awaited only by a handler that takes one: every call's future would
+        // carry it otherwise.)
+        if tool.takes_transaction {
+            admitted.transaction = Box::pin(transaction.take()).await;
+        }
         let from = admitted.from.clone();
         let flow_id = admitted.flow.as_ref().map(|f| f.key.clone());
         let handle_id = admitted.flow.as_ref().and_then(|f| f.handle_id.clone());
@@ -242,7 +248,8 @@ impl Engine {
         let switch = admitted.switch.as_ref().map(|s| s.domain.clone());
         // A call that writes nothing (a read) commits synchronously: the commit's future,
         // which holds the store's, is built (boxed) only for a call that writes.
-        let idempotency = admitted.idempotency.clone();
+        // The idempotency record goes into the handler's transaction, if there is one.
+        let idempotency = admitted.transaction.as_ref().and(admitted.idempotency.clone());
         let Committed { flow_before, flow_after, to, transition, pending } =
             if admitted.writes() { Box::pin(admitted.commit()).await? } else { admitted.unchanged() };
         let flow_now = flow_after.as_ref().unwrap_or(&flow_before);

@@ -33,6 +33,7 @@
 use serde_json::{Map, Value};
 
 use super::idempotency::Recalled;
+use super::records::{CommitLog, SwitchLog, TransitionLog};
 use super::{Gate, Idempotency, Limiter, PendingCommit, Records, Spent, view};
 use crate::action::RatePer;
 use crate::auth::Principal;
@@ -900,29 +901,36 @@ impl Admitted<'_> {
             let lease = self._leases.instance.as_ref();
             self.records.write(&instance.key, before, next, lease, None, collected.as_mut()).await?;
         }
-        if let Some((to, machine)) = to.as_ref().zip(machine) {
-            let on = self
-                .instance
-                .as_ref()
-                .map_or_else(|| self.flow.as_ref().map(|f| f.key.to_string()), |i| Some(i.key.to_string()));
-            tracing::info!(
-                tool = self.tool.name,
-                on,
-                machine = machine.id(),
-                from = self.from,
-                to,
+        let log = CommitLog {
+            transition: to.as_ref().zip(machine).map(|(to, machine)| TransitionLog {
+                tool: self.tool.name,
+                on: self
+                    .instance
+                    .as_ref()
+                    .map_or_else(|| self.flow.as_ref().map(|f| f.key.to_string()), |i| Some(i.key.to_string())),
+                machine: machine.id().to_string(),
+                from: self.from.clone(),
+                to: to.clone(),
                 call_id,
-                "transition committed"
-            );
-        }
-        if let (Some(switch), true) = (&self.switch, switch_changes) {
-            let flow = self.flow.as_ref().map(|f| f.key.to_string());
-            tracing::info!(flow, from = ?self.flow_before.active_domain, to = %switch.domain, reason = %switch.reason, "domain switched");
-        }
-        let pending = transaction.zip(collected).map(|(transaction, writes)| {
-            let leases = [self._leases.flow.take(), self._leases.instance.take()].into_iter().flatten().collect();
-            PendingCommit { transaction, writes, leases }
-        });
+            }),
+            switch: self.switch.as_ref().filter(|_| switch_changes).map(|switch| SwitchLog {
+                flow: self.flow.as_ref().map(|f| f.key.to_string()),
+                from: self.flow_before.active_domain.clone(),
+                to: switch.domain.clone(),
+                reason: switch.reason.clone(),
+            }),
+        };
+        let pending = match transaction.zip(collected) {
+            // Said once the handler's transaction commits, not before.
+            Some((transaction, writes)) => {
+                let leases = [self._leases.flow.take(), self._leases.instance.take()].into_iter().flatten().collect();
+                Some(PendingCommit { transaction, writes, leases, log })
+            }
+            None => {
+                log.emit();
+                None
+            }
+        };
         Ok(Committed { flow_before: self.flow_before, flow_after, to, transition: entry, pending })
     }
 }

@@ -37,13 +37,7 @@ use crate::telemetry;
 impl Records<'_> {
     /// Waits at most `lease_wait` for `key`'s lease (`what`: `flow` or `instance`).
     pub(crate) async fn lease(&self, key: &StoreKey, what: &'static str) -> Result<FlowLease, ToolError> {
-        let started = telemetry::store_clock();
-        let leased = crate::wait::within(self.lease_wait, self.store.lease(key)).await;
-        telemetry::record_store("lease", started);
-        match leased {
-            Some(lease) => lease.map_err(store_failure),
-            None => Err(ToolError::flow_busy(what, self.lease_wait.as_millis().max(1) as u64)),
-        }
+        self.wait_for_lease(what, self.store.lease(key)).await
     }
 
     /// [`Records::lease`], and the record as committed once it is held.
@@ -52,8 +46,17 @@ impl Records<'_> {
         key: &StoreKey,
         what: &'static str,
     ) -> Result<(FlowLease, Snapshot), ToolError> {
+        self.wait_for_lease(what, self.store.lease_and_load(key)).await
+    }
+
+    /// `leasing`, given at most `lease_wait` (then `FLOW_BUSY`), timed as a lease.
+    async fn wait_for_lease<T>(
+        &self,
+        what: &'static str,
+        leasing: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, ToolError> {
         let started = telemetry::store_clock();
-        let leased = crate::wait::within(self.lease_wait, self.store.lease_and_load(key)).await;
+        let leased = crate::wait::within(self.lease_wait, leasing).await;
         telemetry::record_store("lease", started);
         match leased {
             Some(leased) => leased.map_err(store_failure),
@@ -228,18 +231,64 @@ pub(crate) struct PendingCommit {
     /// The leases of the records written, held until the commit is made: a shared store
     /// checks their fencing tokens in it.
     pub(crate) leases: Vec<FlowLease>,
+    /// What the log says of the commit, once it is made.
+    pub(crate) log: CommitLog,
+}
+
+/// What a call's commit says in the log — the transition it committed, the domain it
+/// switched to — said once the commit is made (for a call whose handler opened a
+/// transaction, once that transaction committed).
+#[derive(Debug, Default)]
+pub(crate) struct CommitLog {
+    pub(crate) transition: Option<TransitionLog>,
+    pub(crate) switch: Option<SwitchLog>,
+}
+
+/// A committed transition, as the log says it.
+#[derive(Debug)]
+pub(crate) struct TransitionLog {
+    pub(crate) tool: &'static str,
+    /// The instance's or flow's store key.
+    pub(crate) on: Option<String>,
+    pub(crate) machine: String,
+    pub(crate) from: Option<String>,
+    pub(crate) to: String,
+    pub(crate) call_id: Option<String>,
+}
+
+/// A domain switch, as the log says it.
+#[derive(Debug)]
+pub(crate) struct SwitchLog {
+    pub(crate) flow: Option<String>,
+    pub(crate) from: Option<String>,
+    pub(crate) to: String,
+    pub(crate) reason: String,
+}
+
+impl CommitLog {
+    /// Says it.
+    pub(crate) fn emit(&self) {
+        if let Some(TransitionLog { tool, on, machine, from, to, call_id }) = &self.transition {
+            tracing::info!(tool, on, machine, from, to, call_id, "transition committed");
+        }
+        if let Some(SwitchLog { flow, from, to, reason }) = &self.switch {
+            tracing::info!(flow, from = ?from, to = %to, reason = %reason, "domain switched");
+        }
+    }
 }
 
 impl PendingCommit {
     /// Writes the call's records, and `also` (its idempotency record), in the handler's
     /// transaction, and commits it.
     pub(crate) async fn finish(self, also: Option<RecordWrite>) -> Result<(), ToolError> {
-        let Self { transaction, mut writes, leases } = self;
+        let Self { transaction, mut writes, leases, log } = self;
         writes.extend(also);
         let started = telemetry::store_clock();
         let committed = transaction.commit(writes).await;
         drop(leases);
         telemetry::record_store("commit", started);
-        committed.map(drop).map_err(store_failure)
+        committed.map_err(store_failure)?;
+        log.emit();
+        Ok(())
     }
 }
