@@ -8,11 +8,12 @@
 //! lock (replicas starting together migrate once). It never touches another schema. A
 //! schema written by a newer toolgate is refused with a message naming both versions.
 //!
-//! One commit is one statement, a function the migrations create (`commit_record`): the
-//! record's row is locked (`FOR UPDATE`), the lease's fencing token checked, the version
-//! compared and bumped, the history appended and trimmed; once committed, it is announced
-//! (`pg_notify`, batched, outside the commit: see `notify_commits`). A record removed
-//! or expired keeps its row's version, so versions never go back for a key.
+//! The calls of a moment share their statements ([`batch`]): their loads one `SELECT`,
+//! their leases one `INSERT`, their commits one transaction — its rows locked in key
+//! order, the leases' fencing tokens checked, versions compared and bumped, histories
+//! appended and trimmed, in one statement — and one disk flush. Once committed, commits
+//! are announced (`pg_notify`, batched, outside the commit: see `notify_commits`). A
+//! record removed or expired keeps its row's version, so versions never go back for a key.
 //!
 //! A call whose handler writes tables of yours ([`Transaction`](crate::Transaction)) runs
 //! its statements in a transaction opened for it, and its records are written in that same
@@ -25,13 +26,21 @@ use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
-use super::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, RecordWrite, Snapshot, SqlRow, SqlValue,
-    StoreError, StoreKey, StoreTransaction, now_ms,
-};
+mod batch;
+mod migrations;
+mod transaction;
 
-/// The schema version this toolgate writes and reads: the number of its migrations.
-pub const POSTGRES_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+use batch::{Batcher, LeaseRequest, Taken};
+#[cfg(test)]
+use migrations::MIGRATIONS;
+pub use migrations::POSTGRES_SCHEMA_VERSION;
+use migrations::migrate;
+use transaction::PostgresTransaction;
+
+use super::{
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, RecordWrite, Snapshot, StoreError, StoreKey,
+    StoreTransaction, now_ms,
+};
 
 /// The schema toolgate's tables live in, unless [`PostgresStore::connect_in_schema`] names
 /// another.
@@ -43,132 +52,25 @@ const LEASE_TTL: Duration = Duration::from_secs(10);
 /// How often a waiter asks for a held lease again.
 const LEASE_POLL: Duration = Duration::from_millis(5);
 
+/// How the pool's connections plan toolgate's statements: once (generic plans), and by
+/// their indexes (a scan of a whole table is never what they want).
+const OUR_SETTINGS: &str = "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off";
+
+/// What a handler's transaction runs after its `BEGIN`: its own statements planned as
+/// Postgres plans by default, until toolgate's writes at its commit
+/// ([`transaction::OUR_PLANS`]).
+const YOUR_PLANS: &str = "SET LOCAL plan_cache_mode = auto; SET LOCAL enable_seqscan = on";
+
 /// Connections in the pool.
 const POOL_SIZE: usize = 16;
 
-/// The migrations, in order; `{s}` is the schema. Applied ones are never edited: a change
-/// is a new migration.
-const MIGRATIONS: [&str; 4] = [
-    r#"
-CREATE TABLE {s}.records (
-    key text PRIMARY KEY,
-    -- The last version given to the key; kept when the record is removed or expires.
-    version bigint NOT NULL,
-    -- The snapshot as JSON; NULL once removed.
-    snapshot text,
-    expires_at_ms bigint,
-    due_at_ms bigint
-);
-CREATE INDEX records_due ON {s}.records (due_at_ms) WHERE due_at_ms IS NOT NULL;
-CREATE TABLE {s}.history (
-    key text NOT NULL,
-    seq bigserial,
-    at_ms bigint NOT NULL,
-    entry text NOT NULL,
-    PRIMARY KEY (key, seq)
-);
-CREATE TABLE {s}.leases (
-    key text PRIMARY KEY,
-    token text NOT NULL,
-    expires_at timestamptz NOT NULL
-);
-CREATE TABLE {s}.windows (
-    name text NOT NULL,
-    ticket text NOT NULL,
-    at_ms bigint NOT NULL,
-    PRIMARY KEY (name, ticket)
-);
-"#,
-    // 2: one commit, one statement — a function that does in the database what a commit
-    // did in eight round trips. It answers the version written; -1: an `if_absent` write
-    // found a live record; -2: the lease's token no longer holds; -3 - N: the record is at
-    // version N, not the one expected.
-    r#"
-CREATE FUNCTION {s}.commit_record(
-    p_key text, p_expected bigint, p_snapshot text, p_expires bigint, p_due bigint, p_fence text,
-    p_entry text, p_at_ms bigint, p_keep bigint, p_since bigint, p_if_absent boolean,
-    p_channel text, p_now bigint
-) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-    stored bigint;
-    live boolean;
-    current bigint;
-    written bigint;
-BEGIN
-    INSERT INTO {s}.records (key, version) VALUES (p_key, 0) ON CONFLICT (key) DO NOTHING;
-    SELECT version, snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > p_now)
-        INTO stored, live FROM {s}.records WHERE key = p_key FOR UPDATE;
-    IF p_if_absent AND live THEN
-        RETURN -1;
-    END IF;
-    IF p_fence IS NOT NULL AND NOT EXISTS (
-        SELECT 1 FROM {s}.leases WHERE key = p_key AND token = p_fence AND expires_at > clock_timestamp()
-    ) THEN
-        RETURN -2;
-    END IF;
-    current := CASE WHEN live THEN stored ELSE 0 END;
-    IF current <> p_expected AND NOT p_if_absent THEN
-        RETURN -3 - current;
-    END IF;
-    UPDATE {s}.records SET version = version + 1, snapshot = p_snapshot, expires_at_ms = p_expires,
-        due_at_ms = p_due WHERE key = p_key RETURNING version INTO written;
-    IF NOT live THEN
-        DELETE FROM {s}.history WHERE key = p_key;
-    END IF;
-    IF p_entry IS NOT NULL THEN
-        INSERT INTO {s}.history (key, at_ms, entry) VALUES (p_key, p_at_ms, p_entry);
-        IF p_keep IS NOT NULL THEN
-            DELETE FROM {s}.history WHERE key = p_key AND seq NOT IN
-                (SELECT seq FROM {s}.history WHERE key = p_key ORDER BY seq DESC LIMIT p_keep);
-        END IF;
-        IF p_since IS NOT NULL THEN
-            DELETE FROM {s}.history WHERE key = p_key AND at_ms < p_since;
-        END IF;
-    END IF;
-    IF p_channel IS NOT NULL THEN
-        PERFORM pg_notify(p_channel, p_key);
-    END IF;
-    RETURN written;
-END
-$$;
-"#,
-    // 3: a lease is not worth a disk flush: its table is UNLOGGED (no WAL), so taking and
-    // releasing one waits for no sync. A crash of Postgres (or a failover to a standby)
-    // empties it, which releases every lease — and a holder whose lease vanished cannot
-    // commit, its fencing token no longer holding.
-    r#"
-ALTER TABLE {s}.leases SET UNLOGGED;
-"#,
-    // 4: a lease and the record it guards in one round trip: the lease taken (or NULL, held
-    // by another), then the record read — a statement of its own inside the function, so
-    // it sees every commit made before the lease was free.
-    r#"
-CREATE FUNCTION {s}.lease_and_load(p_key text, p_token text, p_ttl_ms bigint, p_now bigint)
-RETURNS TABLE (taken boolean, version bigint, snapshot text) LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO {s}.leases AS held (key, token, expires_at)
-        VALUES (p_key, p_token, clock_timestamp() + p_ttl_ms * interval '1 millisecond')
-        ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
-        WHERE held.expires_at <= clock_timestamp();
-    IF NOT FOUND THEN
-        RETURN QUERY SELECT false, NULL::bigint, NULL::text;
-        RETURN;
-    END IF;
-    RETURN QUERY SELECT true, r.version, r.snapshot FROM (SELECT 1) AS one
-        LEFT JOIN {s}.records AS r ON r.key = p_key AND r.snapshot IS NOT NULL
-            AND (r.expires_at_ms IS NULL OR r.expires_at_ms > p_now);
-END
-$$;
-"#,
-];
-
 /// The store's statements, written once for its schema.
 struct Sql {
-    commit: String,
-    load: String,
+    load_many: String,
+    take_leases: String,
+    lock_records: String,
+    write_records: String,
     history: String,
-    take_lease: String,
-    lease_and_load: String,
     renew_lease: String,
     release_lease: String,
     remove: String,
@@ -194,23 +96,24 @@ impl Sql {
         let channel = format!("{schema}_commits");
         let now = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
         Self {
-            commit: format!("SELECT {s}.commit_record($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"),
-            load: format!(
-                "SELECT version, snapshot FROM {s}.records \
-                 WHERE key = $1 AND snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > $2)"
+            load_many: format!(
+                "SELECT key, version, snapshot FROM {s}.records WHERE key = ANY($1::text[]) \
+                 AND snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > $2)"
             ),
+            take_leases: format!(
+                "INSERT INTO {s}.leases AS held (key, token, expires_at) \
+                 SELECT key, token, clock_timestamp() + ttl_ms * interval '1 millisecond' \
+                 FROM unnest($1::text[], $2::text[], $3::bigint[]) AS asked (key, token, ttl_ms) ORDER BY key \
+                 ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at \
+                 WHERE held.expires_at <= clock_timestamp() RETURNING key"
+            ),
+            lock_records: format!("SELECT 1 FROM {s}.records WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE"),
+            write_records: write_records(&s),
             history: format!(
                 "SELECT h.entry FROM {s}.history h JOIN {s}.records r ON r.key = h.key \
                  WHERE h.key = $1 AND r.snapshot IS NOT NULL AND (r.expires_at_ms IS NULL OR r.expires_at_ms > $2) \
                  ORDER BY h.seq"
             ),
-            take_lease: format!(
-                "INSERT INTO {s}.leases (key, token, expires_at) \
-                 VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 millisecond') \
-                 ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at \
-                 WHERE {s}.leases.expires_at <= clock_timestamp() RETURNING 1"
-            ),
-            lease_and_load: format!("SELECT taken, version, snapshot FROM {s}.lease_and_load($1, $2, $3, $4)"),
             renew_lease: format!(
                 "UPDATE {s}.leases SET expires_at = clock_timestamp() + $3::bigint * interval '1 millisecond' \
                  WHERE key = $1 AND token = $2"
@@ -243,6 +146,73 @@ impl Sql {
     }
 }
 
+/// The statement that writes a batch of records ([`batch::Writes`]), the rows that exist
+/// already locked. A write passes if its lease's fencing token still holds, and its
+/// record is at the version expected (an `if_absent` write: if its record is not live).
+/// Then an existing row is written at its version plus one (a removed or expired record
+/// kept its version, so versions never go back) and a key never written gets its row
+/// (another writer that created it first meanwhile makes this one a conflict); the
+/// history is cleared when the record was not live (a write that expected none), the
+/// entry appended, and the history trimmed to what the retention keeps (this statement
+/// does not see the entry it writes: one fewer of the older ones is kept; none is written
+/// when the history keeps none). Answers each key with the version written, or why not:
+/// -1, an `if_absent` write over a live record; -2, a lease lost; -3 - N, a conflict with
+/// the version N.
+fn write_records(s: &str) -> String {
+    let live =
+        |r: &str| format!("({r}.snapshot IS NOT NULL AND ({r}.expires_at_ms IS NULL OR {r}.expires_at_ms > $12))");
+    let (live_r, live_found) = (live("r"), live("found"));
+    format!(
+        r#"
+WITH asked AS (
+    SELECT *, expected = 0 OR if_absent AS afresh,
+        fence IS NULL OR EXISTS (SELECT 1 FROM {s}.leases held WHERE held.key = asked.key
+            AND held.token = asked.fence AND held.expires_at > clock_timestamp()) AS fenced
+    FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],
+                $7::boolean[], $8::text[], $9::bigint[], $10::bigint[], $11::bigint[])
+        AS asked (key, expected, snapshot, expires, due, fence, if_absent, entry, at_ms, keep, since)
+), updated AS (
+    UPDATE {s}.records r SET version = r.version + 1, snapshot = asked.snapshot,
+        expires_at_ms = asked.expires, due_at_ms = asked.due
+    FROM asked WHERE r.key = asked.key AND asked.fenced AND CASE WHEN asked.if_absent THEN NOT {live_r}
+        ELSE asked.expected = CASE WHEN {live_r} THEN r.version ELSE 0 END END
+    RETURNING r.key, r.version
+), inserted AS (
+    INSERT INTO {s}.records (key, version, snapshot, expires_at_ms, due_at_ms)
+    SELECT key, 1, snapshot, expires, due FROM asked
+    WHERE afresh AND fenced AND NOT EXISTS (SELECT 1 FROM {s}.records r WHERE r.key = asked.key)
+    ORDER BY key
+    ON CONFLICT (key) DO NOTHING
+    RETURNING key, version
+), written AS (
+    SELECT asked.*, done.version FROM asked JOIN (SELECT * FROM updated UNION ALL SELECT * FROM inserted) done
+        ON done.key = asked.key
+), cleared AS (
+    DELETE FROM {s}.history h USING written WHERE h.key = written.key AND written.afresh
+), appended AS (
+    INSERT INTO {s}.history (key, at_ms, entry)
+    SELECT key, at_ms, entry FROM written WHERE entry IS NOT NULL AND (keep IS NULL OR keep > 0) ORDER BY key
+), older AS (
+    SELECT h.key, h.seq, h.at_ms, written.keep, written.since,
+        row_number() OVER (PARTITION BY h.key ORDER BY h.seq DESC) AS newer
+    FROM {s}.history h JOIN written ON h.key = written.key
+    WHERE NOT written.afresh AND written.entry IS NOT NULL
+), trimmed AS (
+    DELETE FROM {s}.history h USING older
+    WHERE h.key = older.key AND h.seq = older.seq AND (older.newer >= older.keep OR older.at_ms < older.since)
+)
+SELECT asked.key, CASE
+    WHEN written.version IS NOT NULL THEN written.version
+    WHEN asked.if_absent AND asked.fenced THEN -1
+    WHEN NOT asked.fenced THEN -2
+    ELSE -3 - coalesce((SELECT CASE WHEN {live_found} THEN found.version ELSE 0 END
+        FROM {s}.records found WHERE found.key = asked.key), 0)
+    END
+FROM asked LEFT JOIN written ON written.key = asked.key
+"#
+    )
+}
+
 /// Flows, instances, challenges, idempotency records, histories, leases, rate-limit
 /// windows and due timers in Postgres, shared by every replica that points at the same
 /// database and schema. Cheap to clone.
@@ -254,8 +224,10 @@ pub struct PostgresStore {
     commits: tokio::sync::broadcast::Sender<StoreKey>,
     /// The keys of commits to announce, by [`notify_commits`], after they committed.
     announce: tokio::sync::mpsc::UnboundedSender<String>,
-    /// Leases dropped, to release (key, token), by [`release_leases`].
-    release: tokio::sync::mpsc::UnboundedSender<(String, String)>,
+    /// The batches of loads, leases and commits ([`batch`]).
+    loads: Batcher<StoreKey, Option<batch::Stored>>,
+    leases: Batcher<LeaseRequest, Option<(Taken, Option<batch::Stored>)>>,
+    writes: Batcher<RecordWrite, i64>,
     lease_ttl: Duration,
 }
 
@@ -285,7 +257,15 @@ impl PostgresStore {
                 "`{schema}` is not a schema name toolgate uses: lowercase letters, digits and `_`"
             )));
         }
-        let config: tokio_postgres::Config = url.parse().map_err(unavailable)?;
+        let mut config: tokio_postgres::Config = url.parse().map_err(unavailable)?;
+        // toolgate's statements are prepared once per connection and planned once
+        // (generic plans): planning one afresh for each call cost more than running it.
+        // Each finds its rows by key, through an index, at any size: a plan made while the
+        // tables were empty (a new schema) would scan them whole, for as long as the
+        // connection lives. A handler's transaction plans its own statements as Postgres
+        // would by default ([`YOUR_PLANS`]).
+        let options = format!("{} {OUR_SETTINGS}", config.get_options().unwrap_or_default());
+        config.options(options.trim());
         let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager).max_size(POOL_SIZE).build().map_err(unavailable)?;
         migrate(&pool, schema).await?;
@@ -296,7 +276,10 @@ impl PostgresStore {
         tokio::spawn(notify_commits(pool.clone(), sql.channel.clone(), to_announce));
         let (release, to_release) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(release_leases(pool.clone(), sql.clone(), to_release));
-        Ok(Self { pool, sql, commits, announce, release, lease_ttl: LEASE_TTL })
+        let loads = batch::loads(pool.clone(), sql.clone());
+        let leases = batch::leases(pool.clone(), sql.clone(), release);
+        let writes = batch::commits(pool.clone(), sql.clone(), announce.clone());
+        Ok(Self { pool, sql, commits, announce, loads, leases, writes, lease_ttl: LEASE_TTL })
     }
 
     /// Leases live `ttl` unless renewed (at least 300 ms).
@@ -309,8 +292,9 @@ impl PostgresStore {
         self.pool.get().await.map_err(unavailable)
     }
 
-    /// Compare-and-set in one transaction; with `fence`, only while the key's lease holds
-    /// it; with `entry`, appending it to the key's history (trimmed by the retention).
+    /// Compare-and-set, in the next batch's transaction; with `fence`, only while the
+    /// key's lease holds it; with `entry`, appending it to the key's history (trimmed by
+    /// the retention).
     async fn commit(
         &self,
         key: &StoreKey,
@@ -327,65 +311,31 @@ impl PostgresStore {
             entry: entry.map(|(entry, retention)| (entry.clone(), retention)),
             if_absent: false,
         };
-        // One statement, its own transaction: a commit sent and not answered may have
-        // been applied.
-        let client = self.client().await?;
-        let version = write_in(&self.sql, &client, &write, StoreError::OutcomeUnknown).await?;
-        if version.is_some() {
-            let _ = self.announce.send(key.as_str().to_string());
-        }
-        Ok(version.unwrap_or_default())
+        let code = self.writes.call(write.clone()).await?;
+        Ok(batch::outcome(&write, code)?.unwrap_or_default())
     }
 
-    /// Takes `key`'s lease: waits until the row is free (or its holder's time ran out),
-    /// then renews it until dropped.
-    async fn take_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+    /// Takes `key`'s lease, with the record as committed once it is held: waits until the
+    /// row is free (or its holder's time ran out), asking again every [`LEASE_POLL`], then
+    /// renews it until dropped.
+    async fn take_lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let ttl_ms = self.lease_ttl.as_millis() as i64;
         loop {
-            let client = self.client().await?;
-            let statement = client.prepare_cached(&self.sql.take_lease).await.map_err(unavailable)?;
-            let taken = client.query_opt(&statement, &[&key.as_str(), &token, &ttl_ms]).await.map_err(unavailable)?;
-            drop(client);
-            if taken.is_some() {
-                return Ok(self.held(key, token));
+            let request = LeaseRequest { key: key.clone(), token: token.clone(), ttl_ms };
+            if let Some((taken, stored)) = self.leases.call(request).await? {
+                let lease = self.held(taken);
+                return Ok((lease, batch::snapshot(stored)?));
             }
             // The caller bounds the wait (dropping this future gives up the place).
             tokio::time::sleep(LEASE_POLL).await;
         }
     }
 
-    /// [`PostgresStore::take_lease`], and the record once the lease is held, one round trip
-    /// per try.
-    async fn take_lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
-        let token = uuid::Uuid::new_v4().simple().to_string();
+    /// The lease `taken` holds, renewed until dropped.
+    fn held(&self, taken: Taken) -> FlowLease {
         let ttl_ms = self.lease_ttl.as_millis() as i64;
-        loop {
-            let client = self.client().await?;
-            let statement = client.prepare_cached(&self.sql.lease_and_load).await.map_err(unavailable)?;
-            let now = now_ms() as i64;
-            let row =
-                client.query_one(&statement, &[&key.as_str(), &token, &ttl_ms, &now]).await.map_err(unavailable)?;
-            drop(client);
-            if row.get::<_, bool>(0) {
-                let lease = self.held(key, token);
-                let loaded = match (row.get::<_, Option<i64>>(1), row.get::<_, Option<String>>(2)) {
-                    (Some(version), Some(text)) => {
-                        let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
-                        Snapshot { version: version as u64, ..snapshot }
-                    }
-                    _ => Snapshot::default(),
-                };
-                return Ok((lease, loaded));
-            }
-            tokio::time::sleep(LEASE_POLL).await;
-        }
-    }
-
-    /// The lease `token` holds on `key`, renewed until dropped.
-    fn held(&self, key: &StoreKey, token: String) -> FlowLease {
-        let ttl_ms = self.lease_ttl.as_millis() as i64;
-        let (store, renewed_key, renewed_token) = (self.clone(), key.as_str().to_string(), token.clone());
+        let (store, renewed_key, renewed_token) = (self.clone(), taken.key.clone(), taken.token.clone());
         let renewal = tokio::spawn(async move {
             loop {
                 tokio::time::sleep(store.lease_ttl / 3).await;
@@ -400,61 +350,8 @@ impl PostgresStore {
                 }
             }
         });
-        let fence = token.clone();
-        let lease = PostgresLease { store: self.clone(), key: key.as_str().to_string(), token, renewal };
-        FlowLease::fenced(lease, fence)
-    }
-}
-
-/// One record's write, one statement (`commit_record`, migration 2): the row `FOR
-/// UPDATE`, the lease's fencing token checked, the version compared and bumped (a removed
-/// or expired record keeps its version, so versions never go back), the history appended
-/// and trimmed (announced by the caller, once committed). `None`: an `if_absent` write found a live record and
-/// wrote nothing. `lost`: what an unanswered statement means (outside a transaction, an
-/// unknown outcome).
-async fn write_in(
-    sql: &Sql,
-    client: &impl GenericClient,
-    write: &RecordWrite,
-    lost: fn(String) -> StoreError,
-) -> Result<Option<u64>, StoreError> {
-    let RecordWrite { key, expected, next, fence, entry, if_absent } = write;
-    let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
-    let entry_text = entry.as_ref().map(|(entry, _)| serde_json::to_string(entry)).transpose().map_err(unavailable)?;
-    let at_ms = entry.as_ref().map(|(entry, _)| entry.at_ms() as i64);
-    let keep = entry.as_ref().and_then(|(_, retention)| retention.entries()).map(|most| most as i64);
-    let since = entry
-        .as_ref()
-        .filter(|(_, retention)| retention.age().is_some())
-        .map(|(entry, retention)| retention.oldest_kept_ms(entry.at_ms()) as i64);
-    let statement = client.prepare_cached(&sql.commit).await.map_err(unavailable)?;
-    let answer = client
-        .query_one(
-            &statement,
-            &[
-                &key.as_str(),
-                &(*expected as i64),
-                &text,
-                &next.expires_at_ms.map(|ms| ms as i64),
-                &next.due_at_ms.map(|ms| ms.min(i64::MAX as u64) as i64),
-                fence,
-                &entry_text,
-                &at_ms,
-                &keep,
-                &since,
-                if_absent,
-                // Announced after the commit, by `notify_commits`, not in it.
-                &None::<&str>,
-                &(now_ms() as i64),
-            ],
-        )
-        .await
-        .map_err(|error| if error.is_closed() { lost(error.to_string()) } else { unavailable(error) })?;
-    match answer.get::<_, i64>(0) {
-        -1 => Ok(None),
-        -2 => Err(StoreError::LeaseLost),
-        written if written > 0 => Ok(Some(written as u64)),
-        conflict => Err(StoreError::Conflict { expected: *expected, found: (-3 - conflict) as u64 }),
+        let fence = taken.token.clone();
+        FlowLease::fenced(PostgresLease { _taken: taken, renewal }, fence)
     }
 }
 
@@ -506,121 +403,6 @@ async fn release_leases(pool: Pool, sql: Arc<Sql>, mut leases: tokio::sync::mpsc
     }
 }
 
-/// A call's transaction on Postgres: a pooled connection inside `BEGIN`, on which the
-/// handler's statements run as they come and the call's records are written at the
-/// commit. Dropped before its commit (the handler failed, the call was cancelled), its
-/// connection leaves the pool and closes, and Postgres rolls the transaction back.
-struct PostgresTransaction {
-    sql: Arc<Sql>,
-    announce: tokio::sync::mpsc::UnboundedSender<String>,
-    client: Option<deadpool_postgres::Object>,
-}
-
-impl PostgresTransaction {
-    fn client(&self) -> Result<&deadpool_postgres::Object, StoreError> {
-        self.client.as_ref().ok_or_else(|| unavailable("the transaction has ended"))
-    }
-}
-
-/// What Postgres said of a handler's statement; a connection that failed is the store's.
-fn statement(error: impl std::fmt::Display) -> StoreError {
-    StoreError::Statement(error.to_string())
-}
-
-impl Drop for PostgresTransaction {
-    fn drop(&mut self) {
-        if let Some(client) = self.client.take() {
-            // Out of the pool and closed: Postgres rolls back what it had.
-            drop(deadpool_postgres::Object::take(client));
-        }
-    }
-}
-
-#[async_trait]
-impl StoreTransaction for PostgresTransaction {
-    async fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<Option<u64>, StoreError> {
-        let client = self.client()?;
-        let rows = client.execute(sql, &crate::store::sql::postgres_params(params)).await.map_err(statement)?;
-        Ok(Some(rows))
-    }
-
-    async fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlRow>, StoreError> {
-        let client = self.client()?;
-        let rows = client.query(sql, &crate::store::sql::postgres_params(params)).await.map_err(statement)?;
-        rows.iter().map(|row| crate::store::sql::postgres_row(row).map_err(statement)).collect()
-    }
-
-    async fn execute_batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        self.client()?.batch_execute(sql).await.map_err(|error| StoreError::Statement(error.to_string()))
-    }
-
-    async fn commit(mut self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError> {
-        let mut versions = Vec::with_capacity(writes.len());
-        {
-            let client = self.client()?;
-            for write in &writes {
-                // Inside the transaction: an unanswered write is a failed transaction.
-                versions.push(write_in(&self.sql, client, write, StoreError::Unavailable).await?.unwrap_or_default());
-            }
-            // Past this point the commit may have been applied even if no answer comes back.
-            client.batch_execute("COMMIT").await.map_err(|error| StoreError::OutcomeUnknown(error.to_string()))?;
-        }
-        for (write, version) in writes.iter().zip(&versions) {
-            if *version > 0 {
-                let _ = self.announce.send(write.key.as_str().to_string());
-            }
-        }
-        // Committed: the connection goes back to the pool.
-        drop(self.client.take());
-        Ok(versions)
-    }
-}
-
-/// Creates the schema and applies the migrations it lacks, one transaction each, under a
-/// transaction-level advisory lock: replicas starting together migrate once. A schema a
-/// newer toolgate wrote is refused, naming both versions.
-async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError> {
-    let mut client = pool.get().await.map_err(unavailable)?;
-    let s = format!("\"{schema}\"");
-    let transaction = client.transaction().await.map_err(unavailable)?;
-    transaction
-        .execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&format!("toolgate-migrate:{schema}")])
-        .await
-        .map_err(unavailable)?;
-    transaction
-        .batch_execute(&format!(
-            "CREATE SCHEMA IF NOT EXISTS {s}; \
-             CREATE TABLE IF NOT EXISTS {s}.migrations (version bigint PRIMARY KEY, toolgate text NOT NULL, \
-             applied_at timestamptz NOT NULL DEFAULT now());"
-        ))
-        .await
-        .map_err(unavailable)?;
-    let row = transaction
-        .query_one(&format!("SELECT version, toolgate FROM {s}.migrations ORDER BY version DESC LIMIT 1"), &[])
-        .await
-        .ok();
-    let (applied, by): (i64, String) = row.map_or((0, String::new()), |row| (row.get(0), row.get(1)));
-    if applied > POSTGRES_SCHEMA_VERSION {
-        return Err(unavailable(format!(
-            "the Postgres schema `{schema}` is at version {applied}, written by toolgate {by}; this toolgate ({}) \
-             knows versions up to {POSTGRES_SCHEMA_VERSION}: run the newer toolgate, or point this one at another schema",
-            env!("CARGO_PKG_VERSION")
-        )));
-    }
-    for (index, migration) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
-        transaction.batch_execute(&migration.replace("{s}", &s)).await.map_err(unavailable)?;
-        transaction
-            .execute(
-                &format!("INSERT INTO {s}.migrations (version, toolgate) VALUES ($1, $2)"),
-                &[&(index as i64 + 1), &env!("CARGO_PKG_VERSION")],
-            )
-            .await
-            .map_err(unavailable)?;
-        tracing::info!(schema, version = index + 1, "migrated the Postgres store");
-    }
-    transaction.commit().await.map_err(unavailable)
-}
-
 /// Follows the schema's commit channel on a connection of its own, and hands each key to
 /// `commits` (this process's own commits too); reconnects after a failure, and ends when
 /// the store is gone.
@@ -666,17 +448,7 @@ async fn announce_commits(url: String, channel: String, commits: tokio::sync::br
 #[async_trait]
 impl FlowStore for PostgresStore {
     async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
-        let client = self.client().await?;
-        let statement = client.prepare_cached(&self.sql.load).await.map_err(unavailable)?;
-        let row = client.query_opt(&statement, &[&key.as_str(), &(now_ms() as i64)]).await.map_err(unavailable)?;
-        match row {
-            Some(row) => {
-                let (version, text): (i64, String) = (row.get(0), row.get(1));
-                let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
-                Ok(Snapshot { version: version as u64, ..snapshot })
-            }
-            None => Ok(Snapshot::default()),
-        }
+        batch::snapshot(self.loads.call(key.clone()).await?)
     }
 
     async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
@@ -724,7 +496,7 @@ impl FlowStore for PostgresStore {
     }
 
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-        self.take_lease(key).await
+        Ok(self.take_lease_and_load(key).await?.0)
     }
 
     async fn lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
@@ -759,7 +531,7 @@ impl FlowStore for PostgresStore {
 
     async fn begin(&self) -> Result<Option<Box<dyn StoreTransaction>>, StoreError> {
         let client = self.client().await?;
-        client.batch_execute("BEGIN").await.map_err(unavailable)?;
+        client.batch_execute(&format!("BEGIN; {YOUR_PLANS}")).await.map_err(unavailable)?;
         let announce = self.announce.clone();
         Ok(Some(Box::new(PostgresTransaction { sql: self.sql.clone(), announce, client: Some(client) })))
     }
@@ -822,17 +594,14 @@ impl FlowStore for PostgresStore {
 
 /// A held Postgres lease: renewed until dropped, then released if still this holder's.
 struct PostgresLease {
-    store: PostgresStore,
-    key: String,
-    token: String,
+    _taken: Taken,
     renewal: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for PostgresLease {
     fn drop(&mut self) {
+        // The renewals stop; the lease is released as `Taken` drops.
         self.renewal.abort();
-        // Released with whatever else was dropped meanwhile, in one statement.
-        let _ = self.store.release.send((std::mem::take(&mut self.key), std::mem::take(&mut self.token)));
     }
 }
 

@@ -1,0 +1,178 @@
+//! toolgate's tables in Postgres: the migrations that create and change them, one
+//! transaction each, applied at start-up.
+
+use deadpool_postgres::Pool;
+
+use super::unavailable;
+use crate::store::StoreError;
+
+/// The schema version this toolgate writes and reads: the number of its migrations.
+pub const POSTGRES_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The migrations, in order; `{s}` is the schema. Applied ones are never edited: a change
+/// is a new migration.
+pub(super) const MIGRATIONS: [&str; 5] = [
+    r#"
+CREATE TABLE {s}.records (
+    key text PRIMARY KEY,
+    -- The last version given to the key; kept when the record is removed or expires.
+    version bigint NOT NULL,
+    -- The snapshot as JSON; NULL once removed.
+    snapshot text,
+    expires_at_ms bigint,
+    due_at_ms bigint
+);
+CREATE INDEX records_due ON {s}.records (due_at_ms) WHERE due_at_ms IS NOT NULL;
+CREATE TABLE {s}.history (
+    key text NOT NULL,
+    seq bigserial,
+    at_ms bigint NOT NULL,
+    entry text NOT NULL,
+    PRIMARY KEY (key, seq)
+);
+CREATE TABLE {s}.leases (
+    key text PRIMARY KEY,
+    token text NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+CREATE TABLE {s}.windows (
+    name text NOT NULL,
+    ticket text NOT NULL,
+    at_ms bigint NOT NULL,
+    PRIMARY KEY (name, ticket)
+);
+"#,
+    // 2: one commit, one statement — a function that does in the database what a commit
+    // did in eight round trips. It answers the version written; -1: an `if_absent` write
+    // found a live record; -2: the lease's token no longer holds; -3 - N: the record is at
+    // version N, not the one expected.
+    r#"
+CREATE FUNCTION {s}.commit_record(
+    p_key text, p_expected bigint, p_snapshot text, p_expires bigint, p_due bigint, p_fence text,
+    p_entry text, p_at_ms bigint, p_keep bigint, p_since bigint, p_if_absent boolean,
+    p_channel text, p_now bigint
+) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    stored bigint;
+    live boolean;
+    current bigint;
+    written bigint;
+BEGIN
+    INSERT INTO {s}.records (key, version) VALUES (p_key, 0) ON CONFLICT (key) DO NOTHING;
+    SELECT version, snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > p_now)
+        INTO stored, live FROM {s}.records WHERE key = p_key FOR UPDATE;
+    IF p_if_absent AND live THEN
+        RETURN -1;
+    END IF;
+    IF p_fence IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM {s}.leases WHERE key = p_key AND token = p_fence AND expires_at > clock_timestamp()
+    ) THEN
+        RETURN -2;
+    END IF;
+    current := CASE WHEN live THEN stored ELSE 0 END;
+    IF current <> p_expected AND NOT p_if_absent THEN
+        RETURN -3 - current;
+    END IF;
+    UPDATE {s}.records SET version = version + 1, snapshot = p_snapshot, expires_at_ms = p_expires,
+        due_at_ms = p_due WHERE key = p_key RETURNING version INTO written;
+    IF NOT live THEN
+        DELETE FROM {s}.history WHERE key = p_key;
+    END IF;
+    IF p_entry IS NOT NULL THEN
+        INSERT INTO {s}.history (key, at_ms, entry) VALUES (p_key, p_at_ms, p_entry);
+        IF p_keep IS NOT NULL THEN
+            DELETE FROM {s}.history WHERE key = p_key AND seq NOT IN
+                (SELECT seq FROM {s}.history WHERE key = p_key ORDER BY seq DESC LIMIT p_keep);
+        END IF;
+        IF p_since IS NOT NULL THEN
+            DELETE FROM {s}.history WHERE key = p_key AND at_ms < p_since;
+        END IF;
+    END IF;
+    IF p_channel IS NOT NULL THEN
+        PERFORM pg_notify(p_channel, p_key);
+    END IF;
+    RETURN written;
+END
+$$;
+"#,
+    // 3: a lease is not worth a disk flush: its table is UNLOGGED (no WAL), so taking and
+    // releasing one waits for no sync. A crash of Postgres (or a failover to a standby)
+    // empties it, which releases every lease — and a holder whose lease vanished cannot
+    // commit, its fencing token no longer holding.
+    r#"
+ALTER TABLE {s}.leases SET UNLOGGED;
+"#,
+    // 4: a lease and the record it guards in one round trip: the lease taken (or NULL, held
+    // by another), then the record read — a statement of its own inside the function, so
+    // it sees every commit made before the lease was free.
+    r#"
+CREATE FUNCTION {s}.lease_and_load(p_key text, p_token text, p_ttl_ms bigint, p_now bigint)
+RETURNS TABLE (taken boolean, version bigint, snapshot text) LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO {s}.leases AS held (key, token, expires_at)
+        VALUES (p_key, p_token, clock_timestamp() + p_ttl_ms * interval '1 millisecond')
+        ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+        WHERE held.expires_at <= clock_timestamp();
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT false, NULL::bigint, NULL::text;
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT true, r.version, r.snapshot FROM (SELECT 1) AS one
+        LEFT JOIN {s}.records AS r ON r.key = p_key AND r.snapshot IS NOT NULL
+            AND (r.expires_at_ms IS NULL OR r.expires_at_ms > p_now);
+END
+$$;
+"#,
+    // 5: the calls of a moment share their statements (`batch.rs`): loads, leases and
+    // commits are plain statements over arrays, and the functions that did one call's
+    // lease and commit are gone.
+    r#"
+DROP FUNCTION {s}.commit_record(text, bigint, text, bigint, bigint, text, text, bigint, bigint, bigint, boolean, text, bigint);
+DROP FUNCTION {s}.lease_and_load(text, text, bigint, bigint);
+"#,
+];
+
+/// Creates the schema and applies the migrations it lacks, one transaction each, under a
+/// transaction-level advisory lock: replicas starting together migrate once. A schema a
+/// newer toolgate wrote is refused, naming both versions.
+pub(super) async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError> {
+    let mut client = pool.get().await.map_err(unavailable)?;
+    let s = format!("\"{schema}\"");
+    let transaction = client.transaction().await.map_err(unavailable)?;
+    transaction
+        .execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&format!("toolgate-migrate:{schema}")])
+        .await
+        .map_err(unavailable)?;
+    transaction
+        .batch_execute(&format!(
+            "CREATE SCHEMA IF NOT EXISTS {s}; \
+             CREATE TABLE IF NOT EXISTS {s}.migrations (version bigint PRIMARY KEY, toolgate text NOT NULL, \
+             applied_at timestamptz NOT NULL DEFAULT now());"
+        ))
+        .await
+        .map_err(unavailable)?;
+    let row = transaction
+        .query_one(&format!("SELECT version, toolgate FROM {s}.migrations ORDER BY version DESC LIMIT 1"), &[])
+        .await
+        .ok();
+    let (applied, by): (i64, String) = row.map_or((0, String::new()), |row| (row.get(0), row.get(1)));
+    if applied > POSTGRES_SCHEMA_VERSION {
+        return Err(unavailable(format!(
+            "the Postgres schema `{schema}` is at version {applied}, written by toolgate {by}; this toolgate ({}) \
+             knows versions up to {POSTGRES_SCHEMA_VERSION}: run the newer toolgate, or point this one at another schema",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
+        transaction.batch_execute(&migration.replace("{s}", &s)).await.map_err(unavailable)?;
+        transaction
+            .execute(
+                &format!("INSERT INTO {s}.migrations (version, toolgate) VALUES ($1, $2)"),
+                &[&(index as i64 + 1), &env!("CARGO_PKG_VERSION")],
+            )
+            .await
+            .map_err(unavailable)?;
+        tracing::info!(schema, version = index + 1, "migrated the Postgres store");
+    }
+    transaction.commit().await.map_err(unavailable)
+}
