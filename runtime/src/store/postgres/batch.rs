@@ -1,17 +1,20 @@
 //! Group commit on Postgres: the calls of a moment share their statements.
 //!
-//! A transition on Postgres reads its instance, takes its lease with the record, and
-//! commits. One statement (and, for a commit, one disk flush) per call per step costs
-//! Postgres far more than the step itself: its time goes to parsing, planning, round
-//! trips and flushes. So each step has a [`Batcher`]: a task that takes every request
-//! waiting when it is free and answers them with one pipelined round trip — the loads of
-//! the moment in one `SELECT`, their leases in one `INSERT` (and their records read right
-//! after, in a statement of its own, so that each sees every commit made before its lease
-//! was free), their commits in one transaction. Under load a batch holds as many calls as
-//! arrived during the one before; alone, a call waits for no one.
+//! A transition on Postgres reads its instance, takes its lease with the record, commits,
+//! and releases the lease. One statement (and, for a commit, one disk flush) per call per
+//! step costs Postgres far more than the step itself: its time goes to starting
+//! statements, round trips and flushes. So two [`Batcher`]s each take every request
+//! waiting when they are free and answer them with one pipelined round trip:
 //!
-//! A batch holds at most one request per key (two commits of one row in one statement
-//! would be one too many): the second waits for the next batch.
+//! - [`reads`]: the leases dropped meanwhile released (one `DELETE`), the leases asked
+//!   taken (one `INSERT`), then the records of every key loaded or leased read (one
+//!   `SELECT`, a statement of its own after the leases, so that each sees every commit
+//!   made before its lease was free);
+//! - [`commits`]: the records written in one transaction (one disk flush for all).
+//!
+//! Under load a batch holds as many calls as arrived during the one before; alone, a call
+//! waits for no one. A batch holds at most one lease or commit per key (two writes of one
+//! row in one statement would be one too many): the second waits for the next batch.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -26,9 +29,15 @@ use crate::store::{RecordWrite, Snapshot, StoreError, StoreKey, now_ms};
 /// The most requests one batch answers.
 const MAX_BATCH: usize = 256;
 
-/// A request that names the key it is about.
+/// A request as a batch sees it.
 pub(super) trait Keyed {
-    fn key(&self) -> &str;
+    /// The key a batch may hold only one request about (`None`: any number).
+    fn key(&self) -> Option<&str>;
+
+    /// Whether it runs even when nobody waits for its answer (a release).
+    fn unheard(&self) -> bool {
+        false
+    }
 }
 
 type Reply<A> = oneshot::Sender<Result<A, StoreError>>;
@@ -84,10 +93,11 @@ async fn serve<Q: Keyed, A>(mut received: mpsc::UnboundedReceiver<(Q, Reply<A>)>
         let mut keys = HashSet::new();
         let (mut queries, mut replies, mut later) = (Vec::new(), Vec::new(), VecDeque::new());
         for (query, reply) in waiting.drain(..) {
-            if reply.is_closed() {
+            if reply.is_closed() && !query.unheard() {
                 continue;
             }
-            if queries.len() < MAX_BATCH && keys.insert(query.key().to_string()) {
+            let fits = queries.len() < MAX_BATCH;
+            if fits && query.key().is_none_or(|key| keys.insert(key.to_string())) {
                 queries.push(query);
                 replies.push(reply);
             } else {
@@ -113,15 +123,9 @@ async fn serve<Q: Keyed, A>(mut received: mpsc::UnboundedReceiver<(Q, Reply<A>)>
     }
 }
 
-impl Keyed for StoreKey {
-    fn key(&self) -> &str {
-        self.as_str()
-    }
-}
-
 impl Keyed for RecordWrite {
-    fn key(&self) -> &str {
-        self.key.as_str()
+    fn key(&self) -> Option<&str> {
+        Some(self.key.as_str())
     }
 }
 
@@ -132,24 +136,56 @@ pub(super) struct LeaseRequest {
     pub(super) ttl_ms: i64,
 }
 
-impl Keyed for LeaseRequest {
-    fn key(&self) -> &str {
-        self.key.as_str()
+/// What the reads batch is asked ([`reads`]).
+pub(super) enum Read {
+    /// A record as committed.
+    Load(StoreKey),
+    /// A lease, and the record once it is held.
+    Lease(LeaseRequest),
+    /// A dropped lease to release, if it is still its holder's: (key, token).
+    Release(String, String),
+}
+
+/// What the reads batch answers, request by request.
+pub(super) enum ReadAnswer {
+    /// The record, if it is live.
+    Loaded(Option<Stored>),
+    /// The lease with the record, or nothing: another holds it.
+    Leased(Option<(Taken, Option<Stored>)>),
+    /// Released (or not held any more).
+    Released,
+}
+
+impl Keyed for Read {
+    fn key(&self) -> Option<&str> {
+        match self {
+            // Two leases of one key in one statement would be one too many.
+            Read::Lease(request) => Some(request.key.as_str()),
+            Read::Load(_) | Read::Release(..) => None,
+        }
+    }
+
+    fn unheard(&self) -> bool {
+        matches!(self, Read::Release(..))
     }
 }
 
-/// A lease a batch took, released when dropped unless its caller keeps it
-/// ([`Taken::keep`]): a caller that gave up while its batch ran leaves no lease behind.
+/// A lease a batch took, released when dropped: a caller that gave up while its batch ran
+/// leaves no lease behind.
 pub(super) struct Taken {
     pub(super) key: String,
     pub(super) token: String,
-    release: mpsc::UnboundedSender<(String, String)>,
+    reads: mpsc::WeakUnboundedSender<(Read, Reply<ReadAnswer>)>,
 }
 
 impl Drop for Taken {
     fn drop(&mut self) {
-        // Released with whatever else was dropped meanwhile, in one statement.
-        let _ = self.release.send((std::mem::take(&mut self.key), std::mem::take(&mut self.token)));
+        // Released by the next reads batch, with whatever else was dropped meanwhile, in one
+        // statement. (A store already gone leaves the lease to expire.)
+        if let Some(reads) = self.reads.upgrade() {
+            let release = Read::Release(std::mem::take(&mut self.key), std::mem::take(&mut self.token));
+            let _ = reads.send((release, oneshot::channel().0));
+        }
     }
 }
 
@@ -167,60 +203,71 @@ pub(super) fn snapshot(stored: Option<Stored>) -> Result<Snapshot, StoreError> {
     }
 }
 
-/// Loads: one `SELECT` for every key asked meanwhile.
-pub(super) fn loads(pool: Pool, sql: Arc<Sql>) -> Batcher<StoreKey, Option<Stored>> {
-    Batcher::spawn(Box::new(move |keys: Vec<StoreKey>| {
-        let (pool, sql) = (pool.clone(), sql.clone());
+/// Reads: the loads, leases and releases asked meanwhile, in one round trip of at most
+/// three statements, in this order — the released leases deleted, then the asked ones
+/// taken (every free one, one `INSERT`), then the records of every key loaded or leased
+/// read (one `SELECT`) — so that each lease's read sees every commit made before its
+/// lease was free, and a waiter can take a lease released in the same batch.
+pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
+    let (requests, received) = mpsc::unbounded_channel();
+    let weak = requests.downgrade();
+    let run: Run<Read, ReadAnswer> = Box::new(move |asked: Vec<Read>| {
+        let (pool, sql, weak) = (pool.clone(), sql.clone(), weak.clone());
         Box::pin(async move {
             let client = pool.get().await.map_err(unavailable)?;
-            let names: Vec<&str> = keys.iter().map(StoreKey::as_str).collect();
-            let statement = client.prepare_cached(&sql.load_many).await.map_err(unavailable)?;
-            let rows = client.query(&statement, &[&names, &(now_ms() as i64)]).await.map_err(unavailable)?;
-            let mut found: HashMap<String, Stored> =
-                rows.into_iter().map(|row| (row.get(0), (row.get(1), row.get(2)))).collect();
-            Ok(names.iter().map(|key| found.remove(*key)).collect())
-        })
-    }))
-}
-
-/// Leases: one `INSERT` takes every free one asked meanwhile; then, in a statement of its
-/// own (pipelined: the same round trip), the records they guard are read — after the
-/// leases, so each read sees every commit made before its lease was free.
-pub(super) fn leases(
-    pool: Pool,
-    sql: Arc<Sql>,
-    release: mpsc::UnboundedSender<(String, String)>,
-) -> Batcher<LeaseRequest, Option<(Taken, Option<Stored>)>> {
-    Batcher::spawn(Box::new(move |requests: Vec<LeaseRequest>| {
-        let (pool, sql, release) = (pool.clone(), sql.clone(), release.clone());
-        Box::pin(async move {
-            let client = pool.get().await.map_err(unavailable)?;
+            let (mut released, mut leases, mut read) = ((Vec::new(), Vec::new()), Vec::new(), Vec::new());
+            for request in &asked {
+                match request {
+                    Read::Load(key) => read.push(key.as_str()),
+                    Read::Lease(lease) => {
+                        leases.push(lease);
+                        read.push(lease.key.as_str());
+                    }
+                    Read::Release(key, token) => {
+                        released.0.push(key.as_str());
+                        released.1.push(token.as_str());
+                    }
+                }
+            }
+            let release = client.prepare_cached(&sql.release_lease).await.map_err(unavailable)?;
             let take = client.prepare_cached(&sql.take_leases).await.map_err(unavailable)?;
             let load = client.prepare_cached(&sql.load_many).await.map_err(unavailable)?;
-            let keys: Vec<&str> = requests.iter().map(|request| request.key.as_str()).collect();
-            let tokens: Vec<&str> = requests.iter().map(|request| request.token.as_str()).collect();
-            let ttls: Vec<i64> = requests.iter().map(|request| request.ttl_ms).collect();
+            let keys: Vec<&str> = leases.iter().map(|lease| lease.key.as_str()).collect();
+            let tokens: Vec<&str> = leases.iter().map(|lease| lease.token.as_str()).collect();
+            let ttls: Vec<i64> = leases.iter().map(|lease| lease.ttl_ms).collect();
             let now = now_ms() as i64;
-            // Sent in this order, answered in this order.
+            let releasing: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&released.0, &released.1];
             let taking: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&keys, &tokens, &ttls];
-            let loading: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&keys, &now];
-            let (taken, loaded) = futures_util::join!(client.query(&take, taking), client.query(&load, loading));
+            let loading: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&read, &now];
+            // Each sent at its first poll, which `join!` makes in this order.
+            let (released, taken, loaded) = futures_util::join!(
+                async { if released.0.is_empty() { Ok(0) } else { client.execute(&release, releasing).await } },
+                async { if keys.is_empty() { Ok(Vec::new()) } else { client.query(&take, taking).await } },
+                async { if read.is_empty() { Ok(Vec::new()) } else { client.query(&load, loading).await } }
+            );
+            if let Err(error) = released {
+                tracing::debug!(%error, "leases could not be released; they expire by themselves");
+            }
             let taken: HashSet<String> = taken.map_err(unavailable)?.into_iter().map(|row| row.get(0)).collect();
-            let mut loaded: HashMap<String, Stored> =
+            let loaded: HashMap<String, Stored> =
                 loaded.map_err(unavailable)?.into_iter().map(|row| (row.get(0), (row.get(1), row.get(2)))).collect();
-            Ok(requests
+            Ok(asked
                 .into_iter()
-                .map(|request| {
-                    let key = request.key.as_str();
-                    taken.contains(key).then(|| {
-                        let stored = loaded.remove(key);
-                        let held = Taken { key: key.to_string(), token: request.token, release: release.clone() };
-                        (held, stored)
-                    })
+                .map(|request| match request {
+                    Read::Load(key) => ReadAnswer::Loaded(loaded.get(key.as_str()).cloned()),
+                    Read::Lease(LeaseRequest { key, token, .. }) => {
+                        ReadAnswer::Leased(taken.contains(key.as_str()).then(|| {
+                            let stored = loaded.get(key.as_str()).cloned();
+                            (Taken { key: key.as_str().to_string(), token, reads: weak.clone() }, stored)
+                        }))
+                    }
+                    Read::Release(..) => ReadAnswer::Released,
                 })
                 .collect())
         })
-    }))
+    });
+    tokio::spawn(serve(received, run));
+    Batcher { requests }
 }
 
 /// Commits: one transaction writes every record asked meanwhile (one disk flush for all),

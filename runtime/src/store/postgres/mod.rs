@@ -30,7 +30,7 @@ mod batch;
 mod migrations;
 mod transaction;
 
-use batch::{Batcher, LeaseRequest, Taken};
+use batch::{Batcher, LeaseRequest, Read, ReadAnswer, Taken};
 #[cfg(test)]
 use migrations::MIGRATIONS;
 pub use migrations::POSTGRES_SCHEMA_VERSION;
@@ -224,9 +224,8 @@ pub struct PostgresStore {
     commits: tokio::sync::broadcast::Sender<StoreKey>,
     /// The keys of commits to announce, by [`notify_commits`], after they committed.
     announce: tokio::sync::mpsc::UnboundedSender<String>,
-    /// The batches of loads, leases and commits ([`batch`]).
-    loads: Batcher<StoreKey, Option<batch::Stored>>,
-    leases: Batcher<LeaseRequest, Option<(Taken, Option<batch::Stored>)>>,
+    /// The batches of reads (loads, leases, releases) and of commits ([`batch`]).
+    reads: Batcher<Read, ReadAnswer>,
     writes: Batcher<RecordWrite, i64>,
     lease_ttl: Duration,
 }
@@ -274,12 +273,9 @@ impl PostgresStore {
         tokio::spawn(announce_commits(url.to_string(), sql.channel.clone(), commits.downgrade()));
         let (announce, to_announce) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(notify_commits(pool.clone(), sql.channel.clone(), to_announce));
-        let (release, to_release) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(release_leases(pool.clone(), sql.clone(), to_release));
-        let loads = batch::loads(pool.clone(), sql.clone());
-        let leases = batch::leases(pool.clone(), sql.clone(), release);
+        let reads = batch::reads(pool.clone(), sql.clone());
         let writes = batch::commits(pool.clone(), sql.clone(), announce.clone());
-        Ok(Self { pool, sql, commits, announce, loads, leases, writes, lease_ttl: LEASE_TTL })
+        Ok(Self { pool, sql, commits, announce, reads, writes, lease_ttl: LEASE_TTL })
     }
 
     /// Leases live `ttl` unless renewed (at least 300 ms).
@@ -322,8 +318,8 @@ impl PostgresStore {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let ttl_ms = self.lease_ttl.as_millis() as i64;
         loop {
-            let request = LeaseRequest { key: key.clone(), token: token.clone(), ttl_ms };
-            if let Some((taken, stored)) = self.leases.call(request).await? {
+            let request = Read::Lease(LeaseRequest { key: key.clone(), token: token.clone(), ttl_ms });
+            if let ReadAnswer::Leased(Some((taken, stored))) = self.reads.call(request).await? {
                 let lease = self.held(taken);
                 return Ok((lease, batch::snapshot(stored)?));
             }
@@ -383,26 +379,6 @@ async fn notify_commits(pool: Pool, channel: String, mut keys: tokio::sync::mpsc
     }
 }
 
-/// Releases dropped leases: whatever has queued meanwhile, in one statement. Under load a
-/// release costs Postgres a share of one statement, not one of its own.
-async fn release_leases(pool: Pool, sql: Arc<Sql>, mut leases: tokio::sync::mpsc::UnboundedReceiver<(String, String)>) {
-    while let Some(first) = leases.recv().await {
-        let mut batch = vec![first];
-        while let Ok(lease) = leases.try_recv() {
-            batch.push(lease);
-        }
-        let (keys, tokens): (Vec<String>, Vec<String>) = batch.into_iter().unzip();
-        let released = async {
-            let client = pool.get().await.map_err(unavailable)?;
-            let statement = client.prepare_cached(&sql.release_lease).await.map_err(unavailable)?;
-            client.execute(&statement, &[&keys, &tokens]).await.map_err(unavailable)
-        };
-        if let Err(error) = released.await {
-            tracing::debug!(%error, leases = keys.len(), "leases could not be released; they expire by themselves");
-        }
-    }
-}
-
 /// Follows the schema's commit channel on a connection of its own, and hands each key to
 /// `commits` (this process's own commits too); reconnects after a failure, and ends when
 /// the store is gone.
@@ -448,7 +424,10 @@ async fn announce_commits(url: String, channel: String, commits: tokio::sync::br
 #[async_trait]
 impl FlowStore for PostgresStore {
     async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
-        batch::snapshot(self.loads.call(key.clone()).await?)
+        match self.reads.call(Read::Load(key.clone())).await? {
+            ReadAnswer::Loaded(stored) => batch::snapshot(stored),
+            _ => Err(unavailable("the Postgres store answered a load with something else")),
+        }
     }
 
     async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
