@@ -11,7 +11,7 @@ pub const POSTGRES_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The migrations, in order; `{s}` is the schema. Applied ones are never edited: a change
 /// is a new migration.
-pub(super) const MIGRATIONS: [&str; 5] = [
+pub(super) const MIGRATIONS: [&str; 6] = [
     r#"
 CREATE TABLE {s}.records (
     key text PRIMARY KEY,
@@ -129,6 +129,14 @@ $$;
     r#"
 DROP FUNCTION {s}.commit_record(text, bigint, text, bigint, bigint, text, text, bigint, bigint, bigint, boolean, text, bigint);
 DROP FUNCTION {s}.lease_and_load(text, text, bigint, bigint);
+"#,
+    // 6: keys compare byte by byte (`COLLATE "C"`): a key is an identifier, not a word,
+    // and a comparison in the database's language (`en_US.UTF-8`, even `C.UTF-8`) costs a
+    // `strcoll` at every step down every index.
+    r#"
+ALTER TABLE {s}.records ALTER COLUMN key TYPE text COLLATE "C";
+ALTER TABLE {s}.history ALTER COLUMN key TYPE text COLLATE "C";
+ALTER TABLE {s}.leases ALTER COLUMN key TYPE text COLLATE "C";
 "#,
 ];
 
