@@ -22,6 +22,7 @@ use std::sync::Arc;
 use deadpool_postgres::{Object, Pool};
 use futures_util::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
+use tokio_postgres::types::ToSql;
 
 use super::{Sql, unavailable};
 use crate::store::{RecordWrite, Snapshot, StoreError, StoreKey, now_ms};
@@ -236,9 +237,9 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
             let tokens: Vec<&str> = leases.iter().map(|lease| lease.token.as_str()).collect();
             let ttls: Vec<i64> = leases.iter().map(|lease| lease.ttl_ms).collect();
             let now = now_ms() as i64;
-            let releasing: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&released.0, &released.1];
-            let taking: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&keys, &tokens, &ttls];
-            let loading: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&read, &now];
+            let releasing: &[&(dyn ToSql + Sync)] = &[&released.0, &released.1];
+            let taking: &[&(dyn ToSql + Sync)] = &[&keys, &tokens, &ttls];
+            let loading: &[&(dyn ToSql + Sync)] = &[&read, &now];
             // Each sent at its first poll, which `join!` makes in this order.
             let (released, taken, loaded) = futures_util::join!(
                 async { if released.0.is_empty() { Ok(0) } else { client.execute(&release, releasing).await } },
@@ -278,20 +279,27 @@ pub(super) fn commits(pool: Pool, sql: Arc<Sql>, announce: mpsc::UnboundedSender
         Box::pin(async move {
             let client = pool.get().await.map_err(unavailable)?;
             let written = Writes::prepare(&sql, &client, &writes).await?;
-            // BEGIN, the writes, COMMIT: one round trip. A write that fails aborts the
-            // transaction, and Postgres answers the COMMIT with a rollback.
-            let (begun, outcomes, committed) = futures_util::join!(
-                client.batch_execute("BEGIN"),
-                written.run(&client),
-                client.batch_execute("COMMIT")
-            );
             let lost = |error: tokio_postgres::Error| {
                 // Past the COMMIT sent, an unanswered batch may have been applied.
                 if error.is_closed() { StoreError::OutcomeUnknown(error.to_string()) } else { unavailable(error) }
             };
-            begun.map_err(lost)?;
-            let outcomes = outcomes.map_err(lost)?;
-            committed.map_err(lost)?;
+            let outcomes = if let [_] = writes[..] {
+                // One write alone is one statement, its own transaction: its row locked by
+                // the statement itself, and nothing to wait for in a circle.
+                written.run_alone(&client).await.map_err(lost)?
+            } else {
+                // BEGIN, the writes, COMMIT: one round trip. A write that fails aborts the
+                // transaction, and Postgres answers the COMMIT with a rollback.
+                let (begun, outcomes, committed) = futures_util::join!(
+                    client.batch_execute("BEGIN"),
+                    written.run(&client),
+                    client.batch_execute("COMMIT")
+                );
+                begun.map_err(lost)?;
+                let outcomes = outcomes.map_err(lost)?;
+                committed.map_err(lost)?;
+                outcomes
+            };
             for (write, outcome) in writes.iter().zip(&outcomes) {
                 if *outcome > 0 {
                     let _ = announce.send(write.key.as_str().to_string());
@@ -382,19 +390,37 @@ impl Writes {
         Ok(Self { lock, write, keys, columns })
     }
 
+    /// Sends the write statement alone (no rows locked first): for one write in a
+    /// transaction of its own, whose row the statement locks itself. Its outcome codes as
+    /// [`Writes::run`] gives them.
+    pub(super) async fn run_alone(&self, client: &Object) -> Result<Vec<i64>, tokio_postgres::Error> {
+        let now = now_ms() as i64;
+        let written = client.query(&self.write, &self.parameters(&now)).await?;
+        Ok(self.outcomes(written))
+    }
+
     /// Sends the two statements, in order, and returns each write's outcome code, in
     /// the writes' order ([`outcome`] reads it). The first poll sends them all.
     pub(super) async fn run(&self, client: &Object) -> Result<Vec<i64>, tokio_postgres::Error> {
+        let now = now_ms() as i64;
+        let keys: &[&(dyn ToSql + Sync)] = &[&self.keys];
+        let parameters = self.parameters(&now);
+        let (locked, written) =
+            futures_util::join!(client.execute(&self.lock, keys), client.query(&self.write, &parameters));
+        locked?;
+        Ok(self.outcomes(written?))
+    }
+
+    /// The write statement's parameters, the columns in its order, then the time.
+    fn parameters<'a>(&'a self, now: &'a i64) -> [&'a (dyn ToSql + Sync); 12] {
         let Columns { expected, snapshots, expires, due, fences, if_absent, entries, at_ms, keep, since } =
             &self.columns;
-        let now = now_ms() as i64;
-        let keys: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&self.keys];
-        let columns: &[&(dyn tokio_postgres::types::ToSql + Sync)] =
-            &[&self.keys, expected, snapshots, expires, due, fences, if_absent, entries, at_ms, keep, since, &now];
-        let (locked, written) =
-            futures_util::join!(client.execute(&self.lock, keys), client.query(&self.write, columns));
-        locked?;
-        let mut outcomes: HashMap<String, i64> = written?.into_iter().map(|row| (row.get(0), row.get(1))).collect();
-        Ok(self.keys.iter().map(|key| outcomes.remove(key).unwrap_or(-3)).collect())
+        [&self.keys, expected, snapshots, expires, due, fences, if_absent, entries, at_ms, keep, since, now]
+    }
+
+    /// Each write's outcome code, in the writes' order, from the statement's rows.
+    fn outcomes(&self, written: Vec<tokio_postgres::Row>) -> Vec<i64> {
+        let mut outcomes: HashMap<String, i64> = written.into_iter().map(|row| (row.get(0), row.get(1))).collect();
+        self.keys.iter().map(|key| outcomes.remove(key).unwrap_or(-3)).collect()
     }
 }
