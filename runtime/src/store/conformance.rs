@@ -35,6 +35,7 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     history_reads_back_in_commit_order(store).await;
     a_failed_commit_appends_no_history(store).await;
     concurrent_transitions_from_one_version_append_one_entry(store).await;
+    transitions_on_many_records_at_once_each_keep_their_own(store).await;
     history_keeps_the_last_entries_retention_allows(store).await;
     history_keeps_the_entries_young_enough(store).await;
     histories_are_independent_and_go_with_their_record(store).await;
@@ -503,6 +504,47 @@ async fn concurrent_transitions_from_one_version_append_one_entry<S: FlowStore +
     let history = store.history(&record).await.unwrap().unwrap();
     assert_eq!(call_ids(&history), ["base", winners[0].as_str()]);
     assert_eq!(store.load(&record).await.unwrap().state_of("m", "?"), winners[0]);
+}
+
+/// Many records moved at once — as a store that commits the calls of a moment together
+/// (one statement, one transaction for many records) sees them — each in three
+/// transitions, a stale writer beside each: every record ends at its own third version
+/// with its own last two entries (the retention), and every stale writer is refused.
+async fn transitions_on_many_records_at_once_each_keep_their_own<S: FlowStore + Clone>(store: &S) {
+    const RECORDS: usize = 32;
+    let records: Vec<StoreKey> = (0..RECORDS).map(|n| key(&format!("many-at-once-{n}"))).collect();
+    let mut versions = vec![0; RECORDS];
+    for step in 0..3 {
+        let writers: Vec<_> = records
+            .iter()
+            .zip(&versions)
+            .map(|(record, &version)| {
+                let (store, record) = (store.clone(), record.clone());
+                tokio::spawn(async move {
+                    let call_id = format!("{}-step-{step}", record.as_str());
+                    let entry = entry_of("alice", "x", &call_id, &call_id, now_ms());
+                    let stale = entry_of("mallory", "x", "stale", "stale", now_ms());
+                    let (written, refused) = tokio::join!(
+                        transition(&store, &record, version, &entry, None, HistoryRetention::last(2)),
+                        transition(&store, &record, version + 7, &stale, None, HistoryRetention::last(2)),
+                    );
+                    assert!(matches!(refused, Err(StoreError::Conflict { .. })), "{refused:?}");
+                    written.unwrap()
+                })
+            })
+            .collect();
+        for (version, writer) in versions.iter_mut().zip(writers) {
+            *version = writer.await.unwrap();
+        }
+    }
+    for (record, version) in records.iter().zip(&versions) {
+        let loaded = store.load(record).await.unwrap();
+        let last = format!("{}-step-2", record.as_str());
+        assert_eq!((loaded.version, loaded.state_of("m", "?")), (*version, last.as_str()));
+        let history = store.history(record).await.unwrap().unwrap();
+        let kept = [format!("{}-step-1", record.as_str()), last];
+        assert_eq!(call_ids(&history), kept.iter().map(String::as_str).collect::<Vec<_>>());
+    }
 }
 
 /// Retention by count keeps the newest entries; `last(0)` keeps none.
