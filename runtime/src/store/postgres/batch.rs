@@ -278,7 +278,7 @@ pub(super) fn commits(pool: Pool, sql: Arc<Sql>, announce: mpsc::UnboundedSender
         let (pool, sql, announce) = (pool.clone(), sql.clone(), announce.clone());
         Box::pin(async move {
             let client = pool.get().await.map_err(unavailable)?;
-            let written = Writes::prepare(&sql, &client, &writes).await?;
+            let written = Writes::prepare(&sql, &client, &writes.iter().collect::<Vec<_>>()).await?;
             let lost = |error: tokio_postgres::Error| {
                 // Past the COMMIT sent, an unanswered batch may have been applied.
                 if error.is_closed() { StoreError::OutcomeUnknown(error.to_string()) } else { unavailable(error) }
@@ -310,14 +310,14 @@ pub(super) fn commits(pool: Pool, sql: Arc<Sql>, announce: mpsc::UnboundedSender
     }))
 }
 
-/// What a write's outcome means: the version written; `None`, an `if_absent` write that
+/// What the outcome of a write that expected version `expected` means: the version written; `None`, an `if_absent` write that
 /// found a live record and wrote nothing; or why it was refused.
-pub(super) fn outcome(write: &RecordWrite, code: i64) -> Result<Option<u64>, StoreError> {
+pub(super) fn outcome(expected: u64, code: i64) -> Result<Option<u64>, StoreError> {
     match code {
         -1 => Ok(None),
         -2 => Err(StoreError::LeaseLost),
         written if written > 0 => Ok(Some(written as u64)),
-        conflict => Err(StoreError::Conflict { expected: write.expected, found: (-3 - conflict) as u64 }),
+        conflict => Err(StoreError::Conflict { expected, found: (-3 - conflict) as u64 }),
     }
 }
 
@@ -352,7 +352,7 @@ impl Writes {
     /// Prepares the statements (once per connection: cached) and the parameters. Nothing
     /// is sent to run yet, so that [`Writes::run`]'s statements can be pipelined in order
     /// with others.
-    pub(super) async fn prepare(sql: &Sql, client: &Object, writes: &[RecordWrite]) -> Result<Self, StoreError> {
+    pub(super) async fn prepare(sql: &Sql, client: &Object, writes: &[&RecordWrite]) -> Result<Self, StoreError> {
         let lock = client.prepare_cached(&sql.lock_records).await.map_err(unavailable)?;
         let write = client.prepare_cached(&sql.write_records).await.map_err(unavailable)?;
         let mut columns = Columns {
@@ -367,7 +367,7 @@ impl Writes {
             keep: Vec::with_capacity(writes.len()),
             since: Vec::with_capacity(writes.len()),
         };
-        for RecordWrite { next, expected, fence, entry, if_absent, .. } in writes {
+        for &RecordWrite { next, expected, fence, entry, if_absent, .. } in writes {
             let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
             columns.expected.push(*expected as i64);
             columns.snapshots.push(text);

@@ -240,6 +240,16 @@ fn unavailable(error: impl std::fmt::Display) -> StoreError {
     StoreError::Unavailable(error.to_string())
 }
 
+/// Whether Postgres can hold `key`: its `text` holds no NUL character, and a statement
+/// with one fails whole — in a batch, for every call in it. So such a key (an id a client
+/// sent) never joins a batch: it loads as absent, and cannot be leased or written.
+fn storable(key: &StoreKey) -> Result<(), StoreError> {
+    match key.as_str().contains('\0') {
+        true => Err(unavailable("Postgres cannot hold a key with a NUL character")),
+        false => Ok(()),
+    }
+}
+
 impl PostgresStore {
     /// Connects to the Postgres at `url` (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`,
     /// plain TCP), and creates or migrates toolgate's tables in the schema `toolgate`.
@@ -299,6 +309,7 @@ impl PostgresStore {
         fence: Option<&str>,
         entry: Option<(&HistoryEntry, HistoryRetention)>,
     ) -> Result<u64, StoreError> {
+        storable(key)?;
         let write = RecordWrite {
             key: key.clone(),
             expected: expected_version,
@@ -307,14 +318,15 @@ impl PostgresStore {
             entry: entry.map(|(entry, retention)| (entry.clone(), retention)),
             if_absent: false,
         };
-        let code = self.writes.call(write.clone()).await?;
-        Ok(batch::outcome(&write, code)?.unwrap_or_default())
+        let code = self.writes.call(write).await?;
+        Ok(batch::outcome(expected_version, code)?.unwrap_or_default())
     }
 
     /// Takes `key`'s lease, with the record as committed once it is held: waits until the
     /// row is free (or its holder's time ran out), asking again every [`LEASE_POLL`], then
     /// renews it until dropped.
     async fn take_lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
+        storable(key)?;
         let token = uuid::Uuid::new_v4().simple().to_string();
         let ttl_ms = self.lease_ttl.as_millis() as i64;
         loop {
@@ -424,6 +436,10 @@ async fn announce_commits(url: String, channel: String, commits: tokio::sync::br
 #[async_trait]
 impl FlowStore for PostgresStore {
     async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        if storable(key).is_err() {
+            // No record can have it.
+            return Ok(Snapshot::default());
+        }
         match self.reads.call(Read::Load(key.clone())).await? {
             ReadAnswer::Loaded(stored) => batch::snapshot(stored),
             _ => Err(unavailable("the Postgres store answered a load with something else")),
@@ -611,6 +627,36 @@ mod tests {
         let store = fresh_store(&url).await;
         conformance::check(&store).await;
         conformance::check_live_counts(&store).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_key_postgres_cannot_hold_fails_its_own_call_not_its_batch() {
+        let Some(url) = test_url() else { return };
+        let store = fresh_store(&url).await;
+        let next = Snapshot::default().with_state("invoice", "draft");
+        let calls: Vec<_> = (0..32)
+            .map(|n| {
+                let store = store.clone();
+                let next = next.clone();
+                tokio::spawn(async move {
+                    let fine = StoreKey::instance("invoice", &format!("INV-{n}"));
+                    let nul = StoreKey::instance("invoice", &format!("INV-{n}\0"));
+                    let (loaded, leased, written, committed) = tokio::join!(
+                        store.load(&nul),
+                        store.lease(&nul),
+                        store.compare_and_set(&nul, 0, &next),
+                        store.compare_and_set(&fine, 0, &next),
+                    );
+                    assert_eq!(loaded.unwrap().version, 0);
+                    assert!(matches!(leased, Err(StoreError::Unavailable(_))));
+                    assert!(matches!(written, Err(StoreError::Unavailable(_))));
+                    committed.unwrap()
+                })
+            })
+            .collect();
+        for call in calls {
+            assert_eq!(call.await.unwrap(), 1, "a call beside a key Postgres cannot hold must commit");
+        }
     }
 
     #[tokio::test]

@@ -71,14 +71,14 @@ impl StoreTransaction for PostgresTransaction {
                 let mut keys = std::collections::HashSet::new();
                 let (now, later): (Vec<usize>, Vec<usize>) =
                     left.into_iter().partition(|&index| keys.insert(writes[index].key.as_str()));
-                let round: Vec<RecordWrite> = now.iter().map(|&index| writes[index].clone()).collect();
+                let round: Vec<&RecordWrite> = now.iter().map(|&index| &writes[index]).collect();
                 let prepared = Writes::prepare(&self.sql, client, &round).await?;
                 // Inside the transaction: an unanswered write is a failed transaction.
                 let (planned, codes) = futures_util::join!(client.batch_execute(OUR_PLANS), prepared.run(client));
                 planned.map_err(unavailable)?;
                 let codes = codes.map_err(unavailable)?;
                 for ((index, write), code) in now.iter().zip(&round).zip(codes) {
-                    versions[*index] = outcome(write, code)?.unwrap_or_default();
+                    versions[*index] = outcome(write.expected, code)?.unwrap_or_default();
                 }
                 left = later;
             }
