@@ -64,6 +64,14 @@ impl Records<'_> {
         }
     }
 
+    /// The record as committed, and its lease if it is free now (never waited for).
+    pub(crate) async fn load_and_try_lease(&self, key: &StoreKey) -> Result<(Snapshot, Option<FlowLease>), ToolError> {
+        let started = telemetry::store_clock();
+        let loaded = self.store.load_and_try_lease(key).await;
+        telemetry::record_store("load", started);
+        loaded.map_err(store_failure)
+    }
+
     pub(crate) async fn load(&self, key: &StoreKey) -> Result<Snapshot, ToolError> {
         let started = telemetry::store_clock();
         let loaded = self.store.load(key).await;

@@ -25,6 +25,7 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     a_challenge_is_spent_once(store).await;
     a_held_lease_commits_over_the_version_it_read(store).await;
     a_lease_taken_with_its_record_sees_every_commit_before_it(store).await;
+    a_lease_tried_is_taken_only_when_free(store).await;
     rate_limit_windows_admit_n_per_period(store).await;
     concurrent_spenders_share_one_window(store).await;
     an_instance_context_commits_with_its_state(store).await;
@@ -283,6 +284,42 @@ async fn a_lease_taken_with_its_record_sees_every_commit_before_it<S: FlowStore 
     }
     let counted = store.load(&record).await.unwrap().record.and_then(|r| r["n"].as_u64());
     assert_eq!(counted, Some(16), "a holder read a record older than the last commit");
+}
+
+/// [`FlowStore::load_and_try_lease`]: a held lease is not taken, and not waited for (the
+/// record as committed comes back at once); one taken is exclusive, with a read that sees
+/// every commit before it (16 callers in turn, each trying first and else waiting, count to
+/// 16). A store that never takes one early passes with every caller waiting.
+async fn a_lease_tried_is_taken_only_when_free<S: FlowStore + Clone>(store: &S) {
+    let record = key("try-lease");
+    let v1 = store.compare_and_set(&record, 0, &Snapshot::default().with_state("m", "a")).await.unwrap();
+    let held = store.lease(&record).await.unwrap();
+    let tried = tokio::time::timeout(Duration::from_secs(5), store.load_and_try_lease(&record))
+        .await
+        .expect("a held lease is tried, not waited for");
+    let (read, lease) = tried.unwrap();
+    assert!(lease.is_none(), "a held lease was taken again");
+    assert_eq!(read.version, v1, "the record as committed");
+    drop(held);
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let (store, record) = (store.clone(), record.clone());
+            tokio::spawn(async move {
+                let (lease, read) = match store.load_and_try_lease(&record).await.unwrap() {
+                    (read, Some(lease)) => (lease, read),
+                    (_, None) => store.lease_and_load(&record).await.unwrap(),
+                };
+                let count = read.record.as_ref().and_then(|r| r["n"].as_u64()).unwrap_or(0);
+                let next = Snapshot { record: Some(serde_json::json!({ "n": count + 1 })), ..read.next() };
+                store.commit_leased(&record, read.version, &next, &lease).await.expect("the version its holder read");
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let counted = store.load(&record).await.unwrap().record.and_then(|r| r["n"].as_u64());
+    assert_eq!(counted, Some(16), "a lease tried was not exclusive, or its read was stale");
 }
 
 /// A store that keeps rate-limit windows ([`FlowStore::spend_window`] answers `Some`)

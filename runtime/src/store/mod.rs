@@ -83,6 +83,16 @@ pub trait FlowStore: Send + Sync + 'static {
         Ok((lease, loaded))
     }
 
+    /// The record as committed and, when nobody holds its lease now, the lease as well —
+    /// the read then made under it, as [`FlowStore::lease_and_load`]'s is — without ever
+    /// waiting for it: what a call that will write reads first, so that an uncontended call
+    /// leases and reads in one step while a contended one is judged at once on what is
+    /// committed (and leases later, waiting its turn). The default takes no lease: a store
+    /// that can take a free one with the read in one round trip overrides it.
+    async fn load_and_try_lease(&self, key: &StoreKey) -> Result<(Snapshot, Option<FlowLease>), StoreError> {
+        Ok((self.load(key).await?, None))
+    }
+
     /// Forgets the record, and its history. The server calls it when the connection that
     /// owns a connection-keyed flow ends. Removing never breaks a lease someone holds or
     /// waits for, and never lets the key's version go back.

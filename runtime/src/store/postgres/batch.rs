@@ -151,8 +151,9 @@ pub(super) enum Read {
 pub(super) enum ReadAnswer {
     /// The record, if it is live.
     Loaded(Option<Stored>),
-    /// The lease with the record, or nothing: another holds it.
-    Leased(Option<(Taken, Option<Stored>)>),
+    /// The lease, or nothing (another holds it), and the record as committed: read after
+    /// the lease was taken, so under it when it was.
+    Leased(Option<Taken>, Option<Stored>),
     /// Released (or not held any more).
     Released,
 }
@@ -257,10 +258,10 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
                 .map(|request| match request {
                     Read::Load(key) => ReadAnswer::Loaded(loaded.get(key.as_str()).cloned()),
                     Read::Lease(LeaseRequest { key, token, .. }) => {
-                        ReadAnswer::Leased(taken.contains(key.as_str()).then(|| {
-                            let stored = loaded.get(key.as_str()).cloned();
-                            (Taken { key: key.as_str().to_string(), token, reads: weak.clone() }, stored)
-                        }))
+                        let stored = loaded.get(key.as_str()).cloned();
+                        let held = taken.contains(key.as_str());
+                        let taken = held.then(|| Taken { key: key.as_str().to_string(), token, reads: weak.clone() });
+                        ReadAnswer::Leased(taken, stored)
                     }
                     Read::Release(..) => ReadAnswer::Released,
                 })

@@ -328,15 +328,26 @@ impl PostgresStore {
     async fn take_lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
         storable(key)?;
         let token = uuid::Uuid::new_v4().simple().to_string();
-        let ttl_ms = self.lease_ttl.as_millis() as i64;
         loop {
-            let request = Read::Lease(LeaseRequest { key: key.clone(), token: token.clone(), ttl_ms });
-            if let ReadAnswer::Leased(Some((taken, stored))) = self.reads.call(request).await? {
-                let lease = self.held(taken);
-                return Ok((lease, batch::snapshot(stored)?));
+            if let (Some(lease), stored) = self.try_lease_and_load(key, token.clone()).await? {
+                return Ok((lease, stored));
             }
             // The caller bounds the wait (dropping this future gives up the place).
             tokio::time::sleep(LEASE_POLL).await;
+        }
+    }
+
+    /// One try at `key`'s lease (as `token`'s holder), and the record as committed: read
+    /// under the lease when it was taken.
+    async fn try_lease_and_load(
+        &self,
+        key: &StoreKey,
+        token: String,
+    ) -> Result<(Option<FlowLease>, Snapshot), StoreError> {
+        let ttl_ms = self.lease_ttl.as_millis() as i64;
+        match self.reads.call(Read::Lease(LeaseRequest { key: key.clone(), token, ttl_ms })).await? {
+            ReadAnswer::Leased(taken, stored) => Ok((taken.map(|taken| self.held(taken)), batch::snapshot(stored)?)),
+            _ => Err(unavailable("the Postgres store answered a lease with something else")),
         }
     }
 
@@ -496,6 +507,16 @@ impl FlowStore for PostgresStore {
 
     async fn lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
         self.take_lease_and_load(key).await
+    }
+
+    async fn load_and_try_lease(&self, key: &StoreKey) -> Result<(Snapshot, Option<FlowLease>), StoreError> {
+        if storable(key).is_err() {
+            // No record can have it, nor a lease: the call's commit refuses it.
+            return Ok((Snapshot::default(), None));
+        }
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let (lease, loaded) = self.try_lease_and_load(key, token).await?;
+        Ok((loaded, lease))
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
