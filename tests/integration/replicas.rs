@@ -5,12 +5,13 @@
 //! (`TOOLGATE_TEST_POSTGRES_URL`), with `postgres_replicas.rs`.
 
 use crate::common;
+use crate::own_redis::{OwnRedis, TLS_FIXTURES};
 
 use crate::common::clients::Lifecycle;
 use crate::common::{TestClient, spawn_http_example};
 use serde_json::{Value, json};
 
-const KEY: (&str, &str) = ("TOOLGATE_HANDLE_KEY", "replicas-test-handle-key-000000000001");
+pub(crate) const KEY: (&str, &str) = ("TOOLGATE_HANDLE_KEY", "replicas-test-handle-key-000000000001");
 
 fn redis_url() -> Option<String> {
     let url = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|url| !url.is_empty());
@@ -295,101 +296,6 @@ async fn wrong_codes_given_to_two_replicas_lock_on_both() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A Redis of this test's own, which it can stop and start again on the same port and data.
-struct OwnRedis {
-    port: u16,
-    dir: std::path::PathBuf,
-    /// Serving TLS only (`rediss://`), with the certificate in `tests/fixtures/tls`.
-    tls: bool,
-}
-
-/// The test-only CA and the certificate it signed for 127.0.0.1.
-const TLS_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls");
-
-impl OwnRedis {
-    fn start() -> Option<Self> {
-        Self::start_serving(false)
-    }
-
-    fn start_tls() -> Option<Self> {
-        Self::start_serving(true)
-    }
-
-    fn start_serving(tls: bool) -> Option<Self> {
-        if std::process::Command::new("redis-server").arg("--version").output().is_err() {
-            eprintln!("SKIPPED: the Redis fault test needs `redis-server` on PATH (`.ci/run` installs it)");
-            return None;
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-        let dir = std::env::temp_dir().join(format!("toolgate-redis-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let redis = Self { port, dir, tls };
-        redis.run();
-        Some(redis)
-    }
-
-    fn run(&self) {
-        let port = self.port.to_string();
-        let ports: Vec<String> = if self.tls {
-            ["--port", "0", "--tls-port", &port, "--tls-auth-clients", "no"]
-                .into_iter()
-                .map(String::from)
-                .chain(
-                    ["cert-file", "key-file", "ca-cert-file"]
-                        .iter()
-                        .zip(["redis.pem", "redis.key", "ca.pem"])
-                        .flat_map(|(flag, file)| [format!("--tls-{flag}"), format!("{TLS_FIXTURES}/{file}")]),
-                )
-                .collect()
-        } else {
-            vec!["--port".into(), port]
-        };
-        let status = std::process::Command::new("redis-server")
-            .args(&ports)
-            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--daemonize", "yes", "--dir", self.dir.to_str().unwrap(), "--dbfilename", "dump.rdb"])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        for _ in 0..100 {
-            if self.cli(&["ping"]) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        panic!("redis-server did not start");
-    }
-
-    /// Stops it, writing its data first, as a maintenance restart would.
-    fn stop(&self) {
-        assert!(self.cli(&["shutdown", "save"]) || !self.cli(&["ping"]));
-    }
-
-    fn cli(&self, args: &[&str]) -> bool {
-        let tls: &[String] =
-            if self.tls { &["--tls".into(), "--cacert".into(), format!("{TLS_FIXTURES}/ca.pem")] } else { &[] };
-        std::process::Command::new("redis-cli")
-            .args(["-p", &self.port.to_string()])
-            .args(tls)
-            .args(args)
-            .output()
-            .is_ok_and(|out| out.status.success() && !String::from_utf8_lossy(&out.stdout).contains("ERR"))
-    }
-
-    fn url(&self) -> String {
-        let scheme = if self.tls { "rediss" } else { "redis" };
-        format!("{scheme}://127.0.0.1:{}/0", self.port)
-    }
-}
-
-impl Drop for OwnRedis {
-    fn drop(&mut self) {
-        let _ = self.cli(&["shutdown", "nosave"]);
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 #[tokio::test]
 async fn while_redis_is_down_calls_get_store_unavailable_and_when_it_is_back_they_continue() {
     let Some(redis) = OwnRedis::start() else { return };
@@ -523,8 +429,8 @@ const TRAVELLER: &str = "traveller-token-0123456789";
 const TRAVELLER_ARG: &str = "traveller=traveller-token-0123456789";
 /// Another traveller, whose searches no other test's rate limit has spent (the test Redis
 /// is shared, and a limit counts per principal).
-const TIMED_TRAVELLER: &str = "timed-traveller-token-0123456789";
-const TIMED_TRAVELLER_ARG: &str = "timed=timed-traveller-token-0123456789";
+pub(crate) const TIMED_TRAVELLER: &str = "timed-traveller-token-0123456789";
+pub(crate) const TIMED_TRAVELLER_ARG: &str = "timed=timed-traveller-token-0123456789";
 
 /// Two replicas sweep one store: a quote made on one expires once — one commit, one history
 /// entry, one audit record across both — whichever replica's sweep gets there first.

@@ -215,6 +215,10 @@ pub(super) struct ServeArgs {
     /// PEM file (default: the system's)
     #[arg(long, value_name = "FILE", help_heading = STORE, verbatim_doc_comment)]
     pub(super) redis_ca: Option<PathBuf>,
+    /// Accept a Redis that loses what it holds when it restarts (no
+    /// append-only file synced on each write, no replica): refused otherwise
+    #[arg(long, help_heading = STORE, verbatim_doc_comment)]
+    pub(super) redis_volatile: bool,
 
     /// No sessions (MCP 2026-07-28); conversations travel in
     /// state handles

@@ -104,6 +104,7 @@ impl ServerBuilder {
         let redis = RedisOptions {
             lease_ttl: args.lease_ttl,
             ca: args.redis_ca.or_else(|| std::env::var_os(REDIS_CA_ENV).filter(|s| !s.is_empty()).map(Into::into)),
+            volatile: args.redis_volatile,
         };
         self = self.store_from(store.as_deref(), &redis).await?;
         // The addresses are taken before the build opens the store's file: a server that
@@ -179,6 +180,8 @@ struct RedisOptions {
     lease_ttl: Option<Duration>,
     /// `--redis-ca` (or `TOOLGATE_REDIS_CA`): trust only these authorities.
     ca: Option<std::path::PathBuf>,
+    /// `--redis-volatile`: a Redis that forgets when it restarts is accepted.
+    volatile: bool,
 }
 
 /// A Redis store, in a build with the `redis` feature: connected before the server is
@@ -193,16 +196,22 @@ async fn redis_store(builder: ServerBuilder, url: &str, options: &RedisOptions) 
             redacted(url)
         )));
     }
-    let connected = match &options.ca {
-        None => RedisStore::connect(url).await,
-        Some(path) => {
-            let pem = std::fs::read(path).map_err(|e| usage(format!("`--redis-ca {}`: {e}", path.display())))?;
-            RedisStore::connect_trusting(url, &pem).await
-        }
-    };
+    let mut connecting = RedisStore::builder(url);
+    if let Some(path) = &options.ca {
+        let pem = std::fs::read(path).map_err(|e| usage(format!("`--redis-ca {}`: {e}", path.display())))?;
+        connecting = connecting.trusting(&pem);
+    }
+    if options.volatile {
+        connecting = connecting.accept_volatile();
+    }
     let lease_ttl = options.lease_ttl;
-    let store = connected
-        .map_err(|error| ServeError::Store(format!("`--store {}`: cannot reach Redis: {error}", redacted(url))))?;
+    let store = connecting.connect().await.map_err(|error| {
+        let error = match error {
+            crate::store::StoreError::Unavailable(why) => why,
+            other => other.to_string(),
+        };
+        ServeError::Store(format!("`--store {}`: {error}", redacted(url)))
+    })?;
     Ok(builder.store(match lease_ttl {
         Some(ttl) => store.with_lease_ttl(ttl),
         None => store,

@@ -13,6 +13,8 @@
 //!   released by a script that deletes it only if it still holds this holder's token. A
 //!   replica that crashed holding one loses it when its time runs out; the commit's
 //!   version check refuses what a holder that lost its lease tries to write.
+//! - What Redis keeps across a restart is read when the store connects, and a marker tells
+//!   a running store when the data under it vanished ([`durability`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +23,11 @@ use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 
 use super::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, Snapshot, StoreError, StoreKey};
+
+mod durability;
+
+pub use durability::RedisDurability;
+use durability::{MARKER_KEY, Marker, Persistence};
 
 /// How long a lease lives unless renewed; renewed every third of it while held.
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
@@ -35,6 +42,9 @@ const DUE_KEY: &str = "toolgate:due";
 const LEASE_POLL: Duration = Duration::from_millis(5);
 
 const COMPARE_AND_SET: &str = r#"
+if redis.call('GET', KEYS[5]) ~= ARGV[9] then
+  return {3, 0}
+end
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[4] then
   return {2, current}
@@ -125,6 +135,62 @@ pub struct RedisStore {
     commits: tokio::sync::broadcast::Sender<StoreKey>,
     /// How long a lease lives unless renewed.
     lease_ttl: Duration,
+    /// What a write waits for before it is acknowledged.
+    durability: RedisDurability,
+    /// The marker of the data this store serves.
+    marker: Arc<Marker>,
+}
+
+/// How to connect a [`RedisStore`]: [`RedisStore::builder`].
+#[derive(Debug, Clone)]
+pub struct RedisStoreBuilder {
+    url: String,
+    ca_pem: Option<Vec<u8>>,
+    accept_volatile: bool,
+}
+
+impl RedisStoreBuilder {
+    /// Trusts only the certificate authorities in `ca_pem` (PEM) for a `rediss://` URL: a
+    /// Redis whose certificate a private authority signed.
+    pub fn trusting(mut self, ca_pem: &[u8]) -> Self {
+        self.ca_pem = Some(ca_pem.to_vec());
+        self
+    }
+
+    /// Connects to a Redis that would lose acknowledged writes when it restarts (no
+    /// append-only file synced on each write, no replica) instead of refusing it: for
+    /// development and tests, or state you can afford to lose.
+    pub fn accept_volatile(mut self) -> Self {
+        self.accept_volatile = true;
+        self
+    }
+
+    /// Connects, reads what Redis keeps across a restart (refusing a Redis that would
+    /// forget, unless accepted), and claims or checks the data's marker.
+    pub async fn connect(self) -> Result<RedisStore, StoreError> {
+        let client = match (&self.ca_pem, self.url.starts_with("rediss://")) {
+            (Some(_), false) => {
+                return Err(StoreError::Unavailable(
+                    "a certificate authority to trust needs a TLS URL (`rediss://`)".into(),
+                ));
+            }
+            #[cfg(feature = "redis-tls")]
+            (ca_pem, true) => {
+                crate::tls::install_crypto_provider();
+                match ca_pem {
+                    Some(ca_pem) => {
+                        let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(ca_pem.clone()) };
+                        redis::Client::build_with_tls(self.url.as_str(), certificates).map_err(unavailable)?
+                    }
+                    None => redis::Client::open(self.url.as_str()).map_err(unavailable)?,
+                }
+            }
+            #[cfg(not(feature = "redis-tls"))]
+            (_, true) => return Err(without_tls()),
+            (None, false) => redis::Client::open(self.url.as_str()).map_err(unavailable)?,
+        };
+        RedisStore::with_client(client, self.accept_volatile).await
+    }
 }
 
 struct Scripts {
@@ -217,39 +283,36 @@ impl RedisStore {
     /// verified against the system's certificate authorities. The connection reconnects
     /// by itself after a failure; calls made meanwhile get `STORE_UNAVAILABLE`.
     /// `rediss://` needs the `redis-tls` feature; without it the URL is refused, saying so.
+    /// A Redis that would forget acknowledged writes when it restarts is refused, naming the
+    /// setting to change ([`RedisStoreBuilder::accept_volatile`] accepts it).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        if url.starts_with("rediss://") {
-            #[cfg(feature = "redis-tls")]
-            crate::tls::install_crypto_provider();
-            #[cfg(not(feature = "redis-tls"))]
-            return Err(without_tls());
-        }
-        Self::with_client(redis::Client::open(url).map_err(unavailable)?).await
+        Self::builder(url).connect().await
     }
 
     /// Connects to the `rediss://` `url` trusting only the certificate authorities in
     /// `ca_pem` (PEM): a Redis whose certificate a private authority signed.
     pub async fn connect_trusting(url: &str, ca_pem: &[u8]) -> Result<Self, StoreError> {
-        if !url.starts_with("rediss://") {
-            return Err(StoreError::Unavailable(
-                "a certificate authority to trust needs a TLS URL (`rediss://`)".into(),
-            ));
-        }
-        #[cfg(feature = "redis-tls")]
-        {
-            crate::tls::install_crypto_provider();
-            let certificates = redis::TlsCertificates { client_tls: None, root_cert: Some(ca_pem.to_vec()) };
-            Self::with_client(redis::Client::build_with_tls(url, certificates).map_err(unavailable)?).await
-        }
-        #[cfg(not(feature = "redis-tls"))]
-        {
-            let _ = ca_pem;
-            Err(without_tls())
-        }
+        Self::builder(url).trusting(ca_pem).connect().await
     }
 
-    async fn with_client(client: redis::Client) -> Result<Self, StoreError> {
-        let connection = ConnectionManager::new(client.clone()).await.map_err(unavailable)?;
+    /// How to connect to `url`, when [`RedisStore::connect`]'s defaults do not fit.
+    pub fn builder(url: &str) -> RedisStoreBuilder {
+        RedisStoreBuilder { url: url.to_string(), ca_pem: None, accept_volatile: false }
+    }
+
+    async fn with_client(client: redis::Client, accept_volatile: bool) -> Result<Self, StoreError> {
+        let unreachable = |error: StoreError| match error {
+            StoreError::Unavailable(error) => StoreError::Unavailable(format!("cannot reach Redis: {error}")),
+            other => other,
+        };
+        let mut connection = ConnectionManager::new(client.clone()).await.map_err(unavailable).map_err(unreachable)?;
+        let persistence = Persistence::read(&mut connection).await.map_err(unreachable)?;
+        let durability = persistence.durability(accept_volatile).map_err(StoreError::Unavailable)?;
+        if durability == RedisDurability::Volatile {
+            tracing::warn!("this Redis loses what it holds when it restarts, and the server was told to accept it");
+        }
+        let marker = Marker::claim(&mut connection).await?;
+        marker.watch(connection.clone());
         let scripts = Scripts {
             compare_and_set: redis::Script::new(COMPARE_AND_SET),
             release: redis::Script::new(RELEASE),
@@ -259,7 +322,12 @@ impl RedisStore {
         };
         let (commits, _) = tokio::sync::broadcast::channel(1024);
         tokio::spawn(announce_commits(client, commits.downgrade()));
-        Ok(Self { connection, scripts: Arc::new(scripts), commits, lease_ttl: LEASE_TTL })
+        Ok(Self { connection, scripts: Arc::new(scripts), commits, lease_ttl: LEASE_TTL, durability, marker })
+    }
+
+    /// What this store waits for before it acknowledges a write.
+    pub fn durability(&self) -> RedisDurability {
+        self.durability
     }
 
     /// The same store, its leases living `ttl` unless renewed (default [`LEASE_TTL`], at
@@ -280,6 +348,7 @@ impl RedisStore {
         fence: &str,
         entry: Option<(&HistoryEntry, HistoryRetention)>,
     ) -> Result<u64, StoreError> {
+        self.marker.check()?;
         let mut connection = self.connection.clone();
         let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
         let expires = next.expires_at_ms.map(|ms| ms.to_string()).unwrap_or_default();
@@ -298,6 +367,7 @@ impl RedisStore {
             .key(revision_key(key))
             .key(lease_key(key))
             .key(history_key(key))
+            .key(MARKER_KEY)
             .arg(expected_version)
             .arg(text)
             .arg(expires)
@@ -306,9 +376,16 @@ impl RedisStore {
             .arg(entry)
             .arg(most)
             .arg(oldest)
+            .arg(&self.marker.id)
             .invoke_async(&mut connection)
             .await
             .map_err(commit_failure)?;
+        if applied == 3 {
+            return Err(self.marker.seen(None).unwrap_err());
+        }
+        if applied == 1 && self.durability == RedisDurability::Replica {
+            self.replicated(&mut connection).await?;
+        }
         if applied == 1
             && let Some(due) = next.due_at_ms
         {
@@ -323,8 +400,23 @@ impl RedisStore {
         }
     }
 
+    /// Waits until a replica has every write this store's connection made (`WAIT 1`): a
+    /// write none acknowledges in time may be lost with Redis, and is not reported as done.
+    async fn replicated(&self, connection: &mut ConnectionManager) -> Result<(), StoreError> {
+        let wait = durability::REPLICA_WAIT.as_millis() as u64;
+        let acknowledged: u32 =
+            redis::cmd("WAIT").arg(1).arg(wait).query_async(connection).await.map_err(commit_failure)?;
+        if acknowledged == 0 {
+            return Err(StoreError::OutcomeUnknown(format!(
+                "no Redis replica acknowledged the write within {wait} ms: it may be lost if Redis fails over"
+            )));
+        }
+        Ok(())
+    }
+
     /// Takes `key`'s lease: waits until `SET NX` succeeds, then renews it until dropped.
     async fn take_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        self.marker.check()?;
         let lease = lease_key(key);
         let token = uuid::Uuid::new_v4().simple().to_string();
         let mut connection = self.connection.clone();
@@ -371,14 +463,21 @@ impl RedisStore {
 #[async_trait]
 impl FlowStore for RedisStore {
     async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        self.marker.check()?;
         let mut connection = self.connection.clone();
-        let (version, text): (Option<u64>, Option<String>) = redis::cmd("HMGET")
+        // The marker read in the same round trip: a record that vanished with the rest of
+        // the data is never read as one never written.
+        let ((version, text), marker): ((Option<u64>, Option<String>), Option<String>) = redis::pipe()
+            .cmd("HMGET")
             .arg(record_key(key))
             .arg("v")
             .arg("s")
+            .cmd("GET")
+            .arg(MARKER_KEY)
             .query_async(&mut connection)
             .await
             .map_err(unavailable)?;
+        self.marker.seen(marker.as_deref())?;
         match (version, text) {
             (Some(version), Some(text)) => {
                 let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
