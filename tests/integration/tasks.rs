@@ -625,6 +625,57 @@ async fn a_settlement_whose_server_dies_fails_on_the_survivor_and_changes_nothin
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Sends `signal` (`STOP`, `CONT`) to the process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status();
+    assert!(sent.is_ok_and(|status| status.success()), "kill -{signal} {pid}");
+}
+
+/// A replica paused (SIGSTOP) longer than its task's heartbeat but inside its lease (10 s),
+/// while the other replica is asked about the task: the survivor fences the runner (takes
+/// the payment's lease over, clears the task's mark) before it reports `failed`, so the
+/// runner, resumed before its settlement ends, finds its commit refused — the report and
+/// the store agree. Unpaused, the next settlement completes and the payment is settled:
+/// they agree again.
+#[tokio::test]
+async fn a_paused_runner_never_commits_what_another_replica_reported_failed() {
+    let Some(redis) = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|url| !url.is_empty()) else {
+        eprintln!("SKIPPED: needs TOOLGATE_TEST_REDIS_URL (`.ci/run` starts a Redis and sets it)");
+        return;
+    };
+    let dir = scratch("paused");
+    let audit = dir.join("audit.jsonl");
+    let env = [("TOOLGATE_HANDLE_KEY", "tasks-test-handle-key-000000000000003")];
+    let args = ["--store", redis.as_str(), "--settle-seconds", "8", "--audit-log", audit.to_str().unwrap()];
+    let ((a, url_a), (_b, url_b)) = tokio::join!(serve_payments(&dir, &args, &env), serve_payments(&dir, &args, &env));
+    let (on_a, on_b) = (SessionlessClient::new(&url_a), SessionlessClient::new(&url_b));
+    let clerk = bearer(CLERK);
+    let clerk = headers(&clerk);
+
+    let id = authorized_payment(&on_a, &clerk).await;
+    let task = settle_as_task(&on_a, &id, &clerk).await;
+    let pid = a.id().expect("replica A runs");
+    signal(pid, "STOP");
+    tokio::time::sleep(Duration::from_millis(6_500)).await;
+    let reported = task_request(&on_b, "tasks/get", &task, &clerk).await.result();
+    signal(pid, "CONT");
+    assert_eq!(reported["status"], "failed", "{reported}");
+    assert!(reported["statusMessage"].as_str().is_some_and(|m| m.contains("nothing was committed")), "{reported}");
+    // A resumed inside its lease; its settlement ends 8 s after it began, and tries to commit.
+    tokio::time::sleep(Duration::from_millis(3_000)).await;
+    assert_eq!(payment_state(&on_b, &id, &clerk).await, "authorized", "the store contradicts the report");
+    assert_eq!(task_request(&on_a, "tasks/get", &task, &clerk).await.result()["status"], "failed");
+    assert!(settled_by(&audit).is_empty(), "a settlement was committed after its task was reported failed");
+
+    // Without the pause: completed, and settled.
+    let again = settle_as_task(&on_a, &id, &clerk).await;
+    let done = settled(&on_b, &again, &clerk).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(payment_state(&on_b, &id, &clerk).await, "settled");
+    assert_eq!(settled_by(&audit), vec![again]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A confirmed tool as a task (travel's `flight_book`, `confirm = "otp"`, which waits for
 /// the airline): the call without a code is asked for one within its request and never
 /// becomes a task; the confirming call, with the code from the confirmation channel,

@@ -414,7 +414,7 @@ impl Engine {
     pub(crate) async fn task(&self, id: &str, principal: Option<&Principal>) -> Result<DetailedTask, TaskError> {
         let (_, record) = self.task_record(id, principal).await?;
         if record.lapsed(now_ms()) && !self.running.lock().contains_key(id) {
-            let committed = self.committed_by(id, &record).await;
+            let committed = self.fence_runner(id, &record).await?;
             self.update_record(id, |record| {
                 if !record.lapsed(now_ms()) {
                     return false;
@@ -448,18 +448,28 @@ impl Engine {
         Ok(record.detailed(id))
     }
 
-    /// Whether the lapsed task `id` committed its call before its process stopped: the
-    /// state its transition moved the instance to, as the instance's history names it.
-    /// (A task that held no instance, or whose mark is still on it, committed nothing.)
-    async fn committed_by(&self, id: &str, record: &TaskRecord) -> Option<String> {
-        let (key, _) = record.holds.as_ref()?;
+    /// Before this replica speaks for the lapsed task `id` — its runner stopped saying it
+    /// runs it: ended, or only paused — it fences the runner: it takes the held instance's
+    /// lease over (a runner that resumes finds its commit refused) and clears the task's
+    /// mark on the instance by compare-and-set under that lease. Only then is the task
+    /// reported. Returns the state the task's commit moved the instance to, if it committed
+    /// first (the instance's history names the task), else `None`: nothing was committed,
+    /// and now nothing can be. (A task that held no instance committed nothing.)
+    async fn fence_runner(&self, id: &str, record: &TaskRecord) -> Result<Option<String>, TaskError> {
+        let Some((key, _)) = record.holds.as_ref() else { return Ok(None) };
         let key = StoreKey::from_stored(key.clone());
-        let instance = self.store.load(&key).await.ok()?;
+        let busy = || TaskError::Store(StoreError::Unavailable("the instance the task held stayed leased".into()));
+        let lease =
+            crate::wait::within(self.limits.lease_wait, self.store.take_over_lease(&key)).await.ok_or_else(busy)?;
+        let lease = lease.map_err(TaskError::Store)?;
+        let instance = self.store.load(&key).await.map_err(TaskError::Store)?;
         if instance.task.as_deref() == Some(id) {
-            return None;
+            let freed = Snapshot { task: None, ..instance.next() };
+            self.store.commit_leased(&key, instance.version, &freed, &lease).await.map_err(TaskError::Store)?;
+            return Ok(None);
         }
-        let history = self.store.history(&key).await.ok().flatten()?;
-        history.iter().rev().find(|entry| entry.call_id == id).map(|entry| entry.to.clone())
+        let history = self.store.history(&key).await.map_err(TaskError::Store)?.unwrap_or_default();
+        Ok(history.iter().rev().find(|entry| entry.call_id == id).map(|entry| entry.to.clone()))
     }
 
     async fn task_record(&self, id: &str, principal: Option<&Principal>) -> Result<(Snapshot, TaskRecord), TaskError> {
@@ -493,7 +503,12 @@ impl Engine {
                     Ok(_) => return Ok(()),
                 }
             }
-            // Nobody runs it any more: nothing can commit; it is cancelled.
+            // Nobody runs it any more. Its runner is fenced first, so that nothing can commit
+            // after this says it was cancelled; one that committed before it stopped completed.
+            if self.fence_runner(id, &record).await?.is_some() {
+                self.task(id, principal).await?;
+                return Ok(());
+            }
             record.status = TaskStatus::Cancelled;
             record.input_requests = None;
             record.status_message = Some("cancelled by the client".into());

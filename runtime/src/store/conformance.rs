@@ -26,6 +26,7 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     a_held_lease_commits_over_the_version_it_read(store).await;
     a_lease_taken_with_its_record_sees_every_commit_before_it(store).await;
     a_lease_tried_is_taken_only_when_free(store).await;
+    a_lease_taken_over_fences_its_holder(store).await;
     rate_limit_windows_admit_n_per_period(store).await;
     concurrent_spenders_share_one_window(store).await;
     an_instance_context_commits_with_its_state(store).await;
@@ -320,6 +321,29 @@ async fn a_lease_tried_is_taken_only_when_free<S: FlowStore + Clone>(store: &S) 
     }
     let counted = store.load(&record).await.unwrap().record.and_then(|r| r["n"].as_u64());
     assert_eq!(counted, Some(16), "a lease tried was not exclusive, or its read was stale");
+}
+
+/// [`FlowStore::take_over_lease`] on a shared store: a held lease is taken at once, and
+/// its holder's commits are refused from then on ([`StoreError::LeaseLost`]), the new
+/// holder's accepted. (A store whose leases live in this process waits, as for a lease:
+/// nothing to check here.)
+async fn a_lease_taken_over_fences_its_holder<S: FlowStore>(store: &S) {
+    if !store.is_shared() {
+        return;
+    }
+    let record = key("take-over");
+    let v1 = store.compare_and_set(&record, 0, &Snapshot::default().with_state("m", "a")).await.unwrap();
+    let paused = store.lease(&record).await.unwrap();
+    let taken = tokio::time::timeout(Duration::from_secs(5), store.take_over_lease(&record))
+        .await
+        .expect("a held lease is taken over at once")
+        .unwrap();
+    let resumed = store.commit_leased(&record, v1, &Snapshot::default().with_state("m", "b"), &paused).await;
+    assert_eq!(resumed, Err(StoreError::LeaseLost), "the holder whose lease was taken over committed");
+    store.commit_leased(&record, v1, &Snapshot::default().with_state("m", "c"), &taken).await.unwrap();
+    drop(paused);
+    drop(taken);
+    assert_eq!(store.load(&record).await.unwrap().state_of("m", "?"), "c");
 }
 
 /// A store that keeps rate-limit windows ([`FlowStore::spend_window`] answers `Some`)

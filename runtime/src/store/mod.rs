@@ -83,6 +83,16 @@ pub trait FlowStore: Send + Sync + 'static {
         Ok((lease, loaded))
     }
 
+    /// Takes the key's lease from whoever holds it, without waiting: what a replica does
+    /// before it speaks for another that stopped answering (a task's runner whose heartbeat
+    /// lapsed), so that the holder, should it resume, finds its fenced commits refused
+    /// ([`StoreError::LeaseLost`]) instead of contradicting what was reported. The default,
+    /// for a store whose leases live and die with this process (a holder that stopped is a
+    /// process that ended), waits for the lease like [`FlowStore::lease`].
+    async fn take_over_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        self.lease(key).await
+    }
+
     /// The record as committed and, when nobody holds its lease now, the lease as well —
     /// the read then made under it, as [`FlowStore::lease_and_load`]'s is — without ever
     /// waiting for it: what a call that will write reads first, so that an uncontended call

@@ -172,6 +172,14 @@ impl Keyed for Read {
     }
 }
 
+impl Batcher<Read, ReadAnswer> {
+    /// A lease taken outside a batch (as `token`'s holder), released through this batcher
+    /// when dropped.
+    pub(super) fn taken(&self, key: String, token: String) -> Taken {
+        Taken { key, token, reads: self.requests.downgrade() }
+    }
+}
+
 /// A lease a batch took, released when dropped: a caller that gave up while its batch ran
 /// leaves no lease behind.
 pub(super) struct Taken {

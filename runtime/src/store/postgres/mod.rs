@@ -68,6 +68,7 @@ const POOL_SIZE: usize = 16;
 struct Sql {
     load_many: String,
     take_leases: String,
+    take_over_lease: String,
     lock_records: String,
     write_records: String,
     history: String,
@@ -106,6 +107,11 @@ impl Sql {
                  FROM unnest($1::text[], $2::text[], $3::bigint[]) AS asked (key, token, ttl_ms) ORDER BY key \
                  ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at \
                  WHERE held.expires_at <= clock_timestamp() RETURNING key"
+            ),
+            take_over_lease: format!(
+                "INSERT INTO {s}.leases (key, token, expires_at) \
+                 VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 millisecond') \
+                 ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at"
             ),
             lock_records: format!("SELECT 1 FROM {s}.records WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE"),
             write_records: write_records(&s),
@@ -507,6 +513,16 @@ impl FlowStore for PostgresStore {
 
     async fn lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
         self.take_lease_and_load(key).await
+    }
+
+    async fn take_over_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        storable(key)?;
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let ttl_ms = self.lease_ttl.as_millis() as i64;
+        let client = self.client().await?;
+        let statement = client.prepare_cached(&self.sql.take_over_lease).await.map_err(unavailable)?;
+        client.execute(&statement, &[&key.as_str(), &token, &ttl_ms]).await.map_err(unavailable)?;
+        Ok(self.held(self.reads.taken(key.as_str().to_string(), token)))
     }
 
     async fn load_and_try_lease(&self, key: &StoreKey) -> Result<(Snapshot, Option<FlowLease>), StoreError> {

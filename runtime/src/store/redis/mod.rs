@@ -414,17 +414,20 @@ impl RedisStore {
         Ok(())
     }
 
-    /// Takes `key`'s lease: waits until `SET NX` succeeds, then renews it until dropped.
-    async fn take_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+    /// Takes `key`'s lease: waits until `SET NX` succeeds (or, `from_holder`, sets it over
+    /// whoever holds it), then renews it until dropped.
+    async fn take_lease(&self, key: &StoreKey, from_holder: bool) -> Result<FlowLease, StoreError> {
         self.marker.check()?;
         let lease = lease_key(key);
         let token = uuid::Uuid::new_v4().simple().to_string();
         let mut connection = self.connection.clone();
         loop {
-            let taken: Option<String> = redis::cmd("SET")
-                .arg(&lease)
-                .arg(&token)
-                .arg("NX")
+            let mut set = redis::cmd("SET");
+            set.arg(&lease).arg(&token);
+            if !from_holder {
+                set.arg("NX");
+            }
+            let taken: Option<String> = set
                 .arg("PX")
                 .arg(self.lease_ttl.as_millis() as u64)
                 .query_async(&mut connection)
@@ -538,7 +541,11 @@ impl FlowStore for RedisStore {
     }
 
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-        self.take_lease(key).await
+        self.take_lease(key, false).await
+    }
+
+    async fn take_over_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        self.take_lease(key, true).await
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
