@@ -91,7 +91,7 @@ pub use toolgate_runtime::{
 // them by their own names, not by a path through `__private`.
 #[doc(hidden)]
 pub use toolgate_runtime::{MachineDeclared, MachineId, declared_machine};
-pub use toolgate_runtime::{completion, content, input, inspect, prompt, resource, telemetry};
+pub use toolgate_runtime::{completion, content, effect, input, inspect, prompt, resource, telemetry};
 pub use toolgate_runtime::{fsm, store, types};
 
 /// Who is calling: the [`Principal`] a handler can take as a parameter, the

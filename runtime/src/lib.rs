@@ -11,6 +11,7 @@ pub mod completion;
 pub mod confirm;
 pub mod content;
 mod domain;
+pub mod effect;
 mod engine;
 mod error;
 pub mod flow;

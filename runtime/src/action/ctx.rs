@@ -33,6 +33,8 @@ pub struct Ctx {
     /// The note the handler attaches to the transition it fires ([`Ctx::note`]), which the
     /// call's commit takes.
     pub(crate) note: CallNote,
+    /// The effects the handler records ([`Ctx::effect`]), which the call's commit takes.
+    pub(crate) effects: crate::effect::CallEffects,
     /// The call's database transaction, for a handler that takes a
     /// [`Transaction`](super::Transaction).
     pub(crate) transaction: super::TransactionSlot,

@@ -19,6 +19,8 @@ pub(crate) trait CallEngine: Send + Sync {
     fn instance_key(&self, tool: &str, instance: &str, principal: Option<&Principal>) -> Option<StoreKey>;
     /// Whether `tool` fires a transition.
     fn transitions(&self, tool: &str) -> bool;
+    /// Whether an effect is registered under `name`.
+    fn has_effect(&self, name: &str) -> bool;
 }
 
 impl Ctx {
@@ -70,6 +72,33 @@ impl Ctx {
         } else {
             tracing::debug!(tool = self.tool, "a note was not recorded: the call fires no transition on an instance");
         }
+    }
+
+    /// Records the effect `name` with `input`, to be dispatched once this call's commit is
+    /// made: in the same commit as the call's change to its instance (its transition, its
+    /// creation, its context), so it happens if and only if that change does — a refused
+    /// or failed call causes nothing. It is then run at least once, each attempt with the
+    /// same idempotency key, retried with backoff, and dead-lettered after the last
+    /// attempt (see [`effect`](crate::effect)).
+    ///
+    /// `INTERNAL` (a server bug, reported before anything commits) when no effect is
+    /// registered as `name` ([`ServerBuilder::effect`](crate::ServerBuilder::effect)),
+    /// when the call names no instance, or when `input` does not serialize.
+    pub fn effect<T: serde::Serialize>(&self, name: &str, input: &T) -> Result<(), crate::ToolError> {
+        let engine = self.engine.upgrade().ok_or_else(|| crate::ToolError::internal("the server has stopped"))?;
+        if !engine.has_effect(name) {
+            return Err(crate::ToolError::internal(format_args!("no effect is registered as `{name}`")));
+        }
+        if self.instance_key(engine.as_ref()).is_none() {
+            return Err(crate::ToolError::internal(format_args!(
+                "effect `{name}`: `{}` names no instance to record it with",
+                self.tool
+            )));
+        }
+        let input = serde_json::to_value(input)
+            .map_err(|_| crate::ToolError::internal(format_args!("the input of effect `{name}` does not serialize")))?;
+        self.effects.push(name.to_string(), input);
+        Ok(())
     }
 
     /// The MCP task holding the instance the call names, while one runs: its id, its tool

@@ -183,6 +183,7 @@ impl Engine {
         let (session, principal) = (source.session, source.caller.principal.as_ref());
         let tool = admitted.tool;
         let note = CallNote::default();
+        let effects = crate::effect::CallEffects::default();
         let context = match &admitted.instance {
             Some(instance) if tool.machine.as_deref().is_some_and(|m| m.context().is_some()) => ContextSlot::new(
                 instance.machine.id(),
@@ -210,6 +211,7 @@ impl Engine {
                     client,
                     engine: self.this.clone() as std::sync::Weak<dyn crate::action::CallEngine>,
                     note: note.clone(),
+                    effects: effects.clone(),
                     context: context.clone(),
                     transaction: transaction.clone(),
                 };
@@ -234,6 +236,7 @@ impl Engine {
             ToolKind::SwitchDomain => None,
         };
         admitted.note = note.take();
+        admitted.effects = effects.take();
         admitted.context = context.take_set();
         // (Boxed, and awaited only by a handler that takes one: every call's future would
         // carry it otherwise.)

@@ -59,6 +59,8 @@ pub(crate) struct Engine {
     pub(crate) running: RunningTasks,
     /// The tables of yours the server creates before the first call writes them.
     pub(crate) tables: Option<Arc<crate::store::Tables>>,
+    /// The effects commits record, and how they are dispatched.
+    pub(crate) effects: crate::effect::Effects,
 }
 
 /// How long calls wait, and may run.
@@ -103,6 +105,10 @@ impl crate::action::CallEngine for Engine {
 
     fn transitions(&self, tool: &str) -> bool {
         self.registry.tool(tool).is_some_and(|tool| tool.transition().is_some())
+    }
+
+    fn has_effect(&self, name: &str) -> bool {
+        self.effects.has(name)
     }
 }
 

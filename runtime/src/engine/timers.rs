@@ -3,14 +3,17 @@
 //! the sweeper here also commits it at about its due time, so that the audit sinks, the
 //! history, and every listening session hear of it. Each transition is committed once,
 //! across replicas: under the instance's lease, by compare-and-set over what was read.
+//! The same sweep dispatches the effects commits recorded (`crate::effect`): each attempt
+//! claimed under the lease first, run outside it, and its end committed under it again.
 
 use std::sync::Weak;
 use std::time::Duration;
 
 use super::Engine;
+use crate::effect::{EffectCall, EffectError};
 use crate::error::ToolError;
 use crate::gate::TimerCommit;
-use crate::store::{StoreKey, now_ms};
+use crate::store::{FlowLease, PendingEffect, Snapshot, StoreKey, now_ms};
 use crate::telemetry;
 
 /// How often the sweeper asks the store what is due.
@@ -55,8 +58,119 @@ impl Engine {
         let before = records.load(key).await?;
         let retention = self.registry.history().retention;
         let after = records.settle(machine, key, before, &lease, retention).await?;
+        let (after, claimed) = self.claim_effects(key, after, &lease).await?;
         drop(lease);
-        self.store.due_changed(key, after.due_at_ms).await.map_err(|e| ToolError::store_unavailable(e, 1_000))
+        for effect in claimed {
+            self.dispatch(key.clone(), effect);
+        }
+        self.store.due_changed(key, after.wake_at_ms()).await.map_err(|e| ToolError::store_unavailable(e, 1_000))
+    }
+
+    /// Claims the instance's due effects, under its lease: each one's attempt counted and
+    /// its next due time set to the attempt's deadline, committed before any runs — so a
+    /// process that dies while dispatching leaves it to be tried again then, by whoever
+    /// sweeps. One out of attempts, or whose function this server lacks, is dead-lettered.
+    async fn claim_effects(
+        &self,
+        key: &StoreKey,
+        before: Snapshot,
+        lease: &FlowLease,
+    ) -> Result<(Snapshot, Vec<PendingEffect>), ToolError> {
+        let now = now_ms();
+        if !before.effects.iter().any(|effect| effect.due_at_ms <= now) {
+            return Ok((before, Vec::new()));
+        }
+        let policy = self.effects.policy;
+        let mut next = before.next();
+        let (mut claimed, mut dead) = (Vec::new(), Vec::new());
+        next.effects.retain_mut(|effect| {
+            if effect.due_at_ms > now {
+                return true;
+            }
+            let known = self.effects.has(&effect.name);
+            if effect.attempts >= policy.max_attempts || !known {
+                if !known {
+                    effect.last_error = Some(format!("no effect is registered as `{}`", effect.name));
+                }
+                dead.push(effect.clone());
+                return false;
+            }
+            effect.attempts += 1;
+            effect.due_at_ms = now.saturating_add(policy.attempt_timeout.as_millis() as u64);
+            claimed.push(effect.clone());
+            true
+        });
+        for effect in &dead {
+            dead_lettered(key, effect);
+        }
+        next.dead_effects.extend(dead);
+        let after = self.records().commit(key, &before, next, Some(lease)).await?;
+        Ok((after, claimed))
+    }
+
+    /// Runs one claimed attempt of `effect` outside the lease, then commits how it ended.
+    fn dispatch(&self, key: StoreKey, effect: PendingEffect) {
+        let (Some(engine), Some(function)) = (self.this.upgrade(), self.effects.functions.get(&effect.name).cloned())
+        else {
+            return;
+        };
+        let instance = key.instance_parts().map(|(_, _, id)| id.to_string()).unwrap_or_default();
+        let call = EffectCall {
+            name: effect.name.clone(),
+            key: effect.key.clone(),
+            instance,
+            attempt: effect.attempts,
+            input: effect.input.clone(),
+        };
+        let timeout = self.effects.policy.attempt_timeout;
+        tokio::spawn(async move {
+            let ended = match tokio::time::timeout(timeout, function(call)).await {
+                Ok(ended) => ended,
+                Err(_) => Err(EffectError::new(format!("the attempt did not end within {} ms", timeout.as_millis()))),
+            };
+            if let Err(error) = engine.effect_ended(&key, &effect, ended).await {
+                // Claimed, its end unrecorded: it is tried again at the attempt's deadline.
+                tracing::warn!(on = %key, effect = %effect.key, %error, "cannot record how an effect's attempt ended");
+            }
+        });
+    }
+
+    /// Commits how an attempt of `effect` ended: done (it leaves the outbox), or failed
+    /// (tried again after the backoff, or dead-lettered after the last attempt).
+    async fn effect_ended(
+        &self,
+        key: &StoreKey,
+        effect: &PendingEffect,
+        ended: Result<(), EffectError>,
+    ) -> Result<(), ToolError> {
+        let records = self.records();
+        let lease = records.lease(key, "instance").await?;
+        let before = records.load(key).await?;
+        let Some(place) = before.effects.iter().position(|e| e.key == effect.key && e.attempts == effect.attempts)
+        else {
+            // Another attempt was claimed meanwhile (this one outlived its deadline).
+            return Ok(());
+        };
+        let mut next = before.next();
+        let mut current = next.effects.remove(place);
+        match ended {
+            Ok(()) => tracing::info!(on = %key, effect = %current.key, attempt = current.attempts, "effect dispatched"),
+            Err(error) => {
+                tracing::warn!(on = %key, effect = %current.key, attempt = current.attempts, %error, "an effect's attempt failed");
+                current.last_error = Some(error.to_string());
+                let policy = self.effects.policy;
+                if current.attempts >= policy.max_attempts {
+                    dead_lettered(key, &current);
+                    next.dead_effects.push(current);
+                } else {
+                    current.due_at_ms = now_ms().saturating_add(policy.backoff(current.attempts).as_millis() as u64);
+                    next.effects.insert(place, current);
+                }
+            }
+        }
+        let after = records.commit(key, &before, next, Some(&lease)).await?;
+        drop(lease);
+        self.store.due_changed(key, after.wake_at_ms()).await.map_err(|e| ToolError::store_unavailable(e, 1_000))
     }
 
     /// Hands a transition time fired to the audit sinks and the metrics.
@@ -81,10 +195,10 @@ impl Engine {
 /// runtime (an engine built outside one applies what is due on reads only).
 pub(crate) fn spawn_sweeper(engine: Weak<Engine>) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-    // Only a server with a machine that has `after` sweeps.
-    let timed = engine
-        .upgrade()
-        .is_some_and(|e| e.registry.machines().any(|m| m.spec().states.iter().any(|s| !s.after.is_empty())));
+    // Only a server with a machine that has `after`, or with effects, sweeps.
+    let timed = engine.upgrade().is_some_and(|e| {
+        !e.effects.is_empty() || e.registry.machines().any(|m| m.spec().states.iter().any(|s| !s.after.is_empty()))
+    });
     if !timed {
         return;
     }
@@ -97,4 +211,15 @@ pub(crate) fn spawn_sweeper(engine: Weak<Engine>) {
             engine.sweep().await;
         }
     });
+}
+
+/// Logs an effect that will not be tried again.
+fn dead_lettered(key: &StoreKey, effect: &PendingEffect) {
+    tracing::error!(
+        on = %key,
+        effect = %effect.key,
+        attempts = effect.attempts,
+        error = effect.last_error.as_deref().unwrap_or("unknown"),
+        "an effect was dead-lettered: it will not be tried again"
+    );
 }

@@ -47,7 +47,7 @@ use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
 use crate::fsm::{GuardRefusal, Machine, Mint, Verdict};
 use crate::registry::{InstanceHistory, Registry, ToolEntry, ToolKind};
-use crate::store::{FlowLease, HistoryEntry, Snapshot, StoreKey, StoreTransaction, Transition, now_ms};
+use crate::store::{FlowLease, HistoryEntry, PendingEffect, Snapshot, StoreKey, StoreTransaction, Transition, now_ms};
 
 /// Who is calling: the principal, when the request authenticated, and where from. A rate
 /// limit counted `per client` counts the principal when there is one, else the peer. Its
@@ -626,6 +626,7 @@ impl<'a> Candidate<'a> {
             principal,
             history,
             note: None,
+            effects: Vec::new(),
             context: None,
             guarded_branch,
             task: None,
@@ -676,6 +677,8 @@ pub(crate) struct Admitted<'a> {
     /// The note the handler attached to the instance's transition
     /// ([`Ctx::note`](crate::Ctx::note)), set once it returned.
     pub(crate) note: Option<String>,
+    /// The effects the handler recorded (name, input), committed with the instance.
+    pub(crate) effects: Vec<(String, Value)>,
     /// The context the handler set for the instance ([`InstanceMut::set`](crate::InstanceMut::set)),
     /// set once it returned: committed with the call.
     pub(crate) context: Option<Value>,
@@ -882,12 +885,29 @@ impl Admitted<'_> {
             }
             _ => None,
         };
+        // The effects the handler recorded, due now, each with its idempotency key: the
+        // instance, this commit, and the effect's place in it.
+        let commit_id = call_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+        let effects: Vec<PendingEffect> = match &self.instance {
+            Some(instance) => (std::mem::take(&mut self.effects).into_iter().enumerate())
+                .map(|(n, (name, input))| PendingEffect {
+                    key: format!("{}/{commit_id}/{name}#{n}", instance.key),
+                    name,
+                    input,
+                    attempts: 0,
+                    due_at_ms: now_ms(),
+                    last_error: None,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         // Every commit of the instance ends a task's hold on it.
         let with_context = |mut next: Snapshot| {
             if let Some(context) = &context {
                 next.context = Some(context.clone());
             }
             next.task = None;
+            next.effects.extend(effects.iter().cloned());
             next
         };
         if let (Some(instance), Some(before), Some(to), Some(entry)) =
@@ -921,7 +941,7 @@ impl Admitted<'_> {
         // to a transition writes nothing), so the rows follow the state they were written for.
         let fenced = collected.is_some();
         if let (None, Some(instance), Some(before), true) =
-            (&to, &self.instance, &self.instance_before, context.is_some() || held || fenced)
+            (&to, &self.instance, &self.instance_before, context.is_some() || held || fenced || !effects.is_empty())
         {
             let next = with_context(before.next());
             let lease = self._leases.instance.as_ref();

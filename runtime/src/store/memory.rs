@@ -127,7 +127,7 @@ impl FlowStore for MemoryStore {
         let records = self.records();
         let mut due: Vec<(u64, &StoreKey)> = (records.snapshots.iter())
             .filter(|(_, s)| !s.is_expired(now_ms))
-            .filter_map(|(key, s)| s.due_at_ms.filter(|&at| at <= now_ms).map(|at| (at, key)))
+            .filter_map(|(key, s)| s.wake_at_ms().filter(|&at| at <= now_ms).map(|at| (at, key)))
             .collect();
         due.sort();
         Ok(due.into_iter().take(limit).map(|(_, key)| key.clone()).collect())

@@ -49,8 +49,8 @@ pub use history::{HistoryEntry, HistoryRetention, MAX_NOTE_CHARS, TIMER_PRINCIPA
 pub(crate) use history::{Transition, rfc3339};
 pub use key::StoreKey;
 pub use memory::MemoryStore;
-pub use snapshot::Snapshot;
 pub(crate) use snapshot::now_ms;
+pub use snapshot::{PendingEffect, Snapshot};
 pub(crate) use sql::SqlRow;
 pub use sql::SqlValue;
 pub use sqlite::{CACHED_KEYS, OpenError, SWEEP_EVERY, SqliteStore};

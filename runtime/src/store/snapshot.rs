@@ -48,6 +48,34 @@ pub struct Snapshot {
     /// idempotency record), as JSON; `None` for flows and instances.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<serde_json::Value>,
+    /// The effects the instance's commits recorded and that are not dispatched yet (its
+    /// outbox): committed with the transition that caused them, dispatched after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<PendingEffect>,
+    /// The effects that failed every attempt (dead letters), kept for an operator to see.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dead_effects: Vec<PendingEffect>,
+}
+
+/// An effect a commit recorded: what to run, with what, under which idempotency key, and
+/// how its attempts went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingEffect {
+    /// The effect's registered name (`release_hold`).
+    pub name: String,
+    /// Its idempotency key, the same on every attempt: the instance, the commit that
+    /// recorded it and its place there (`instance:6:travel:Q-1/<call id>/release_hold#0`).
+    pub key: String,
+    /// Its input, as the commit recorded it.
+    pub input: serde_json::Value,
+    /// How many attempts were started.
+    #[serde(default)]
+    pub attempts: u32,
+    /// When it is due (its next attempt), in milliseconds since the Unix epoch.
+    pub due_at_ms: u64,
+    /// Why the last attempt failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 impl Snapshot {
@@ -67,6 +95,16 @@ impl Snapshot {
         let mut next = self.next();
         next.states.insert(machine.to_string(), state.to_string());
         next
+    }
+
+    /// When the store's sweep should next look at the record: its deadline
+    /// ([`Snapshot::due_at_ms`]) or its first effect's, whichever is first.
+    pub fn wake_at_ms(&self) -> Option<u64> {
+        let effects = self.effects.iter().map(|effect| effect.due_at_ms).min();
+        match (self.due_at_ms, effects) {
+            (Some(due), Some(effect)) => Some(due.min(effect)),
+            (due, effect) => due.or(effect),
+        }
     }
 
     /// Whether the record has expired at `now_ms`.

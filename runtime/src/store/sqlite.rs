@@ -528,7 +528,7 @@ fn compare_and_set_in(connection: &Connection, write: &RecordWrite) -> Result<Op
                 version,
                 stored.expires_at_ms.map(|ms| ms as i64),
                 text,
-                stored.due_at_ms.map(|ms| ms.min(i64::MAX as u64) as i64)
+                stored.wake_at_ms().map(|ms| ms.min(i64::MAX as u64) as i64)
             ])
         })
         .map_err(unavailable)?;

@@ -143,6 +143,7 @@ impl ServerBuilder {
                     timers: tokio::sync::broadcast::channel(1024).0,
                     running: Default::default(),
                     tables: self.tables.map(|sql| Arc::new(crate::store::Tables::new(sql))),
+                    effects: self.effects,
                 }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,

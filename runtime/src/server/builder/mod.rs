@@ -46,6 +46,7 @@ pub struct ServerBuilder {
     /// The tables of yours, created in the store's database before the first call
     /// writes them.
     pub(super) tables: Option<String>,
+    pub(super) effects: crate::effect::Effects,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -64,6 +65,7 @@ impl ServerBuilder {
             store: None,
             store_file: None,
             tables: None,
+            effects: Default::default(),
             handle_keys: Vec::new(),
             handle_ttl: DEFAULT_HANDLE_TTL,
             limits: Limits::default(),
@@ -303,6 +305,35 @@ impl ServerBuilder {
     /// at start-up, naming the handler and the type.
     pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
         self.states.insert(value);
+        self
+    }
+
+    /// Registers the effect `name`: the function a commit's recorded effect of that name
+    /// ([`Ctx::effect`](crate::Ctx::effect)) is dispatched to, after the commit, at least
+    /// once, with one idempotency key per effect ([`EffectCall::key`](crate::effect::EffectCall::key)).
+    ///
+    /// ```no_run
+    /// # use toolgate_runtime::{Server, effect::{EffectCall, EffectError}};
+    /// # #[derive(serde::Deserialize)] struct Hold { seats: u32 }
+    /// let builder = Server::from_registry("travel").effect("release_hold", |call: EffectCall| async move {
+    ///     let hold: Hold = call.input()?;
+    ///     // Tell the operator to release `hold.seats`, under `call.key()`.
+    ///     Ok::<(), EffectError>(())
+    /// });
+    /// ```
+    pub fn effect<F, Fut>(mut self, name: &str, function: F) -> Self
+    where
+        F: Fn(crate::effect::EffectCall) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<(), crate::effect::EffectError>> + Send + 'static,
+    {
+        self.effects.add(name, function);
+        self
+    }
+
+    /// How effects are retried and when they are dead-lettered (default:
+    /// [`EffectPolicy::default`](crate::effect::EffectPolicy)).
+    pub fn effect_policy(mut self, policy: crate::effect::EffectPolicy) -> Self {
+        self.effects.policy = policy;
         self
     }
 

@@ -381,7 +381,7 @@ impl Writes {
             columns.expected.push(*expected as i64);
             columns.snapshots.push(text);
             columns.expires.push(next.expires_at_ms.map(|ms| ms.min(i64::MAX as u64) as i64));
-            columns.due.push(next.due_at_ms.map(|ms| ms.min(i64::MAX as u64) as i64));
+            columns.due.push(next.wake_at_ms().map(|ms| ms.min(i64::MAX as u64) as i64));
             columns.fences.push(fence.clone());
             columns.if_absent.push(*if_absent);
             let text = entry.as_ref().map(|(entry, _)| serde_json::to_string(entry)).transpose();

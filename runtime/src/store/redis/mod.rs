@@ -387,7 +387,7 @@ impl RedisStore {
             self.replicated(&mut connection).await?;
         }
         if applied == 1
-            && let Some(due) = next.due_at_ms
+            && let Some(due) = next.wake_at_ms()
         {
             // Beside the record, not in the script (another hash slot): a lost write leaves
             // what is due to the instance's next read; a stale entry the sweep corrects.

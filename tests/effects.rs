@@ -1,0 +1,180 @@
+//! Effects through a real client: recorded by a handler in the commit of its transition,
+//! dispatched after it with one idempotency key per effect, retried with backoff until
+//! they succeed, dead-lettered after the last attempt, and never caused by a call that
+//! failed.
+
+mod common;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use common::TestClient;
+use common::clients::Lifecycle;
+use serde_json::json;
+use toolgate::effect::{EffectCall, EffectError, EffectPolicy};
+use toolgate::prelude::*;
+use toolgate::store::{FlowStore, MemoryStore, StoreKey};
+
+toolgate::machine! {
+    id: "parcel",
+    key: "parcel_id",
+    initial: "packed",
+    states: {
+        packed:  { on: { SHIP: "shipped" } },
+        shipped: { type: "final" },
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Shipment {
+    /// The parcel.
+    parcel_id: String,
+    /// The effect to record: `notify`, `flaky` or `broken`.
+    effect: String,
+    /// Fail after recording it.
+    fail: bool,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Shipped {
+    parcel_id: String,
+}
+
+/// Ship a packed parcel, telling whoever the named effect tells.
+#[action(domain = "parcel", bind_state = "packed", transition = "SHIP")]
+async fn parcel_ship(input: Shipment, ctx: Ctx) -> Result<Shipped, ToolError> {
+    ctx.effect(&input.effect, &Shipped { parcel_id: input.parcel_id.clone() })?;
+    if input.fail {
+        return Err(ToolError::failed("CARRIER_REFUSED", "the carrier refused the parcel"));
+    }
+    Ok(Shipped { parcel_id: input.parcel_id })
+}
+
+/// Every attempt any effect of this file received: (effect, parcel, key, attempt).
+static RECEIVED: Mutex<Vec<(String, String, String, u32)>> = Mutex::new(Vec::new());
+
+fn receive(call: &EffectCall) -> Result<String, EffectError> {
+    let shipped: Shipped = call.input()?;
+    let attempt = (call.name().to_string(), shipped.parcel_id.clone(), call.key().to_string(), call.attempt());
+    RECEIVED.lock().unwrap().push(attempt);
+    Ok(shipped.parcel_id)
+}
+
+fn received(parcel: &str) -> Vec<(String, String, u32)> {
+    let all = RECEIVED.lock().unwrap();
+    all.iter().filter(|r| r.1 == parcel).map(|r| (r.0.clone(), r.2.clone(), r.3)).collect()
+}
+
+async fn serve(store: MemoryStore) -> TestClient {
+    let policy = EffectPolicy {
+        max_attempts: 3,
+        first_backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(50),
+        attempt_timeout: Duration::from_secs(5),
+    };
+    let server = Server::from_registry("effects")
+        .store(store)
+        .effect("notify", |call: EffectCall| async move { receive(&call).map(drop) })
+        .effect("flaky", |call: EffectCall| async move {
+            receive(&call)?;
+            if call.attempt() < 3 { Err(EffectError::new("the receiver is down")) } else { Ok(()) }
+        })
+        .effect("broken", |call: EffectCall| async move {
+            receive(&call)?;
+            Err(EffectError::new("the receiver refuses everything"))
+        })
+        .effect_policy(policy)
+        .build()
+        .expect("a server");
+    let url = common::serve_in_process(server).await;
+    TestClient::http_as(&url, Lifecycle::Sessionless, None).await
+}
+
+fn ship(parcel: &str, effect: &str, fail: bool) -> serde_json::Value {
+    json!({ "domain": "parcel", "parcel_id": parcel, "effect": effect, "fail": fail })
+}
+
+/// Waits until `parcel`'s effects received `count` attempts (at most 5 s).
+async fn until_received(parcel: &str, count: usize) -> Vec<(String, String, u32)> {
+    for _ in 0..100 {
+        if received(parcel).len() >= count {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    received(parcel)
+}
+
+#[tokio::test]
+async fn an_effect_is_dispatched_once_after_its_commit_with_its_key() {
+    let store = MemoryStore::new();
+    let client = serve(store.clone()).await;
+    client.ok("parcel_ship", ship("P-1", "notify", false)).await;
+    let got = until_received("P-1", 1).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (name, key, attempt) = &got[0];
+    assert_eq!((name.as_str(), *attempt), ("notify", 1));
+    assert!(key.contains(":parcel:P-1/") && key.ends_with("/notify#0"), "{key}");
+    // The outbox is empty once it is done, and nothing else arrives (a round trip first).
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let record = store.load(&record_key("P-1")).await.unwrap();
+    assert!(record.effects.is_empty() && record.dead_effects.is_empty(), "{record:?}");
+    assert_eq!(received("P-1").len(), 1, "dispatched again");
+}
+
+fn record_key(parcel: &str) -> StoreKey {
+    StoreKey::instance("parcel", parcel)
+}
+
+#[tokio::test]
+async fn a_failing_effect_is_retried_with_the_same_key_until_it_succeeds() {
+    let store = MemoryStore::new();
+    let client = serve(store.clone()).await;
+    client.ok("parcel_ship", ship("P-2", "flaky", false)).await;
+    let got = until_received("P-2", 3).await;
+    let attempts: Vec<u32> = got.iter().map(|r| r.2).collect();
+    assert_eq!(attempts, [1, 2, 3], "{got:?}");
+    assert!(got.iter().all(|r| r.1 == got[0].1), "one key on every attempt: {got:?}");
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let record = store.load(&record_key("P-2")).await.unwrap();
+    assert!(record.effects.is_empty() && record.dead_effects.is_empty(), "{record:?}");
+    assert_eq!(received("P-2").len(), 3);
+}
+
+#[tokio::test]
+async fn an_effect_that_fails_every_attempt_is_dead_lettered_with_its_error() {
+    let store = MemoryStore::new();
+    let client = serve(store.clone()).await;
+    client.ok("parcel_ship", ship("P-3", "broken", false)).await;
+    until_received("P-3", 3).await;
+    let mut record = store.load(&record_key("P-3")).await.unwrap();
+    for _ in 0..50 {
+        if !record.dead_effects.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        record = store.load(&record_key("P-3")).await.unwrap();
+    }
+    assert!(record.effects.is_empty(), "{record:?}");
+    let dead = record.dead_effects.first().unwrap_or_else(|| panic!("not dead-lettered: {record:?}"));
+    assert_eq!((dead.name.as_str(), dead.attempts), ("broken", 3));
+    assert_eq!(dead.last_error.as_deref(), Some("the receiver refuses everything"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(received("P-3").len(), 3, "tried after it was dead-lettered");
+}
+
+#[tokio::test]
+async fn a_call_that_fails_causes_no_effect() {
+    let store = MemoryStore::new();
+    let client = serve(store.clone()).await;
+    let refused = client.refused("parcel_ship", ship("P-4", "notify", true)).await;
+    assert_eq!(refused["code"], "CARRIER_REFUSED", "{refused}");
+    // An unknown effect is the server's bug, reported before anything commits.
+    let unknown = client.refused("parcel_ship", ship("P-4", "nobody", false)).await;
+    assert_eq!(unknown["code"], "INTERNAL", "{unknown}");
+    // A call that succeeds afterwards is dispatched: the failed ones left nothing behind.
+    client.ok("parcel_ship", ship("P-4", "notify", false)).await;
+    let got = until_received("P-4", 1).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(received("P-4").len(), 1, "{got:?}");
+}
