@@ -25,6 +25,54 @@ toolgate::machine! {
     }
 }
 
+toolgate::machine! {
+    id: "hold",
+    key: "hold_id",
+    mint: "H-{n}",
+    initial: "held",
+    states: {
+        held:      { after: { "PT1S": "lapsed" }, exit: "hold_left", on: { CANCEL: "cancelled" } },
+        lapsed:    { entry: "release_seats", type: "final" },
+        cancelled: { entry: [release_seats], type: "final" },
+    }
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct HoldRef {
+    /// The hold, as `hold_place` returned it.
+    hold_id: String,
+}
+
+/// Hold seats for a second.
+#[action(domain = "hold", creates)]
+async fn hold_place(ctx: Ctx) -> Result<HoldRef, ToolError> {
+    Ok(HoldRef { hold_id: ctx.instance().unwrap_or_default().to_string() })
+}
+
+/// Cancel a hold before it lapses.
+#[action(domain = "hold", bind_state = "held", transition = "CANCEL")]
+async fn hold_cancel(input: HoldRef) -> Result<HoldRef, ToolError> {
+    Ok(input)
+}
+
+/// An `entry` effect: the seats go back on sale.
+async fn release_seats(call: EffectCall) -> Result<(), EffectError> {
+    moved(&call)
+}
+
+/// An `exit` effect.
+async fn hold_left(call: EffectCall) -> Result<(), EffectError> {
+    moved(&call)
+}
+
+fn moved(call: &EffectCall) -> Result<(), EffectError> {
+    let input: serde_json::Value = call.input()?;
+    let step =
+        format!("{}:{}->{}", call.name(), input["from"].as_str().unwrap_or("-"), input["to"].as_str().unwrap_or("-"));
+    RECEIVED.lock().unwrap().push((step, call.instance().to_string(), call.key().to_string(), call.attempt()));
+    Ok(())
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct Shipment {
     /// The parcel.
@@ -177,4 +225,26 @@ async fn a_call_that_fails_causes_no_effect() {
     let got = until_received("P-4", 1).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(received("P-4").len(), 1, "{got:?}");
+}
+
+/// `entry` and `exit` effects run when time moves an instance, and when a call does: the
+/// state left runs its `exit`, the state entered its `entry`, once each.
+#[tokio::test]
+async fn entering_and_leaving_a_state_runs_its_effects_whether_time_or_a_call_moves_it() {
+    let client = serve(MemoryStore::new()).await;
+    let lapsing = client.ok("hold_place", json!({ "domain": "hold" })).await["hold_id"].as_str().unwrap().to_string();
+    let cancelled = client.ok("hold_place", json!({ "domain": "hold" })).await["hold_id"].as_str().unwrap().to_string();
+    client.ok("hold_cancel", json!({ "domain": "hold", "hold_id": cancelled })).await;
+    // (Dispatched side by side: in no promised order.)
+    let steps = |received: Vec<(String, String, u32)>| {
+        let mut steps: Vec<String> = received.into_iter().map(|r| r.0).collect();
+        steps.sort();
+        steps
+    };
+    let by_call = steps(until_received(&cancelled, 2).await);
+    assert_eq!(by_call, ["hold_left:held->cancelled", "release_seats:held->cancelled"]);
+    let by_time = steps(until_received(&lapsing, 2).await);
+    assert_eq!(by_time, ["hold_left:held->lapsed", "release_seats:held->lapsed"]);
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!((received(&cancelled).len(), received(&lapsing).len()), (2, 2), "an effect ran twice");
 }

@@ -321,6 +321,8 @@ mod tests {
                     is_final: s.on.is_empty(),
                     on: s.on.iter().map(|(e, t)| Transition::new(*e, *t)).collect(),
                     after: vec![],
+                    entry: vec![],
+                    exit: vec![],
                 })
                 .collect(),
         }

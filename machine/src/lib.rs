@@ -59,6 +59,11 @@ pub struct StateSpec {
     pub on: Vec<Transition>,
     /// The transitions time fires (`after: { "PT15M": "expired" }`), in declaration order.
     pub after: Vec<Delayed>,
+    /// The effects run when an instance enters this state (XState's `entry`), by name, in
+    /// order: by a call's transition, its creation, or time.
+    pub entry: Vec<String>,
+    /// The effects run when an instance leaves this state (XState's `exit`).
+    pub exit: Vec<String>,
 }
 
 /// One `on` entry: `event` moves the machine to `target`, if `guard` passes.
@@ -604,6 +609,8 @@ mod tests {
             is_final: false,
             on: on.iter().map(|(e, t)| Transition::new(*e, *t)).collect(),
             after: vec![],
+            entry: vec![],
+            exit: vec![],
         }
     }
 

@@ -122,7 +122,13 @@ impl EffectPolicy {
     }
 }
 
-type Attempt = Pin<Box<dyn Future<Output = Result<(), EffectError>> + Send>>;
+/// One attempt under way: what an effect's function returns, boxed.
+pub type Attempt = Pin<Box<dyn Future<Output = Result<(), EffectError>> + Send>>;
+
+/// An effect function a `machine!`'s `entry`/`exit` names, as the machine's registration
+/// holds it (generated code only).
+#[doc(hidden)]
+pub type EffectFnPtr = fn(EffectCall) -> Attempt;
 
 /// A registered effect function.
 pub(crate) type EffectFn = Arc<dyn Fn(EffectCall) -> Attempt + Send + Sync>;
@@ -153,12 +159,58 @@ impl Effects {
         self.functions.insert(name.to_string(), function);
     }
 
+    /// Registers a machine's `entry`/`exit` function under `name`, unless the builder
+    /// registered one of that name already.
+    pub(crate) fn add_declared(&mut self, name: &str, function: EffectFnPtr) {
+        if !self.functions.contains_key(name) {
+            self.functions.insert(name.to_string(), Arc::new(function));
+        }
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.functions.is_empty()
     }
 
     pub(crate) fn has(&self, name: &str) -> bool {
         self.functions.contains_key(name)
+    }
+}
+
+/// Appends to `next` the effects a move of `machine`'s instance at `key` runs — `from`'s
+/// `exit` effects (none for an instance being created), then `to`'s `entry` effects — due
+/// now, each keyed by the instance, `commit` and its place. Their input: the machine, the
+/// instance's id, `from`, `to`, and the instance's context as committed with the move.
+pub(crate) fn record_move(
+    machine: &crate::Machine,
+    key: &crate::store::StoreKey,
+    from: Option<&str>,
+    to: &str,
+    commit: &str,
+    next: &mut crate::store::Snapshot,
+) {
+    let spec = machine.spec();
+    let state = |name: &str| spec.states.iter().find(|s| s.name == name);
+    let exits = from.and_then(state).map(|s| s.exit.as_slice()).unwrap_or_default();
+    let entries = state(to).map(|s| s.entry.as_slice()).unwrap_or_default();
+    if exits.is_empty() && entries.is_empty() {
+        return;
+    }
+    let instance = key.instance_parts().map(|(_, _, id)| id.to_string()).unwrap_or_default();
+    let input = serde_json::json!({
+        "machine": machine.id(), "instance": instance, "from": from, "to": to, "context": next.context,
+    });
+    let now = crate::store::now_ms();
+    let moved = (exits.iter().enumerate().map(|(n, name)| ("exit", n, name)))
+        .chain(entries.iter().enumerate().map(|(n, name)| ("entry", n, name)));
+    for (kind, n, name) in moved {
+        next.effects.push(crate::store::PendingEffect {
+            name: name.clone(),
+            key: format!("{key}/{commit}/{kind}:{name}#{n}"),
+            input: input.clone(),
+            attempts: 0,
+            due_at_ms: now,
+            last_error: None,
+        });
     }
 }
 

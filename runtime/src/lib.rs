@@ -68,6 +68,7 @@ pub mod __private {
         UndeclaredMachine, declared_machine,
     };
     pub use crate::confirm::{ConfirmAbove, ConfirmPolicy};
+    pub use crate::effect::EffectFnPtr;
     pub use crate::fsm::{GuardRegistration, Verdict, judge as judge_guard};
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;

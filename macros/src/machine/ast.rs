@@ -15,6 +15,7 @@
 //!     quoted: { after: { "PT15M": "expired" } },   // time moves it, ISO-8601
 //!     lent: { after: { "P14D": "overdue" },
 //!             on: { RENEW: { target: "lent", reenter: true } } },  // enters `lent` again: its clock restarts
+//!     expired: { entry: "release_hold" },           // effects run on entering it (and `exit`): names or paths
 //!     discharged: { type: "final" },
 //! }
 //! ```
@@ -73,6 +74,10 @@ pub(crate) struct StateAst {
     /// `after: { "PT15M": "expired" }`: the duration as written, in milliseconds, and the
     /// target.
     pub(crate) after: Vec<(LitStr, u64, LitStr)>,
+    /// `entry: "release_hold"` or `entry: ["a", "b"]`: the effects run on entering it.
+    pub(crate) entry: Vec<LitStr>,
+    /// `exit: …`: the effects run on leaving it.
+    pub(crate) exit: Vec<LitStr>,
 }
 
 /// One branch of an event: `"approved"` or `{ target: "approved", guard: "fully_funded",
@@ -109,6 +114,20 @@ impl Parse for BranchAst {
         })?;
         let target = target.ok_or_else(|| syn::Error::new(body.span(), "a transition needs `target: \"<state>\"`"))?;
         Ok(Self { target, guard, reenter })
+    }
+}
+
+/// An effect's name: `"release_hold"`, or the function itself, `release_hold`.
+struct EffectName(LitStr);
+
+impl Parse for EffectName {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(LitStr) {
+            return Ok(Self(input.parse()?));
+        }
+        let path: syn::Path = input.parse()?;
+        let text = quote::ToTokens::to_token_stream(&path).to_string().replace(' ', "");
+        Ok(Self(LitStr::new(&text, syn::spanned::Spanned::span(&path))))
     }
 }
 
@@ -214,8 +233,19 @@ impl Parse for StateAst {
         let body;
         braced!(body in input);
         let (mut final_span, mut on, mut after) = (None, Vec::new(), Vec::new());
-        parse_keys(&body, "state", &["on", "after", "type"], |key, input| {
-            if key == "type" {
+        let (mut entry, mut exit) = (Vec::new(), Vec::new());
+        parse_keys(&body, "state", &["on", "after", "type", "entry", "exit"], |key, input| {
+            if key == "entry" || key == "exit" {
+                let named = if input.peek(syn::token::Bracket) {
+                    let list;
+                    syn::bracketed!(list in input);
+                    let names = syn::punctuated::Punctuated::<EffectName, Token![,]>::parse_terminated(&list)?;
+                    names.into_iter().map(|name| name.0).collect()
+                } else {
+                    vec![input.parse::<EffectName>()?.0]
+                };
+                if key == "entry" { entry = named } else { exit = named }
+            } else if key == "type" {
                 let kind: LitStr = input.parse()?;
                 match kind.value().as_str() {
                     "final" => final_span = Some(key.span()),
@@ -267,7 +297,7 @@ impl Parse for StateAst {
             }
             Ok(())
         })?;
-        Ok(Self { name, final_span, on, after })
+        Ok(Self { name, final_span, on, after, entry, exit })
     }
 }
 
@@ -312,6 +342,8 @@ impl MachineAst {
                     after: (s.after.iter())
                         .map(|(_, after_ms, target)| Delayed { after_ms: *after_ms, target: target.value() })
                         .collect(),
+                    entry: s.entry.iter().map(LitStr::value).collect(),
+                    exit: s.exit.iter().map(LitStr::value).collect(),
                 })
                 .collect(),
         }

@@ -23,7 +23,7 @@ pub(crate) fn expand(machine: &MachineAst, errors: Vec<syn::Error>) -> TokenStre
         .map(|id| {
             let spec = machine.spec_for(&id.value());
             let declaration = declaration(id, Some(&spec));
-            let registration = registration(&spec, machine.context.as_ref(), &guard::guards(machine));
+            let registration = registration(&spec, machine, &guard::guards(machine));
             quote! { #declaration #registration }
         })
         .chain(std::iter::once(guard::checks(machine, &guard::guards(machine))))
@@ -52,11 +52,8 @@ fn declared_id(input: &TokenStream) -> Option<syn::LitStr> {
     })
 }
 
-fn registration(
-    spec: &toolgate_machine::MachineSpec,
-    context: Option<&syn::Type>,
-    guards: &[&syn::LitStr],
-) -> TokenStream {
+fn registration(spec: &toolgate_machine::MachineSpec, machine: &MachineAst, guards: &[&syn::LitStr]) -> TokenStream {
+    let context = machine.context.as_ref();
     let guards = guards.iter().map(|guard| guard::registration(guard, context));
     // What a context must be is checked here, spanned at the type.
     let (context, context_check) = match context {
@@ -85,8 +82,9 @@ fn registration(
         Some(format) => quote!(::core::option::Option::Some(#format)),
         None => quote!(::core::option::Option::None),
     };
-    let states = spec.states.iter().map(|state| {
+    let states = spec.states.iter().zip(&machine.states).map(|(state, written)| {
         let name = &state.name;
+        let (entry, exit) = (effects(&written.entry), effects(&written.exit));
         let is_final = state.is_final;
         let on = state.on.iter().map(|t| {
             let (event, target) = (&t.event, &t.target);
@@ -104,6 +102,7 @@ fn registration(
         quote! {
             ::toolgate::__private::StateRegistration {
                 name: #name, is_final: #is_final, on: &[#(#on),*], after: &[#(#after),*],
+                entry: &[#(#entry),*], exit: &[#(#exit),*],
             }
         }
     });
@@ -124,4 +123,25 @@ fn registration(
             }
         }
     }
+}
+
+/// Each effect a state's `entry` or `exit` names, as `(name, function)`: the function
+/// referred to at its literal, so an unknown name, or a function that is not an
+/// `async fn(EffectCall) -> Result<(), EffectError>`, is an error there.
+fn effects(named: &[syn::LitStr]) -> Vec<TokenStream> {
+    named
+        .iter()
+        .map(|literal| {
+            let name = literal.value();
+            let function: syn::Path = literal.parse().unwrap_or_else(|_| syn::parse_quote!(invalid_effect_name));
+            quote::quote_spanned! {literal.span()=>
+                (#name, {
+                    fn effect(call: ::toolgate::effect::EffectCall) -> ::toolgate::effect::Attempt {
+                        ::std::boxed::Box::pin(#function(call))
+                    }
+                    effect as ::toolgate::__private::EffectFnPtr
+                })
+            }
+        })
+        .collect()
 }

@@ -39,7 +39,7 @@ fn shape(key: impl Into<String>, problem: impl Into<String>) -> MachineLoadError
 /// ignored so machines exported from XState tooling load unchanged.
 const INERT_MACHINE_KEYS: &[&str] =
     &["$schema", "context", "description", "meta", "version", "predictableActionArguments"];
-const INERT_STATE_KEYS: &[&str] = &["description", "meta", "entry", "exit", "tags", "output"];
+const INERT_STATE_KEYS: &[&str] = &["description", "meta", "tags", "output"];
 
 pub(super) fn parse(json: &str) -> Result<MachineSpec, MachineLoadError> {
     let root: Value = serde_json::from_str(json)?;
@@ -68,7 +68,7 @@ pub(super) fn parse(json: &str) -> Result<MachineSpec, MachineLoadError> {
 fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError> {
     let key = format!("states.{name}");
     let state = state.as_object().ok_or_else(|| shape(&key, "must be an object"))?;
-    reject_unknown(state, &key, &["on", "after", "type"], INERT_STATE_KEYS)?;
+    reject_unknown(state, &key, &["on", "after", "type", "entry", "exit"], INERT_STATE_KEYS)?;
     let is_final = match string(state, "type", &format!("{key}.type"))?.as_deref() {
         None | Some("atomic") => false,
         Some("final") => true,
@@ -114,7 +114,25 @@ fn parse_state(name: &str, state: &Value) -> Result<StateSpec, MachineLoadError>
             after.push(Delayed { after_ms, target });
         }
     }
-    Ok(StateSpec { name: name.to_string(), is_final, on, after })
+    let entry = effects(state, &format!("{key}.entry"), "entry")?;
+    let exit = effects(state, &format!("{key}.exit"), "exit")?;
+    Ok(StateSpec { name: name.to_string(), is_final, on, after, entry, exit })
+}
+
+/// A state's `entry` or `exit` actions, by name: a string, or a list of strings and
+/// `{ "type": "name" }` objects (XState v5's forms).
+fn effects(state: &Map<String, Value>, path: &str, key: &str) -> Result<Vec<String>, MachineLoadError> {
+    let named = |action: &Value| match action {
+        Value::String(name) => Some(name.clone()),
+        Value::Object(object) => object.get("type").and_then(Value::as_str).map(str::to_string),
+        _ => None,
+    };
+    let problem = "must name effects: a string, or a list of strings or `{ \"type\": \"name\" }`";
+    match state.get(key) {
+        None => Ok(Vec::new()),
+        Some(Value::Array(actions)) => actions.iter().map(|a| named(a).ok_or_else(|| shape(path, problem))).collect(),
+        Some(action) => named(action).map(|name| vec![name]).ok_or_else(|| shape(path, problem)),
+    }
 }
 
 /// One branch of an event, as a transition takes it.

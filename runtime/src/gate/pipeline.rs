@@ -916,9 +916,18 @@ impl Admitted<'_> {
             let mut next = with_context(before.with_state(instance.machine.id(), to));
             if self.from.as_deref() != Some(to.as_str()) || self.reenters() {
                 // A transition to the state it is in enters it again only with `reenter:
-                // true` (XState v5); else the state's deadline stands.
+                // true` (XState v5); else the state's deadline stands, and no `exit` or
+                // `entry` effect runs.
                 let at = next.updated_at_ms;
                 instance.machine.entered(&mut next, to, at);
+                crate::effect::record_move(
+                    instance.machine,
+                    &instance.key,
+                    self.from.as_deref(),
+                    to,
+                    &commit_id,
+                    &mut next,
+                );
             }
             let lease = self._leases.instance.as_ref();
             let entry = Some((entry, self.history.retention));
@@ -932,6 +941,7 @@ impl Admitted<'_> {
             let mut next = with_context(before.with_state(instance.machine.id(), to));
             let at = next.updated_at_ms;
             instance.machine.entered(&mut next, to, at);
+            crate::effect::record_move(instance.machine, &instance.key, None, to, &commit_id, &mut next);
             let lease = self._leases.instance.as_ref();
             self.records.write(&instance.key, before, next, lease, None, collected.as_mut()).await?;
         }

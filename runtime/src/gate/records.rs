@@ -189,6 +189,9 @@ impl Records<'_> {
             let mut next = current.with_state(machine.id(), &step.to);
             machine.entered(&mut next, &step.to, step.at_ms);
             next.timed_at_ms = Some(step.at_ms);
+            // Named by when it was due: the same on every replica that might commit it.
+            let commit = format!("after-{}", step.at_ms);
+            crate::effect::record_move(machine, key, Some(&step.from), &step.to, &commit, &mut next);
             let entry = HistoryEntry::timer(&step.from, &step.to, step.after_ms, step.at_ms);
             next.version = self.commit_transition(key, &current, &next, Some(lease), &entry, retention).await?;
             tracing::info!(on = %key, machine = machine.id(), from = step.from, to = step.to, "transition committed by time");

@@ -49,6 +49,11 @@ pub fn machine_json(machine: &Machine) -> Value {
                 state.after.iter().map(|d| (d.after_ms.to_string(), Value::String(d.target.clone()))).collect();
             node.insert("after".into(), Value::Object(after));
         }
+        for (key, effects) in [("entry", &state.entry), ("exit", &state.exit)] {
+            if !effects.is_empty() {
+                node.insert(key.into(), json!(effects));
+            }
+        }
         states.insert(state.name.clone(), Value::Object(node));
     }
     let mut out = json!({ "id": machine.id(), "initial": machine.initial(), "states": states });
@@ -87,8 +92,8 @@ mod tests {
                     },
                     "after": { "PT10M": "expired" }
                 },
-                "booked": { "type": "final" },
-                "expired": { "type": "final" }
+                "booked": { "type": "final", "entry": "confirm_booking" },
+                "expired": { "type": "final", "entry": ["release_hold", { "type": "tell_owner" }] }
             }
         }"#;
         let machine = crate::Machine::from_xstate_json(json).unwrap();
@@ -99,6 +104,8 @@ mod tests {
             Some((900_000, "expired"))
         );
         assert!(machine.spec().branches("review", "RECHECK").all(|t| t.reenter));
+        let expired = machine.spec().states.iter().find(|s| s.name == "expired").unwrap();
+        assert_eq!(expired.entry, ["release_hold", "tell_owner"]);
         let exported = machine_json(&machine);
         assert_eq!(exported["states"]["review"]["on"]["RECHECK"], json!({ "target": "review", "reenter": true }));
         let again = crate::Machine::from_xstate_json(&exported.to_string()).unwrap();

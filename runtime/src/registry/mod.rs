@@ -66,6 +66,10 @@ pub struct StateRegistration {
     pub on: &'static [(&'static str, &'static str, Option<&'static str>, bool)],
     /// `(milliseconds, target)`: the `after` transitions.
     pub after: &'static [(u64, &'static str)],
+    /// The effects run on entering the state: `(name, function)`.
+    pub entry: &'static [(&'static str, crate::effect::EffectFnPtr)],
+    /// The effects run on leaving the state: `(name, function)`.
+    pub exit: &'static [(&'static str, crate::effect::EffectFnPtr)],
 }
 
 inventory::collect!(MachineRegistration);
@@ -96,6 +100,8 @@ impl MachineRegistration {
                     after: (s.after.iter())
                         .map(|(after_ms, target)| Delayed { after_ms: *after_ms, target: target.to_string() })
                         .collect(),
+                    entry: s.entry.iter().map(|(name, _)| name.to_string()).collect(),
+                    exit: s.exit.iter().map(|(name, _)| name.to_string()).collect(),
                 })
                 .collect(),
         }

@@ -65,6 +65,14 @@ pub enum StartupProblem {
         /// The guards without a function.
         guards: Vec<String>,
     },
+    /// A machine's `entry`/`exit` names effects the server has no function for (a machine
+    /// loaded from XState JSON; give each with `ServerBuilder::effect`).
+    MissingEffects {
+        /// The id.
+        machine: String,
+        /// The effects without a function.
+        effects: Vec<String>,
+    },
     /// `ServerBuilder::history_with_data` names a machine without a context.
     HistoryData {
         /// The machine named.
@@ -288,6 +296,12 @@ impl fmt::Display for StartupProblem {
                 "{origin}: machine `{machine}` names guard{} {} with no function; give each with `ServerBuilder::guard(Guard::new(\"name\", function))`",
                 if guards.len() == 1 { "" } else { "s" },
                 guards.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ")
+            ),
+            Self::MissingEffects { machine, effects } => write!(
+                f,
+                "machine `{machine}` names effect{} {} with no function; give each with `ServerBuilder::effect(\"name\", function)`",
+                if effects.len() == 1 { "" } else { "s" },
+                effects.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
             ),
             Self::Context { tool, problem, location } => write!(f, "{location}: tool `{tool}`: {problem}"),
             Self::ParamHeader { tool, problem, location } => {

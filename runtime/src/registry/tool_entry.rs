@@ -792,6 +792,8 @@ mod tests {
             is_final: on.is_empty(),
             on: on.iter().map(|(e, t)| Transition::new(*e, *t)).collect(),
             after: vec![],
+            entry: vec![],
+            exit: vec![],
         }
     }
 

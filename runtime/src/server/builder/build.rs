@@ -49,9 +49,19 @@ impl ServerBuilder {
         let handles = handle_signer(self.handle_keys, self.handle_ttl, uses_handles)
             .map_err(|weak| problems.push(StartupProblem::HandleKey { problem: weak.to_string() }))
             .ok();
+        // The effects: the builder's, and the functions `machine!`s name as `entry`/`exit`.
+        let mut effects = self.effects;
+        for machine in inventory::iter::<crate::registry::MachineRegistration> {
+            for state in machine.states {
+                for (name, function) in state.entry.iter().chain(state.exit) {
+                    effects.add_declared(name, *function);
+                }
+            }
+        }
         if let Some(registry) = &registry {
             problems.extend(check_catalog(&self.catalog, registry));
             problems.extend(confirmation_problems(registry, &self.confirmations));
+            problems.extend(missing_effects(registry, &effects));
         }
         // Every scope a tool, resource or prompt requires.
         let mut declared: Vec<String> =
@@ -143,7 +153,7 @@ impl ServerBuilder {
                     timers: tokio::sync::broadcast::channel(1024).0,
                     running: Default::default(),
                     tables: self.tables.map(|sql| Arc::new(crate::store::Tables::new(sql))),
-                    effects: self.effects,
+                    effects,
                 }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
@@ -333,4 +343,22 @@ fn check_catalog(catalog: &Catalog, registry: &Registry) -> Vec<StartupProblem> 
         }
     }
     problems
+}
+
+/// Each machine whose states name an `entry` or `exit` effect the server has no function
+/// for (a machine loaded from XState JSON: give it with `ServerBuilder::effect`).
+fn missing_effects(registry: &Registry, effects: &crate::effect::Effects) -> Vec<StartupProblem> {
+    (registry.machines())
+        .filter_map(|machine| {
+            let mut missing: Vec<String> = (machine.spec().states.iter())
+                .flat_map(|state| state.entry.iter().chain(&state.exit))
+                .filter(|name| !effects.has(name))
+                .cloned()
+                .collect();
+            missing.sort();
+            missing.dedup();
+            (!missing.is_empty())
+                .then(|| StartupProblem::MissingEffects { machine: machine.id().to_string(), effects: missing })
+        })
+        .collect()
 }
