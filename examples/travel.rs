@@ -19,6 +19,12 @@
 //! the confirming call, and the quote is held (`TASK_RUNNING` for any other booking of it)
 //! until the airline answers.
 //!
+//! A quote holds its seats with the carriers while it is `quoted`. When it expires — even
+//! while the server is down, or on whichever replica gets there first — its `expired`
+//! state's `entry` effect, `release_hold`, tells the carriers once (its idempotency key);
+//! here the carriers are a file of released holds (`--holds-log PATH`, default
+//! `$TMPDIR/toolgate-travel-holds.jsonl`).
+//!
 //! ```text
 //! cargo run --example travel                            # MCP over stdio
 //! cargo run --example travel -- --http 127.0.0.1:8080 --token traveller=s3cret-traveller-token
@@ -26,6 +32,7 @@
 
 use chrono::Duration;
 use toolgate::confirm::OutboxSender;
+use toolgate::effect::{EffectCall, EffectError};
 #[path = "support/seconds.rs"]
 mod seconds;
 
@@ -40,7 +47,7 @@ type Passengers = Count<Persons, 1, 9>;
 // by the store, 128 random bits, its offers kept as the quote's data); a quote is its
 // searcher's: another traveller naming it is told what a quote never made gets. A quote
 // lasts fifteen minutes, then it is expired and books nothing (`--after quoted=2s`
-// shortens it, for a test).
+// shortens it, for a test), and its held seats are released (`release_hold`).
 toolgate::machine! {
     id: ["bus", "flight", "car_rental"],
     key: "quote_id",
@@ -51,8 +58,29 @@ toolgate::machine! {
     states: {
         quoted:  { after: { "PT15M": "expired" }, on: { BOOK: "booked" } },
         booked:  { type: "final" },
-        expired: { type: "final" },
+        expired: { type: "final", entry: release_hold },
     }
+}
+
+/// Where the carriers hear of released holds (`--holds-log PATH`).
+static HOLDS_LOG: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// `expired`'s `entry` effect: the seats an expired quote held go back on sale. The carrier
+/// here is a file: a line per release it is asked for, and a release whose idempotency key
+/// it has already seen (a repeated attempt) is noted as a repeat and changes nothing, as a
+/// real carrier API would.
+async fn release_hold(call: EffectCall) -> Result<(), EffectError> {
+    let path = HOLDS_LOG.get_or_init(|| std::env::temp_dir().join("toolgate-travel-holds.jsonl"));
+    let seen = std::fs::read_to_string(path).unwrap_or_default();
+    let key = serde_json::to_string(call.key())?;
+    let repeat = seen.lines().any(|line| line.contains(&format!("\"key\":{key}")));
+    let line = serde_json::json!({
+        "key": call.key(), "quote": call.instance(), "attempt": call.attempt(), "repeat": repeat,
+    });
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    writeln!(file, "{line}")?;
+    Ok(())
 }
 
 /// A quote's data: the offers its search found, kept with the quote in the store.
@@ -269,9 +297,12 @@ async fn car_rental_book(input: BookRequest, quote: Instance<Quote>) -> Result<B
 
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
-    // `--airline-seconds N` is this example's own; toolgate reads the rest.
+    // `--airline-seconds N` and `--holds-log PATH` are this example's own; toolgate reads the rest.
     let mut args: Vec<String> = std::env::args().collect();
     let airline = AirlineTime(seconds::take_seconds(&mut args, "--airline-seconds", std::time::Duration::from_secs(2)));
+    if let Some(path) = seconds::take_value(&mut args, "--holds-log") {
+        let _ = HOLDS_LOG.set(path.into());
+    }
     toolgate::Server::from_registry("travel")
         .state(airline)
         .version(env!("CARGO_PKG_VERSION"))

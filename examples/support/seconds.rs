@@ -3,6 +3,19 @@
 
 use std::time::Duration;
 
+/// Takes `flag VALUE` out of `args`: its value, if it is there. A flag without a value
+/// ends the process with a usage error (status 2).
+#[allow(dead_code)] // not every example that shares this file takes one
+pub(crate) fn take_value(args: &mut Vec<String>, flag: &str) -> Option<String> {
+    let at = args.iter().position(|a| a == flag)?;
+    let Some(value) = args.get(at + 1).cloned() else {
+        eprintln!("{flag} takes a value");
+        std::process::exit(2);
+    };
+    args.drain(at..at + 2);
+    Some(value)
+}
+
 /// Takes `flag SECONDS` out of `args`: its value, or `default` when it is absent. A value
 /// that is not a number of seconds ends the process with a usage error (status 2).
 pub(crate) fn take_seconds(args: &mut Vec<String>, flag: &str, default: Duration) -> Duration {

@@ -440,9 +440,10 @@ async fn two_replicas_let_time_expire_a_quote_once() {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let dir = std::env::temp_dir().join(format!("toolgate-replicas-timer-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    let (audit_a, audit_b, holds) = (dir.join("a.jsonl"), dir.join("b.jsonl"), dir.join("holds.jsonl"));
     let extra = |audit: &std::path::Path| -> Vec<String> {
-        ["--after", "quoted=1s", "--token", TIMED_TRAVELLER_ARG, "--audit-log", audit.to_str().unwrap()]
+        let (audit, holds) = (audit.to_str().unwrap(), holds.to_str().unwrap());
+        ["--after", "quoted=1s", "--token", TIMED_TRAVELLER_ARG, "--audit-log", audit, "--holds-log", holds]
             .map(String::from)
             .to_vec()
     };
@@ -483,5 +484,18 @@ async fn two_replicas_let_time_expire_a_quote_once() {
         redis::cmd("LRANGE").arg(history_key).arg(0).arg(-1).query_async(&mut connection).await.unwrap();
     let timed: Vec<&String> = history.iter().filter(|entry| entry.contains(r#""principal":"timer""#)).collect();
     assert_eq!(timed.len(), 1, "{history:?}");
+    // Its `entry` effect released the quote's held seats once, across both replicas.
+    let released = || {
+        let log = std::fs::read_to_string(&holds).unwrap_or_default();
+        log.lines().filter(|line| line.contains(quote.as_str())).count()
+    };
+    for _ in 0..50 {
+        if released() > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1_000)).await;
+    assert_eq!(released(), 1, "the hold was asked to be released {} times (a repeat is a second dispatch)", released());
     let _ = std::fs::remove_dir_all(&dir);
 }

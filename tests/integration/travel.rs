@@ -324,13 +324,17 @@ async fn quoted(url: &str) -> (TestClient, Value) {
 
 /// The deadline is part of the quote: with the server killed (`kill -9`) before it and
 /// started again on the same file after it, the quote is expired, and booking it says so
-/// and since when. The restarted server commits the expiry once, as time's doing.
+/// and since when. The restarted server commits the expiry once, as time's doing, and its
+/// `entry` effect releases the quote's held seats once.
 #[tokio::test]
 async fn a_quote_lapses_while_the_server_is_down() {
     let dir = TempDir::new("lapse");
     let (store, audit, outbox) = (format!("sqlite:{}", dir.file("travel.db")), dir.file("audit.jsonl"), Outbox::new());
     let token = format!("traveller={TRAVELLER}");
+    let holds = dir.file("holds.jsonl");
     let args = [
+        "--holds-log",
+        &holds,
         "--store",
         &store,
         "--after",
@@ -378,6 +382,16 @@ async fn a_quote_lapses_while_the_server_is_down() {
         "{line}"
     );
     assert_eq!(line["instance"], found["quote_id"]);
+    let quote = found["quote_id"].as_str().unwrap();
+    let released = || std::fs::read_to_string(&holds).unwrap_or_default().lines().filter(|l| l.contains(quote)).count();
+    for _ in 0..40 {
+        if released() > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert_eq!(released(), 1, "the hold was asked to be released {} times (a repeat is a second dispatch)", released());
 }
 
 /// A quote nobody touches expires at about its time: the sweep commits it, and a session
