@@ -459,3 +459,79 @@ async fn a_quote_is_its_searchers_alone() {
     let booked = confirmed(&alice, "bus_book", book, &outbox).await;
     assert_eq!(booked["state"], "booked");
 }
+
+/// kill -9 while an effect is dispatched — the expiry committed with its `release_hold`,
+/// the attempt claimed, the carrier not yet answered — then a restart: the release is
+/// dispatched again once, as its second attempt, and the carrier hears it once.
+#[tokio::test]
+async fn a_release_cut_off_by_kill_9_is_dispatched_once_after_a_restart() {
+    let dir = TempDir::new("cut-off");
+    let store = format!("sqlite:{}", dir.file("travel.db"));
+    a_release_cut_off_by_kill_9_is_dispatched_once_after_a_restart_on(&store, &dir).await;
+}
+
+/// The same on Redis (`TOOLGATE_TEST_REDIS_URL`).
+#[tokio::test]
+async fn a_release_cut_off_by_kill_9_is_dispatched_once_after_a_restart_on_redis() {
+    let Some(redis) = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|url| !url.is_empty()) else {
+        eprintln!("SKIPPED: needs TOOLGATE_TEST_REDIS_URL (`.ci/run` starts a Redis and sets it)");
+        return;
+    };
+    let dir = TempDir::new("cut-off-redis");
+    a_release_cut_off_by_kill_9_is_dispatched_once_after_a_restart_on(&redis, &dir).await;
+}
+
+async fn a_release_cut_off_by_kill_9_is_dispatched_once_after_a_restart_on(store: &str, dir: &TempDir) {
+    let (audit, holds, outbox) = (dir.file("audit.jsonl"), dir.file("holds.jsonl"), Outbox::new());
+    let token = format!("traveller={TRAVELLER}");
+    let args = [
+        "--holds-log",
+        &holds,
+        "--store",
+        store,
+        "--after",
+        "quoted=1s",
+        "--effect-attempt-timeout",
+        "1",
+        "--audit-log",
+        &audit,
+        "--token",
+        &token,
+        "--otp-outbox",
+        outbox.path(),
+    ];
+    let key = ("TOOLGATE_HANDLE_KEY", "travel-cut-off-handle-key-00000000000001");
+    let slow = [key, ("TRAVEL_TEST_RELEASE_DELAY_MS", "10000")];
+    let (mut first, url) = common::servers::spawn_http_example("travel", &args, &slow).await;
+    let (_client, found) = quoted(&url).await;
+    let quote = found["quote_id"].as_str().unwrap().to_string();
+    for _ in 0..50 {
+        if common::timer_lines(&audit).iter().any(|line| line["instance"] == quote.as_str()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // The expiry is committed; its release claimed and under way (the carrier takes 10 s).
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    first.kill().await.unwrap();
+    let asked = || -> Vec<Value> {
+        let log = std::fs::read_to_string(&holds).unwrap_or_default();
+        log.lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|l| l["quote"] == quote.as_str())
+            .collect()
+    };
+    assert!(asked().is_empty(), "the carrier answered before the kill: {:?}", asked());
+
+    let (_second, _url) = common::servers::spawn_http_example("travel", &args, &[key]).await;
+    for _ in 0..60 {
+        if !asked().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let asked = asked();
+    assert_eq!(asked.len(), 1, "dispatched {} times after the restart: {asked:?}", asked.len());
+    assert_eq!((asked[0]["attempt"].as_u64(), asked[0]["repeat"].as_bool()), (Some(2), Some(false)), "{asked:?}");
+}

@@ -91,6 +91,9 @@ impl ServerBuilder {
         if let Some(ttl) = args.challenge_ttl {
             self = self.challenge_ttl(ttl);
         }
+        if let Some(timeout) = args.effect_attempt_timeout {
+            self.effects.policy.attempt_timeout = timeout;
+        }
         if let Some(path) = args.otp_outbox {
             tracing::warn!(path = %path.display(), "one-time codes go to a file (--otp-outbox): for development only");
             self = self.otp_sender(crate::confirm::OutboxSender::new(path));
