@@ -13,7 +13,9 @@
 //! - `payment_settle` settles an authorized payment with the processor in one batch, which
 //!   takes seconds (`--settle-seconds N`, default 3): a client that opted in to MCP tasks
 //!   gets a task, and while it runs the payment is busy — every other change is refused
-//!   with `TASK_RUNNING`, naming the task; `payment_status` still answers.
+//!   with `TASK_RUNNING`, naming the task; `payment_status` still answers. Once the
+//!   settlement commits, and only then, the customer is notified: an effect recorded in
+//!   the same commit (`notify_settled`, to `--notices-log PATH`), dispatched once.
 //!
 //! ```text
 //! cargo run --example payments -- --http 127.0.0.1:8080 \
@@ -27,6 +29,7 @@
 #[path = "support/seconds.rs"]
 mod seconds;
 
+use toolgate::effect::{EffectCall, EffectError};
 use toolgate::prelude::*;
 use toolgate::types::Money;
 
@@ -237,12 +240,15 @@ async fn payment_settle(
     input: PaymentRef,
     mut payment: InstanceMut<Payment>,
     settle: State<SettleTime>,
+    ctx: Ctx,
 ) -> Result<PaymentView, ToolError> {
     let mut settled = data(payment.get(), &input.payment_id)?.clone();
     // The processor's batch: nothing is committed until it answers.
     tokio::time::sleep(settle.0.0).await;
     settled.captured = Some(settled.amount);
     let view = PaymentView::of(&input.payment_id, &settled);
+    // The customer is told once the settlement is committed, and only then.
+    ctx.effect("notify_settled", &view)?;
     payment.set(settled)?;
     Ok(view)
 }
@@ -258,13 +264,29 @@ async fn payment_status(
     Ok(PaymentView::of(&input.payment_id, data(payment.get(), &input.payment_id)?))
 }
 
+/// Tells the customer a payment settled: here, a line in a file of notices
+/// (`--notices-log PATH`, default `$TMPDIR/toolgate-payments-notices.jsonl`), with the
+/// effect's idempotency key that a real notification service would deduplicate by.
+async fn notify(path: std::path::PathBuf, call: EffectCall) -> Result<(), EffectError> {
+    let view: serde_json::Value = call.input()?;
+    let line = serde_json::json!({ "key": call.key(), "payment": view["payment_id"], "notice": "settled" });
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    writeln!(file, "{line}")?;
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
-    // `--settle-seconds N` is this example's own; toolgate reads the rest.
+    // `--settle-seconds N` and `--notices-log PATH` are this example's own; toolgate reads the rest.
     let mut args: Vec<String> = std::env::args().collect();
     let settle = SettleTime(seconds::take_seconds(&mut args, "--settle-seconds", std::time::Duration::from_secs(3)));
+    let notices = seconds::take_value(&mut args, "--notices-log")
+        .map_or_else(|| std::env::temp_dir().join("toolgate-payments-notices.jsonl"), Into::into);
     toolgate::Server::from_registry("payments")
         .state(settle)
+        // After a settlement commits: the customer's notice, once per settlement (its key).
+        .effect("notify_settled", move |call: EffectCall| notify(notices.clone(), call))
         // `payment_history`: who moved a payment, when and why; and the task at work on it.
         .history_tool("payment")
         .version(env!("CARGO_PKG_VERSION"))

@@ -644,9 +644,11 @@ async fn a_paused_runner_never_commits_what_another_replica_reported_failed() {
         return;
     };
     let dir = scratch("paused");
-    let audit = dir.join("audit.jsonl");
+    let (audit, notices) = (dir.join("audit.jsonl"), dir.join("notices.jsonl"));
     let env = [("TOOLGATE_HANDLE_KEY", "tasks-test-handle-key-000000000000003")];
-    let args = ["--store", redis.as_str(), "--settle-seconds", "8", "--audit-log", audit.to_str().unwrap()];
+    let (audit_arg, notices_arg) = (audit.to_str().unwrap(), notices.to_str().unwrap());
+    let args =
+        ["--store", redis.as_str(), "--settle-seconds", "8", "--audit-log", audit_arg, "--notices-log", notices_arg];
     let ((a, url_a), (_b, url_b)) = tokio::join!(serve_payments(&dir, &args, &env), serve_payments(&dir, &args, &env));
     let (on_a, on_b) = (SessionlessClient::new(&url_a), SessionlessClient::new(&url_b));
     let clerk = bearer(CLERK);
@@ -673,6 +675,16 @@ async fn a_paused_runner_never_commits_what_another_replica_reported_failed() {
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(payment_state(&on_b, &id, &clerk).await, "settled");
     assert_eq!(settled_by(&audit), vec![again]);
+    // The customer was told of the settlement that committed, once, and of no other.
+    let told = || std::fs::read_to_string(&notices).unwrap_or_default().lines().filter(|l| l.contains(&id)).count();
+    for _ in 0..50 {
+        if told() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(told(), 1, "notices: {}", std::fs::read_to_string(&notices).unwrap_or_default());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
