@@ -535,3 +535,27 @@ async fn a_release_cut_off_by_kill_9_is_dispatched_once_after_a_restart_on(store
     assert_eq!(asked.len(), 1, "dispatched {} times after the restart: {asked:?}", asked.len());
     assert_eq!((asked[0]["attempt"].as_u64(), asked[0]["repeat"].as_bool()), (Some(2), Some(false)), "{asked:?}");
 }
+
+/// Effects are seen: an expired quote's release is counted as done.
+#[tokio::test]
+async fn effects_are_counted_by_outcome() {
+    let dir = TempDir::new("effect-metrics");
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let metrics = free.local_addr().unwrap().to_string();
+    drop(free);
+    let (holds, token) = (dir.file("holds.jsonl"), format!("traveller={TRAVELLER}"));
+    let args =
+        ["--holds-log", &holds, "--after", "quoted=1s", "--token", &token, "--metrics", &metrics, "--store", "memory"];
+    let (_server, url) = common::servers::spawn_http_example("travel", &args, &[]).await;
+    quoted(&url).await;
+    let expected = r#"toolgate_effects_total{effect="release_hold",outcome="done"} 1"#;
+    let mut rendered = String::new();
+    for _ in 0..50 {
+        rendered = reqwest::get(format!("http://{metrics}/metrics")).await.unwrap().text().await.unwrap();
+        if rendered.lines().any(|line| line == expected) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("expected {expected} in:\n{rendered}");
+}

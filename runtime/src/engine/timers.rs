@@ -154,11 +154,15 @@ impl Engine {
         let mut next = before.next();
         let mut current = next.effects.remove(place);
         match ended {
-            Ok(()) => tracing::info!(on = %key, effect = %current.key, attempt = current.attempts, "effect dispatched"),
+            Ok(()) => {
+                telemetry::record_effect(&current.name, "done");
+                tracing::info!(on = %key, effect = %current.key, attempt = current.attempts, "effect dispatched");
+            }
             Err(error) => {
                 tracing::warn!(on = %key, effect = %current.key, attempt = current.attempts, %error, "an effect's attempt failed");
                 current.last_error = Some(error.to_string());
                 let policy = self.effects.policy;
+                telemetry::record_effect(&current.name, "failed");
                 if current.attempts >= policy.max_attempts {
                     dead_lettered(key, &current);
                     next.dead_effects.push(current);
@@ -213,8 +217,9 @@ pub(crate) fn spawn_sweeper(engine: Weak<Engine>) {
     });
 }
 
-/// Logs an effect that will not be tried again.
+/// Logs and counts an effect that will not be tried again.
 fn dead_lettered(key: &StoreKey, effect: &PendingEffect) {
+    telemetry::record_effect(&effect.name, "dead");
     tracing::error!(
         on = %key,
         effect = %effect.key,

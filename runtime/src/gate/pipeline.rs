@@ -887,7 +887,12 @@ impl Admitted<'_> {
         };
         // The effects the handler recorded, due now, each with its idempotency key: the
         // instance, this commit, and the effect's place in it.
-        let commit_id = call_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+        // (A transition's call id; a fresh one only for effects of a call that fires none.)
+        let fresh = match (&call_id, self.effects.is_empty()) {
+            (None, false) => uuid::Uuid::new_v4().simple().to_string(),
+            _ => String::new(),
+        };
+        let commit_id = call_id.as_deref().unwrap_or(&fresh);
         let effects: Vec<PendingEffect> = match &self.instance {
             Some(instance) => (std::mem::take(&mut self.effects).into_iter().enumerate())
                 .map(|(n, (name, input))| PendingEffect {
@@ -925,7 +930,7 @@ impl Admitted<'_> {
                     &instance.key,
                     self.from.as_deref(),
                     to,
-                    &commit_id,
+                    commit_id,
                     &mut next,
                 );
             }
@@ -941,7 +946,7 @@ impl Admitted<'_> {
             let mut next = with_context(before.with_state(instance.machine.id(), to));
             let at = next.updated_at_ms;
             instance.machine.entered(&mut next, to, at);
-            crate::effect::record_move(instance.machine, &instance.key, None, to, &commit_id, &mut next);
+            crate::effect::record_move(instance.machine, &instance.key, None, to, commit_id, &mut next);
             let lease = self._leases.instance.as_ref();
             self.records.write(&instance.key, before, next, lease, None, collected.as_mut()).await?;
         }

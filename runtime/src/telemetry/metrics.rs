@@ -32,6 +32,9 @@ pub mod names {
     pub const TASKS: &str = "toolgate_tasks_total";
     /// How long tasks run, from their start to their end, in seconds.
     pub const TASK_SECONDS: &str = "toolgate_task_duration_seconds";
+    /// Attempts at effects by `effect` and `outcome`: `done`, `failed` (tried again), or
+    /// `dead` (dead-lettered: not tried again).
+    pub const EFFECTS: &str = "toolgate_effects_total";
     /// HTTP requests toolgate answered itself rather than through rmcp's service (the
     /// owned path: `tools/call` and `tools/list` of MCP 2026-07-28), by `method`.
     pub const OWNED_REQUESTS: &str = "toolgate_owned_requests_total";
@@ -86,6 +89,14 @@ pub(crate) fn record_task(status: &'static str, took: Option<Duration>) {
     if let Some(took) = took {
         metrics::histogram!(names::TASK_SECONDS).record(took.as_secs_f64());
     }
+}
+
+/// How an attempt at `effect` ended: `done`, `failed` or `dead`.
+pub(crate) fn record_effect(effect: &str, outcome: &'static str) {
+    if !recording() {
+        return;
+    }
+    metrics::counter!(names::EFFECTS, "effect" => effect.to_string(), "outcome" => outcome).increment(1);
 }
 
 /// A committed transition of `machine` by `event`.

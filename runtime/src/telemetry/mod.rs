@@ -13,5 +13,7 @@ mod trace;
 
 pub use audit::{AuditRecord, AuditSink, JsonLinesSink};
 pub use metrics::{PrometheusMetrics, names};
-pub(crate) use metrics::{record_call, record_owned, record_store, record_task, record_transition, store_clock};
+pub(crate) use metrics::{
+    record_call, record_effect, record_owned, record_store, record_task, record_transition, store_clock,
+};
 pub(crate) use trace::{CallSpan, TraceParent};
