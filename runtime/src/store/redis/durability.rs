@@ -35,8 +35,8 @@ pub(super) const MARKER_KEY: &str = "toolgate:marker";
 const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a write waits for a replica to acknowledge it (`WAIT`): under the connection's
-/// 500 ms response timeout.
-pub(super) const REPLICA_WAIT: Duration = Duration::from_millis(400);
+/// response timeout.
+pub(super) const REPLICA_WAIT: Duration = Duration::from_secs(1);
 
 /// What the store waits for before it acknowledges a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,6 +35,10 @@ pub const LEASE_TTL: Duration = Duration::from_secs(10);
 /// The shortest lease time accepted: renewals every third of it must reach Redis in time.
 pub const MIN_LEASE_TTL: Duration = Duration::from_millis(300);
 
+/// How long the store waits for Redis to answer a command before the call fails
+/// (`STORE_UNAVAILABLE`, or an unknown outcome for a commit).
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The sorted set of instances' deadlines: key → `due_at_ms`.
 const DUE_KEY: &str = "toolgate:due";
 
@@ -305,7 +309,11 @@ impl RedisStore {
             StoreError::Unavailable(error) => StoreError::Unavailable(format!("cannot reach Redis: {error}")),
             other => other,
         };
-        let mut connection = ConnectionManager::new(client.clone()).await.map_err(unavailable).map_err(unreachable)?;
+        // Redis syncs its file before it answers a write (`appendfsync always`): a busy disk
+        // can hold an answer longer than the client's default half second.
+        let config = redis::aio::ConnectionManagerConfig::new().set_response_timeout(Some(RESPONSE_TIMEOUT));
+        let connected = ConnectionManager::new_with_config(client.clone(), config).await;
+        let mut connection = connected.map_err(unavailable).map_err(unreachable)?;
         let persistence = Persistence::read(&mut connection).await.map_err(unreachable)?;
         let durability = persistence.durability(accept_volatile).map_err(StoreError::Unavailable)?;
         if durability == RedisDurability::Volatile {
