@@ -493,7 +493,7 @@ async fn a_release_cut_off_by_kill_9_is_dispatched_once_after_a_restart_on(store
         store,
         "--after",
         "quoted=1s",
-        "--effect-attempt-timeout",
+        "--effect-timeout",
         "1",
         "--audit-log",
         &audit,

@@ -219,7 +219,7 @@ pub(super) struct ServeArgs {
     /// (default 30; `500ms` too): also how long an attempt a crashed process
     /// had claimed waits before another process tries it
     #[arg(long, value_name = "SECS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
-    pub(super) effect_attempt_timeout: Option<Duration>,
+    pub(super) effect_timeout: Option<Duration>,
     /// Accept a Redis that loses what it holds when it restarts (no
     /// append-only file synced on each write, no replica): refused otherwise
     #[arg(long, help_heading = STORE, verbatim_doc_comment)]

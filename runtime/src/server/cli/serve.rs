@@ -91,7 +91,7 @@ impl ServerBuilder {
         if let Some(ttl) = args.challenge_ttl {
             self = self.challenge_ttl(ttl);
         }
-        if let Some(timeout) = args.effect_attempt_timeout {
+        if let Some(timeout) = args.effect_timeout {
             self.effects.policy.attempt_timeout = timeout;
         }
         if let Some(path) = args.otp_outbox {
