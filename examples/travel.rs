@@ -70,11 +70,16 @@ static HOLDS_LOG: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock:
 /// it has already seen (a repeated attempt) is noted as a repeat and changes nothing, as a
 /// real carrier API would.
 async fn release_hold(call: EffectCall) -> Result<(), EffectError> {
-    // A slow carrier, for the fault tests: the process can be killed while it answers.
+    let path = HOLDS_LOG.get_or_init(|| std::env::temp_dir().join("toolgate-travel-holds.jsonl"));
+    // A slow carrier, for the fault tests: the process can be killed while it answers. It
+    // notes that it was asked (`<holds-log>.asked`) so a test knows when to kill.
     if let Some(ms) = std::env::var("TRAVEL_TEST_RELEASE_DELAY_MS").ok().and_then(|ms| ms.parse().ok()) {
+        use std::io::Write;
+        let asked = path.with_extension("asked");
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(asked)?;
+        writeln!(file, "{}", serde_json::json!({ "quote": call.instance(), "attempt": call.attempt() }))?;
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
-    let path = HOLDS_LOG.get_or_init(|| std::env::temp_dir().join("toolgate-travel-holds.jsonl"));
     let seen = std::fs::read_to_string(path).unwrap_or_default();
     let key = serde_json::to_string(call.key())?;
     let repeat = seen.lines().any(|line| line.contains(&format!("\"key\":{key}")));

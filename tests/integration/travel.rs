@@ -513,8 +513,16 @@ async fn a_release_cut_off_by_kill_9_is_dispatched_once_after_a_restart_on(store
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    // The expiry is committed; its release claimed and under way (the carrier takes 10 s).
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // The expiry is committed; its release claimed and under way (the carrier takes 10 s and
+    // notes in `holds.asked` that it was asked).
+    let asked_file = std::path::Path::new(&holds).with_extension("asked");
+    for _ in 0..100 {
+        if std::fs::read_to_string(&asked_file).unwrap_or_default().contains(&quote) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(std::fs::read_to_string(&asked_file).unwrap_or_default().contains(&quote), "the release was never asked");
     first.kill().await.unwrap();
     let asked = || -> Vec<Value> {
         let log = std::fs::read_to_string(&holds).unwrap_or_default();
