@@ -16,6 +16,10 @@
 //!   with `TASK_RUNNING`, naming the task; `payment_status` still answers. Once the
 //!   settlement commits, and only then, the customer is notified: an effect recorded in
 //!   the same commit (`notify_settled`, to `--notices-log PATH`), dispatched once.
+//! - An authorization neither captured, settled nor voided within seven days lapses, as a
+//!   card's does (`--after authorized=2s` shortens it, for a test): the payment is `lapsed`
+//!   and the processor is told to release the reserved amount (`release_authorization`,
+//!   the state's `entry` effect, to the same notices log), once.
 //!
 //! ```text
 //! cargo run --example payments -- --http 127.0.0.1:8080 \
@@ -44,12 +48,14 @@ toolgate::machine! {
     states: {
         created:    { on: { AUTHORIZE: "authorized" } },
         authorized: {
+            after: { "P7D": "lapsed" },
             on: { CAPTURE: { target: "captured", guard: "within_authorized" }, SETTLE: "settled", VOID: "voided" }
         },
         captured:   { on: { REFUND: { target: "refunded", guard: "within_captured" } } },
         settled:    { type: "final" },
         voided:     { type: "final" },
         refunded:   { type: "final" },
+        lapsed:     { type: "final", entry: release_authorization },
     }
 }
 
@@ -270,9 +276,31 @@ async fn payment_status(
 async fn notify(path: std::path::PathBuf, call: EffectCall) -> Result<(), EffectError> {
     let view: serde_json::Value = call.input()?;
     let line = serde_json::json!({ "key": call.key(), "payment": view["payment_id"], "notice": "settled" });
+    append_line(&path, &line)
+}
+
+/// `lapsed`'s `entry` effect: the processor releases the amount a lapsed authorization
+/// reserved. Here the processor is the notices log; its idempotency key makes a repeated
+/// attempt recognisable, as a real processor's API would.
+async fn release_authorization(call: EffectCall) -> Result<(), EffectError> {
+    let path = NOTICES_LOG.get().cloned().unwrap_or_else(default_notices_log);
+    let line = serde_json::json!({ "key": call.key(), "payment": call.instance(), "notice": "released" });
+    append_line(&path, &line)
+}
+
+/// Where the customer's notices and the processor's releases go (`--notices-log PATH`).
+static NOTICES_LOG: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+fn default_notices_log() -> std::path::PathBuf {
+    std::env::temp_dir().join("toolgate-payments-notices.jsonl")
+}
+
+/// Appends `line` to the log at `path` in one write, so that replicas sharing the file never
+/// interleave their lines.
+fn append_line(path: &std::path::Path, line: &serde_json::Value) -> Result<(), EffectError> {
     use std::io::Write;
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    writeln!(file, "{line}")?;
+    file.write_all(format!("{line}\n").as_bytes())?;
     Ok(())
 }
 
@@ -281,8 +309,9 @@ async fn main() -> Result<(), ServeError> {
     // `--settle-seconds N` and `--notices-log PATH` are this example's own; toolgate reads the rest.
     let mut args: Vec<String> = std::env::args().collect();
     let settle = SettleTime(seconds::take_seconds(&mut args, "--settle-seconds", std::time::Duration::from_secs(3)));
-    let notices = seconds::take_value(&mut args, "--notices-log")
-        .map_or_else(|| std::env::temp_dir().join("toolgate-payments-notices.jsonl"), Into::into);
+    let notices: std::path::PathBuf =
+        seconds::take_value(&mut args, "--notices-log").map_or_else(default_notices_log, Into::into);
+    let notices = NOTICES_LOG.get_or_init(|| notices).clone();
     toolgate::Server::from_registry("payments")
         .state(settle)
         // After a settlement commits: the customer's notice, once per settlement (its key).
