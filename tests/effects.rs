@@ -132,6 +132,7 @@ async fn serve(store: MemoryStore) -> TestClient {
             Err(EffectError::new("the receiver refuses everything"))
         })
         .effect_policy(policy)
+        .history_tool("parcel")
         .build()
         .expect("a server");
     let url = common::serve_in_process(server).await;
@@ -168,6 +169,8 @@ async fn an_effect_is_dispatched_once_after_its_commit_with_its_key() {
     let record = store.load(&record_key("P-1")).await.unwrap();
     assert!(record.effects.is_empty() && record.dead_effects.is_empty(), "{record:?}");
     assert_eq!(received("P-1").len(), 1, "dispatched again");
+    let history = client.ok("parcel_history", json!({ "domain": "parcel", "parcel_id": "P-1" })).await;
+    assert!(history.get("effects").is_none(), "every effect was dispatched: {history}");
 }
 
 fn record_key(parcel: &str) -> StoreKey {
@@ -209,6 +212,17 @@ async fn an_effect_that_fails_every_attempt_is_dead_lettered_with_its_error() {
     assert_eq!(dead.last_error.as_deref(), Some("the receiver refuses everything"));
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(received("P-3").len(), 3, "tried after it was dead-lettered");
+    // The history tool shows it beside the transition that recorded it.
+    let history = client.ok("parcel_history", json!({ "domain": "parcel", "parcel_id": "P-3" })).await;
+    assert_eq!(history["entries"][0]["event"], "SHIP", "{history}");
+    let shown = &history["effects"];
+    assert_eq!(
+        (shown[0]["effect"].as_str(), shown[0]["status"].as_str(), shown[0]["attempts"].as_u64()),
+        (Some("broken"), Some("dead"), Some(3)),
+        "{history}"
+    );
+    assert_eq!(shown[0]["last_error"], "the receiver refuses everything");
+    assert_eq!(shown[0]["key"].as_str(), Some(dead.key.as_str()));
 }
 
 #[tokio::test]

@@ -94,3 +94,23 @@ async fn a_write_to_a_redis_kept_by_its_replica_is_acknowledged_once_the_replica
     let unknown = store.compare_and_set(&key, v1, &Snapshot::default().with_state("invoice", "approved")).await;
     assert!(matches!(unknown, Err(StoreError::OutcomeUnknown(_))), "{unknown:?}");
 }
+
+/// A commit Redis made is reported made even when the step after it fails: indexing when
+/// the instance is next due is a second command, and a Redis that refuses it (here an ACL
+/// that keeps the index read-only; in the fault check, Redis restarting between the two)
+/// once made the call say `STORE_UNAVAILABLE`, nothing committed, over a committed record.
+#[tokio::test]
+async fn a_commit_made_is_reported_made_when_indexing_its_deadline_fails() {
+    let Some(redis) = OwnRedis::start() else { return };
+    let user = ["ACL", "SETUSER", "toolgate", "on", ">s3cret-password", "~toolgate:{*", "~toolgate:marker"];
+    assert!(redis.cli(&[&user[..], &["%R~toolgate:due", "&*", "+@all"]].concat()), "the ACL user is made");
+    let url = redis.url().replacen("redis://", "redis://toolgate:s3cret-password@", 1);
+    let store = RedisStore::connect(&url).await.expect("the store connects as the user");
+    let key = StoreKey::instance("payment", "PAY-1");
+    let in_a_minute =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64 + 60_000;
+    let due = Snapshot { due_at_ms: Some(in_a_minute), ..Default::default() };
+    let written = store.compare_and_set(&key, 0, &due.with_state("payment", "authorized")).await;
+    assert!(written.is_ok(), "the commit was made, and reported failed: {written:?}");
+    assert_eq!(store.load(&key).await.unwrap().state_of("payment", "created"), "authorized");
+}

@@ -101,6 +101,18 @@ impl Ctx {
         Ok(())
     }
 
+    /// The effects the instance's commits recorded that are not done: those still to be
+    /// dispatched (or being tried again), and those dead-lettered after their last
+    /// attempt. Empty when the call names no instance.
+    pub(crate) async fn undone_effects(&self) -> (Vec<crate::store::PendingEffect>, Vec<crate::store::PendingEffect>) {
+        let Some(engine) = self.engine.upgrade() else { return Default::default() };
+        let Some(key) = self.instance_key(engine.as_ref()) else { return Default::default() };
+        match engine.store().load(&key).await {
+            Ok(snapshot) => (snapshot.effects, snapshot.dead_effects),
+            Err(_) => Default::default(),
+        }
+    }
+
     /// The MCP task holding the instance the call names, while one runs: its id, its tool
     /// and when it started (RFC 3339). `None` when none does, or the call names no
     /// instance of a keyed machine.

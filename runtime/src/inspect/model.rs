@@ -63,6 +63,12 @@ pub struct StateView {
     pub is_final: bool,
     /// The tools bound to the machine that are callable in this state.
     pub tools: Vec<ToolMark>,
+    /// The effects entering it runs (XState's `entry`), in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub entry: Vec<String>,
+    /// The effects leaving it runs (XState's `exit`), in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exit: Vec<String>,
 }
 
 /// One transition, with the tools that fire it.
@@ -200,6 +206,8 @@ fn machine_view(machine: &Machine, tools: &[ToolEntry]) -> MachineView {
             name: state.name.clone(),
             is_final: state.is_final,
             tools: own.iter().filter(|t| callable_in(t, &state.name)).map(|t| ToolMark::of(t)).collect(),
+            entry: state.entry.clone(),
+            exit: state.exit.clone(),
         })
         .collect();
     let edges = spec

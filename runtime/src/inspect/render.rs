@@ -30,8 +30,12 @@ fn machine_title(machine: &MachineView) -> String {
     title
 }
 
+/// What a state's node lists: its tools, then the effects entering and leaving it run
+/// (`entry / release_hold`).
 fn state_tools(state: &StateView) -> Vec<String> {
-    state.tools.iter().map(|t| t.label()).collect()
+    let tools = state.tools.iter().map(|t| t.label());
+    let entry = state.entry.iter().map(|effect| format!("entry / {effect}"));
+    tools.chain(entry).chain(state.exit.iter().map(|effect| format!("exit / {effect}"))).collect()
 }
 
 /// Mermaid `stateDiagram-v2`: each domain a composite state holding its machines, each

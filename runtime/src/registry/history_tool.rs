@@ -48,6 +48,9 @@ const ENTRIES_FIELD: &str = "entries";
 /// The field naming the task that holds the instance, while one runs.
 const RUNNING_TASK_FIELD: &str = "running_task";
 
+/// The field listing the effects not done: pending, or dead-lettered.
+const EFFECTS_FIELD: &str = "effects";
+
 /// Whether `registration` is a history tool's (toolgate's own, not an `#[action]`).
 pub(crate) fn is_history_tool(registration: &ActionRegistration) -> bool {
     registration.location.file == file!()
@@ -243,8 +246,25 @@ fn output_schema(
         },
         "required": ["task_id", "tool", "since"],
     });
+    let effect = json!({
+        "type": "object",
+        "properties": {
+            "effect": text("The effect's name."),
+            "key": text("Its idempotency key, the same on every attempt."),
+            "status": { "type": "string", "enum": ["pending", "dead"], "description": "`pending`: still to be dispatched, or tried again after a failed attempt; `dead`: out of attempts, it will not be tried again (an operator acts)." },
+            "attempts": { "type": "integer", "minimum": 0, "description": "How many attempts were started." },
+            "last_error": maybe("Why the last attempt failed, if one did."),
+        },
+        "required": ["effect", "key", "status", "attempts"],
+    });
+    let effects = json!({
+        "type": "array",
+        "items": effect,
+        "description": format!("What the `{}`'s commits caused that has not happened: effects still to be dispatched, and dead-lettered ones. Absent when every effect was dispatched.", machine.id()),
+    });
     if let Some(Value::Object(properties)) = output.get_mut("properties") {
         properties.insert(RUNNING_TASK_FIELD.into(), running);
+        properties.insert(EFFECTS_FIELD.into(), effects);
     }
     field::add_to_output_schema(&mut output, domain)?;
     add_machine_fields(&mut output, machine, context.cross_domain.contains(machine.id()))?;
@@ -346,7 +366,26 @@ fn call(arguments: Arguments, ctx: Ctx) -> Called {
         if let Some((task_id, tool, since)) = ctx.running_task().await {
             structured.insert(RUNNING_TASK_FIELD.into(), json!({ "task_id": task_id, "tool": tool, "since": since }));
         }
+        // What its commits caused that has not happened (yet, or ever: dead-lettered).
+        let (pending, dead) = ctx.undone_effects().await;
+        let effects: Vec<Value> = (pending.iter().map(|effect| undone(effect, "pending")))
+            .chain(dead.iter().map(|effect| undone(effect, "dead")))
+            .collect();
+        if !effects.is_empty() {
+            structured.insert(EFFECTS_FIELD.into(), Value::Array(effects));
+        }
         Ok(Output { structured: Value::Object(structured), blocks: None })
+    })
+}
+
+/// An effect not done, as the tool shows it.
+fn undone(effect: &crate::store::PendingEffect, status: &str) -> Value {
+    json!({
+        "effect": effect.name,
+        "key": effect.key,
+        "status": status,
+        "attempts": effect.attempts,
+        "last_error": effect.last_error,
     })
 }
 

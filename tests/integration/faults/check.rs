@@ -28,6 +28,8 @@ pub(super) struct Verdict {
     pub(super) anomalies: Vec<String>,
     /// Calls by kind and outcome (`authorize ok`).
     pub(super) calls: BTreeMap<String, usize>,
+    /// What the server said, the first time, for each kind of refusal.
+    pub(super) said: BTreeMap<String, String>,
     /// Effects: committed, deliveries, repeated deliveries of one key.
     pub(super) effects_committed: usize,
     pub(super) deliveries: usize,
@@ -49,10 +51,14 @@ pub(super) fn check(ops: &[Op], finals: &HashMap<String, Final>, notices: &[Valu
     for op in ops {
         let outcome = match &op.outcome {
             Outcome::Ok => "ok".to_string(),
-            Outcome::Refused(code) => format!("refused {code}"),
+            Outcome::Refused(code, _) => format!("refused {code}"),
             Outcome::Unknown(why) => format!("unknown ({})", why.chars().take(60).collect::<String>()),
         };
-        *verdict.calls.entry(format!("{:?} {outcome}", op.kind).to_lowercase()).or_default() += 1;
+        let name = format!("{:?} {outcome}", op.kind).to_lowercase();
+        if let Outcome::Refused(_, message) = &op.outcome {
+            verdict.said.entry(name.clone()).or_insert_with(|| message.clone());
+        }
+        *verdict.calls.entry(name).or_default() += 1;
         if let Outcome::Unknown(why) = &op.outcome
             && why.starts_with("TASK_NOT_FOUND")
         {
@@ -118,7 +124,7 @@ pub(super) fn check(ops: &[Op], finals: &HashMap<String, Final>, notices: &[Valu
                     anomaly(format!("{id}: task {task} completed, the history's {event} is {}", fired[0]["call_id"]));
                 }
             }
-            Outcome::Refused(code) if !fired.is_empty() => anomaly(format!(
+            Outcome::Refused(code, _) if !fired.is_empty() => anomaly(format!(
                 "{id}: {who}'s {event} {} was refused ({code}: nothing committed), the history has it (task {:?})",
                 when(op),
                 op.task

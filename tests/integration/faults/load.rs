@@ -45,8 +45,8 @@ impl Kind {
 pub(super) enum Outcome {
     /// Done: the server acknowledged it.
     Ok,
-    /// Refused with this code: the server said nothing was committed.
-    Refused(String),
+    /// Refused with this code and message: the server said nothing was committed.
+    Refused(String, String),
     /// Not known: no answer, or the server said the commit's outcome is unknown.
     Unknown(String),
 }
@@ -156,7 +156,12 @@ pub(super) async fn client(cluster: &Cluster, history: &History, client: usize, 
             }
         }
         op.completed_ms = began.elapsed().as_millis() as u64;
+        // A store that is down answers at once; a client waits a little, as it is told to.
+        let unavailable = matches!(&op.outcome, Outcome::Refused(code, _) if code == "STORE_UNAVAILABLE");
         history.ops.lock().unwrap().push(op);
+        if unavailable {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
 }
 
@@ -184,12 +189,12 @@ async fn follow_task(cluster: &Cluster, caller: &Caller, task: &str, cancel: boo
                 Some("failed") => {
                     let message = got["statusMessage"].as_str().unwrap_or_default();
                     return if message.contains("nothing was committed") {
-                        Outcome::Refused("TASK_FAILED".into())
+                        Outcome::Refused("TASK_FAILED".into(), message.to_string())
                     } else {
                         Outcome::Unknown(format!("failed: {message}"))
                     };
                 }
-                Some("cancelled") => return Outcome::Refused("CANCELLED".into()),
+                Some("cancelled") => return Outcome::Refused("CANCELLED".into(), String::new()),
                 _ => {}
             },
             // An announced task the server does not know: the checker reports it.
@@ -212,7 +217,8 @@ fn tool_outcome(answer: Answer) -> (Outcome, Value) {
             } else if content["outcome_unknown"] == true {
                 Outcome::Unknown("outcome_unknown".into())
             } else {
-                Outcome::Refused(content["code"].as_str().unwrap_or("?").to_string())
+                let message = content["message"].as_str().unwrap_or_default().to_string();
+                Outcome::Refused(content["code"].as_str().unwrap_or("?").to_string(), message)
             };
             (outcome, content)
         }

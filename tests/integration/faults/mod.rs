@@ -103,6 +103,7 @@ async fn run(store: Store, seconds: u64) {
         "clients": CLIENTS,
         "operations": ops.len(),
         "calls": verdict.calls,
+        "refusals_said": verdict.said,
         "payments": finals.len(),
         "transitions_in_histories": verdict.transitions,
         "faults": faults.iter().map(|f| format!("{} ms: {}", f.at_ms, f.what)).collect::<Vec<_>>(),

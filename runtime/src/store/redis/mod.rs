@@ -246,6 +246,22 @@ async fn announce_commits(client: redis::Client, commits: tokio::sync::broadcast
     }
 }
 
+/// Indexes `member` as due at `due` (its commit made, the first try failed): tried again
+/// every second for a minute.
+fn index_due_later(mut connection: ConnectionManager, member: String, due: u64) {
+    tokio::spawn(async move {
+        for _ in 0..60 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let mut command = redis::cmd("ZADD");
+            command.arg(DUE_KEY).arg(due).arg(&member);
+            if command.query_async::<()>(&mut connection).await.is_ok() {
+                return;
+            }
+        }
+        tracing::error!(on = %member, "gave up indexing when a committed instance is due: its next read applies it");
+    });
+}
+
 /// A failed commit: refused before it was sent, or lost on the way — then it may have been
 /// applied, and must not be reported as not having happened.
 fn commit_failure(error: redis::RedisError) -> StoreError {
@@ -397,9 +413,15 @@ impl RedisStore {
         if applied == 1
             && let Some(due) = next.wake_at_ms()
         {
-            // Beside the record, not in the script (another hash slot): a lost write leaves
-            // what is due to the instance's next read; a stale entry the sweep corrects.
-            self.due_changed(key, Some(due)).await?;
+            // Beside the record, not in the script (another hash slot). The commit is made:
+            // failing here must not report it as not made (the fault check caught exactly
+            // that, a Redis restarting between the two). It is indexed again in the
+            // background; until then what is due is applied on the instance's next read,
+            // and a stale entry the sweep corrects.
+            if let Err(error) = self.due_changed(key, Some(due)).await {
+                tracing::warn!(on = %key, %error, "cannot index when a committed instance is due; trying again");
+                index_due_later(self.connection.clone(), key.as_str().to_string(), due);
+            }
         }
         match applied {
             1 => Ok(version),
