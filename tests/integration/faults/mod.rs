@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use serde_json::json;
 
 use client::{Answer, Caller};
@@ -155,9 +156,10 @@ async fn nemesis(cluster: &Cluster, began: Instant, until: Instant) -> Vec<Fault
     }
 }
 
-/// Once the load and the faults end: waits until no payment is still authorized past its
-/// lapse and each committed effect has been received (or 30 s), then reads every payment the
-/// calls named, with its history, through the replicas.
+/// Once the load and the faults end: reads every payment the calls named, with its history,
+/// through the replicas, and again those that may still move — authorized ones (to lapse),
+/// ones whose lapse a read applied before a sweep committed it, and ones whose effect is not
+/// received yet — until none is left (or 30 s).
 async fn settle_and_read(cluster: &Cluster, history: &History) -> HashMap<String, check::Final> {
     let ids: Vec<String> = {
         let ops = history.ops.lock().unwrap();
@@ -168,25 +170,50 @@ async fn settle_and_read(cluster: &Cluster, history: &History) -> HashMap<String
     };
     let reader = Caller::new(&cluster::token(0));
     let deadline = Instant::now() + Duration::from_secs(30);
+    let mut finals = HashMap::new();
+    let mut unsure = ids;
     loop {
-        // Lapses are 10 s after authorization; effects are retried 2 s after a lost attempt.
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        let mut finals = HashMap::new();
-        for id in &ids {
-            if let Some(found) = read(cluster, &reader, id).await {
-                finals.insert(id.clone(), found);
-            }
+        // Read (again) what may still move: sixteen at a time.
+        let read: Vec<(String, Option<check::Final>)> = futures::stream::iter(unsure)
+            .map(|id| {
+                let reader = &reader;
+                async move {
+                    let found = read(cluster, reader, &id).await;
+                    (id, found)
+                }
+            })
+            .buffer_unordered(16)
+            .collect()
+            .await;
+        for (id, found) in read {
+            match found {
+                Some(found) => finals.insert(id, found),
+                None => finals.remove(&id),
+            };
         }
-        let notices = cluster.notices();
-        let received = |id: &str, kind: &str| notices.iter().any(|n| n["payment"] == id && n["notice"] == kind);
-        let pending = finals.iter().any(|(id, found)| {
-            found.state == "authorized"
-                || (found.state == "settled" && !received(id, "settled"))
-                || (found.state == "lapsed" && !received(id, "released"))
-        });
-        if !pending || Instant::now() > deadline {
+        let notices: std::collections::HashSet<(String, String)> = (cluster.notices().iter())
+            .map(|n| {
+                (n["payment"].as_str().unwrap_or_default().into(), n["notice"].as_str().unwrap_or_default().into())
+            })
+            .collect();
+        let received = |id: &str, kind: &str| notices.contains(&(id.to_string(), kind.to_string()));
+        unsure = (finals.iter())
+            .filter(|(id, found)| {
+                // A lapse a read applies (due, not yet committed by a sweep) is in the history
+                // once the sweep commits it, a moment later.
+                let history_ends = found.entries.last().and_then(|e| e["to"].as_str()).unwrap_or("created");
+                history_ends != found.state
+                    || found.state == "authorized"
+                    || (found.state == "settled" && !received(id, "settled"))
+                    || (found.state == "lapsed" && !received(id, "released"))
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        if unsure.is_empty() || Instant::now() > deadline {
             return finals;
         }
+        // Lapses are 10 s after authorization; effects are retried 2 s after a lost attempt.
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 
