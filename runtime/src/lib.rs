@@ -9,6 +9,7 @@ mod arguments;
 mod auth;
 pub mod completion;
 pub mod confirm;
+pub mod console;
 pub mod content;
 mod domain;
 pub mod effect;

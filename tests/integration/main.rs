@@ -14,6 +14,7 @@ mod common;
 
 mod architecture;
 mod cli;
+mod console;
 mod describe;
 mod docs;
 mod durability;

@@ -358,6 +358,11 @@ impl Server {
         )
     }
 
+    /// What authenticates this server's HTTP requests, if anything does.
+    pub(crate) fn authenticator(&self) -> Option<Arc<dyn crate::auth::Authenticator>> {
+        self.shared.auth.authenticator.clone()
+    }
+
     /// How many `subscriptions/listen` streams are open on this server.
     pub fn listening_streams(&self) -> usize {
         self.shared.listeners.len()

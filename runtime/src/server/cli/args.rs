@@ -192,6 +192,10 @@ pub(super) struct ServeArgs {
     /// (e.g. 127.0.0.1:9464)
     #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]
     pub(super) metrics: Option<SocketAddr>,
+    /// Serve the operator's console at http://ADDR/ (e.g. 127.0.0.1:9465):
+    /// read-only, for principals with the `toolgate:operator` scope
+    #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]
+    pub(super) console: Option<SocketAddr>,
     /// Append every committed transition to PATH as a JSON line
     /// (machine, instance, principal, from, to, event, tool, time, call id)
     #[arg(long = "audit-log", value_name = "PATH", verbatim_doc_comment)]

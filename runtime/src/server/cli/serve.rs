@@ -116,6 +116,10 @@ impl ServerBuilder {
             Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
             None => None,
         };
+        let console_listener = match args.console {
+            Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
+            None => None,
+        };
         let http_listener = match args.http {
             Some(addr) => Some(tokio::net::TcpListener::bind(addr).await?),
             None => None,
@@ -133,6 +137,17 @@ impl ServerBuilder {
             tokio::spawn(async move {
                 if let Err(error) = axum::serve(listener, router).await {
                     tracing::error!(%error, "the metrics endpoint stopped");
+                }
+            });
+        }
+        if let Some(listener) = console_listener {
+            let Some(router) = server.console_router() else {
+                return Err(usage("`--console` needs operators: give tokens (`--token`, `--tokens`) or a JWT issuer"));
+            };
+            eprintln!("toolgate: the operator's console at http://{}/", listener.local_addr()?);
+            tokio::spawn(async move {
+                if let Err(error) = axum::serve(listener, router).await {
+                    tracing::error!(%error, "the console stopped");
                 }
             });
         }

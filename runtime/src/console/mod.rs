@@ -1,0 +1,70 @@
+//! The operator's console (`--console ADDR`): read-only pages, served by the server itself,
+//! on a listener of its own, about what the server's agents are doing. Every address asks
+//! for an operator's credentials (`access.rs`); every asset is embedded in the binary
+//! (`assets.rs`), served under a strict Content-Security-Policy.
+//!
+//! This first step serves the machines' diagram (`describe`'s SVG) and their states; the
+//! live counts, instance search, refusals and tasks pages come next (issue 37).
+
+mod access;
+mod assets;
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+
+pub use access::OPERATOR_SCOPE;
+
+use crate::server::Server;
+
+/// What the console's handlers share: the server they show.
+#[derive(Clone)]
+pub(crate) struct Console {
+    server: Server,
+}
+
+impl Server {
+    /// The operator's console, as `--console ADDR` serves it. Every address needs a bearer
+    /// token (or the console's cookie, which its login form sets) of a principal with the
+    /// [`OPERATOR_SCOPE`] scope: 401 without, 403 with another principal's.
+    ///
+    /// A server without an authenticator (no `--token`, `--tokens` or JWT) has no console:
+    /// `None`.
+    pub fn console_router(&self) -> Option<axum::Router> {
+        let authenticator = self.authenticator()?;
+        let console = Arc::new(Console { server: self.clone() });
+        let pages = axum::Router::new()
+            .route("/", get(assets::index))
+            .route("/assets/console.js", get(assets::script))
+            .route("/assets/console.css", get(assets::style))
+            .route("/diagram.svg", get(diagram))
+            .route("/api/machines", get(machines))
+            // Even an address that does not exist asks who is asking first.
+            .fallback(|| async { http::StatusCode::NOT_FOUND })
+            .layer(axum::middleware::from_fn_with_state(authenticator.clone(), access::operator_only))
+            .with_state(console);
+        let login = axum::Router::new().route("/login", post(access::login)).with_state(authenticator);
+        Some(pages.merge(login).layer(axum::middleware::from_fn(assets::secure_headers)))
+    }
+}
+
+/// The diagram `describe --format svg` draws, as an image: it is never inlined in a page.
+async fn diagram(State(console): State<Arc<Console>>) -> Response {
+    let svg = crate::inspect::describe(console.server.registry(), crate::inspect::Format::Svg);
+    ([(http::header::CONTENT_TYPE, "image/svg+xml")], svg).into_response()
+}
+
+/// Each machine: its id and its states (the live counts come next).
+async fn machines(State(console): State<Arc<Console>>) -> Response {
+    let machines: Vec<serde_json::Value> = (console.server.registry().machines())
+        .map(|machine| {
+            let spec = machine.spec();
+            let states: Vec<_> = spec.states.iter().map(|s| json!({ "name": s.name, "final": s.is_final })).collect();
+            json!({ "id": machine.id(), "initial": spec.initial, "states": states })
+        })
+        .collect();
+    axum::Json(json!({ "machines": machines })).into_response()
+}
