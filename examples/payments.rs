@@ -273,32 +273,28 @@ async fn payment_status(
 /// Tells the customer a payment settled: here, a line in a file of notices
 /// (`--notices-log PATH`, default `$TMPDIR/toolgate-payments-notices.jsonl`), with the
 /// effect's idempotency key that a real notification service would deduplicate by.
-async fn notify(path: std::path::PathBuf, call: EffectCall) -> Result<(), EffectError> {
+async fn notify(call: EffectCall) -> Result<(), EffectError> {
     let view: serde_json::Value = call.input()?;
     let line = serde_json::json!({ "key": call.key(), "payment": view["payment_id"], "notice": "settled" });
-    append_line(&path, &line)
+    append_line(&line)
 }
 
 /// `lapsed`'s `entry` effect: the processor releases the amount a lapsed authorization
 /// reserved. Here the processor is the notices log; its idempotency key makes a repeated
 /// attempt recognisable, as a real processor's API would.
 async fn release_authorization(call: EffectCall) -> Result<(), EffectError> {
-    let path = NOTICES_LOG.get().cloned().unwrap_or_else(default_notices_log);
     let line = serde_json::json!({ "key": call.key(), "payment": call.instance(), "notice": "released" });
-    append_line(&path, &line)
+    append_line(&line)
 }
 
 /// Where the customer's notices and the processor's releases go (`--notices-log PATH`).
 static NOTICES_LOG: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
-fn default_notices_log() -> std::path::PathBuf {
-    std::env::temp_dir().join("toolgate-payments-notices.jsonl")
-}
-
-/// Appends `line` to the log at `path` in one write, so that replicas sharing the file never
+/// Appends `line` to the notices log in one write, so that replicas sharing the file never
 /// interleave their lines.
-fn append_line(path: &std::path::Path, line: &serde_json::Value) -> Result<(), EffectError> {
+fn append_line(line: &serde_json::Value) -> Result<(), EffectError> {
     use std::io::Write;
+    let path = NOTICES_LOG.get_or_init(|| std::env::temp_dir().join("toolgate-payments-notices.jsonl"));
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     file.write_all(format!("{line}\n").as_bytes())?;
     Ok(())
@@ -309,13 +305,13 @@ async fn main() -> Result<(), ServeError> {
     // `--settle-seconds N` and `--notices-log PATH` are this example's own; toolgate reads the rest.
     let mut args: Vec<String> = std::env::args().collect();
     let settle = SettleTime(seconds::take_seconds(&mut args, "--settle-seconds", std::time::Duration::from_secs(3)));
-    let notices: std::path::PathBuf =
-        seconds::take_value(&mut args, "--notices-log").map_or_else(default_notices_log, Into::into);
-    let notices = NOTICES_LOG.get_or_init(|| notices).clone();
+    if let Some(path) = seconds::take_value(&mut args, "--notices-log") {
+        let _ = NOTICES_LOG.set(path.into());
+    }
     toolgate::Server::from_registry("payments")
         .state(settle)
         // After a settlement commits: the customer's notice, once per settlement (its key).
-        .effect("notify_settled", move |call: EffectCall| notify(notices.clone(), call))
+        .effect("notify_settled", notify)
         // `payment_history`: who moved a payment, when and why; and the task at work on it.
         .history_tool("payment")
         .version(env!("CARGO_PKG_VERSION"))

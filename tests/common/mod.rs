@@ -42,3 +42,32 @@ pub fn timer_lines(path: impl AsRef<std::path::Path>) -> Vec<serde_json::Value> 
         .filter(|record| record["principal"] == "timer")
         .collect()
 }
+
+/// How many lines of the log at `path` name `needle` (a quote, a payment): read once one
+/// does (waited for up to 5 s) and `then` more has passed, so a repeat arriving late is
+/// counted too. For the logs the examples' effects write (`--holds-log`, `--notices-log`).
+#[allow(dead_code)]
+pub async fn lines_naming(path: impl AsRef<std::path::Path>, needle: &str, then: Duration) -> usize {
+    let count = || {
+        let text = std::fs::read_to_string(path.as_ref()).unwrap_or_default();
+        text.lines().filter(|line| line.contains(needle)).count()
+    };
+    for _ in 0..50 {
+        if count() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(then).await;
+    count()
+}
+
+/// A fresh directory under the system's temporary one, `toolgate-{name}-{pid}-{nanos}`,
+/// made: a test's own, never another's.
+#[allow(dead_code)]
+pub fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let dir = std::env::temp_dir().join(format!("toolgate-{name}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

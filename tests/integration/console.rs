@@ -10,9 +10,7 @@ const CLERK: &str = "console-clerk-token-000000000002";
 
 /// The invoice example with an operator and a clerk, and its console's address.
 async fn serve() -> (tokio::process::Child, String, std::path::PathBuf) {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-    let dir = std::env::temp_dir().join(format!("toolgate-console-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::scratch_dir("console");
     let tokens = dir.join("tokens.toml");
     let file = format!(
         "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\ntenant = \"acme\"\nscopes = [\"toolgate:operator\"]\n\n\

@@ -44,9 +44,7 @@ impl OwnRedis {
             return None;
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-        let dir = std::env::temp_dir().join(format!("toolgate-redis-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::common::scratch_dir("redis");
         let settings = settings.iter().map(|s| s.to_string()).collect();
         let redis = Self { port, dir, tls, settings };
         redis.run();

@@ -485,17 +485,7 @@ async fn two_replicas_let_time_expire_a_quote_once() {
     let timed: Vec<&String> = history.iter().filter(|entry| entry.contains(r#""principal":"timer""#)).collect();
     assert_eq!(timed.len(), 1, "{history:?}");
     // Its `entry` effect released the quote's held seats once, across both replicas.
-    let released = || {
-        let log = std::fs::read_to_string(&holds).unwrap_or_default();
-        log.lines().filter(|line| line.contains(quote.as_str())).count()
-    };
-    for _ in 0..50 {
-        if released() > 0 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    tokio::time::sleep(std::time::Duration::from_millis(1_000)).await;
-    assert_eq!(released(), 1, "the hold was asked to be released {} times (a repeat is a second dispatch)", released());
+    let released = crate::common::lines_naming(&holds, &quote, std::time::Duration::from_millis(1_000)).await;
+    assert_eq!(released, 1, "the hold was asked to be released {released} times (a repeat is a second dispatch)");
     let _ = std::fs::remove_dir_all(&dir);
 }

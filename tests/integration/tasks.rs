@@ -676,15 +676,8 @@ async fn a_paused_runner_never_commits_what_another_replica_reported_failed() {
     assert_eq!(payment_state(&on_b, &id, &clerk).await, "settled");
     assert_eq!(settled_by(&audit), vec![again]);
     // The customer was told of the settlement that committed, once, and of no other.
-    let told = || std::fs::read_to_string(&notices).unwrap_or_default().lines().filter(|l| l.contains(&id)).count();
-    for _ in 0..50 {
-        if told() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(told(), 1, "notices: {}", std::fs::read_to_string(&notices).unwrap_or_default());
+    let told = common::lines_naming(&notices, &id, Duration::from_millis(600)).await;
+    assert_eq!(told, 1, "notices: {}", std::fs::read_to_string(&notices).unwrap_or_default());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

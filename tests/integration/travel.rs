@@ -383,15 +383,8 @@ async fn a_quote_lapses_while_the_server_is_down() {
     );
     assert_eq!(line["instance"], found["quote_id"]);
     let quote = found["quote_id"].as_str().unwrap();
-    let released = || std::fs::read_to_string(&holds).unwrap_or_default().lines().filter(|l| l.contains(quote)).count();
-    for _ in 0..40 {
-        if released() > 0 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
-    assert_eq!(released(), 1, "the hold was asked to be released {} times (a repeat is a second dispatch)", released());
+    let released = common::lines_naming(&holds, quote, std::time::Duration::from_millis(800)).await;
+    assert_eq!(released, 1, "the hold was asked to be released {released} times (a repeat is a second dispatch)");
 }
 
 /// A quote nobody touches expires at about its time: the sweep commits it, and a session

@@ -101,32 +101,33 @@ impl Ctx {
         Ok(())
     }
 
-    /// The effects the instance's commits recorded that are not done: those still to be
-    /// dispatched (or being tried again), and those dead-lettered after their last
-    /// attempt. Empty when the call names no instance.
-    pub(crate) async fn undone_effects(&self) -> (Vec<crate::store::PendingEffect>, Vec<crate::store::PendingEffect>) {
-        let Some(engine) = self.engine.upgrade() else { return Default::default() };
-        let Some(key) = self.instance_key(engine.as_ref()) else { return Default::default() };
-        match engine.store().load(&key).await {
-            Ok(snapshot) => (snapshot.effects, snapshot.dead_effects),
-            Err(_) => Default::default(),
-        }
-    }
-
-    /// The MCP task holding the instance the call names, while one runs: its id, its tool
-    /// and when it started (RFC 3339). `None` when none does, or the call names no
-    /// instance of a keyed machine.
-    pub(crate) async fn running_task(&self) -> Option<(String, String, String)> {
-        let engine = self.engine.upgrade()?;
-        let key = self.instance_key(engine.as_ref())?;
+    /// What the instance the call names is going through, from one read of it: the MCP
+    /// task holding it, and the effects its commits recorded that are not done. Empty when
+    /// the call names no instance of a keyed machine.
+    pub(crate) async fn instance_now(&self) -> InstanceNow {
+        let Some(engine) = self.engine.upgrade() else { return InstanceNow::default() };
+        let Some(key) = self.instance_key(engine.as_ref()) else { return InstanceNow::default() };
         let store = engine.store();
-        let snapshot = store.load(&key).await.ok()?;
-        let (id, task) = crate::task::holder(store.as_ref(), &snapshot).await?;
-        Some((id, task.tool, crate::store::rfc3339(task.created_at_ms)))
+        let Ok(snapshot) = store.load(&key).await else { return InstanceNow::default() };
+        let running_task = crate::task::holder(store.as_ref(), &snapshot)
+            .await
+            .map(|(id, task)| (id, task.tool, crate::store::rfc3339(task.created_at_ms)));
+        InstanceNow { running_task, pending_effects: snapshot.effects, dead_effects: snapshot.dead_effects }
     }
 
     /// Where the instance the call names lives, if it names one.
     fn instance_key(&self, engine: &dyn CallEngine) -> Option<StoreKey> {
         engine.instance_key(self.tool, self.instance.as_deref()?, self.principal.as_ref())
     }
+}
+
+/// What an instance is going through ([`Ctx::instance_now`]).
+#[derive(Default)]
+pub(crate) struct InstanceNow {
+    /// The MCP task holding it: its id, its tool and when it started (RFC 3339).
+    pub(crate) running_task: Option<(String, String, String)>,
+    /// Effects still to be dispatched, or tried again after a failed attempt.
+    pub(crate) pending_effects: Vec<crate::store::PendingEffect>,
+    /// Effects dead-lettered after their last attempt.
+    pub(crate) dead_effects: Vec<crate::store::PendingEffect>,
 }

@@ -21,9 +21,10 @@ pub use access::OPERATOR_SCOPE;
 use crate::server::Server;
 
 /// What the console's handlers share: the server they show.
-#[derive(Clone)]
 pub(crate) struct Console {
     server: Server,
+    /// The diagram, drawn once: the machines do not change while the server runs.
+    diagram: String,
 }
 
 impl Server {
@@ -35,12 +36,13 @@ impl Server {
     /// `None`.
     pub fn console_router(&self) -> Option<axum::Router> {
         let authenticator = self.authenticator()?;
-        let console = Arc::new(Console { server: self.clone() });
+        let diagram = crate::inspect::describe(self.registry(), crate::inspect::Format::Svg);
+        let console = Arc::new(Console { server: self.clone(), diagram });
         let pages = axum::Router::new()
             .route("/", get(assets::index))
             .route("/assets/console.js", get(assets::script))
             .route("/assets/console.css", get(assets::style))
-            .route("/diagram.svg", get(diagram))
+            .route("/diagram.svg", get(diagram_svg))
             .route("/api/machines", get(machines))
             // Even an address that does not exist asks who is asking first.
             .fallback(|| async { http::StatusCode::NOT_FOUND })
@@ -52,9 +54,8 @@ impl Server {
 }
 
 /// The diagram `describe --format svg` draws, as an image: it is never inlined in a page.
-async fn diagram(State(console): State<Arc<Console>>) -> Response {
-    let svg = crate::inspect::describe(console.server.registry(), crate::inspect::Format::Svg);
-    ([(http::header::CONTENT_TYPE, "image/svg+xml")], svg).into_response()
+async fn diagram_svg(State(console): State<Arc<Console>>) -> Response {
+    ([(http::header::CONTENT_TYPE, "image/svg+xml")], console.diagram.clone()).into_response()
 }
 
 /// Each machine: its id and its states (the live counts come next).

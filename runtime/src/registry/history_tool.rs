@@ -363,13 +363,13 @@ fn call(arguments: Arguments, ctx: Ctx) -> Called {
         let mut structured = arguments;
         structured.insert(ENTRIES_FIELD.into(), entries.iter().map(shown).collect());
         // A task at work on it: the instance is busy until it ends.
-        if let Some((task_id, tool, since)) = ctx.running_task().await {
+        let now = ctx.instance_now().await;
+        if let Some((task_id, tool, since)) = now.running_task {
             structured.insert(RUNNING_TASK_FIELD.into(), json!({ "task_id": task_id, "tool": tool, "since": since }));
         }
         // What its commits caused that has not happened (yet, or ever: dead-lettered).
-        let (pending, dead) = ctx.undone_effects().await;
-        let effects: Vec<Value> = (pending.iter().map(|effect| undone(effect, "pending")))
-            .chain(dead.iter().map(|effect| undone(effect, "dead")))
+        let effects: Vec<Value> = (now.pending_effects.iter().map(|effect| undone(effect, "pending")))
+            .chain(now.dead_effects.iter().map(|effect| undone(effect, "dead")))
             .collect();
         if !effects.is_empty() {
             structured.insert(EFFECTS_FIELD.into(), Value::Array(effects));

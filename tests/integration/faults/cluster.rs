@@ -81,9 +81,7 @@ pub(super) fn token(client: usize) -> String {
 impl Cluster {
     /// Starts the replicas on `store`, with tokens for `clients` principals.
     pub(super) async fn start(store: Store, clients: usize) -> Self {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-        let dir = std::env::temp_dir().join(format!("toolgate-faults-{}-{}-{nanos}", store.name(), std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::common::scratch_dir(&format!("faults-{}", store.name()));
         let tokens = dir.join("tokens.toml");
         let entries: String = (0..clients)
             .map(|client| {
