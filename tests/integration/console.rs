@@ -77,3 +77,137 @@ async fn only_an_operator_sees_the_console() {
     assert_eq!(with_cookie.status(), 200);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The invoice example's console, and an rmcp client of the same server as `token`'s holder.
+async fn invoice_with_client() -> (tokio::process::Child, String, crate::common::TestClient, std::path::PathBuf) {
+    let dir = crate::common::scratch_dir("console-instance");
+    let tokens = dir.join("tokens.toml");
+    let file = format!(
+        "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\ntenant = \"acme\"\nscopes = [\"toolgate:operator\"]\n\n\
+         [[token]]\nsecret = \"{CLERK}\"\nprincipal = \"carl\"\ntenant = \"acme\"\nscopes = []\n"
+    );
+    std::fs::write(&tokens, file).unwrap();
+    let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let args = ["--tokens", tokens.to_str().unwrap(), "--console", &console];
+    let (server, url) = spawn_http_example("invoice", &args, &[]).await;
+    let client =
+        crate::common::TestClient::http_as(&url, crate::common::clients::Lifecycle::Sessionless, Some(CLERK)).await;
+    (server, format!("http://{console}"), client, dir)
+}
+
+#[tokio::test]
+async fn an_instance_is_found_by_its_key_with_its_timeline_in_order() {
+    let (_server, console, client, dir) = invoice_with_client().await;
+    let http = reqwest::Client::new();
+    for tool in ["invoice_submit", "invoice_reject", "invoice_submit", "invoice_approve"] {
+        client.ok(tool, serde_json::json!({ "domain": "invoice", "id": "INV-7" })).await;
+    }
+    let found = http.get(format!("{console}/api/instance?machine=invoice&key=INV-7")).bearer_auth(OPERATOR);
+    let found = found.send().await.unwrap();
+    assert_eq!(found.status(), 200);
+    assert_secure(&found);
+    let found: serde_json::Value = found.json().await.unwrap();
+    assert_eq!(found["state"], "approved", "{found}");
+    let steps: Vec<(String, String, String)> = found["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (e["tool"].as_str().unwrap().into(), e["from"].as_str().unwrap().into(), e["to"].as_str().unwrap().into())
+        })
+        .collect();
+    let expected = [
+        ("invoice_submit", "draft", "review"),
+        ("invoice_reject", "review", "draft"),
+        ("invoice_submit", "draft", "review"),
+        ("invoice_approve", "review", "approved"),
+    ];
+    let expected: Vec<(String, String, String)> =
+        expected.iter().map(|(t, f, to)| (t.to_string(), f.to_string(), to.to_string())).collect();
+    assert_eq!(steps, expected, "{found}");
+    assert_eq!(found["timeline"][0]["principal"], "carl");
+
+    // An instance nobody touched, a machine that does not exist, and a key that is markup:
+    // 404, answered as JSON (never as a page that could run what the key holds).
+    for search in [
+        "machine=invoice&key=INV-8",
+        "machine=nope&key=INV-7",
+        "machine=invoice&key=%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+    ] {
+        let missing = http.get(format!("{console}/api/instance?{search}")).bearer_auth(OPERATOR).send().await.unwrap();
+        assert_eq!(missing.status(), 404, "{search}");
+        assert_eq!(missing.headers()["content-type"], "application/json", "{search}");
+        assert_secure(&missing);
+    }
+    // Only an operator searches.
+    let clerk = http.get(format!("{console}/api/instance?machine=invoice&key=INV-7")).bearer_auth(CLERK);
+    assert_eq!(clerk.send().await.unwrap().status(), 403);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn an_operator_never_finds_another_tenants_instance() {
+    const ACME_OPERATOR: &str = "console-acme-operator-000000000003";
+    const GLOBEX_OPERATOR: &str = "console-globex-operator-0000000004";
+    const GLOBEX_CLERK: &str = "console-globex-clerk-000000000005";
+    let dir = crate::common::scratch_dir("console-tenants");
+    let tokens = dir.join("tokens.toml");
+    let file = format!(
+        "[[token]]\nsecret = \"{ACME_OPERATOR}\"\nprincipal = \"olga\"\ntenant = \"acme\"\nscopes = [\"toolgate:operator\"]\n\n\
+         [[token]]\nsecret = \"{GLOBEX_OPERATOR}\"\nprincipal = \"gus\"\ntenant = \"globex\"\nscopes = [\"toolgate:operator\"]\n\n\
+         [[token]]\nsecret = \"{GLOBEX_CLERK}\"\nprincipal = \"gina\"\ntenant = \"globex\"\nscopes = [\"payments:capture\"]\n"
+    );
+    std::fs::write(&tokens, file).unwrap();
+    let outbox = dir.join("otp.jsonl");
+    let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let args = ["--tokens", tokens.to_str().unwrap(), "--otp-outbox", outbox.to_str().unwrap(), "--console", &console];
+    let (_server, url) = spawn_http_example("payments", &args, &[]).await;
+    let console = format!("http://{console}");
+    let clerk =
+        crate::common::TestClient::http_as(&url, crate::common::clients::Lifecycle::Sessionless, Some(GLOBEX_CLERK))
+            .await;
+    // A client's text in the context: shown as text, never as markup.
+    let markup = "<script>alert('context')</script>";
+    let amount = serde_json::json!({ "amount": "25.00", "currency": "USD" });
+    let created = clerk
+        .ok("payment_create", serde_json::json!({ "domain": "payment", "description": markup, "amount": amount }))
+        .await;
+    let id = created["payment_id"].as_str().unwrap().to_string();
+
+    let http = reqwest::Client::new();
+    let search = format!("{console}/api/instance?machine=payment&key={id}");
+    let globex = http.get(&search).bearer_auth(GLOBEX_OPERATOR).send().await.unwrap();
+    assert_eq!(globex.status(), 200);
+    assert_eq!(globex.headers()["content-type"], "application/json");
+    let globex: serde_json::Value = globex.json().await.unwrap();
+    assert_eq!(globex["state"], "created", "{globex}");
+    assert!(globex["context"].to_string().contains("<script>"), "the context as the client wrote it: {globex}");
+    // The same key in the other tenant is another record, and there is none.
+    let acme = http.get(&search).bearer_auth(ACME_OPERATOR).send().await.unwrap();
+    assert_eq!(acme.status(), 404, "tenant acme's operator found globex's {id}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a person sees, in Debian's chromium (headless, driven by playwright-core with the
+/// TypeScript tests' Node): the login form, then an instance found by its key with its
+/// timeline in order; a key of markup stays text. The screenshot goes to
+/// `target/ci-artifacts/console` (which `.ci/run` keeps). Skipped, saying so, without `/usr/bin/chromium`.
+#[tokio::test]
+async fn a_person_finds_an_instance_and_its_timeline_in_a_browser() {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !std::path::Path::new(&chromium).exists() {
+        eprintln!("skipped: no chromium at {chromium} (apt-get install chromium, or set CHROMIUM)");
+        return;
+    }
+    let (_server, console, client, dir) = invoice_with_client().await;
+    for tool in ["invoice_submit", "invoice_reject", "invoice_submit", "invoice_approve"] {
+        client.ok(tool, serde_json::json!({ "domain": "invoice", "id": "INV-42" })).await;
+    }
+    let target = crate::common::target_dir();
+    let shots = target.parent().unwrap_or(&target).join("ci-artifacts").join("console");
+    std::fs::create_dir_all(&shots).unwrap();
+    let args = [console.as_str(), OPERATOR, "INV-42", shots.to_str().unwrap()];
+    crate::typescript_sdk::run_script("console_browser.mjs", &args, None).await;
+    assert!(shots.join("console-instance.png").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

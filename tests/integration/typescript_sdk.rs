@@ -168,7 +168,7 @@ async fn install() -> Result<PathBuf, String> {
 
 /// Runs `<script> ARGS` with the installed SDK; panics with its output on failure, on any
 /// line it printed beyond its progress, and with the stdio server's `log` if any.
-async fn run_script(script: &str, args: &[&str], log: Option<&Path>) {
+pub(crate) async fn run_script(script: &str, args: &[&str], log: Option<&Path>) {
     let node = NODE.get_or_init(install).await.clone().unwrap_or_else(|error| panic!("{error}"));
     let dir = target_dir().join("typescript-sdk");
     let mut command = Command::new(node);

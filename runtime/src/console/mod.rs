@@ -3,11 +3,13 @@
 //! for an operator's credentials (`access.rs`); every asset is embedded in the binary
 //! (`assets.rs`), served under a strict Content-Security-Policy.
 //!
-//! This first step serves the machines' diagram (`describe`'s SVG) and their states; the
-//! live counts, instance search, refusals and tasks pages come next (issue 37).
+//! It serves the machines' diagram (`describe`'s SVG) and their states, and one instance
+//! found by its key (`instance.rs`); the live counts, refusals and tasks pages come next
+//! (issue 37).
 
 mod access;
 mod assets;
+mod instance;
 
 use std::sync::Arc;
 
@@ -43,7 +45,10 @@ impl Server {
             .route("/assets/console.js", get(assets::script))
             .route("/assets/console.css", get(assets::style))
             .route("/diagram.svg", get(diagram_svg))
+            // What a browser asks for by itself: nothing to show.
+            .route("/favicon.ico", get(|| async { http::StatusCode::NO_CONTENT }))
             .route("/api/machines", get(machines))
+            .route("/api/instance", get(instance::instance))
             // Even an address that does not exist asks who is asking first.
             .fallback(|| async { http::StatusCode::NOT_FOUND })
             .layer(axum::middleware::from_fn_with_state(authenticator.clone(), access::operator_only))
@@ -58,13 +63,15 @@ async fn diagram_svg(State(console): State<Arc<Console>>) -> Response {
     ([(http::header::CONTENT_TYPE, "image/svg+xml")], console.diagram.clone()).into_response()
 }
 
-/// Each machine: its id and its states (the live counts come next).
+/// Each machine: its id, its states, and whether its instances are found by key (the
+/// live counts come next).
 async fn machines(State(console): State<Arc<Console>>) -> Response {
     let machines: Vec<serde_json::Value> = (console.server.registry().machines())
         .map(|machine| {
             let spec = machine.spec();
             let states: Vec<_> = spec.states.iter().map(|s| json!({ "name": s.name, "final": s.is_final })).collect();
-            json!({ "id": machine.id(), "initial": spec.initial, "states": states })
+            let keyed = console.server.registry().instance_key_of(machine.id()).is_some();
+            json!({ "id": machine.id(), "initial": spec.initial, "states": states, "keyed": keyed })
         })
         .collect();
     axum::Json(json!({ "machines": machines })).into_response()

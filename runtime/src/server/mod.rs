@@ -235,6 +235,11 @@ impl Server {
         &self.shared.engine.registry
     }
 
+    /// The store this server's flows and instances live in.
+    pub(crate) fn store(&self) -> Arc<dyn crate::store::FlowStore> {
+        self.shared.engine.store.clone()
+    }
+
     /// Every tool graded against the routing checklist (what `audit` prints), its scopes
     /// against the principals this server can list (its tokens, its stdio principal).
     pub fn audit(&self) -> crate::inspect::Audit {

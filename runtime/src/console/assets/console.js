@@ -23,7 +23,82 @@ async function loadMachines() {
     }
     block.append(states);
     list.append(block);
+    if (machine.keyed) {
+      const option = document.createElement("option");
+      option.value = machine.id;
+      option.textContent = machine.id;
+      document.getElementById("search-machine").append(option);
+    }
   }
 }
 
-document.addEventListener("DOMContentLoaded", loadMachines);
+// The instance page: one instance found by its key, in the operator's tenant.
+let countdown = null;
+
+function text(id, value) {
+  document.getElementById(id).textContent = value;
+}
+
+function showTimer(timer, answeredAt) {
+  if (countdown) clearInterval(countdown);
+  countdown = null;
+  if (!timer) {
+    text("instance-timer", "none");
+    return;
+  }
+  const tick = () => {
+    const left = Math.max(0, timer.left_ms - (Date.now() - answeredAt));
+    const to = timer.to ? ` to ${timer.to}` : "";
+    text("instance-timer", left > 0 ? `${Math.ceil(left / 1000)} s left${to} (due ${timer.due})` : `due now${to}`);
+    if (left === 0) {
+      clearInterval(countdown);
+      countdown = null;
+      // Time moved it: ask again once the sweep has committed the move.
+      setTimeout(findInstance, 1000);
+    }
+  };
+  tick();
+  countdown = setInterval(tick, 250);
+}
+
+async function findInstance() {
+  const machine = document.getElementById("search-machine").value;
+  const key = document.getElementById("search-key").value;
+  if (!machine || !key) return;
+  const query = new URLSearchParams({ machine, key });
+  const answer = await fetch(`/api/instance?${query}`, { credentials: "same-origin" });
+  const found = document.getElementById("instance-found");
+  if (!answer.ok) {
+    found.hidden = true;
+    const { error } = await answer.json().catch(() => ({ error: `the console answered ${answer.status}` }));
+    text("instance-status", error);
+    return;
+  }
+  const instance = await answer.json();
+  const answeredAt = Date.now();
+  text("instance-status", `${instance.machine} ${instance.key}`);
+  text("instance-state", instance.final ? `${instance.state} (final)` : instance.state);
+  const task = instance.task;
+  text("instance-task", task ? `${task.tool} (${task.id}), running ${Math.round(task.running_ms / 1000)} s` : "none");
+  text("instance-context", instance.context === null ? "none" : JSON.stringify(instance.context, null, 2));
+  const timeline = document.getElementById("instance-timeline");
+  timeline.replaceChildren();
+  for (const entry of instance.timeline) {
+    const item = document.createElement("li");
+    item.className = entry.kind;
+    const who = entry.kind === "timer" ? "timer" : `${entry.principal ?? "anonymous"} via ${entry.tool}`;
+    const note = entry.note ? ` — ${entry.note}` : "";
+    item.textContent = `${entry.time}  ${entry.from} → ${entry.to} (${entry.event}) by ${who}${note}`;
+    timeline.append(item);
+  }
+  found.hidden = false;
+  showTimer(instance.timer, answeredAt);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  loadMachines();
+  document.getElementById("search").addEventListener("submit", (event) => {
+    event.preventDefault();
+    findInstance();
+  });
+});

@@ -1,0 +1,58 @@
+// The operator's console in a real browser: Debian's chromium, headless, driven by
+// playwright-core. Signs in with the login form, searches an instance by its key and
+// checks what a person sees: its state and its timeline, in order. Saves a screenshot.
+// usage: node console_browser.mjs <console url> <operator token> <invoice key> <screenshot dir>
+import { chromium } from "playwright-core";
+
+const [consoleUrl, token, key, shots] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+const fail = (why) => {
+  throw new Error(why);
+};
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  const problems = [];
+  page.on("pageerror", (error) => problems.push(String(error)));
+  // (A search that finds nothing is answered 404, which the browser logs: not a problem.)
+  page.on("console", (message) => {
+    if (message.type() === "error" && !message.text().includes("status of 404")) problems.push(message.text());
+  });
+
+  const first = await page.goto(`${consoleUrl}/`);
+  if (first.status() !== 401) fail(`the console answered ${first.status()} without a token, not 401`);
+  await page.fill("input[name=token]", token);
+  await page.click("button[type=submit]");
+  await page.waitForSelector("#search-machine option[value=invoice]", { state: "attached", timeout: 10000 })
+    .catch(async () => fail(`no machine to search at ${page.url()}: ${(await page.content()).slice(-900)} ${problems}`));
+  console.log("ok: signed in through the form");
+  // The sign-in page's stylesheet is refused too (no address is open without a token).
+  problems.length = 0;
+
+  await page.fill("#search-key", key);
+  await page.click("#search button[type=submit]");
+  await page.waitForSelector("#instance-found:not([hidden])", { timeout: 10000 });
+  const state = await page.textContent("#instance-state");
+  if (state !== "approved") fail(`the state shown is ${state}, not approved`);
+  const steps = await page.$$eval("#instance-timeline li", (items) => items.map((item) => item.textContent));
+  const moves = steps.map((step) => step.match(/(\w+) → (\w+)/)?.slice(1, 3).join(">"));
+  const expected = ["draft>review", "review>draft", "draft>review", "review>approved"];
+  if (JSON.stringify(moves) !== JSON.stringify(expected)) fail(`the timeline shows ${JSON.stringify(steps)}`);
+  if (!steps.every((step) => step.includes("carl via invoice_"))) fail(`who called is missing: ${steps}`);
+  console.log("ok: the timeline in order");
+  await page.screenshot({ path: `${shots}/console-instance.png`, fullPage: true });
+
+  // A key that is markup is searched as text: nothing runs, the answer says none was found.
+  await page.fill("#search-key", "<img src=x onerror=window.__ran=1>");
+  await page.click("#search button[type=submit]");
+  await page.waitForFunction(() => document.getElementById("instance-found").hidden);
+  if (await page.evaluate(() => window.__ran === 1)) fail("a searched key ran as markup");
+  if (problems.length) fail(`the page reported: ${problems.join("; ")}`);
+  console.log("ok: a key of markup stays text");
+} finally {
+  await browser.close();
+}
+console.log("PASS");
