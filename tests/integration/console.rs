@@ -194,20 +194,68 @@ async fn an_operator_never_finds_another_tenants_instance() {
 /// `target/ci-artifacts/console` (which `.ci/run` keeps). Skipped, saying so, without `/usr/bin/chromium`.
 #[tokio::test]
 async fn a_person_finds_an_instance_and_its_timeline_in_a_browser() {
-    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    if !std::path::Path::new(&chromium).exists() {
-        eprintln!("skipped: no chromium at {chromium} (apt-get install chromium, or set CHROMIUM)");
-        return;
-    }
+    let Some(shots) = browser_screenshots() else { return };
     let (_server, console, client, dir) = invoice_with_client().await;
     for tool in ["invoice_submit", "invoice_reject", "invoice_submit", "invoice_approve"] {
         client.ok(tool, serde_json::json!({ "domain": "invoice", "id": "INV-42" })).await;
     }
-    let target = crate::common::target_dir();
-    let shots = target.parent().unwrap_or(&target).join("ci-artifacts").join("console");
-    std::fs::create_dir_all(&shots).unwrap();
     let args = [console.as_str(), OPERATOR, "INV-42", shots.to_str().unwrap()];
     crate::typescript_sdk::run_script("console_browser.mjs", &args, None).await;
     assert!(shots.join("console-instance.png").exists());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A travel quote's timer counts down on the instance page, then the quote shows
+/// `expired` with time's move last in its timeline (in Debian's chromium). The quote is
+/// its traveller's: the operator names the owner. Screenshots in
+/// `target/ci-artifacts/console`. Skipped, saying so, without `/usr/bin/chromium`.
+#[tokio::test]
+async fn a_quotes_timer_counts_down_then_it_shows_expired_in_a_browser() {
+    const TRAVELLER: &str = "console-traveller-token-000000000006";
+    let Some(shots) = browser_screenshots() else { return };
+    let dir = crate::common::scratch_dir("console-timer");
+    let tokens = dir.join("tokens.toml");
+    let file = format!(
+        "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\nscopes = [\"toolgate:operator\"]\n\n\
+         [[token]]\nsecret = \"{TRAVELLER}\"\nprincipal = \"traveller\"\nscopes = []\n"
+    );
+    std::fs::write(&tokens, file).unwrap();
+    let holds = dir.join("holds.jsonl");
+    let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let args = [
+        "--tokens",
+        tokens.to_str().unwrap(),
+        "--console",
+        &console,
+        "--after",
+        "quoted=6s",
+        "--holds-log",
+        holds.to_str().unwrap(),
+    ];
+    let (_server, url) = spawn_http_example("travel", &args, &[]).await;
+    let client =
+        crate::common::TestClient::http_as(&url, crate::common::clients::Lifecycle::Session, Some(TRAVELLER)).await;
+    client.ok("switch_domain", serde_json::json!({ "domain": "bus", "reason": "the user wants a bus" })).await;
+    let search = serde_json::json!({ "domain": "bus", "origin": "Madrid", "destination": "Valencia",
+        "departure": "2027-03-04T08:00:00+01:00", "passengers": 2 });
+    let quote = client.ok("bus_search", search).await;
+    let quote = quote["quote_id"].as_str().unwrap().to_string();
+    let console = format!("http://{console}");
+    let args = [console.as_str(), OPERATOR, "bus", quote.as_str(), "traveller", shots.to_str().unwrap()];
+    crate::typescript_sdk::run_script("console_timer.mjs", &args, None).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where the browser tests' screenshots go (`target/ci-artifacts/console`), or `None`,
+/// having said why, when there is no chromium to run them in.
+fn browser_screenshots() -> Option<std::path::PathBuf> {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !std::path::Path::new(&chromium).exists() {
+        eprintln!("skipped: no chromium at {chromium} (apt-get install chromium, or set CHROMIUM)");
+        return None;
+    }
+    let target = crate::common::target_dir();
+    let shots = target.parent().unwrap_or(&target).join("ci-artifacts").join("console");
+    std::fs::create_dir_all(&shots).unwrap();
+    Some(shots)
 }

@@ -2,9 +2,9 @@
 //! store holds it — its state, its context, its history as a timeline, the MCP task
 //! holding it and its next due timer.
 //!
-//! The operator names the machine and the object's id; the server builds the key, in the
-//! operator's own tenant for a tenant-scoped machine (and among the operator's own
-//! instances for a principal-owned one), so an instance of another tenant is never found.
+//! The operator names the machine and the object's id (and, for a principal-owned machine,
+//! the owner's subject); the server builds the key in the operator's own tenant, so an
+//! instance of another tenant is never found.
 
 use std::sync::Arc;
 
@@ -23,6 +23,10 @@ use crate::store::{now_ms, rfc3339};
 pub(super) struct Search {
     machine: String,
     key: String,
+    /// For a principal-owned machine: the subject of the principal who owns the instance,
+    /// in the operator's tenant.
+    #[serde(default)]
+    owner: Option<String>,
 }
 
 /// The instance `search` names, in the operator's tenant: 404 when there is none.
@@ -37,7 +41,17 @@ pub(super) async fn instance(
     else {
         return not_found("no keyed machine has this id");
     };
-    let key = crate::gate::instance_key(machine, &search.key, Some(&operator));
+    // A principal-owned instance is its owner's: the operator names the owner, who is
+    // looked for in the operator's own tenant.
+    let owner = match (machine.is_principal_owned(), search.owner.as_deref().filter(|o| !o.is_empty())) {
+        (true, Some(subject)) => match operator.tenant() {
+            Some(tenant) => Principal::new(subject).with_tenant(tenant),
+            None => Principal::new(subject),
+        },
+        (true, None) => return not_found("this machine's instances are each their owner's: name the owner"),
+        (false, _) => operator,
+    };
+    let key = crate::gate::instance_key(machine, &search.key, Some(&owner));
     let store = console.server.store();
     let Ok(snapshot) = store.load(&key).await else {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "error": "the store cannot answer now" })))

@@ -64,8 +64,9 @@ function showTimer(timer, answeredAt) {
 async function findInstance() {
   const machine = document.getElementById("search-machine").value;
   const key = document.getElementById("search-key").value;
+  const owner = document.getElementById("search-owner").value;
   if (!machine || !key) return;
-  const query = new URLSearchParams({ machine, key });
+  const query = new URLSearchParams({ machine, key, owner });
   const answer = await fetch(`/api/instance?${query}`, { credentials: "same-origin" });
   const found = document.getElementById("instance-found");
   if (!answer.ok) {

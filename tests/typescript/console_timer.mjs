@@ -1,0 +1,55 @@
+// The console's instance page in a real browser (Debian's chromium, driven by
+// playwright-core): a travel quote's timer counts down, then the quote shows `expired`.
+// Saves a screenshot of each.
+// usage: node console_timer.mjs <console url> <operator token> <machine> <quote id> <owner> <screenshot dir>
+import { chromium } from "playwright-core";
+
+const [consoleUrl, token, machine, key, owner, shots] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+const fail = (why) => {
+  throw new Error(why);
+};
+const secondsLeft = async (page) => Number((await page.textContent("#instance-timer")).match(/^(\d+) s left/)?.[1]);
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  await page.goto(`${consoleUrl}/`);
+  await page.fill("input[name=token]", token);
+  await page.click("button[type=submit]");
+  await page.waitForSelector(`#search-machine option[value=${machine}]`, { state: "attached", timeout: 10000 });
+  const problems = [];
+  page.on("pageerror", (error) => problems.push(String(error)));
+
+  await page.selectOption("#search-machine", machine);
+  await page.fill("#search-key", key);
+  await page.fill("#search-owner", owner);
+  await page.click("#search button[type=submit]");
+  await page.waitForSelector("#instance-found:not([hidden])", { timeout: 10000 });
+  const state = await page.textContent("#instance-state");
+  if (state !== "quoted") fail(`the quote shows ${state}, not quoted`);
+  const first = await secondsLeft(page);
+  if (!(first > 0)) fail(`no time left shown: ${await page.textContent("#instance-timer")}`);
+  if (!(await page.textContent("#instance-timer")).includes("to expired")) fail("the timer does not say where it leads");
+  await page.screenshot({ path: `${shots}/console-timer.png`, fullPage: true });
+  await page.waitForTimeout(1500);
+  const later = await secondsLeft(page);
+  if (!(later < first)) fail(`the timer did not count down: ${first} s, then ${later} s`);
+  console.log("ok: the timer counts down");
+
+  await page.waitForFunction(() => document.getElementById("instance-state").textContent === "expired (final)", null, {
+    timeout: 20000,
+  });
+  const timeline = await page.$$eval("#instance-timeline li", (items) => items.map((item) => item.textContent));
+  if (!timeline.at(-1)?.includes("quoted → expired") || !timeline.at(-1)?.includes("by timer")) {
+    fail(`the timeline does not end with time's move: ${JSON.stringify(timeline)}`);
+  }
+  await page.screenshot({ path: `${shots}/console-expired.png`, fullPage: true });
+  if (problems.length) fail(`the page reported: ${problems.join("; ")}`);
+  console.log("ok: then the quote shows expired");
+} finally {
+  await browser.close();
+}
+console.log("PASS");
