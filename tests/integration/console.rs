@@ -168,7 +168,8 @@ async fn an_operator_never_finds_another_tenants_instance() {
             .await;
     // A client's text in the context: shown as text, never as markup.
     let markup = "<script>alert('context')</script>";
-    let amount = serde_json::json!({ "amount": "25.00", "currency": "USD" });
+    let amount_of = |amount: &str| serde_json::json!({ "amount": amount, "currency": "USD" });
+    let amount = amount_of("25.00");
     let created = clerk
         .ok("payment_create", serde_json::json!({ "domain": "payment", "description": markup, "amount": amount }))
         .await;
@@ -185,12 +186,34 @@ async fn an_operator_never_finds_another_tenants_instance() {
     // The same key in the other tenant is another record, and there is none.
     let acme = http.get(&search).bearer_auth(ACME_OPERATOR).send().await.unwrap();
     assert_eq!(acme.status(), 404, "tenant acme's operator found globex's {id}");
+
+    // A refusal in globex is globex's: its operator sees it, acme's sees none.
+    let capture = serde_json::json!({ "domain": "payment", "payment_id": id, "amount": amount_of("25.00"),
+        "request_id": "req-00000001" });
+    let refused = clerk.refused("payment_capture", capture).await;
+    assert_eq!(refused["code"], "FORBIDDEN", "{refused}");
+    let tally = |token: &'static str| {
+        let http = http.clone();
+        let url = format!("{console}/api/refusals?minutes=5");
+        async move {
+            let answer = http.get(url).bearer_auth(token).send().await.unwrap();
+            assert_eq!(answer.status(), 200);
+            answer.json::<serde_json::Value>().await.unwrap()["refusals"].clone()
+        }
+    };
+    let globex = tally(GLOBEX_OPERATOR).await;
+    assert_eq!(globex["by_code"], serde_json::json!([["FORBIDDEN", 1]]), "{globex}");
+    assert_eq!(globex["by_principal"], serde_json::json!([["gina", 1]]), "{globex}");
+    assert_eq!(globex["by_tool"], serde_json::json!([["payment_capture", 1]]), "{globex}");
+    let acme = tally(ACME_OPERATOR).await;
+    assert_eq!(acme["total"], 0, "tenant acme's operator sees globex's refusals: {acme}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// What a person sees, in Debian's chromium (headless, driven by playwright-core with the
 /// TypeScript tests' Node): the login form, then an instance found by its key with its
-/// timeline in order; a key of markup stays text. The screenshot goes to
+/// timeline in order; a key of markup stays text; a burst of refused calls made meanwhile
+/// appears on the refusals page, by code, tool and principal, without a reload. The screenshot goes to
 /// `target/ci-artifacts/console` (which `.ci/run` keeps). Skipped, saying so, without `/usr/bin/chromium`.
 #[tokio::test]
 async fn a_person_finds_an_instance_and_its_timeline_in_a_browser() {
@@ -199,9 +222,19 @@ async fn a_person_finds_an_instance_and_its_timeline_in_a_browser() {
     for tool in ["invoice_submit", "invoice_reject", "invoice_submit", "invoice_approve"] {
         client.ok(tool, serde_json::json!({ "domain": "invoice", "id": "INV-42" })).await;
     }
-    let args = [console.as_str(), OPERATOR, "INV-42", shots.to_str().unwrap()];
-    crate::typescript_sdk::run_script("console_browser.mjs", &args, None).await;
+    // The burst: the approved invoice approved again, refused (FORBIDDEN), while the
+    // browser watches the refusals page.
+    const BURST: usize = 12;
+    let burst = async {
+        for _ in 0..BURST {
+            client.refused("invoice_approve", serde_json::json!({ "domain": "invoice", "id": "INV-42" })).await;
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    };
+    let args = [console.as_str(), OPERATOR, "INV-42", shots.to_str().unwrap(), &BURST.to_string()];
+    tokio::join!(crate::typescript_sdk::run_script("console_browser.mjs", &args, None), burst);
     assert!(shots.join("console-instance.png").exists());
+    assert!(shots.join("console-refusals.png").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,10 +1,12 @@
 // The operator's console in a real browser: Debian's chromium, headless, driven by
 // playwright-core. Signs in with the login form, searches an instance by its key and
 // checks what a person sees: its state and its timeline, in order. Saves a screenshot.
-// usage: node console_browser.mjs <console url> <operator token> <invoice key> <screenshot dir>
+// A burst of refused calls the test makes meanwhile appears on the refusals page.
+// usage: node console_browser.mjs <console url> <operator token> <invoice key> <screenshot dir> <burst>
 import { chromium } from "playwright-core";
 
-const [consoleUrl, token, key, shots] = process.argv.slice(2);
+const [consoleUrl, token, key, shots, burstArg] = process.argv.slice(2);
+const burst = Number(burstArg ?? "0");
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -52,6 +54,24 @@ try {
   if (await page.evaluate(() => window.__ran === 1)) fail("a searched key ran as markup");
   if (problems.length) fail(`the page reported: ${problems.join("; ")}`);
   console.log("ok: a key of markup stays text");
+
+  // A burst of refused calls, which the test makes meanwhile, appears on the refusals page
+  // within a few seconds, without a reload.
+  const before = await page.textContent("#refusals-total");
+  if (burst > 0) {
+    await page.waitForFunction(
+      (n) => [...document.querySelectorAll("#refusals-by-code tr")].some((row) =>
+        row.cells[0].textContent === "FORBIDDEN" && Number(row.cells[1].textContent) >= n),
+      burst,
+      { timeout: 15000 },
+    ).catch(async () => fail(`the burst did not appear: ${before} then ${await page.textContent("#refusals-total")}`));
+    const tools = await page.$$eval("#refusals-by-tool td", (cells) => cells.map((cell) => cell.textContent));
+    if (!tools.includes("invoice_approve")) fail(`the refused tool is not shown: ${tools}`);
+    const who = await page.$$eval("#refusals-by-principal td", (cells) => cells.map((cell) => cell.textContent));
+    if (!who.includes("carl")) fail(`the refused principal is not shown: ${who}`);
+    await page.screenshot({ path: `${shots}/console-refusals.png`, fullPage: true });
+    console.log("ok: the burst of refusals appears");
+  }
 } finally {
   await browser.close();
 }

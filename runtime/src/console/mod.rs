@@ -4,12 +4,13 @@
 //! (`assets.rs`), served under a strict Content-Security-Policy.
 //!
 //! It serves the machines' diagram (`describe`'s SVG) and their states, and one instance
-//! found by its key (`instance.rs`); the live counts, refusals and tasks pages come next
-//! (issue 37).
+//! found by its key (`instance.rs`), and the refusals of the last minutes and hours
+//! (`refusals.rs`); the live counts and the tasks page come next (issue 37).
 
 mod access;
 mod assets;
 mod instance;
+mod refusals;
 
 use std::sync::Arc;
 
@@ -49,6 +50,7 @@ impl Server {
             .route("/favicon.ico", get(|| async { http::StatusCode::NO_CONTENT }))
             .route("/api/machines", get(machines))
             .route("/api/instance", get(instance::instance))
+            .route("/api/refusals", get(refusals::refusals))
             // Even an address that does not exist asks who is asking first.
             .fallback(|| async { http::StatusCode::NOT_FOUND })
             .layer(axum::middleware::from_fn_with_state(authenticator.clone(), access::operator_only))

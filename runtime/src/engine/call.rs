@@ -76,6 +76,8 @@ impl Engine {
         task: Option<&mut TaskStart>,
     ) -> Reply {
         let span = CallSpan::start(tool.name, tool.domain, source.trace.as_ref());
+        // Who calls, for the refusals page, should the call be refused.
+        let caller = source.caller.principal.clone();
         if let Some(principal) = &source.caller.principal
             && !span.span.is_disabled()
         {
@@ -91,6 +93,9 @@ impl Engine {
             tracing::info!(parent: &span.span, "call finished");
         }
         telemetry::record_call(tool.name, code, span.elapsed());
+        if let Some(code) = code {
+            self.refusals.record(crate::store::now_ms(), tool.name, code, caller.as_ref());
+        }
         reply
     }
 

@@ -61,6 +61,8 @@ pub(crate) struct Engine {
     pub(crate) tables: Option<Arc<crate::store::Tables>>,
     /// The effects commits record, and how they are dispatched.
     pub(crate) effects: crate::effect::Effects,
+    /// The calls this process refused in the last day (the console's refusals page).
+    pub(crate) refusals: crate::telemetry::Refusals,
 }
 
 /// How long calls wait, and may run.

@@ -235,6 +235,11 @@ impl Server {
         &self.shared.engine.registry
     }
 
+    /// The calls this process refused in the last day.
+    pub(crate) fn refusals(&self) -> &crate::telemetry::Refusals {
+        &self.shared.engine.refusals
+    }
+
     /// The store this server's flows and instances live in.
     pub(crate) fn store(&self) -> Arc<dyn crate::store::FlowStore> {
         self.shared.engine.store.clone()

@@ -9,6 +9,7 @@
 
 mod audit;
 mod metrics;
+mod refusals;
 mod trace;
 
 pub use audit::{AuditRecord, AuditSink, JsonLinesSink};
@@ -16,4 +17,5 @@ pub use metrics::{PrometheusMetrics, names};
 pub(crate) use metrics::{
     record_call, record_effect, record_owned, record_store, record_task, record_transition, store_clock,
 };
+pub(crate) use refusals::Refusals;
 pub(crate) use trace::{CallSpan, TraceParent};

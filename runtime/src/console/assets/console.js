@@ -96,8 +96,46 @@ async function findInstance() {
   showTimer(instance.timer, answeredAt);
 }
 
+// The refusals page: this server's refused calls in the operator's tenant, refreshed
+// every two seconds.
+function fillTally(id, rows, name) {
+  const body = document.querySelector(`#${id} tbody`);
+  body.replaceChildren();
+  for (const [key, count] of rows) {
+    const row = document.createElement("tr");
+    const label = document.createElement("td");
+    label.textContent = name(key);
+    const number = document.createElement("td");
+    number.textContent = String(count);
+    number.className = "count";
+    row.append(label, number);
+    body.append(row);
+  }
+}
+
+async function loadRefusals() {
+  const minutes = document.getElementById("refusals-window").value;
+  const answer = await fetch(`/api/refusals?minutes=${encodeURIComponent(minutes)}`, { credentials: "same-origin" });
+  if (!answer.ok) return;
+  const { refusals } = await answer.json();
+  text("refusals-total", `${refusals.total} refused`);
+  fillTally("refusals-by-code", refusals.by_code, (code) => code);
+  fillTally("refusals-by-tool", refusals.by_tool, (tool) => tool);
+  fillTally("refusals-by-principal", refusals.by_principal, (who) => who ?? "(not authenticated)");
+  const minutesList = document.getElementById("refusals-per-minute");
+  minutesList.replaceChildren();
+  for (const [at, count] of refusals.per_minute.slice(-15)) {
+    const item = document.createElement("li");
+    item.textContent = `${new Date(at).toISOString().slice(11, 16)} UTC: ${count}`;
+    minutesList.append(item);
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   loadMachines();
+  loadRefusals();
+  setInterval(loadRefusals, 2000);
+  document.getElementById("refusals-window").addEventListener("change", loadRefusals);
   document.getElementById("search").addEventListener("submit", (event) => {
     event.preventDefault();
     findInstance();

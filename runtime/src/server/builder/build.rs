@@ -154,6 +154,7 @@ impl ServerBuilder {
                     running: Default::default(),
                     tables: self.tables.map(|sql| Arc::new(crate::store::Tables::new(sql))),
                     effects,
+                    refusals: Default::default(),
                 }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
