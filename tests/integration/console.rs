@@ -8,8 +8,9 @@ use crate::common::spawn_http_example;
 const OPERATOR: &str = "console-operator-token-0000000001";
 const CLERK: &str = "console-clerk-token-000000000002";
 
-/// The invoice example with an operator and a clerk, and its console's address.
-async fn serve() -> (tokio::process::Child, String, std::path::PathBuf) {
+/// The invoice example with an operator and a clerk: the server, its MCP endpoint, its
+/// console's address and its scratch directory.
+async fn serve() -> (tokio::process::Child, String, String, std::path::PathBuf) {
     let dir = crate::common::scratch_dir("console");
     let tokens = dir.join("tokens.toml");
     let file = format!(
@@ -19,8 +20,8 @@ async fn serve() -> (tokio::process::Child, String, std::path::PathBuf) {
     std::fs::write(&tokens, file).unwrap();
     let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
     let args = ["--tokens", tokens.to_str().unwrap(), "--console", &console];
-    let (server, _) = spawn_http_example("invoice", &args, &[]).await;
-    (server, format!("http://{console}"), dir)
+    let (server, url) = spawn_http_example("invoice", &args, &[]).await;
+    (server, url, format!("http://{console}"), dir)
 }
 
 /// The login form's POST with `token`.
@@ -40,7 +41,7 @@ fn assert_secure(response: &reqwest::Response) {
 
 #[tokio::test]
 async fn only_an_operator_sees_the_console() {
-    let (_server, console, dir) = serve().await;
+    let (_server, _, console, dir) = serve().await;
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     for path in ["/", "/api/machines", "/diagram.svg", "/assets/console.js", "/no-such-page"] {
         let anonymous = http.get(format!("{console}{path}")).send().await.unwrap();
@@ -78,21 +79,12 @@ async fn only_an_operator_sees_the_console() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The invoice example's console, and an rmcp client of the same server as `token`'s holder.
+/// The invoice example's console, and an rmcp client of the same server as the clerk.
 async fn invoice_with_client() -> (tokio::process::Child, String, crate::common::TestClient, std::path::PathBuf) {
-    let dir = crate::common::scratch_dir("console-instance");
-    let tokens = dir.join("tokens.toml");
-    let file = format!(
-        "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\ntenant = \"acme\"\nscopes = [\"toolgate:operator\"]\n\n\
-         [[token]]\nsecret = \"{CLERK}\"\nprincipal = \"carl\"\ntenant = \"acme\"\nscopes = []\n"
-    );
-    std::fs::write(&tokens, file).unwrap();
-    let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-    let args = ["--tokens", tokens.to_str().unwrap(), "--console", &console];
-    let (server, url) = spawn_http_example("invoice", &args, &[]).await;
+    let (server, url, console, dir) = serve().await;
     let client =
         crate::common::TestClient::http_as(&url, crate::common::clients::Lifecycle::Sessionless, Some(CLERK)).await;
-    (server, format!("http://{console}"), client, dir)
+    (server, console, client, dir)
 }
 
 #[tokio::test]

@@ -3,18 +3,11 @@
 // checks what a person sees: its state and its timeline, in order. Saves a screenshot.
 // A burst of refused calls the test makes meanwhile appears on the refusals page.
 // usage: node console_browser.mjs <console url> <operator token> <invoice key> <screenshot dir> <burst>
-import { chromium } from "playwright-core";
+import { fail, launchChromium } from "./console_chromium.mjs";
 
 const [consoleUrl, token, key, shots, burstArg] = process.argv.slice(2);
 const burst = Number(burstArg ?? "0");
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
-const fail = (why) => {
-  throw new Error(why);
-};
+const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   const problems = [];

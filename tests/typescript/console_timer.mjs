@@ -2,17 +2,10 @@
 // playwright-core): a travel quote's timer counts down, then the quote shows `expired`.
 // Saves a screenshot of each.
 // usage: node console_timer.mjs <console url> <operator token> <machine> <quote id> <owner> <screenshot dir>
-import { chromium } from "playwright-core";
+import { fail, launchChromium } from "./console_chromium.mjs";
 
 const [consoleUrl, token, machine, key, owner, shots] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
-const fail = (why) => {
-  throw new Error(why);
-};
+const browser = await launchChromium();
 const secondsLeft = async (page) => Number((await page.textContent("#instance-timer")).match(/^(\d+) s left/)?.[1]);
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
