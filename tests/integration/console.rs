@@ -131,6 +131,13 @@ async fn an_instance_is_found_by_its_key_with_its_timeline_in_order() {
         assert_eq!(missing.headers()["content-type"], "application/json", "{search}");
         assert_secure(&missing);
     }
+    // A malformed query is told what to send, in the console's words, not the parser's.
+    for query in ["instance?machine=invoice", "instance?key=INV-7", "refusals?minutes=an-hour", "refusals?minutes=-1"] {
+        let malformed = http.get(format!("{console}/api/{query}")).bearer_auth(OPERATOR).send().await.unwrap();
+        assert_eq!(malformed.status(), 400, "{query}");
+        let body = malformed.text().await.unwrap();
+        assert!(body.starts_with("{\"error\":") && !body.contains("deserialize"), "{query}: {body}");
+    }
     // Only an operator searches.
     let clerk = http.get(format!("{console}/api/instance?machine=invoice&key=INV-7")).bearer_auth(CLERK);
     assert_eq!(clerk.send().await.unwrap().status(), 403);

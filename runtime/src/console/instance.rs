@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -33,8 +34,12 @@ pub(super) struct Search {
 pub(super) async fn instance(
     State(console): State<Arc<Console>>,
     Extension(operator): Extension<Principal>,
-    Query(search): Query<Search>,
+    search: Result<Query<Search>, QueryRejection>,
 ) -> Response {
+    // A malformed query is told what to send, never the parser's words.
+    let Ok(Query(search)) = search else {
+        return (StatusCode::BAD_REQUEST, Json(json!({ "error": "name a machine and a key" }))).into_response();
+    };
     let registry = console.server.registry();
     let Some(machine) =
         registry.machines().find(|m| m.id() == search.machine && registry.instance_key_of(m.id()).is_some())

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -28,8 +29,13 @@ fn an_hour() -> u64 {
 pub(super) async fn refusals(
     State(console): State<Arc<Console>>,
     Extension(operator): Extension<Principal>,
-    Query(window): Query<Window>,
+    window: Result<Query<Window>, QueryRejection>,
 ) -> Response {
+    // A malformed query is told what to send, never the parser's words.
+    let Ok(Query(window)) = window else {
+        let error = serde_json::json!({ "error": "minutes is a whole number of minutes, up to a day (1440)" });
+        return (http::StatusCode::BAD_REQUEST, Json(error)).into_response();
+    };
     let tenant = operator.tenant().unwrap_or_default();
     let now = crate::store::now_ms();
     let report = console.server.refusals().report(now, tenant, window.minutes);
