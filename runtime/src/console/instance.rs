@@ -36,10 +36,7 @@ pub(super) async fn instance(
     Extension(operator): Extension<Principal>,
     search: Result<Query<Search>, QueryRejection>,
 ) -> Response {
-    // A malformed query is told what to send, never the parser's words.
-    let Ok(Query(search)) = search else {
-        return (StatusCode::BAD_REQUEST, Json(json!({ "error": "name a machine and a key" }))).into_response();
-    };
+    let Ok(Query(search)) = search else { return super::malformed("name a machine and a key") };
     let registry = console.server.registry();
     let Some(machine) =
         registry.machines().find(|m| m.id() == search.machine && registry.instance_key_of(m.id()).is_some())

@@ -60,6 +60,12 @@ impl Server {
     }
 }
 
+/// The answer to a malformed query: 400 with what to send, in the console's words (never
+/// the query parser's).
+fn malformed(what_to_send: &str) -> Response {
+    (http::StatusCode::BAD_REQUEST, axum::Json(json!({ "error": what_to_send }))).into_response()
+}
+
 /// The diagram `describe --format svg` draws, as an image: it is never inlined in a page.
 async fn diagram_svg(State(console): State<Arc<Console>>) -> Response {
     ([(http::header::CONTENT_TYPE, "image/svg+xml")], console.diagram.clone()).into_response()

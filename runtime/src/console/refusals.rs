@@ -31,10 +31,8 @@ pub(super) async fn refusals(
     Extension(operator): Extension<Principal>,
     window: Result<Query<Window>, QueryRejection>,
 ) -> Response {
-    // A malformed query is told what to send, never the parser's words.
     let Ok(Query(window)) = window else {
-        let error = serde_json::json!({ "error": "minutes is a whole number of minutes, up to a day (1440)" });
-        return (http::StatusCode::BAD_REQUEST, Json(error)).into_response();
+        return super::malformed("minutes is a whole number of minutes, up to a day (1440)");
     };
     let tenant = operator.tenant().unwrap_or_default();
     let now = crate::store::now_ms();
