@@ -185,6 +185,20 @@ async fn an_operator_never_finds_another_tenants_instance() {
     // The same key in the other tenant is another record, and there is none.
     let acme = http.get(&search).bearer_auth(ACME_OPERATOR).send().await.unwrap();
     assert_eq!(acme.status(), 404, "tenant acme's operator found globex's {id}");
+    // Counted in globex only: its operator sees one payment created, acme's none.
+    let created_count = |token: &'static str| {
+        let (http, url) = (http.clone(), format!("{console}/api/machines"));
+        async move {
+            let answer = http.get(url).bearer_auth(token).send().await.unwrap();
+            let machines: serde_json::Value = answer.json().await.unwrap();
+            let payment = machines["machines"].as_array().unwrap().iter().find(|m| m["id"] == "payment").cloned();
+            let payment = payment.expect("the payment machine is listed");
+            let created = payment["states"].as_array().unwrap().iter().find(|s| s["name"] == "created").cloned();
+            created.expect("its created state")["instances"].clone()
+        }
+    };
+    assert_eq!(created_count(GLOBEX_OPERATOR).await, 1, "globex's operator counts globex's payment");
+    assert_eq!(created_count(ACME_OPERATOR).await, 0, "tenant acme's operator counts globex's payment");
 
     // A refusal in globex is globex's: its operator sees it, acme's sees none.
     let capture = serde_json::json!({ "domain": "payment", "payment_id": id, "amount": amount_of("25.00"),
@@ -234,6 +248,44 @@ async fn a_person_finds_an_instance_and_its_timeline_in_a_browser() {
     tokio::join!(crate::typescript_sdk::run_script("console_browser.mjs", &args, None), burst);
     assert!(shots.join("console-instance.png").exists());
     assert!(shots.join("console-refusals.png").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The invoice machine's diagram, in Debian's chromium, shows on each state's node the
+/// number of invoices the clients' calls left there: first the ones this test's rmcp
+/// client made, then, without a reload, the ones the script's TypeScript SDK client makes
+/// while the page is open. The counts are the operator's tenant's (the invoice machine's
+/// instances are everyone's: a tenant's counts are checked on payments below). Screenshot
+/// in `target/ci-artifacts/console`. Skipped, saying so, without `/usr/bin/chromium`.
+#[tokio::test]
+async fn the_diagram_shows_the_counts_the_clients_calls_produced_in_a_browser() {
+    let Some(shots) = browser_screenshots() else { return };
+    let (_server, url, console, dir) = serve().await;
+    let client =
+        crate::common::TestClient::http_as(&url, crate::common::clients::Lifecycle::Sessionless, Some(CLERK)).await;
+    // Five in review, three approved, two discharged; one rejected back to draft.
+    let walks: [(&str, &[&str]); 11] = [
+        ("INV-1", &["invoice_submit"]),
+        ("INV-2", &["invoice_submit"]),
+        ("INV-3", &["invoice_submit"]),
+        ("INV-4", &["invoice_submit", "invoice_reject", "invoice_submit"]),
+        ("INV-5", &["invoice_submit"]),
+        ("INV-6", &["invoice_submit", "invoice_approve"]),
+        ("INV-7", &["invoice_submit", "invoice_approve"]),
+        ("INV-8", &["invoice_submit", "invoice_approve"]),
+        ("INV-9", &["invoice_submit", "invoice_approve", "invoice_discharge"]),
+        ("INV-10", &["invoice_submit", "invoice_approve", "invoice_discharge"]),
+        ("INV-11", &["invoice_submit", "invoice_reject"]),
+    ];
+    for (id, tools) in walks {
+        for tool in tools {
+            client.ok(tool, serde_json::json!({ "domain": "invoice", "id": id })).await;
+        }
+    }
+    let expected = serde_json::json!({ "draft": 1, "review": 5, "approved": 3, "discharged": 2 }).to_string();
+    let args = [console.as_str(), OPERATOR, url.as_str(), CLERK, shots.to_str().unwrap(), expected.as_str()];
+    crate::typescript_sdk::run_script("console_counts.mjs", &args, None).await;
+    assert!(shots.join("console-machines.png").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

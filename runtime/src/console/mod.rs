@@ -3,13 +3,14 @@
 //! for an operator's credentials (`access.rs`); every asset is embedded in the binary
 //! (`assets.rs`), served under a strict Content-Security-Policy.
 //!
-//! It serves the machines' diagram (`describe`'s SVG) and their states, and one instance
-//! found by its key (`instance.rs`), and the refusals of the last minutes and hours
-//! (`refusals.rs`); the live counts and the tasks page come next (issue 37).
+//! It serves the machines' diagram (`describe`'s SVG) with the live number of instances in
+//! each state (`machines.rs`), one instance found by its key (`instance.rs`), and the
+//! refusals of the last minutes and hours (`refusals.rs`); the tasks page comes next.
 
 mod access;
 mod assets;
 mod instance;
+mod machines;
 mod refusals;
 
 use std::sync::Arc;
@@ -48,7 +49,7 @@ impl Server {
             .route("/diagram.svg", get(diagram_svg))
             // What a browser asks for by itself: nothing to show.
             .route("/favicon.ico", get(|| async { http::StatusCode::NO_CONTENT }))
-            .route("/api/machines", get(machines))
+            .route("/api/machines", get(machines::machines))
             .route("/api/instance", get(instance::instance))
             .route("/api/refusals", get(refusals::refusals))
             // Even an address that does not exist asks who is asking first.
@@ -69,18 +70,4 @@ fn malformed(what_to_send: &str) -> Response {
 /// The diagram `describe --format svg` draws, as an image: it is never inlined in a page.
 async fn diagram_svg(State(console): State<Arc<Console>>) -> Response {
     ([(http::header::CONTENT_TYPE, "image/svg+xml")], console.diagram.clone()).into_response()
-}
-
-/// Each machine: its id, its states, and whether its instances are found by key (the
-/// live counts come next).
-async fn machines(State(console): State<Arc<Console>>) -> Response {
-    let machines: Vec<serde_json::Value> = (console.server.registry().machines())
-        .map(|machine| {
-            let spec = machine.spec();
-            let states: Vec<_> = spec.states.iter().map(|s| json!({ "name": s.name, "final": s.is_final })).collect();
-            let keyed = console.server.registry().instance_key_of(machine.id()).is_some();
-            json!({ "id": machine.id(), "initial": spec.initial, "states": states, "keyed": keyed })
-        })
-        .collect();
-    axum::Json(json!({ "machines": machines })).into_response()
 }

@@ -906,10 +906,18 @@ impl Admitted<'_> {
                 .collect(),
             None => Vec::new(),
         };
+        // A principal-owned instance is counted in its owner's tenant (its key names the
+        // owner alone): the owner is the caller.
+        let owners_tenant = (self.instance.as_ref())
+            .filter(|instance| instance.machine.is_principal_owned())
+            .and_then(|_| self.principal.as_ref()?.tenant().map(str::to_string));
         // Every commit of the instance ends a task's hold on it.
         let with_context = |mut next: Snapshot| {
             if let Some(context) = &context {
                 next.context = Some(context.clone());
+            }
+            if owners_tenant.is_some() {
+                next.tenant.clone_from(&owners_tenant);
             }
             next.task = None;
             next.effects.extend(effects.iter().cloned());

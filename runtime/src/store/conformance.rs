@@ -74,6 +74,65 @@ pub async fn check_live_counts<S: FlowStore>(store: &S) {
     assert_eq!(counted(store.count_live().await.unwrap()), (0, 0), "removed records are not live");
 }
 
+/// Checks [`FlowStore::count_instances`], if the store counts (one that answers `None`
+/// passes untested): instances by state, timer and task, per machine and scope, moved by
+/// each commit and removal, untouched by a refused one, and never another scope's or
+/// machine's. It compares counts before and after its own writes, so nothing else may
+/// write its machines (`conformance-counted`, `conformance-owned`) while it runs.
+pub async fn check_instance_counts<S: FlowStore>(store: &S) {
+    const MACHINE: &str = "conformance-counted";
+    const OWNED: &str = "conformance-owned";
+    let Some(start) = store.count_instances("acme", MACHINE).await.expect("count") else { return };
+    let counts = || async {
+        let now = store.count_instances("acme", MACHINE).await.unwrap().expect("a store that counted counts again");
+        let states = ["", "draft", "sent"]
+            .map(|state| now.states.get(state).copied().unwrap_or(0) - start.states.get(state).copied().unwrap_or(0));
+        (states, now.timers - start.timers, now.tasks - start.tasks)
+    };
+    let key = |id: &str| StoreKey::tenant_instance("acme", MACHINE, id);
+    let draft = Snapshot::default().with_state(MACHINE, "draft");
+    let a = store.compare_and_set(&key("a"), 0, &draft).await.unwrap();
+    let timed = Snapshot { due_at_ms: Some(now_ms() + 3_600_000), ..draft.clone() };
+    let b = store.compare_and_set(&key("b"), 0, &timed).await.unwrap();
+    let held = Snapshot { task: Some("conformance-task".into()), ..Snapshot::default() };
+    store.compare_and_set(&key("c"), 0, &held).await.unwrap();
+    assert_eq!(counts().await, ([1, 2, 0], 1, 1), "one in the initial state (held by a task), two drafts (one timed)");
+
+    let sent = Snapshot { version: a, ..draft.with_state(MACHINE, "sent") };
+    store.compare_and_set(&key("a"), a, &sent).await.unwrap();
+    assert_eq!(counts().await, ([1, 1, 1], 1, 1), "a transition moves one instance from draft to sent");
+    let refused = store.compare_and_set(&key("b"), b + 1_000_000_000, &sent).await;
+    assert!(matches!(refused, Err(StoreError::Conflict { .. })), "{refused:?}");
+    assert_eq!(counts().await, ([1, 1, 1], 1, 1), "a refused commit moves nothing");
+    store.compare_and_set(&key("b"), b, &draft).await.unwrap();
+    assert_eq!(counts().await, ([1, 1, 1], 0, 1), "a timer no longer pending is no longer counted");
+
+    // Other scopes, machines and kinds of record count apart, or not at all.
+    store.compare_and_set(&StoreKey::tenant_instance("globex", MACHINE, "a"), 0, &draft).await.unwrap();
+    store.compare_and_set(&StoreKey::instance(MACHINE, "a"), 0, &draft).await.unwrap();
+    store.compare_and_set(&StoreKey::connection("conformance-counted"), 0, &draft).await.unwrap();
+    let owned = Snapshot { tenant: Some("acme".into()), ..Snapshot::default().with_state(OWNED, "quoted") };
+    store.compare_and_set(&StoreKey::owned_instance("digest", OWNED, "q"), 0, &owned).await.unwrap();
+    assert_eq!(counts().await, ([1, 1, 1], 0, 1), "another tenant's, everyone's and a flow are not acme's");
+    let everyone = store.count_instances("", MACHINE).await.unwrap().unwrap();
+    assert!(everyone.states.get("draft").is_some_and(|n| *n >= 1), "{everyone:?}");
+    let quotes = store.count_instances("acme", OWNED).await.unwrap().unwrap();
+    assert!(quotes.states.get("quoted").is_some_and(|n| *n >= 1), "an owned instance counts in its owner's tenant");
+
+    for removed in [key("a"), key("b"), key("c")] {
+        store.remove(&removed).await.unwrap();
+    }
+    assert_eq!(counts().await, ([0, 0, 0], 0, 0), "removed instances are counted no more");
+    for removed in [
+        StoreKey::tenant_instance("globex", MACHINE, "a"),
+        StoreKey::instance(MACHINE, "a"),
+        StoreKey::connection("conformance-counted"),
+        StoreKey::owned_instance("digest", OWNED, "q"),
+    ] {
+        store.remove(&removed).await.unwrap();
+    }
+}
+
 fn key(name: &str) -> StoreKey {
     StoreKey::connection(&format!("conformance-{name}"))
 }

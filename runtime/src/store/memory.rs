@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use super::leases::LocalLeases;
 use super::windows::WindowLog;
 use super::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, Snapshot, StoreError, StoreKey, now_ms,
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, InstanceCounts, LiveRecords, Snapshot, StoreError, StoreKey,
+    counts, now_ms,
 };
 
 /// Keeps flows and instances in this process's memory. Cheap to clone; clones share them.
@@ -40,6 +41,8 @@ struct Records {
     snapshots: HashMap<StoreKey, Snapshot>,
     /// Each record's history, oldest entry first; only records that have one.
     histories: HashMap<StoreKey, VecDeque<HistoryEntry>>,
+    /// The instances counted by name ([`counts`](super::counts)), changed with the records.
+    counters: HashMap<String, i64>,
 }
 
 impl Records {
@@ -50,6 +53,19 @@ impl Records {
 
     fn is_live(&self, key: &StoreKey, now: u64) -> bool {
         self.version(key, now) > 0
+    }
+
+    /// Moves the counters from what `key` held (`old`) to what it holds (`new`).
+    fn recount(&mut self, key: &StoreKey, old: Option<&Snapshot>, new: Option<&Snapshot>) {
+        let (old, new) = (old.and_then(|s| counts::counted(key, s)), new.and_then(|s| counts::counted(key, s)));
+        if old == new {
+            return;
+        }
+        for (counted, step) in [(old, -1), (new, 1)] {
+            for name in counted.into_iter().flat_map(|counted| counted.names) {
+                *self.counters.entry(name).or_default() += step;
+            }
+        }
     }
 }
 
@@ -97,7 +113,11 @@ impl MemoryStore {
             records.histories.remove(key);
         }
         let version = self.inner.revision.fetch_add(1, Ordering::Relaxed) + 1;
-        records.snapshots.insert(key.clone(), Snapshot { version, ..next.clone() });
+        let stored = Snapshot { version, ..next.clone() };
+        records.recount(key, None, Some(&stored));
+        if let Some(old) = records.snapshots.insert(key.clone(), stored) {
+            records.recount(key, Some(&old), None);
+        }
         if let Some((entry, retention)) = entry {
             // Room for one entry: most instances are idle with a short history, and a
             // default first growth would hold four (about 1 KiB each instance).
@@ -113,8 +133,13 @@ impl MemoryStore {
             }
         }
         if version.is_multiple_of(SWEEP_EVERY) {
-            let Records { snapshots, histories } = &mut *records;
-            snapshots.retain(|_, snapshot| !snapshot.is_expired(now));
+            let expired: Vec<StoreKey> =
+                (records.snapshots.iter()).filter(|(_, s)| s.is_expired(now)).map(|(key, _)| key.clone()).collect();
+            for key in expired {
+                let old = records.snapshots.remove(&key);
+                records.recount(&key, old.as_ref(), None);
+            }
+            let Records { snapshots, histories, .. } = &mut *records;
             histories.retain(|key, _| snapshots.contains_key(key));
         }
         Ok(version)
@@ -151,13 +176,21 @@ impl FlowStore for MemoryStore {
         Ok(Some(live))
     }
 
+    async fn count_instances(&self, scope: &str, machine: &str) -> Result<Option<InstanceCounts>, StoreError> {
+        let prefix = counts::prefix(scope, machine);
+        let records = self.records();
+        let counters = (records.counters.iter()).filter(|(name, _)| name.starts_with(&prefix));
+        Ok(Some(counts::tally(&prefix, counters.map(|(name, n)| (name.clone(), *n)))))
+    }
+
     async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
         Ok(self.inner.leases.lease(key).await)
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
         let mut records = self.records();
-        records.snapshots.remove(key);
+        let old = records.snapshots.remove(key);
+        records.recount(key, old.as_ref(), None);
         records.histories.remove(key);
         Ok(())
     }
@@ -213,6 +246,7 @@ mod tests {
         let store = MemoryStore::new();
         assert!(store.count_live().await.unwrap().is_some(), "the memory store counts its live records");
         crate::store::conformance::check_live_counts(&store).await;
+        crate::store::conformance::check_instance_counts(&store).await;
     }
 
     #[tokio::test]

@@ -24,6 +24,7 @@
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+mod counts;
 mod history;
 mod key;
 mod leases;
@@ -45,6 +46,7 @@ use async_trait::async_trait;
 pub use self::postgres::{DEFAULT_POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, PostgresStore};
 #[cfg(feature = "redis")]
 pub use self::redis::{LEASE_TTL, MIN_LEASE_TTL, RedisDurability, RedisStore, RedisStoreBuilder};
+pub use counts::InstanceCounts;
 pub use history::{HistoryEntry, HistoryRetention, MAX_NOTE_CHARS, TIMER_PRINCIPAL};
 pub(crate) use history::{Transition, rfc3339};
 pub use key::StoreKey;
@@ -236,6 +238,16 @@ pub trait FlowStore: Send + Sync + 'static {
     /// are scraped (the `toolgate_live_flows` and `toolgate_live_instances` gauges), never on
     /// a call's path. `None` (the default): the store does not count them.
     async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
+        Ok(None)
+    }
+
+    /// How many instances of `machine` in `scope` (a tenant, or `""` for a machine whose
+    /// instances are everyone's) are in each state, wait on a timer, and are held by a
+    /// task: read from counters the store keeps as its records commit, never by reading
+    /// the instances (what the console shows on each state of its diagram). `None` (the
+    /// default): the store keeps no such counters.
+    async fn count_instances(&self, scope: &str, machine: &str) -> Result<Option<InstanceCounts>, StoreError> {
+        let _ = (scope, machine);
         Ok(None)
     }
 }

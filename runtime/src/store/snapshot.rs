@@ -55,6 +55,11 @@ pub struct Snapshot {
     /// The effects that failed every attempt (dead letters), kept for an operator to see.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dead_effects: Vec<PendingEffect>,
+    /// The tenant of a principal-owned machine's instance: its owner's (the key names the
+    /// owner, not the owner's tenant). What the console counts the instance under;
+    /// `None` for every other record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
 }
 
 /// An effect a commit recorded: what to run, with what, under which idempotency key, and

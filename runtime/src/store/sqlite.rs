@@ -42,10 +42,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use super::counts::{self, Counted};
 use super::leases::LocalLeases;
 use super::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, RecordWrite, Snapshot, SqlRow, SqlValue,
-    StoreError, StoreKey, StoreTransaction, now_ms,
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, InstanceCounts, LiveRecords, RecordWrite, Snapshot, SqlRow,
+    SqlValue, StoreError, StoreKey, StoreTransaction, now_ms,
 };
 
 /// Expired records are swept once every this many commits (and when the store opens).
@@ -168,6 +169,7 @@ impl SqliteStore {
             )
             .map_err(|e| io(&e))?;
         add_due_column(&connection).map_err(|e| io(&e))?;
+        add_counters(&connection).map_err(|e| io(&e))?;
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let reader = Connection::open_with_flags(&path, flags).map_err(|e| io(&e))?;
         let inner = Inner {
@@ -518,9 +520,10 @@ fn compare_and_set_in(connection: &Connection, write: &RecordWrite) -> Result<Op
     let text = serde_json::to_string(&stored).map_err(unavailable)?;
     connection
         .prepare_cached(
-            "INSERT INTO records (key, version, expires_at_ms, snapshot, due_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+            "INSERT INTO records (key, version, expires_at_ms, snapshot, due_at_ms, counted)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (key) DO UPDATE SET version = excluded.version, expires_at_ms = excluded.expires_at_ms,
-             snapshot = excluded.snapshot, due_at_ms = excluded.due_at_ms",
+             snapshot = excluded.snapshot, due_at_ms = excluded.due_at_ms, counted = excluded.counted",
         )
         .and_then(|mut insert| {
             insert.execute(params![
@@ -528,7 +531,8 @@ fn compare_and_set_in(connection: &Connection, write: &RecordWrite) -> Result<Op
                 version,
                 stored.expires_at_ms.map(|ms| ms as i64),
                 text,
-                stored.wake_at_ms().map(|ms| ms.min(i64::MAX as u64) as i64)
+                stored.wake_at_ms().map(|ms| ms.min(i64::MAX as u64) as i64),
+                Counted::json(counts::counted(key, &stored).as_ref())
             ])
         })
         .map_err(unavailable)?;
@@ -662,6 +666,20 @@ impl FlowStore for SqliteStore {
         .map_err(|error: rusqlite::Error| unavailable(error))
     }
 
+    async fn count_instances(&self, scope: &str, machine: &str) -> Result<Option<InstanceCounts>, StoreError> {
+        let (store, (low, high)) = (self.clone(), counts::range(scope, machine));
+        tokio::task::spawn_blocking(move || {
+            // The reader's connection: it never waits on a commit's sync.
+            let reader = lock(&store.inner.reader);
+            let mut statement = reader.prepare_cached("SELECT name, n FROM counts WHERE name >= ?1 AND name < ?2")?;
+            let counters = statement.query_map(params![low, high], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            Ok(Some(counts::tally(&low, counters.collect::<rusqlite::Result<Vec<_>>>()?)))
+        })
+        .await
+        .map_err(unavailable)?
+        .map_err(|error: rusqlite::Error| unavailable(error))
+    }
+
     async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
         let store = self.clone();
         tokio::task::spawn_blocking(move || {
@@ -746,6 +764,55 @@ fn add_due_column(connection: &Connection) -> rusqlite::Result<()> {
     }
     connection
         .execute_batch("CREATE INDEX IF NOT EXISTS records_due ON records (due_at_ms) WHERE due_at_ms IS NOT NULL;")
+}
+
+/// The instances counted by state ([`counts`]): a `counted` column beside each record
+/// (the names it counts under, as a JSON array), and triggers that move the `counts` table's
+/// counters whenever a row's names change, in the statement's own transaction. A file
+/// written before counters existed has its instances counted once, here.
+fn add_counters(connection: &Connection) -> rusqlite::Result<()> {
+    let has_column =
+        connection.prepare("SELECT 1 FROM pragma_table_info('records') WHERE name = 'counted'")?.exists([])?;
+    connection.execute_batch(
+        "CREATE TABLE IF NOT EXISTS counts (name TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
+         CREATE TRIGGER IF NOT EXISTS records_counted_insert AFTER INSERT ON records WHEN NEW.counted IS NOT NULL
+         BEGIN
+             INSERT INTO counts (name, n) SELECT value, 1 FROM json_each(NEW.counted) WHERE true
+             ON CONFLICT (name) DO UPDATE SET n = n + 1;
+         END;
+         CREATE TRIGGER IF NOT EXISTS records_counted_update AFTER UPDATE OF counted ON records
+         WHEN OLD.counted IS NOT NEW.counted
+         BEGIN
+             INSERT INTO counts (name, n) SELECT value, -1 FROM json_each(OLD.counted) WHERE true
+             ON CONFLICT (name) DO UPDATE SET n = n - 1;
+             INSERT INTO counts (name, n) SELECT value, 1 FROM json_each(NEW.counted) WHERE true
+             ON CONFLICT (name) DO UPDATE SET n = n + 1;
+         END;
+         CREATE TRIGGER IF NOT EXISTS records_counted_delete AFTER DELETE ON records WHEN OLD.counted IS NOT NULL
+         BEGIN
+             INSERT INTO counts (name, n) SELECT value, -1 FROM json_each(OLD.counted) WHERE true
+             ON CONFLICT (name) DO UPDATE SET n = n - 1;
+         END;",
+    )?;
+    if has_column {
+        return Ok(());
+    }
+    connection.execute_batch("ALTER TABLE records ADD COLUMN counted TEXT;")?;
+    let mut instances = Vec::new();
+    let mut select = connection.prepare("SELECT key, snapshot FROM records")?;
+    let mut rows = select.query([])?;
+    while let Some(row) = rows.next()? {
+        let key = StoreKey::from_stored(row.get(0)?);
+        let text: String = row.get(1)?;
+        let snapshot = serde_json::from_str::<Snapshot>(&text).ok();
+        if let Some(counted) = snapshot.and_then(|snapshot| counts::counted(&key, &snapshot)) {
+            instances.push((key, Counted::json(Some(&counted))));
+        }
+    }
+    for (key, counted) in instances {
+        connection.execute("UPDATE records SET counted = ?2 WHERE key = ?1", params![key.as_str(), counted])?;
+    }
+    Ok(())
 }
 
 /// Appends `entry` to `key`'s history as the row of the commit's `version` (versions grow,
@@ -863,6 +930,7 @@ mod tests {
         let store = SqliteStore::open(&path).unwrap();
         assert!(store.count_live().await.unwrap().is_some(), "the SQLite store counts its live records");
         crate::store::conformance::check_live_counts(&store).await;
+        crate::store::conformance::check_instance_counts(&store).await;
         cleanup(&path);
     }
 

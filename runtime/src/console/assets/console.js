@@ -2,15 +2,60 @@
 // instance keys and contexts come from clients, and are never parsed as markup.
 "use strict";
 
+// The machines page: describe's diagram, drawn in the page, with the live number of
+// instances in each state on its node, refreshed every two seconds.
+const countOnNode = new Map(); // "machine\u0000state" → the <tspan> showing its count
+let diagramDrawn = false;
+
+// The diagram as describe draws it (the server's own SVG, never a client's), inlined so
+// that its nodes can carry counts. Its <style> is dropped (the page's stylesheet styles it:
+// the Content-Security-Policy allows no inline style). Each node's first line is its
+// state's name, after the node naming its machine ("machine invoice · …").
+async function loadDiagram(machines) {
+  const answer = await fetch("/diagram.svg", { credentials: "same-origin" });
+  if (!answer.ok) return;
+  const parsed = new DOMParser().parseFromString(await answer.text(), "image/svg+xml").documentElement;
+  if (parsed.localName !== "svg") return;
+  for (const style of parsed.querySelectorAll("style")) style.remove();
+  const svg = document.importNode(parsed, true);
+  document.getElementById("diagram").replaceChildren(svg);
+  const statesOf = new Map(machines.map((machine) => [machine.id, new Set(machine.states.map((s) => s.name))]));
+  let machine = null;
+  for (const label of svg.querySelectorAll("text")) {
+    const first = label.querySelector("tspan");
+    if (!first) continue;
+    const title = /^machine (\S+)/.exec(first.textContent);
+    if (title) {
+      machine = title[1];
+    } else if (machine && statesOf.get(machine)?.has(first.textContent)) {
+      const count = document.createElementNS("http://www.w3.org/2000/svg", "tspan");
+      count.setAttribute("class", "count");
+      count.dataset.machine = machine;
+      count.dataset.state = first.textContent;
+      first.append(count);
+      countOnNode.set(`${machine}\u0000${first.textContent}`, count);
+    }
+  }
+}
+
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 async function loadMachines() {
   const answer = await fetch("/api/machines", { credentials: "same-origin" });
   if (!answer.ok) return;
   const { machines } = await answer.json();
+  if (!diagramDrawn) {
+    diagramDrawn = true;
+    await loadDiagram(machines);
+  }
   const list = document.getElementById("machine-list");
   list.replaceChildren();
   for (const machine of machines) {
     const block = document.createElement("div");
     block.className = "machine";
+    block.dataset.machine = machine.id;
     const title = document.createElement("h3");
     title.textContent = machine.id;
     block.append(title);
@@ -19,11 +64,25 @@ async function loadMachines() {
       const item = document.createElement("li");
       item.textContent = state.final ? `${state.name} (final)` : state.name;
       item.dataset.state = state.name;
+      if (state.instances !== null && state.instances !== undefined) {
+        const count = document.createElement("span");
+        count.className = "count";
+        count.textContent = `: ${state.instances}`;
+        item.append(count);
+        const node = countOnNode.get(`${machine.id}\u0000${state.name}`);
+        if (node) node.textContent = ` · ${state.instances}`;
+      }
       states.append(item);
     }
     block.append(states);
+    if (machine.timers !== null && machine.timers !== undefined) {
+      const pending = document.createElement("p");
+      pending.className = "pending";
+      pending.textContent = `${plural(machine.timers, "timer", "timers")} pending, ${plural(machine.tasks, "task", "tasks")} running`;
+      block.append(pending);
+    }
     list.append(block);
-    if (machine.keyed) {
+    if (machine.keyed && !document.querySelector(`#search-machine option[value="${CSS.escape(machine.id)}"]`)) {
       const option = document.createElement("option");
       option.value = machine.id;
       option.textContent = machine.id;
@@ -133,6 +192,7 @@ async function loadRefusals() {
 
 document.addEventListener("DOMContentLoaded", () => {
   loadMachines();
+  setInterval(loadMachines, 2000);
   loadRefusals();
   setInterval(loadRefusals, 2000);
   document.getElementById("refusals-window").addEventListener("change", loadRefusals);

@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::types::ToSql;
 
 use super::{Sql, unavailable};
+use crate::store::counts::{self, Counted};
 use crate::store::{RecordWrite, Snapshot, StoreError, StoreKey, now_ms};
 
 /// The most requests one batch answers.
@@ -355,6 +356,7 @@ struct Columns {
     at_ms: Vec<Option<i64>>,
     keep: Vec<Option<i64>>,
     since: Vec<Option<i64>>,
+    counted: Vec<Option<String>>,
 }
 
 impl Writes {
@@ -375,8 +377,10 @@ impl Writes {
             at_ms: Vec::with_capacity(writes.len()),
             keep: Vec::with_capacity(writes.len()),
             since: Vec::with_capacity(writes.len()),
+            counted: Vec::with_capacity(writes.len()),
         };
-        for &RecordWrite { next, expected, fence, entry, if_absent, .. } in writes {
+        for &RecordWrite { key, next, expected, fence, entry, if_absent } in writes {
+            columns.counted.push(Counted::json(counts::counted(key, next).as_ref()));
             let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
             columns.expected.push(*expected as i64);
             columns.snapshots.push(text);
@@ -420,11 +424,12 @@ impl Writes {
         Ok(self.outcomes(written?))
     }
 
-    /// The write statement's parameters, the columns in its order, then the time.
-    fn parameters<'a>(&'a self, now: &'a i64) -> [&'a (dyn ToSql + Sync); 12] {
-        let Columns { expected, snapshots, expires, due, fences, if_absent, entries, at_ms, keep, since } =
+    /// The write statement's parameters, the columns in its order, the time, then the
+    /// names each record counts under.
+    fn parameters<'a>(&'a self, now: &'a i64) -> [&'a (dyn ToSql + Sync); 13] {
+        let Columns { expected, snapshots, expires, due, fences, if_absent, entries, at_ms, keep, since, counted } =
             &self.columns;
-        [&self.keys, expected, snapshots, expires, due, fences, if_absent, entries, at_ms, keep, since, now]
+        [&self.keys, expected, snapshots, expires, due, fences, if_absent, entries, at_ms, keep, since, now, counted]
     }
 
     /// Each write's outcome code, in the writes' order, from the statement's rows.

@@ -4,14 +4,15 @@
 use deadpool_postgres::Pool;
 
 use super::unavailable;
-use crate::store::StoreError;
+use crate::store::counts::{self, Counted};
+use crate::store::{Snapshot, StoreError, StoreKey};
 
 /// The schema version this toolgate writes and reads: the number of its migrations.
 pub const POSTGRES_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The migrations, in order; `{s}` is the schema. Applied ones are never edited: a change
 /// is a new migration.
-pub(super) const MIGRATIONS: [&str; 6] = [
+pub(super) const MIGRATIONS: [&str; 7] = [
     r#"
 CREATE TABLE {s}.records (
     key text PRIMARY KEY,
@@ -138,7 +139,85 @@ ALTER TABLE {s}.records ALTER COLUMN key TYPE text COLLATE "C";
 ALTER TABLE {s}.history ALTER COLUMN key TYPE text COLLATE "C";
 ALTER TABLE {s}.leases ALTER COLUMN key TYPE text COLLATE "C";
 "#,
+    // 7: instances counted by state (`store/counts.rs`): the names a record counts under
+    // (a JSON array) beside it, and counters moved by each statement that changes them, in
+    // its transaction, summed per name over the statement's rows (one upsert per name for
+    // a whole batch). A counter is split in 16 shards by the record's key, so that
+    // transactions moving instances of one state lock one shard's row each, not one row
+    // for all; rows are locked in (name, shard) order, so no two wait on each other in a
+    // circle. The instances already stored are counted by toolgate right after (`counted`).
+    r#"
+ALTER TABLE {s}.records ADD COLUMN counted text;
+CREATE TABLE {s}.counts (
+    name text COLLATE "C" NOT NULL,
+    shard integer NOT NULL,
+    n bigint NOT NULL,
+    PRIMARY KEY (name, shard)
+);
+CREATE FUNCTION {s}.count_records() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO {s}.counts AS c (name, shard, n)
+        SELECT name, shard, sum(step) FROM (
+            SELECT json_array_elements_text(counted::json) AS name, hashtext(key) & 15 AS shard, 1 AS step
+            FROM new_rows WHERE counted IS NOT NULL
+        ) moved GROUP BY name, shard ORDER BY name, shard
+        ON CONFLICT (name, shard) DO UPDATE SET n = c.n + EXCLUDED.n;
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO {s}.counts AS c (name, shard, n)
+        SELECT name, shard, sum(step) FROM (
+            SELECT json_array_elements_text(counted::json) AS name, hashtext(key) & 15 AS shard, -1 AS step
+            FROM old_rows WHERE counted IS NOT NULL
+            UNION ALL
+            SELECT json_array_elements_text(counted::json), hashtext(key) & 15, 1
+            FROM new_rows WHERE counted IS NOT NULL
+        ) moved GROUP BY name, shard HAVING sum(step) <> 0 ORDER BY name, shard
+        ON CONFLICT (name, shard) DO UPDATE SET n = c.n + EXCLUDED.n;
+    ELSE
+        INSERT INTO {s}.counts AS c (name, shard, n)
+        SELECT name, shard, -sum(step) FROM (
+            SELECT json_array_elements_text(counted::json) AS name, hashtext(key) & 15 AS shard, 1 AS step
+            FROM old_rows WHERE counted IS NOT NULL
+        ) moved GROUP BY name, shard ORDER BY name, shard
+        ON CONFLICT (name, shard) DO UPDATE SET n = c.n + EXCLUDED.n;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER records_counted_insert AFTER INSERT ON {s}.records
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {s}.count_records();
+CREATE TRIGGER records_counted_update AFTER UPDATE ON {s}.records
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {s}.count_records();
+CREATE TRIGGER records_counted_delete AFTER DELETE ON {s}.records
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION {s}.count_records();
+"#,
 ];
+
+/// The migration that made instances counted ([`MIGRATIONS`]' seventh).
+const COUNTED: usize = 7;
+
+/// Counts the instances a schema held before it counted them ([`COUNTED`]): each live
+/// instance's names written beside it, which the triggers count.
+async fn count_stored_instances(transaction: &deadpool_postgres::Transaction<'_>, s: &str) -> Result<(), StoreError> {
+    let rows = transaction
+        .query(
+            &format!(
+                "SELECT key, snapshot FROM {s}.records WHERE snapshot IS NOT NULL AND counted IS NULL \
+                 AND (key LIKE 'instance:%' OR key LIKE 'tenant-instance:%' OR key LIKE 'owned-instance:%')"
+            ),
+            &[],
+        )
+        .await
+        .map_err(unavailable)?;
+    let update = format!("UPDATE {s}.records SET counted = $2 WHERE key = $1");
+    for row in rows {
+        let key = StoreKey::from_stored(row.get(0));
+        let Ok(snapshot) = serde_json::from_str::<Snapshot>(row.get(1)) else { continue };
+        let counted = Counted::json(counts::counted(&key, &snapshot).as_ref());
+        transaction.execute(&update, &[&key.as_str(), &counted]).await.map_err(unavailable)?;
+    }
+    Ok(())
+}
 
 /// Creates the schema and applies the migrations it lacks, one transaction each, under a
 /// transaction-level advisory lock: replicas starting together migrate once. A schema a
@@ -180,6 +259,9 @@ pub(super) async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError>
             )
             .await
             .map_err(unavailable)?;
+        if index + 1 == COUNTED {
+            count_stored_instances(&transaction, &s).await?;
+        }
         tracing::info!(schema, version = index + 1, "migrated the Postgres store");
     }
     transaction.commit().await.map_err(unavailable)

@@ -38,8 +38,8 @@ use migrations::migrate;
 use transaction::PostgresTransaction;
 
 use super::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, RecordWrite, Snapshot, StoreError, StoreKey,
-    StoreTransaction, now_ms,
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, InstanceCounts, LiveRecords, RecordWrite, Snapshot,
+    StoreError, StoreKey, StoreTransaction, counts, now_ms,
 };
 
 /// The schema toolgate's tables live in, unless [`PostgresStore::connect_in_schema`] names
@@ -79,6 +79,7 @@ struct Sql {
     due: String,
     due_changed: String,
     live_keys: String,
+    count_instances: String,
     window_lock: String,
     window_clear: String,
     window_count: String,
@@ -129,7 +130,8 @@ impl Sql {
                  WHERE held.key = released.key AND held.token = released.token"
             ),
             remove: format!(
-                "UPDATE {s}.records SET snapshot = NULL, expires_at_ms = NULL, due_at_ms = NULL WHERE key = $1"
+                "UPDATE {s}.records SET snapshot = NULL, expires_at_ms = NULL, due_at_ms = NULL, counted = NULL \
+                 WHERE key = $1"
             ),
             remove_history: format!("DELETE FROM {s}.history WHERE key = $1"),
             due: format!(
@@ -137,6 +139,9 @@ impl Sql {
                  ORDER BY due_at_ms LIMIT $2"
             ),
             due_changed: format!("UPDATE {s}.records SET due_at_ms = $2 WHERE key = $1"),
+            count_instances: format!(
+                "SELECT name, sum(n)::bigint FROM {s}.counts WHERE name >= $1 AND name < $2 GROUP BY name"
+            ),
             live_keys: format!(
                 "SELECT key FROM {s}.records WHERE snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > $1)"
             ),
@@ -175,17 +180,17 @@ WITH asked AS (
         fence IS NULL OR EXISTS (SELECT 1 FROM {s}.leases held WHERE held.key = asked.key
             AND held.token = asked.fence AND held.expires_at > clock_timestamp()) AS fenced
     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],
-                $7::boolean[], $8::text[], $9::bigint[], $10::bigint[], $11::bigint[])
-        AS asked (key, expected, snapshot, expires, due, fence, if_absent, entry, at_ms, keep, since)
+                $7::boolean[], $8::text[], $9::bigint[], $10::bigint[], $11::bigint[], $13::text[])
+        AS asked (key, expected, snapshot, expires, due, fence, if_absent, entry, at_ms, keep, since, counted)
 ), updated AS (
     UPDATE {s}.records r SET version = r.version + 1, snapshot = asked.snapshot,
-        expires_at_ms = asked.expires, due_at_ms = asked.due
+        expires_at_ms = asked.expires, due_at_ms = asked.due, counted = asked.counted
     FROM asked WHERE r.key = asked.key AND asked.fenced AND CASE WHEN asked.if_absent THEN NOT {live_r}
         ELSE asked.expected = CASE WHEN {live_r} THEN r.version ELSE 0 END END
     RETURNING r.key, r.version
 ), inserted AS (
-    INSERT INTO {s}.records (key, version, snapshot, expires_at_ms, due_at_ms)
-    SELECT key, 1, snapshot, expires, due FROM asked
+    INSERT INTO {s}.records (key, version, snapshot, expires_at_ms, due_at_ms, counted)
+    SELECT key, 1, snapshot, expires, due, counted FROM asked
     WHERE afresh AND fenced AND NOT EXISTS (SELECT 1 FROM {s}.records r WHERE r.key = asked.key)
     ORDER BY key
     ON CONFLICT (key) DO NOTHING
@@ -574,6 +579,14 @@ impl FlowStore for PostgresStore {
 
     /// Counted over the live records' keys at each scrape (every replica counts the same
     /// records: aggregate with `max`, not `sum`).
+    async fn count_instances(&self, scope: &str, machine: &str) -> Result<Option<InstanceCounts>, StoreError> {
+        let (low, high) = counts::range(scope, machine);
+        let client = self.client().await?;
+        let statement = client.prepare_cached(&self.sql.count_instances).await.map_err(unavailable)?;
+        let rows = client.query(&statement, &[&low, &high]).await.map_err(unavailable)?;
+        Ok(Some(counts::tally(&low, rows.iter().map(|row| (row.get(0), row.get(1))))))
+    }
+
     async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
         let client = self.client().await?;
         let rows = client.query(&self.sql.live_keys, &[&(now_ms() as i64)]).await.map_err(unavailable)?;
@@ -664,6 +677,7 @@ mod tests {
         let store = fresh_store(&url).await;
         conformance::check(&store).await;
         conformance::check_live_counts(&store).await;
+        conformance::check_instance_counts(&store).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -748,8 +762,16 @@ mod tests {
         assert_eq!(applied, (1..=POSTGRES_SCHEMA_VERSION).collect::<Vec<_>>());
         let before = store.load(&key).await.unwrap();
         assert_eq!((before.version, before.states["invoice"].as_str()), (4, "approved"));
+        // The instance stored before counters existed is counted, and moves with its commits.
+        let counted = |state: &str| {
+            let state = state.to_string();
+            let store = store.clone();
+            async move { store.count_instances("", "invoice").await.unwrap().unwrap().states.get(&state).copied() }
+        };
+        assert_eq!(counted("approved").await, Some(1));
         let next = before.with_state("invoice", "discharged");
         assert_eq!(store.compare_and_set(&key, 4, &next).await.unwrap(), 5);
+        assert_eq!((counted("approved").await, counted("discharged").await), (None, Some(1)));
         client.batch_execute(&format!("DROP SCHEMA {s} CASCADE")).await.unwrap();
     }
 

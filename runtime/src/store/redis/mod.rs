@@ -22,7 +22,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 
-use super::{FlowLease, FlowStore, HistoryEntry, HistoryRetention, LiveRecords, Snapshot, StoreError, StoreKey};
+use super::{
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, InstanceCounts, LiveRecords, Snapshot, StoreError, StoreKey,
+    counts,
+};
 
 mod durability;
 
@@ -57,7 +60,20 @@ if current ~= tonumber(ARGV[1]) then
   return {0, current}
 end
 local version = redis.call('INCR', KEYS[2])
+-- The instances counted by state: the record's names move from its old counters to its new.
+local counted, names = redis.call('HGET', KEYS[1], 'ck'), redis.call('HGET', KEYS[1], 'cn')
+if ARGV[10] ~= '' and (counted ~= KEYS[6] or names ~= ARGV[10]) or ARGV[10] == '' and counted then
+  if counted then
+    for name in string.gmatch(names, '[^\n]+') do redis.call('HINCRBY', counted, name, -1) end
+  end
+  for name in string.gmatch(ARGV[10], '[^\n]+') do redis.call('HINCRBY', KEYS[6], name, 1) end
+end
 redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2])
+if ARGV[10] ~= '' then
+  redis.call('HSET', KEYS[1], 'ck', KEYS[6], 'cn', ARGV[10])
+elseif counted then
+  redis.call('HDEL', KEYS[1], 'ck', 'cn')
+end
 redis.call('PUBLISH', 'toolgate:commits', ARGV[5])
 if current == 0 then
   -- What an expired or removed record left behind went with it.
@@ -87,6 +103,15 @@ else
   redis.call('PERSIST', KEYS[4])
 end
 return {1, version}
+"#;
+
+/// Removes a record and its history, its names taken off their counters.
+const REMOVE: &str = r#"
+local counted, names = redis.call('HGET', KEYS[1], 'ck'), redis.call('HGET', KEYS[1], 'cn')
+if counted then
+  for name in string.gmatch(names, '[^\n]+') do redis.call('HINCRBY', counted, name, -1) end
+end
+return redis.call('DEL', KEYS[1], KEYS[2])
 "#;
 
 /// A record's history, only while the record exists.
@@ -203,6 +228,7 @@ struct Scripts {
     renew: redis::Script,
     spend_window: redis::Script,
     history: redis::Script,
+    remove: redis::Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -280,6 +306,15 @@ fn revision_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:revision")
 }
 
+/// The hash of counters about one machine in one scope (`prefix`, [`counts::prefix`]):
+/// what follows the prefix → instances.
+fn counts_key(prefix: &str) -> String {
+    format!("toolgate:counts:{prefix}")
+}
+
+/// The counters' key a commit names when its record is counted under none (never written).
+const COUNTS_NONE: &str = "toolgate:counts:none";
+
 fn history_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:history")
 }
@@ -343,6 +378,7 @@ impl RedisStore {
             renew: redis::Script::new(RENEW),
             spend_window: redis::Script::new(SPEND_WINDOW),
             history: redis::Script::new(HISTORY),
+            remove: redis::Script::new(REMOVE),
         };
         let (commits, _) = tokio::sync::broadcast::channel(1024);
         tokio::spawn(announce_commits(client, commits.downgrade()));
@@ -384,6 +420,8 @@ impl RedisStore {
             ),
             None => Default::default(),
         };
+        let counted = counts::counted(key, next);
+        let (counters, names) = counted.as_ref().map(|c| (counts_key(&c.prefix), c.suffixes())).unwrap_or_default();
         let (applied, version): (u8, u64) = self
             .scripts
             .compare_and_set
@@ -392,6 +430,7 @@ impl RedisStore {
             .key(lease_key(key))
             .key(history_key(key))
             .key(MARKER_KEY)
+            .key(if counted.is_some() { counters } else { COUNTS_NONE.to_string() })
             .arg(expected_version)
             .arg(text)
             .arg(expires)
@@ -401,6 +440,7 @@ impl RedisStore {
             .arg(most)
             .arg(oldest)
             .arg(&self.marker.id)
+            .arg(names)
             .invoke_async(&mut connection)
             .await
             .map_err(commit_failure)?;
@@ -580,10 +620,8 @@ impl FlowStore for RedisStore {
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
         let mut connection = self.connection.clone();
-        redis::cmd("DEL")
-            .arg(record_key(key))
-            .arg(history_key(key))
-            .query_async::<()>(&mut connection)
+        (self.scripts.remove.key(record_key(key)).key(history_key(key)))
+            .invoke_async::<()>(&mut connection)
             .await
             .map_err(unavailable)?;
         self.due_changed(key, None).await
@@ -616,6 +654,14 @@ impl FlowStore for RedisStore {
 
     fn is_shared(&self) -> bool {
         true
+    }
+
+    async fn count_instances(&self, scope: &str, machine: &str) -> Result<Option<InstanceCounts>, StoreError> {
+        let prefix = counts::prefix(scope, machine);
+        let mut connection = self.connection.clone();
+        let counters: Vec<(String, i64)> =
+            redis::cmd("HGETALL").arg(counts_key(&prefix)).query_async(&mut connection).await.map_err(unavailable)?;
+        Ok(Some(counts::tally(&prefix, counters)))
     }
 
     /// Counted with `SCAN` over the records' keys: a pass over the keyspace, in batches, for
@@ -747,6 +793,7 @@ mod tests {
         let store = RedisStore::connect(&format!("{scheme}://{host}/7")).await.expect("connect to the test Redis");
         assert!(store.count_live().await.unwrap().is_some(), "the Redis store counts its live records");
         crate::store::conformance::check_live_counts(&store).await;
+        crate::store::conformance::check_instance_counts(&store).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
