@@ -153,3 +153,15 @@ pub(crate) async fn refuse_if_held(store: &dyn FlowStore, snapshot: &Snapshot, i
         None => Ok(()),
     }
 }
+
+/// A status as metrics, logs and the console name it.
+pub(crate) fn status_name(status: TaskStatus) -> &'static str {
+    match status {
+        TaskStatus::Working => "working",
+        TaskStatus::InputRequired => "input_required",
+        TaskStatus::Completed => "completed",
+        TaskStatus::Failed => "failed",
+        TaskStatus::Cancelled => "cancelled",
+        _ => "other",
+    }
+}

@@ -376,6 +376,9 @@ async fn updates_to_a_task_whose_runner_died_do_not_grow_its_record() {
 
 const CLERK: &str = "clerk-token-task-0123456789";
 const AUDITOR: &str = "auditor-token-task-0123456789";
+/// Operators of the console (`--console`): acme's, and another tenant's.
+const OPERATOR: &str = "operator-token-task-0123456789";
+const GLOBEX_OPERATOR: &str = "globex-operator-token-task-0123";
 
 /// A tokens file with two principals of one tenant, both allowed to capture, and the
 /// development outbox the example's confirmed tools need: the options to serve with.
@@ -397,6 +400,18 @@ secret = "{AUDITOR}"
 principal = "auditor"
 tenant = "acme"
 scopes = ["payments:capture"]
+
+[[token]]
+secret = "{OPERATOR}"
+principal = "olga"
+tenant = "acme"
+scopes = ["toolgate:operator"]
+
+[[token]]
+secret = "{GLOBEX_OPERATOR}"
+principal = "gus"
+tenant = "globex"
+scopes = ["toolgate:operator"]
 "#
         ),
     )
@@ -541,6 +556,60 @@ async fn a_cancelled_settlement_commits_nothing_and_frees_the_payment() {
     // Free again: the void goes through at once.
     let void = client.call_with_headers("payment_void", json!({ "domain": "payment", "payment_id": id }), &clerk);
     assert_eq!(void.await.result()["structuredContent"]["state"], "voided");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The console's tasks and timers (`/api/tasks`): a settlement running as a task is listed
+/// in its tenant with its tool, status, caller and instance, then as cancelled once
+/// cancelled; an authorized payment's lapse is among the timers due next; another tenant's
+/// operator sees neither.
+#[tokio::test]
+async fn the_console_lists_a_tenants_tasks_and_the_timers_due_next() {
+    let dir = scratch("console");
+    let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let (_server, url) = serve_payments(&dir, &["--settle-seconds", "60", "--console", &console], &[]).await;
+    let client = SessionlessClient::new(&url);
+    let clerk = bearer(CLERK);
+    let clerk = headers(&clerk);
+    let settling = authorized_payment(&client, &clerk).await;
+    let waiting = authorized_payment(&client, &clerk).await;
+    let task = settle_as_task(&client, &settling, &clerk).await;
+
+    let http = reqwest::Client::new();
+    let page = |token: &'static str| {
+        let (http, url) = (http.clone(), format!("http://{console}/api/tasks"));
+        async move {
+            let answer = http.get(url).bearer_auth(token).send().await.unwrap();
+            assert_eq!(answer.status(), 200);
+            answer.json::<Value>().await.unwrap()
+        }
+    };
+    let seen = page(OPERATOR).await;
+    let listed = &seen["tasks"][0];
+    assert_eq!(
+        (listed["id"].as_str(), listed["tool"].as_str(), listed["status"].as_str(), listed["running"].as_bool()),
+        (Some(task.as_str()), Some("payment_settle"), Some("working"), Some(true)),
+        "{seen}"
+    );
+    assert_eq!((listed["principal"].as_str(), listed["instance"].as_str()), (Some("clerk"), Some(settling.as_str())));
+    let timers = seen["timers"].as_array().unwrap();
+    let lapse = timers.iter().find(|timer| timer["key"] == waiting.as_str()).unwrap_or_else(|| panic!("{seen}"));
+    assert_eq!((lapse["machine"].as_str(), lapse["state"].as_str()), (Some("payment"), Some("authorized")), "{seen}");
+    assert!(lapse["to"].is_string() && lapse["left_ms"].as_u64().is_some_and(|ms| ms > 0), "{seen}");
+    let globex = page(GLOBEX_OPERATOR).await;
+    assert_eq!(
+        (globex["tasks"].as_array().unwrap().len(), globex["timers"].as_array().unwrap().len()),
+        (0, 0),
+        "{globex}"
+    );
+
+    task_request(&client, "tasks/cancel", &task, &clerk).await.result();
+    assert_eq!(settled(&client, &task, &clerk).await["status"], "cancelled");
+    let seen = page(OPERATOR).await;
+    assert_eq!(
+        (seen["tasks"][0]["status"].as_str(), seen["tasks"][0]["running"].as_bool()),
+        (Some("cancelled"), Some(false))
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -91,7 +91,7 @@ fn token_of(headers: &http::HeaderMap) -> Option<String> {
 /// (fixed texts only: nothing of the request is echoed).
 fn login_page(status: StatusCode, why: Option<&str>) -> Response {
     let why = why.map(|why| format!("<p class=\"refused\">{why}</p>")).unwrap_or_default();
-    let page = super::assets::LOGIN.replace("<!--why-->", &why);
+    let page = super::assets::login_page(&why);
     let mut response = (status, axum::response::Html(page)).into_response();
     if status == StatusCode::UNAUTHORIZED {
         response.headers_mut().insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));

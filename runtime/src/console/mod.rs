@@ -5,13 +5,15 @@
 //!
 //! It serves the machines' diagram (`describe`'s SVG) with the live number of instances in
 //! each state (`machines.rs`), one instance found by its key (`instance.rs`), and the
-//! refusals of the last minutes and hours (`refusals.rs`); the tasks page comes next.
+//! refusals of the last minutes and hours (`refusals.rs`), and the tasks running and ended
+//! lately with the timers due next (`tasks.rs`).
 
 mod access;
 mod assets;
 mod instance;
 mod machines;
 mod refusals;
+mod tasks;
 
 use std::sync::Arc;
 
@@ -52,6 +54,7 @@ impl Server {
             .route("/api/machines", get(machines::machines))
             .route("/api/instance", get(instance::instance))
             .route("/api/refusals", get(refusals::refusals))
+            .route("/api/tasks", get(tasks::tasks))
             // Even an address that does not exist asks who is asking first.
             .fallback(|| async { http::StatusCode::NOT_FOUND })
             .layer(axum::middleware::from_fn_with_state(authenticator.clone(), access::operator_only))

@@ -63,6 +63,8 @@ pub(crate) struct Engine {
     pub(crate) effects: crate::effect::Effects,
     /// The calls this process refused in the last day (the console's refusals page).
     pub(crate) refusals: crate::telemetry::Refusals,
+    /// The tasks this process started lately (the console's tasks page).
+    pub(crate) task_log: crate::telemetry::TaskLog,
 }
 
 /// How long calls wait, and may run.

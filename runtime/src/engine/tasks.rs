@@ -32,7 +32,7 @@ use crate::flow::Origin;
 use crate::gate::{Admitted, Caller};
 use crate::input::{Inputs, TaskQuestions};
 use crate::store::{Snapshot, StoreError, StoreKey, now_ms};
-use crate::task::{HEARTBEAT_MS, TaskRecord};
+use crate::task::{HEARTBEAT_MS, TaskRecord, status_name};
 
 /// How long a task and its result are kept by default, from its creation (`ttlMs`); a
 /// task's call runs at most this long.
@@ -119,6 +119,8 @@ pub(crate) struct TaskStart {
     id: String,
     record: TaskRecord,
     announcer: Arc<Announcer>,
+    /// Who started it, for the console's list of tasks ([`crate::telemetry::TaskLog`]).
+    principal: Option<Principal>,
 }
 
 /// Tells the request waiting for it that its call runs as a task: once the task is
@@ -187,7 +189,8 @@ impl Engine {
         });
         let ttl_ms = self.limits.tasks.ttl.as_millis() as u64;
         let record = TaskRecord::new(owner, tool, ttl_ms);
-        let start = TaskStart { id: id.clone(), record, announcer };
+        let principal = call.caller.principal.clone();
+        let start = TaskStart { id: id.clone(), record, announcer, principal };
         let (replied, reply) = oneshot::channel();
         let engine = self.clone();
         let span = tracing::info_span!("task", task_id = %id, tool);
@@ -286,6 +289,7 @@ impl Engine {
         let stored = self.store.compare_and_set(&StoreKey::task(&start.id), 0, &created).await;
         stored.map_err(|error| ToolError::store_unavailable(error, 1_000))?;
         tracing::info!(held = start.record.holds.as_ref().map(|(_, id)| id.as_str()), "task stored");
+        self.task_log.record(&start.id, start.principal.as_ref());
         start.announcer.created(start.record.task(&start.id));
         Ok(())
     }
@@ -568,17 +572,5 @@ impl Engine {
             None => {}
         }
         Ok(())
-    }
-}
-
-/// A status as metrics and logs name it.
-fn status_name(status: TaskStatus) -> &'static str {
-    match status {
-        TaskStatus::Working => "working",
-        TaskStatus::InputRequired => "input_required",
-        TaskStatus::Completed => "completed",
-        TaskStatus::Failed => "failed",
-        TaskStatus::Cancelled => "cancelled",
-        _ => "other",
     }
 }

@@ -240,6 +240,11 @@ impl Server {
         &self.shared.engine.refusals
     }
 
+    /// The tasks this process started lately (the console's tasks page).
+    pub(crate) fn task_log(&self) -> &crate::telemetry::TaskLog {
+        &self.shared.engine.task_log
+    }
+
     /// The store this server's flows and instances live in.
     pub(crate) fn store(&self) -> Arc<dyn crate::store::FlowStore> {
         self.shared.engine.store.clone()

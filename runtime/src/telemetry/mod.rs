@@ -10,6 +10,7 @@
 mod audit;
 mod metrics;
 mod refusals;
+mod tasks;
 mod trace;
 
 pub use audit::{AuditRecord, AuditSink, JsonLinesSink};
@@ -18,4 +19,5 @@ pub(crate) use metrics::{
     record_call, record_effect, record_owned, record_store, record_task, record_transition, store_clock,
 };
 pub(crate) use refusals::Refusals;
+pub(crate) use tasks::TaskLog;
 pub(crate) use trace::{CallSpan, TraceParent};

@@ -190,11 +190,45 @@ async function loadRefusals() {
   }
 }
 
+// The tasks and timers page: the tasks started lately in the operator's tenant, with their
+// status and how long they ran, and the timers due next; refreshed every two seconds.
+function row(cells, className) {
+  const line = document.createElement("tr");
+  if (className) line.className = className;
+  for (const cell of cells) {
+    const data = document.createElement("td");
+    data.textContent = cell;
+    line.append(data);
+  }
+  return line;
+}
+
+function seconds(ms) {
+  return ms < 10000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
+async function loadTasks() {
+  const answer = await fetch("/api/tasks", { credentials: "same-origin" });
+  if (!answer.ok) return;
+  const { tasks, timers } = await answer.json();
+  const taskRows = document.querySelector("#tasks-list tbody");
+  taskRows.replaceChildren(...tasks.map((task) =>
+    row([task.tool, task.status, task.instance ?? "", task.principal ?? "(not authenticated)", task.started,
+      seconds(task.duration_ms)], task.running ? "running" : "ended")));
+  if (!tasks.length) taskRows.append(row(["none lately", "", "", "", "", ""]));
+  const timerRows = document.querySelector("#timers-list tbody");
+  timerRows.replaceChildren(...timers.map((timer) =>
+    row([timer.machine, timer.key, `${timer.state} → ${timer.to ?? "?"}`, timer.due, seconds(timer.left_ms)])));
+  if (!timers.length) timerRows.append(row(["none pending", "", "", "", ""]));
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   loadMachines();
   setInterval(loadMachines, 2000);
   loadRefusals();
   setInterval(loadRefusals, 2000);
+  loadTasks();
+  setInterval(loadTasks, 2000);
   document.getElementById("refusals-window").addEventListener("change", loadRefusals);
   document.getElementById("search").addEventListener("submit", (event) => {
     event.preventDefault();

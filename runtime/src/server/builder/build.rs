@@ -155,6 +155,7 @@ impl ServerBuilder {
                     tables: self.tables.map(|sql| Arc::new(crate::store::Tables::new(sql))),
                     effects,
                     refusals: Default::default(),
+                    task_log: Default::default(),
                 }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,

@@ -15,6 +15,11 @@
 //!   version check refuses what a holder that lost its lease tries to write.
 //! - What Redis keeps across a restart is read when the store connects, and a marker tells
 //!   a running store when the data under it vanished ([`durability`]).
+//! - Instances are counted by state ([`counts`](super::counts)): the commit script moves an
+//!   instance's names (kept in its record's hash, `ck` and `cn`) between counters, a hash
+//!   per machine and scope at `toolgate:{counts:<scope and machine>}`; removal takes them
+//!   off. Every key the store writes begins `toolgate:{` but the marker and the index of
+//!   deadlines (`toolgate:marker`, `toolgate:due`): what an ACL grants it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -309,11 +314,11 @@ fn revision_key(key: &StoreKey) -> String {
 /// The hash of counters about one machine in one scope (`prefix`, [`counts::prefix`]):
 /// what follows the prefix → instances.
 fn counts_key(prefix: &str) -> String {
-    format!("toolgate:counts:{prefix}")
+    format!("toolgate:{{counts:{prefix}}}")
 }
 
 /// The counters' key a commit names when its record is counted under none (never written).
-const COUNTS_NONE: &str = "toolgate:counts:none";
+const COUNTS_NONE: &str = "toolgate:{counts:none}";
 
 fn history_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:history")

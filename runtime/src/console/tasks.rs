@@ -1,0 +1,94 @@
+//! The tasks and timers page's answer (`GET /api/tasks`): the MCP tasks started lately in
+//! the operator's tenant, running and recent, with their status and how long they ran; and
+//! the timers due next on the instances the operator may see.
+//!
+//! Tasks are listed from the tasks this process started ([`TaskLog`](crate::telemetry::TaskLog));
+//! each one's status and times are read from its record in the store, as every replica
+//! leaves it. Timers come from the store's index of deadlines
+//! ([`FlowStore::due`](crate::store::FlowStore::due)), soonest first: nothing scans the
+//! instances.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde_json::{Value, json};
+
+use super::Console;
+use crate::auth::Principal;
+use crate::store::{StoreKey, now_ms, rfc3339};
+use crate::task::{TaskRecord, status_name};
+
+/// How many tasks the page lists.
+const TASKS_SHOWN: usize = 50;
+/// How many timers the page lists.
+const TIMERS_SHOWN: usize = 20;
+/// How many deadlines are read from the store's index to find the operator's.
+const DEADLINES_READ: usize = 512;
+
+/// The operator's tenant's tasks, newest first, and the timers due next.
+pub(super) async fn tasks(State(console): State<Arc<Console>>, Extension(operator): Extension<Principal>) -> Response {
+    let store = console.server.store();
+    let tenant = operator.tenant().unwrap_or_default();
+    let now = now_ms();
+    let mut tasks = Vec::new();
+    for started in console.server.task_log().of(tenant, TASKS_SHOWN) {
+        let Ok(snapshot) = store.load(&StoreKey::task(&started.id)).await else { return unavailable() };
+        // A task past its `ttlMs` is gone from the store, and from the page.
+        let Some(record) = TaskRecord::read(&snapshot) else { continue };
+        tasks.push(task(&started.id, started.principal, &record, now));
+    }
+    // Every deadline, however far: the index answers the soonest first.
+    let Ok(deadlines) = store.due(i64::MAX as u64, DEADLINES_READ).await else { return unavailable() };
+    let mut timers = Vec::new();
+    for key in deadlines {
+        if timers.len() == TIMERS_SHOWN {
+            break;
+        }
+        let Ok(Some(timer)) = timer(&console, &key, tenant, now).await else { continue };
+        timers.push(timer);
+    }
+    Json(json!({ "tasks": tasks, "timers": timers, "now_ms": now })).into_response()
+}
+
+/// One task as the page shows it: running, it has run until now; ended, until its last
+/// change. A running task whose process stopped saying so is shown as it will be reported.
+fn task(id: &str, principal: Option<String>, record: &TaskRecord, now: u64) -> Value {
+    let running = record.is_running() && !record.lapsed(now);
+    let status = if record.lapsed(now) { "failed (its process stopped)" } else { status_name(record.status) };
+    let until = if running { now } else { record.updated_at_ms };
+    json!({
+        "id": id, "tool": record.tool, "status": status, "running": running, "principal": principal,
+        "started": rfc3339(record.created_at_ms), "duration_ms": until.saturating_sub(record.created_at_ms),
+        "instance": record.holds.as_ref().map(|(_, instance)| instance), "message": record.status_message,
+    })
+}
+
+/// The timer on the instance at `key`, if the operator may see it (a tenant-scoped or
+/// principal-owned machine's instance of the operator's tenant, or any other machine's)
+/// and a state's `after` is pending on it; `None` for a deadline that is an effect's retry.
+async fn timer(console: &Console, key: &StoreKey, tenant: &str, now: u64) -> Result<Option<Value>, ()> {
+    let Some((scope, machine_id, id)) = key.instance_parts() else { return Ok(None) };
+    let owned = key.as_str().starts_with("owned-instance:");
+    if !owned && scope.is_some_and(|scope| scope != tenant) {
+        return Ok(None);
+    }
+    let Some(machine) = console.server.registry().machine(machine_id) else { return Ok(None) };
+    let snapshot = console.server.store().load(key).await.map_err(drop)?;
+    if snapshot.version == 0 || (owned && snapshot.tenant.as_deref().unwrap_or_default() != tenant) {
+        return Ok(None);
+    }
+    let Some(due) = snapshot.due_at_ms else { return Ok(None) };
+    let state = snapshot.state_of(machine.id(), machine.initial());
+    let spec = machine.spec();
+    let to = spec.states.iter().find(|s| s.name == state).and_then(|s| s.after.first()).map(|a| a.target.clone());
+    Ok(Some(json!({
+        "machine": machine.id(), "key": id, "state": state, "to": to,
+        "due": rfc3339(due), "left_ms": due.saturating_sub(now),
+    })))
+}
+
+fn unavailable() -> Response {
+    (http::StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "error": "the store cannot answer now" }))).into_response()
+}
