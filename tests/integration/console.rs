@@ -223,6 +223,79 @@ async fn an_operator_never_finds_another_tenants_instance() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The machines page's counts, the same on every store the server may run on: the SQLite
+/// file, and Redis and Postgres when the tests have them (`TOOLGATE_TEST_REDIS_URL`,
+/// `TOOLGATE_TEST_POSTGRES_URL`; skipped, saying so, without). Each run is a tenant no other
+/// run or test used (the shared stores outlive a run): its payments are counted, and only
+/// its; the pending lapse of an authorized payment is counted as a timer, and on the SQLite
+/// file (the test's own) it is the timer due next on the tasks page.
+#[tokio::test]
+async fn the_counts_are_the_same_on_every_store() {
+    let dir = crate::common::scratch_dir("console-stores");
+    let mut stores = vec![format!("sqlite:{}", dir.join("payments.db").display())];
+    for (variable, name) in [("TOOLGATE_TEST_REDIS_URL", "Redis"), ("TOOLGATE_TEST_POSTGRES_URL", "Postgres")] {
+        match std::env::var(variable).ok().filter(|url| !url.is_empty()) {
+            Some(url) => stores.push(url),
+            None => eprintln!("skipped on {name}: set {variable} (`.ci/run` does)"),
+        }
+    }
+    for store in stores {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let tenant = format!("console-{nanos}");
+        let (operator, clerk) = (format!("console-stores-operator-{nanos}"), format!("console-stores-clerk-{nanos}"));
+        let tokens = dir.join(format!("tokens-{nanos}.toml"));
+        let file = format!(
+            "[[token]]\nsecret = \"{operator}\"\nprincipal = \"olga\"\ntenant = \"{tenant}\"\nscopes = [\"toolgate:operator\"]\n\n\
+             [[token]]\nsecret = \"{clerk}\"\nprincipal = \"carl\"\ntenant = \"{tenant}\"\nscopes = []\n"
+        );
+        std::fs::write(&tokens, file).unwrap();
+        let outbox = dir.join("otp.jsonl");
+        let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+        let args = [
+            "--store",
+            &store,
+            "--tokens",
+            tokens.to_str().unwrap(),
+            "--otp-outbox",
+            outbox.to_str().unwrap(),
+            "--console",
+            &console,
+        ];
+        let (_server, url) = spawn_http_example("payments", &args, &[crate::replicas::KEY]).await;
+        let client =
+            crate::common::TestClient::http_as(&url, crate::common::clients::Lifecycle::Sessionless, Some(&clerk))
+                .await;
+        let create = serde_json::json!({ "domain": "payment", "description": "order",
+            "amount": { "amount": "25.00", "currency": "USD" } });
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            ids.push(client.ok("payment_create", create.clone()).await["payment_id"].as_str().unwrap().to_string());
+        }
+        client.ok("payment_authorize", serde_json::json!({ "domain": "payment", "payment_id": ids[0] })).await;
+
+        let http = reqwest::Client::new();
+        let machines = http.get(format!("http://{console}/api/machines")).bearer_auth(&operator).send().await.unwrap();
+        let machines: serde_json::Value = machines.json().await.unwrap();
+        let payment = machines["machines"].as_array().unwrap().iter().find(|m| m["id"] == "payment").unwrap();
+        let count = |state: &str| {
+            payment["states"].as_array().unwrap().iter().find(|s| s["name"] == state).unwrap()["instances"].clone()
+        };
+        assert_eq!(
+            (count("created"), count("authorized"), count("captured")),
+            (2.into(), 1.into(), 0.into()),
+            "{store}: {payment}"
+        );
+        assert_eq!((payment["timers"].clone(), payment["tasks"].clone()), (1.into(), 0.into()), "{store}: {payment}");
+        if store.starts_with("sqlite:") {
+            let tasks = http.get(format!("http://{console}/api/tasks")).bearer_auth(&operator).send().await.unwrap();
+            let tasks: serde_json::Value = tasks.json().await.unwrap();
+            assert_eq!(tasks["timers"][0]["key"], ids[0].as_str(), "{tasks}");
+            assert_eq!(tasks["timers"][0]["to"], "lapsed", "{tasks}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// What a person sees, in Debian's chromium (headless, driven by playwright-core with the
 /// TypeScript tests' Node): the login form, then an instance found by its key with its
 /// timeline in order; a key of markup stays text; a burst of refused calls made meanwhile
