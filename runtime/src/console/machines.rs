@@ -26,9 +26,10 @@ pub(super) async fn machines(
     for machine in registry.machines() {
         let spec = machine.spec();
         let keyed = registry.instance_key_of(machine.id()).is_some();
-        let counts = match keyed {
-            true => console.server.store().count_instances(scope(machine, &operator), machine.id()).await,
-            false => Ok(None),
+        let counts = if keyed {
+            console.server.store().count_instances(scope(machine, &operator), machine.id()).await
+        } else {
+            Ok(None)
         };
         let Ok(counts) = counts else {
             return (http::StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "error": "the store cannot answer now" })))

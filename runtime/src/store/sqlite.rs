@@ -956,6 +956,43 @@ mod tests {
         cleanup(&path);
     }
 
+    /// A file an older toolgate wrote (no `counted` column, no counters) has its instances
+    /// counted as it opens, and their commits move the counts from there.
+    #[tokio::test]
+    async fn a_file_written_before_counters_has_its_instances_counted_on_open() {
+        let path = temp_path("counted");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TABLE records (key TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL,
+                     expires_at_ms INTEGER, snapshot TEXT NOT NULL) WITHOUT ROWID;
+                 CREATE TABLE revision (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL);
+                 INSERT INTO revision (id, last) VALUES (1, 4);",
+            )
+            .unwrap();
+            let key = StoreKey::instance("invoice", "INV-1");
+            let snapshot = r#"{"states":{"invoice":"approved"},"active_domain":null,"version":0,"updated_at_ms":1}"#;
+            old.execute("INSERT INTO records VALUES (?1, 4, NULL, ?2)", params![key.as_str(), snapshot]).unwrap();
+            old.execute("INSERT INTO records VALUES ('connection:c', 3, NULL, '{\"states\":{}}')", []).unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let states = || async { store.count_instances("", "invoice").await.unwrap().unwrap().states };
+        assert_eq!(states().await, [("approved".to_string(), 1)].into());
+        let key = StoreKey::instance("invoice", "INV-1");
+        let before = store.load(&key).await.unwrap();
+        store.compare_and_set(&key, before.version, &before.with_state("invoice", "discharged")).await.unwrap();
+        assert_eq!(states().await, [("discharged".to_string(), 1)].into());
+        drop(store);
+        // Opened again, nothing is counted twice.
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(
+            store.count_instances("", "invoice").await.unwrap().unwrap().states,
+            [("discharged".to_string(), 1)].into()
+        );
+        drop(store);
+        cleanup(&path);
+    }
+
     #[tokio::test]
     async fn a_second_opener_is_refused_while_the_first_holds_the_file() {
         let path = temp_path("exclusive");
