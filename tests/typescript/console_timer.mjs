@@ -48,6 +48,19 @@ try {
   const first = await secondsLeft(page);
   if (!(first > 0)) fail(`no time left shown: ${await page.textContent("#instance-timer")}`);
   if (!(await page.textContent("#instance-timer")).includes("to expired")) fail("the timer does not say where it leads");
+  // The machines page counts the quote, and the tasks and timers page lists its timer.
+  const counted = (state, n) => page.waitForFunction(
+    ([machine, state, n]) => document.querySelector(`.machine[data-machine=${machine}] li[data-state=${state}] .count`)
+      ?.textContent === `: ${n}`,
+    [machine, state, n],
+    { timeout: 10000 },
+  ).catch(() => fail(`the ${machine} machine does not count ${n} ${state}`));
+  await counted("quoted", 1);
+  await page.waitForFunction(
+    (key) => [...document.querySelectorAll("#timers-list td")].some((cell) => cell.textContent === key),
+    key,
+    { timeout: 10000 },
+  ).catch(() => fail("the quote's timer is not among the timers due next"));
   await page.screenshot({ path: `${shots}/console-timer.png`, fullPage: true });
   await page.waitForTimeout(1500);
   const later = await secondsLeft(page);
@@ -61,6 +74,8 @@ try {
   if (!timeline.at(-1)?.includes("quoted → expired") || !timeline.at(-1)?.includes("by timer")) {
     fail(`the timeline does not end with time's move: ${JSON.stringify(timeline)}`);
   }
+  await counted("expired", 1);
+  await counted("quoted", 0);
   await page.screenshot({ path: `${shots}/console-expired.png`, fullPage: true });
   if (problems.length) fail(`the page reported: ${problems.join("; ")}`);
   console.log("ok: then the quote shows expired");
