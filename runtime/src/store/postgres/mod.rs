@@ -386,11 +386,12 @@ impl PostgresStore {
 }
 
 /// Announces committed keys on the schema's channel, after their commits: whatever has
-/// queued meanwhile in one statement. A `NOTIFY` inside a commit would take Postgres's
-/// global notify lock for the whole commit, its disk flush included, and so serialize
-/// every commit of every replica (about 1,500 a second here); announced after, commits
-/// flush together. A process that dies between a commit and its announcement leaves the
-/// other replicas' sessions to see the change at their next listing.
+/// queued meanwhile in one statement, as few notifications as fit them ([`payloads`]). A
+/// `NOTIFY` inside a commit would take Postgres's global notify lock for the whole
+/// commit, its disk flush included, and so serialize every commit of every replica (about
+/// 1,500 a second here); announced after, commits flush together. A process that dies
+/// between a commit and its announcement leaves the other replicas' sessions to see the
+/// change at their next listing.
 async fn notify_commits(pool: Pool, channel: String, mut keys: tokio::sync::mpsc::UnboundedReceiver<String>) {
     while let Some(first) = keys.recv().await {
         let mut batch = vec![first];
@@ -399,18 +400,56 @@ async fn notify_commits(pool: Pool, channel: String, mut keys: tokio::sync::mpsc
         }
         batch.sort_unstable();
         batch.dedup();
+        let payloads = payloads(&batch);
         let announced = async {
             let client = pool.get().await.map_err(unavailable)?;
             let statement = client
-                .prepare_cached("SELECT pg_notify($1, key) FROM unnest($2::text[]) AS key")
+                .prepare_cached("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload")
                 .await
                 .map_err(unavailable)?;
-            client.execute(&statement, &[&channel, &batch]).await.map_err(unavailable)
+            client.execute(&statement, &[&channel, &payloads]).await.map_err(unavailable)
         };
         if let Err(error) = announced.await {
             tracing::warn!(%error, commits = batch.len(), "commits could not be announced to the other replicas");
         }
     }
+}
+
+/// The most bytes a notification's payload holds here (Postgres refuses 8,000 or more).
+const PAYLOAD_BYTES: usize = 7_900;
+
+/// Keys as notifications' payloads: JSON arrays of keys, each under [`PAYLOAD_BYTES`] (a
+/// key too long to share one is an array alone; one over the limit, which Postgres would
+/// refuse and no replica could be told of, is left out and logged). One notification a
+/// batch, not one a key: each costs Postgres and every listening replica the same, small
+/// or not (measured: one a key cost a transition ~9% of its calls a second).
+fn payloads(keys: &[String]) -> Vec<String> {
+    let mut payloads = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    let mut size = 2;
+    for key in keys {
+        let encoded = serde_json::to_string(key).unwrap_or_default().len();
+        if encoded + 2 > PAYLOAD_BYTES {
+            tracing::warn!(key, "a key too long for a notification: other replicas are not told of its commit");
+            continue;
+        }
+        if !current.is_empty() && size + 1 + encoded > PAYLOAD_BYTES {
+            payloads.push(serde_json::to_string(&current).unwrap_or_default());
+            (current, size) = (Vec::new(), 2);
+        }
+        size += encoded + usize::from(!current.is_empty());
+        current.push(key);
+    }
+    if !current.is_empty() {
+        payloads.push(serde_json::to_string(&current).unwrap_or_default());
+    }
+    payloads
+}
+
+/// The keys one notification announces: a JSON array of keys (or, from a toolgate that
+/// announced one key a notification, the key itself).
+fn announced_keys(payload: &str) -> Vec<String> {
+    if payload.starts_with('[') { serde_json::from_str(payload).unwrap_or_default() } else { vec![payload.to_string()] }
 }
 
 /// Follows the schema's commit channel on a connection of its own, and hands each key to
@@ -438,7 +477,9 @@ async fn announce_commits(url: String, channel: String, commits: tokio::sync::br
                         let Some(sender) = commits.upgrade() else { return };
                         match message {
                             Ok(tokio_postgres::AsyncMessage::Notification(notice)) => {
-                                let _ = sender.send(StoreKey::from_stored(notice.payload().to_string()));
+                                for key in announced_keys(notice.payload()) {
+                                    let _ = sender.send(StoreKey::from_stored(key));
+                                }
                             }
                             Ok(_) => {}
                             Err(_) => break,
@@ -654,6 +695,23 @@ impl Drop for PostgresLease {
 mod tests {
     use super::*;
     use crate::store::conformance;
+
+    #[test]
+    fn keys_are_announced_in_as_few_notifications_as_fit_them() {
+        let keys: Vec<String> = (0..400).map(|n| format!("instance:7:invoice:INV-{n:04}-\"quoted\"")).collect();
+        let sent = payloads(&keys);
+        assert!(sent.len() > 1, "400 keys of ~35 bytes need more than one payload");
+        assert!(sent.iter().all(|payload| payload.len() <= PAYLOAD_BYTES));
+        let heard: Vec<String> = sent.iter().flat_map(|payload| announced_keys(payload)).collect();
+        assert_eq!(heard, keys);
+        let one = vec!["instance:7:invoice:INV-1".to_string()];
+        assert_eq!(payloads(&one), vec![r#"["instance:7:invoice:INV-1"]"#.to_string()]);
+        // An older toolgate's notification: the key itself.
+        assert_eq!(announced_keys("instance:7:invoice:INV-1"), one);
+        // A key no notification can hold is left out, not sent to fail its batch.
+        let long = vec!["k".repeat(PAYLOAD_BYTES), "short".to_string()];
+        assert_eq!(payloads(&long), vec![r#"["short"]"#.to_string()]);
+    }
 
     /// The Postgres the tests use (`TOOLGATE_TEST_POSTGRES_URL`); without it they are
     /// skipped, saying so.
