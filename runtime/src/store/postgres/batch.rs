@@ -9,7 +9,9 @@
 //! - [`reads`]: the leases dropped meanwhile released (one `DELETE`), the leases asked
 //!   taken (one `INSERT`), then the records of every key loaded or leased read (one
 //!   `SELECT`, a statement of its own after the leases, so that each sees every commit
-//!   made before its lease was free);
+//!   made before its lease was free), and the commits made meanwhile announced to every
+//!   replica (`NOTIFY`, in a transaction that waits for no disk flush: a notification is
+//!   not kept anyway);
 //! - [`commits`]: the records written in one transaction (one disk flush for all).
 //!
 //! Under load a batch holds as many calls as arrived during the one before; alone, a call
@@ -146,6 +148,8 @@ pub(super) enum Read {
     Lease(LeaseRequest),
     /// A dropped lease to release, if it is still its holder's: (key, token).
     Release(String, String),
+    /// A committed key to announce to every replica (`NOTIFY`).
+    Announce(String),
 }
 
 /// What the reads batch answers, request by request.
@@ -155,8 +159,8 @@ pub(super) enum ReadAnswer {
     /// The lease, or nothing (another holds it), and the record as committed: read after
     /// the lease was taken, so under it when it was.
     Leased(Option<Taken>, Option<Stored>),
-    /// Released (or not held any more).
-    Released,
+    /// Released (or not held any more), or announced.
+    Done,
 }
 
 impl Keyed for Read {
@@ -164,12 +168,12 @@ impl Keyed for Read {
         match self {
             // Two leases of one key in one statement would be one too many.
             Read::Lease(request) => Some(request.key.as_str()),
-            Read::Load(_) | Read::Release(..) => None,
+            Read::Load(_) | Read::Release(..) | Read::Announce(_) => None,
         }
     }
 
     fn unheard(&self) -> bool {
-        matches!(self, Read::Release(..))
+        matches!(self, Read::Release(..) | Read::Announce(_))
     }
 }
 
@@ -178,6 +182,25 @@ impl Batcher<Read, ReadAnswer> {
     /// when dropped.
     pub(super) fn taken(&self, key: String, token: String) -> Taken {
         Taken { key, token, reads: self.requests.downgrade() }
+    }
+
+    /// What announces commits through this batcher.
+    pub(super) fn announcer(&self) -> Announcer {
+        Announcer(self.requests.downgrade())
+    }
+}
+
+/// Announces committed keys to every replica: they are notified by the next reads batch
+/// (one more statement in its round trip, not a statement and a connection of their own).
+#[derive(Clone)]
+pub(super) struct Announcer(mpsc::WeakUnboundedSender<(Read, Reply<ReadAnswer>)>);
+
+impl Announcer {
+    /// Announces `key`, which has committed. (A store already gone announces nothing.)
+    pub(super) fn announce(&self, key: &StoreKey) {
+        if let Some(reads) = self.0.upgrade() {
+            let _ = reads.send((Read::Announce(key.as_str().to_string()), oneshot::channel().0));
+        }
     }
 }
 
@@ -227,6 +250,7 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
         Box::pin(async move {
             let client = pool.get().await.map_err(unavailable)?;
             let (mut released, mut leases, mut read) = ((Vec::new(), Vec::new()), Vec::new(), Vec::new());
+            let mut announced = Vec::new();
             for request in &asked {
                 match request {
                     Read::Load(key) => read.push(key.as_str()),
@@ -238,11 +262,17 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
                         released.0.push(key.as_str());
                         released.1.push(token.as_str());
                     }
+                    Read::Announce(key) => announced.push(key.clone()),
                 }
             }
             let release = client.prepare_cached(&sql.release_lease).await.map_err(unavailable)?;
             let take = client.prepare_cached(&sql.take_leases).await.map_err(unavailable)?;
             let load = client.prepare_cached(&sql.load_many).await.map_err(unavailable)?;
+            let notify = client.prepare_cached(&sql.notify).await.map_err(unavailable)?;
+            announced.sort_unstable();
+            announced.dedup();
+            let payloads = super::payloads(&announced);
+            let notifying: &[&(dyn ToSql + Sync)] = &[&sql.channel, &payloads];
             let keys: Vec<&str> = leases.iter().map(|lease| lease.key.as_str()).collect();
             let tokens: Vec<&str> = leases.iter().map(|lease| lease.token.as_str()).collect();
             let ttls: Vec<i64> = leases.iter().map(|lease| lease.ttl_ms).collect();
@@ -251,13 +281,29 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
             let taking: &[&(dyn ToSql + Sync)] = &[&keys, &tokens, &ttls];
             let loading: &[&(dyn ToSql + Sync)] = &[&read, &now];
             // Each sent at its first poll, which `join!` makes in this order.
-            let (released, taken, loaded) = futures_util::join!(
+            // The notifications last, in a transaction of their own that waits for no disk
+            // flush (a notification is not kept anyway).
+            let (released, taken, loaded, notified) = futures_util::join!(
                 async { if released.0.is_empty() { Ok(0) } else { client.execute(&release, releasing).await } },
                 async { if keys.is_empty() { Ok(Vec::new()) } else { client.query(&take, taking).await } },
-                async { if read.is_empty() { Ok(Vec::new()) } else { client.query(&load, loading).await } }
+                async { if read.is_empty() { Ok(Vec::new()) } else { client.query(&load, loading).await } },
+                async {
+                    if payloads.is_empty() {
+                        return Ok(());
+                    }
+                    let (begun, notified, committed) = futures_util::join!(
+                        client.batch_execute("BEGIN; SET LOCAL synchronous_commit = off"),
+                        client.execute(&notify, notifying),
+                        client.batch_execute("COMMIT")
+                    );
+                    begun.and(notified).and(committed)
+                }
             );
             if let Err(error) = released {
                 tracing::debug!(%error, "leases could not be released; they expire by themselves");
+            }
+            if let Err(error) = notified {
+                tracing::warn!(%error, commits = announced.len(), "commits could not be announced to the other replicas");
             }
             let taken: HashSet<String> = taken.map_err(unavailable)?.into_iter().map(|row| row.get(0)).collect();
             let loaded: HashMap<String, Stored> =
@@ -272,7 +318,7 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
                         let taken = held.then(|| Taken { key: key.as_str().to_string(), token, reads: weak.clone() });
                         ReadAnswer::Leased(taken, stored)
                     }
-                    Read::Release(..) => ReadAnswer::Released,
+                    Read::Release(..) | Read::Announce(_) => ReadAnswer::Done,
                 })
                 .collect())
         })
@@ -283,7 +329,7 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
 
 /// Commits: one transaction writes every record asked meanwhile (one disk flush for all),
 /// then announces the ones written. Each write's outcome as [`write_records`] gives it.
-pub(super) fn commits(pool: Pool, sql: Arc<Sql>, announce: mpsc::UnboundedSender<String>) -> Batcher<RecordWrite, i64> {
+pub(super) fn commits(pool: Pool, sql: Arc<Sql>, announce: Announcer) -> Batcher<RecordWrite, i64> {
     Batcher::spawn(Box::new(move |writes: Vec<RecordWrite>| {
         let (pool, sql, announce) = (pool.clone(), sql.clone(), announce.clone());
         Box::pin(async move {
@@ -312,7 +358,7 @@ pub(super) fn commits(pool: Pool, sql: Arc<Sql>, announce: mpsc::UnboundedSender
             };
             for (write, outcome) in writes.iter().zip(&outcomes) {
                 if *outcome > 0 {
-                    let _ = announce.send(write.key.as_str().to_string());
+                    announce.announce(&write.key);
                 }
             }
             Ok(outcomes)

@@ -12,8 +12,10 @@
 //! their leases one `INSERT`, their commits one transaction — its rows locked in key
 //! order, the leases' fencing tokens checked, versions compared and bumped, histories
 //! appended and trimmed, in one statement — and one disk flush. Once committed, commits
-//! are announced (`pg_notify`, batched, outside the commit: see `notify_commits`). A
-//! record removed or expired keeps its row's version, so versions never go back for a key.
+//! are announced by the next reads batch (`pg_notify`, a JSON array of keys a
+//! notification: [`payloads`]; outside the commit, whose disk flush it would otherwise
+//! hold Postgres's global notify lock through). A record removed or expired keeps its
+//! row's version, so versions never go back for a key.
 //!
 //! A call whose handler writes tables of yours ([`Transaction`](crate::Transaction)) runs
 //! its statements in a transaction opened for it, and its records are written in that same
@@ -30,7 +32,7 @@ mod batch;
 mod migrations;
 mod transaction;
 
-use batch::{Batcher, LeaseRequest, Read, ReadAnswer, Taken};
+use batch::{Announcer, Batcher, LeaseRequest, Read, ReadAnswer, Taken};
 #[cfg(test)]
 use migrations::MIGRATIONS;
 pub use migrations::POSTGRES_SCHEMA_VERSION;
@@ -79,6 +81,7 @@ struct Sql {
     due: String,
     due_changed: String,
     live_keys: String,
+    notify: String,
     count_instances: String,
     window_lock: String,
     window_clear: String,
@@ -151,6 +154,7 @@ impl Sql {
             window_spend: format!("INSERT INTO {s}.windows (name, ticket, at_ms) VALUES ($1, $2, {now})"),
             window_oldest: format!("SELECT min(at_ms) + $2 - {now} FROM {s}.windows WHERE name = $1"),
             window_refund: format!("DELETE FROM {s}.windows WHERE name = $1 AND ticket = $2"),
+            notify: "SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload".to_string(),
             channel,
             schema: schema.to_string(),
         }
@@ -233,8 +237,8 @@ pub struct PostgresStore {
     sql: Arc<Sql>,
     /// Every commit any replica makes, as the schema's channel announces it.
     commits: tokio::sync::broadcast::Sender<StoreKey>,
-    /// The keys of commits to announce, by [`notify_commits`], after they committed.
-    announce: tokio::sync::mpsc::UnboundedSender<String>,
+    /// Announces commits made in a handler's transaction, after they committed.
+    announce: Announcer,
     /// The batches of reads (loads, leases, releases) and of commits ([`batch`]).
     reads: Batcher<Read, ReadAnswer>,
     writes: Batcher<RecordWrite, i64>,
@@ -292,9 +296,8 @@ impl PostgresStore {
         let sql = Arc::new(Sql::new(schema));
         let (commits, _) = tokio::sync::broadcast::channel(1024);
         tokio::spawn(announce_commits(url.to_string(), sql.channel.clone(), commits.downgrade()));
-        let (announce, to_announce) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(notify_commits(pool.clone(), sql.channel.clone(), to_announce));
         let reads = batch::reads(pool.clone(), sql.clone());
+        let announce = reads.announcer();
         let writes = batch::commits(pool.clone(), sql.clone(), announce.clone());
         Ok(Self { pool, sql, commits, announce, reads, writes, lease_ttl: LEASE_TTL })
     }
@@ -385,36 +388,6 @@ impl PostgresStore {
     }
 }
 
-/// Announces committed keys on the schema's channel, after their commits: whatever has
-/// queued meanwhile in one statement, as few notifications as fit them ([`payloads`]). A
-/// `NOTIFY` inside a commit would take Postgres's global notify lock for the whole
-/// commit, its disk flush included, and so serialize every commit of every replica (about
-/// 1,500 a second here); announced after, commits flush together. A process that dies
-/// between a commit and its announcement leaves the other replicas' sessions to see the
-/// change at their next listing.
-async fn notify_commits(pool: Pool, channel: String, mut keys: tokio::sync::mpsc::UnboundedReceiver<String>) {
-    while let Some(first) = keys.recv().await {
-        let mut batch = vec![first];
-        while let Ok(key) = keys.try_recv() {
-            batch.push(key);
-        }
-        batch.sort_unstable();
-        batch.dedup();
-        let payloads = payloads(&batch);
-        let announced = async {
-            let client = pool.get().await.map_err(unavailable)?;
-            let statement = client
-                .prepare_cached("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload")
-                .await
-                .map_err(unavailable)?;
-            client.execute(&statement, &[&channel, &payloads]).await.map_err(unavailable)
-        };
-        if let Err(error) = announced.await {
-            tracing::warn!(%error, commits = batch.len(), "commits could not be announced to the other replicas");
-        }
-    }
-}
-
 /// The most bytes a notification's payload holds here (Postgres refuses 8,000 or more).
 const PAYLOAD_BYTES: usize = 7_900;
 
@@ -423,7 +396,7 @@ const PAYLOAD_BYTES: usize = 7_900;
 /// refuse and no replica could be told of, is left out and logged). One notification a
 /// batch, not one a key: each costs Postgres and every listening replica the same, small
 /// or not (measured: one a key cost a transition ~9% of its calls a second).
-fn payloads(keys: &[String]) -> Vec<String> {
+pub(super) fn payloads(keys: &[String]) -> Vec<String> {
     let mut payloads = Vec::new();
     let mut current: Vec<&str> = Vec::new();
     let mut size = 2;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::batch::{Writes, outcome};
+use super::batch::{Announcer, Writes, outcome};
 use super::{Sql, unavailable};
 use crate::store::{RecordWrite, SqlRow, SqlValue, StoreError, StoreTransaction};
 
@@ -18,7 +18,7 @@ pub(super) const OUR_PLANS: &str = "SET LOCAL plan_cache_mode = force_generic_pl
 /// connection leaves the pool and closes, and Postgres rolls the transaction back.
 pub(super) struct PostgresTransaction {
     pub(super) sql: Arc<Sql>,
-    pub(super) announce: tokio::sync::mpsc::UnboundedSender<String>,
+    pub(super) announce: Announcer,
     pub(super) client: Option<deadpool_postgres::Object>,
 }
 
@@ -87,7 +87,7 @@ impl StoreTransaction for PostgresTransaction {
         }
         for (write, version) in writes.iter().zip(&versions) {
             if *version > 0 {
-                let _ = self.announce.send(write.key.as_str().to_string());
+                self.announce.announce(&write.key);
             }
         }
         // Committed: the connection goes back to the pool.
