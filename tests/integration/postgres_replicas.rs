@@ -121,6 +121,70 @@ async fn a_timer_fires_once_across_replicas() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Servers of different machines sharing one schema: a payments server sweeps (its
+/// payments lapse by timer) but has no `bus` machine, and a quote falls due while no
+/// travel server runs. The payments server leaves it (it used to take it off the index of
+/// deadlines, so no travel server ever fired it); the travel server started next fires it.
+#[tokio::test]
+async fn a_server_without_the_machine_leaves_its_timer_to_one_that_has_it() {
+    let Some(server) = postgres_url() else { return };
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    // A database of its own: the other tests' travel servers would fire the quote.
+    let database = format!("toolgate_foreign_{nanos}");
+    let postgres = database_on(&server, &database).await;
+    let dir = std::env::temp_dir().join(format!("toolgate-pg-foreign-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    const TOKEN: &str = "postgres-foreign-traveller-token-1";
+    let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    let travel = |audit: &std::path::Path| -> Vec<String> {
+        ["--after", "quoted=1s", "--token", &format!("timed={TOKEN}"), "--audit-log", audit.to_str().unwrap()]
+            .map(String::from)
+            .to_vec()
+    };
+    let outbox = dir.join("outbox.jsonl");
+    let payments_args = ["--token", "clerk=postgres-foreign-clerk-token-01", "--otp-outbox", outbox.to_str().unwrap()];
+    let (payments, _) = replica("payments", &postgres, &payments_args).await;
+    let args_a = travel(&audit_a);
+    let (travel_a, url_a) = replica("travel", &postgres, &args_a.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let client = TestClient::http_as(&url_a, Lifecycle::Session, Some(TOKEN)).await;
+    client.ok("switch_domain", json!({ "domain": "bus", "reason": "a bus" })).await;
+    let search = json!({
+        "domain": "bus", "origin": "Madrid", "destination": "Valencia",
+        "departure": "2026-12-04T08:00:00+01:00", "passengers": 2,
+    });
+    let quote = client.ok("bus_search", search).await["quote_id"].as_str().unwrap().to_string();
+    drop(client);
+    drop(travel_a);
+    // Due after 1 s: the payments server sweeps it every 250 ms meanwhile.
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    let ours =
+        |lines: Vec<Value>| -> Vec<Value> { lines.into_iter().filter(|l| l["instance"] == quote.as_str()).collect() };
+    assert!(ours(common::timer_lines(&audit_a)).is_empty(), "the travel server was gone before the quote was due");
+    let args_b = travel(&audit_b);
+    let (travel_b, _) = replica("travel", &postgres, &args_b.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    for _ in 0..50 {
+        if !ours(common::timer_lines(&audit_b)).is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(ours(common::timer_lines(&audit_b)).len(), 1, "the quote's timer fired once, by the travel server");
+    let _ = std::fs::remove_dir_all(&dir);
+    drop((payments, travel_b));
+    let (client, connection) = tokio_postgres::connect(&server, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).await;
+}
+
+/// A new database `name` on the Postgres at `server`, and its URL.
+async fn database_on(server: &str, name: &str) -> String {
+    let (client, connection) = tokio_postgres::connect(server, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    client.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
+    let (base, _) = server.rsplit_once('/').expect("a Postgres URL names its database");
+    format!("{base}/{name}")
+}
+
 /// The history entries of the record whose key ends with `key_end`, read from Postgres
 /// itself (the `toolgate` schema the command line uses), oldest first.
 async fn history_of(postgres: &str, key_end: &str) -> Vec<String> {

@@ -22,6 +22,10 @@ pub(crate) const SWEEP_EVERY: Duration = Duration::from_millis(250);
 /// The most instances one sweep commits (the rest wait for the next).
 const SWEEP_BATCH: usize = 256;
 
+/// How long past its due time an instance of a machine this server lacks is left to a
+/// server that has it, before its deadline is taken off the store's index.
+const UNSERVED_AFTER: Duration = Duration::from_secs(3_600);
+
 /// How long a sweep waits for an instance a call holds: that call settles it itself.
 const SWEEP_LEASE_WAIT: Duration = Duration::from_millis(50);
 
@@ -48,10 +52,7 @@ impl Engine {
     /// holds it), and tells the store's index of deadlines where it stands now.
     async fn settle(&self, key: &StoreKey) -> Result<(), ToolError> {
         let machine = key.instance_parts().and_then(|(_, machine, _)| self.registry.machine(machine));
-        let Some(machine) = machine else {
-            // Not an instance of a machine this server has (any more).
-            return self.store.due_changed(key, None).await.map_err(|e| ToolError::store_unavailable(e, 1_000));
-        };
+        let Some(machine) = machine else { return self.leave_to_its_server(key).await };
         let Some(lease) = crate::wait::within(SWEEP_LEASE_WAIT, self.store.lease(key)).await else { return Ok(()) };
         let lease = lease.map_err(|e| ToolError::store_unavailable(e, 1_000))?;
         let records = self.records();
@@ -64,6 +65,18 @@ impl Engine {
             self.dispatch(key.clone(), effect);
         }
         self.store.due_changed(key, after.wake_at_ms()).await.map_err(|e| ToolError::store_unavailable(e, 1_000))
+    }
+
+    /// What is due on an instance of a machine this server lacks is left to a server that
+    /// has it (servers of different machines may share a store): its place among the
+    /// deadlines is cleared only once it is [`UNSERVED_AFTER`] overdue, when no server has
+    /// its machine any more.
+    async fn leave_to_its_server(&self, key: &StoreKey) -> Result<(), ToolError> {
+        let unavailable = |e| ToolError::store_unavailable(e, 1_000);
+        let record = self.store.load(key).await.map_err(unavailable)?;
+        let unserved =
+            record.wake_at_ms().is_none_or(|at| at.saturating_add(UNSERVED_AFTER.as_millis() as u64) <= now_ms());
+        if unserved { self.store.due_changed(key, None).await.map_err(unavailable) } else { Ok(()) }
     }
 
     /// Claims the instance's due effects, under its lease: each one's attempt counted and
