@@ -86,23 +86,9 @@ async fn a_timer_fires_once_across_replicas() {
     std::fs::create_dir_all(&dir).unwrap();
     let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
     const TOKEN: &str = "postgres-timed-traveller-token-01";
-    let extra = |audit: &std::path::Path| -> Vec<String> {
-        ["--after", "quoted=1s", "--token", &format!("timed={TOKEN}"), "--audit-log", audit.to_str().unwrap()]
-            .map(String::from)
-            .to_vec()
-    };
-    let (args_a, args_b) = (extra(&audit_a), extra(&audit_b));
-    let args_a: Vec<&str> = args_a.iter().map(String::as_str).collect();
-    let args_b: Vec<&str> = args_b.iter().map(String::as_str).collect();
     let ((_a, url_a), (_b, _url_b)) =
-        tokio::join!(replica("travel", &postgres, &args_a), replica("travel", &postgres, &args_b));
-    let client = TestClient::http_as(&url_a, Lifecycle::Session, Some(TOKEN)).await;
-    client.ok("switch_domain", json!({ "domain": "bus", "reason": "a bus" })).await;
-    let search = json!({
-        "domain": "bus", "origin": "Madrid", "destination": "Valencia",
-        "departure": "2026-12-04T08:00:00+01:00", "passengers": 2,
-    });
-    let quote = client.ok("bus_search", search).await["quote_id"].as_str().unwrap().to_string();
+        tokio::join!(timed_travel(&postgres, TOKEN, &audit_a), timed_travel(&postgres, TOKEN, &audit_b));
+    let quote = bus_quote(&url_a, TOKEN).await;
     let ours =
         |lines: Vec<Value>| -> Vec<Value> { lines.into_iter().filter(|l| l["instance"] == quote.as_str()).collect() };
     for _ in 0..50 {
@@ -136,32 +122,18 @@ async fn a_server_without_the_machine_leaves_its_timer_to_one_that_has_it() {
     std::fs::create_dir_all(&dir).unwrap();
     const TOKEN: &str = "postgres-foreign-traveller-token-1";
     let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
-    let travel = |audit: &std::path::Path| -> Vec<String> {
-        ["--after", "quoted=1s", "--token", &format!("timed={TOKEN}"), "--audit-log", audit.to_str().unwrap()]
-            .map(String::from)
-            .to_vec()
-    };
     let outbox = dir.join("outbox.jsonl");
     let payments_args = ["--token", "clerk=postgres-foreign-clerk-token-01", "--otp-outbox", outbox.to_str().unwrap()];
     let (payments, _) = replica("payments", &postgres, &payments_args).await;
-    let args_a = travel(&audit_a);
-    let (travel_a, url_a) = replica("travel", &postgres, &args_a.iter().map(String::as_str).collect::<Vec<_>>()).await;
-    let client = TestClient::http_as(&url_a, Lifecycle::Session, Some(TOKEN)).await;
-    client.ok("switch_domain", json!({ "domain": "bus", "reason": "a bus" })).await;
-    let search = json!({
-        "domain": "bus", "origin": "Madrid", "destination": "Valencia",
-        "departure": "2026-12-04T08:00:00+01:00", "passengers": 2,
-    });
-    let quote = client.ok("bus_search", search).await["quote_id"].as_str().unwrap().to_string();
-    drop(client);
+    let (travel_a, url_a) = timed_travel(&postgres, TOKEN, &audit_a).await;
+    let quote = bus_quote(&url_a, TOKEN).await;
     drop(travel_a);
     // Due after 1 s: the payments server sweeps it every 250 ms meanwhile.
     tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
     let ours =
         |lines: Vec<Value>| -> Vec<Value> { lines.into_iter().filter(|l| l["instance"] == quote.as_str()).collect() };
     assert!(ours(common::timer_lines(&audit_a)).is_empty(), "the travel server was gone before the quote was due");
-    let args_b = travel(&audit_b);
-    let (travel_b, _) = replica("travel", &postgres, &args_b.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let (travel_b, _) = timed_travel(&postgres, TOKEN, &audit_b).await;
     for _ in 0..50 {
         if !ours(common::timer_lines(&audit_b)).is_empty() {
             break;
@@ -174,6 +146,26 @@ async fn a_server_without_the_machine_leaves_its_timer_to_one_that_has_it() {
     let (client, connection) = tokio_postgres::connect(&server, tokio_postgres::NoTls).await.unwrap();
     tokio::spawn(connection);
     let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).await;
+}
+
+/// A travel server on `postgres` whose quotes lapse after 1 s, serving `token`'s holder
+/// (principal `timed`), its audit log at `audit`.
+async fn timed_travel(postgres: &str, token: &str, audit: &std::path::Path) -> (tokio::process::Child, String) {
+    let principal = format!("timed={token}");
+    let args = ["--after", "quoted=1s", "--token", &principal, "--audit-log", audit.to_str().unwrap()];
+    replica("travel", postgres, &args).await
+}
+
+/// A bus quote made through the travel server at `url` by `token`'s holder (an rmcp client
+/// over HTTP): its id.
+async fn bus_quote(url: &str, token: &str) -> String {
+    let client = TestClient::http_as(url, Lifecycle::Session, Some(token)).await;
+    client.ok("switch_domain", json!({ "domain": "bus", "reason": "a bus" })).await;
+    let search = json!({
+        "domain": "bus", "origin": "Madrid", "destination": "Valencia",
+        "departure": "2026-12-04T08:00:00+01:00", "passengers": 2,
+    });
+    client.ok("bus_search", search).await["quote_id"].as_str().unwrap().to_string()
 }
 
 /// A new database `name` on the Postgres at `server`, and its URL.
