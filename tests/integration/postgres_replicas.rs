@@ -148,6 +148,67 @@ async fn a_server_without_the_machine_leaves_its_timer_to_one_that_has_it() {
     let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).await;
 }
 
+/// Instances of a machine no running server has, due before a server's own and more than
+/// one sweep takes (its server is down): the server still fires its own timer on time,
+/// because its sweeps skip what they already left to another server.
+#[tokio::test]
+async fn timers_left_to_other_servers_do_not_crowd_out_a_servers_own() {
+    let Some(server) = postgres_url() else { return };
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let database = format!("toolgate_crowded_{nanos}");
+    let postgres = database_on(&server, &database).await;
+    let dir = std::env::temp_dir().join(format!("toolgate-pg-crowded-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    const TOKEN: &str = "postgres-crowded-traveller-token-01";
+    let audit = dir.join("audit.jsonl");
+    let (travel, url) = timed_travel(&postgres, TOKEN, &audit).await;
+    // 300 instances of a machine called `ghost`, due a minute ago: more than one sweep's 256.
+    let (client, connection) = tokio_postgres::connect(&postgres, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let due = now - 60_000;
+    let snapshot = json!({ "states": { "ghost": "waiting" }, "active_domain": null, "version": 0, "updated_at_ms": 0, "due_at_ms": due });
+    let snapshot = snapshot.to_string();
+    let ghosts = client
+        .execute(
+            "INSERT INTO toolgate.records (key, version, snapshot, due_at_ms) \
+             SELECT 'instance:5:ghost:G' || g, 1, $1, $2 FROM generate_series(1, 300) g",
+            &[&snapshot, &due],
+        )
+        .await
+        .unwrap();
+    assert_eq!(ghosts, 300);
+    let quote = bus_quote(&url, TOKEN).await;
+    let ours =
+        |lines: Vec<Value>| -> Vec<Value> { lines.into_iter().filter(|l| l["instance"] == quote.as_str()).collect() };
+    for _ in 0..60 {
+        if !ours(common::timer_lines(&audit)).is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        ours(common::timer_lines(&audit)).len(),
+        1,
+        "the quote's timer fired, behind 300 left to another server"
+    );
+    let left: i64 = client
+        .query_one(
+            "SELECT count(*) FROM toolgate.records WHERE key LIKE 'instance:5:ghost:%' AND due_at_ms IS NOT NULL",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 300, "what is due on another server's instances is left to it");
+    drop(travel);
+    let _ = std::fs::remove_dir_all(&dir);
+    let (admin, connection) = tokio_postgres::connect(&server, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    drop(client);
+    let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).await;
+}
+
 /// A travel server on `postgres` whose quotes lapse after 1 s, serving `token`'s holder
 /// (principal `timed`), its audit log at `audit`.
 async fn timed_travel(postgres: &str, token: &str, audit: &std::path::Path) -> (tokio::process::Child, String) {

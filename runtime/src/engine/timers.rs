@@ -6,7 +6,8 @@
 //! The same sweep dispatches the effects commits recorded (`crate::effect`): each attempt
 //! claimed under the lease first, run outside it, and its end committed under it again.
 
-use std::sync::Weak;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, Weak};
 use std::time::Duration;
 
 use super::Engine;
@@ -26,6 +27,47 @@ const SWEEP_BATCH: usize = 256;
 /// server that has it, before its deadline is taken off the store's index.
 const UNSERVED_AFTER: Duration = Duration::from_secs(3_600);
 
+/// The most instances a sweep remembers having left to their servers.
+const LEFT_REMEMBERED: usize = 4_096;
+
+/// The due instances of machines this server lacks that its sweeps leave to a server that
+/// has them, each with the time it is [`UNSERVED_AFTER`] overdue. A sweep asks the store
+/// for as many more deadlines as it remembers of these, and skips them unread: they
+/// neither crowd this server's own out of a sweep, nor are read again on every one.
+#[derive(Default)]
+pub(crate) struct LeftToTheirServers(Mutex<HashMap<StoreKey, u64>>);
+
+impl LeftToTheirServers {
+    fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
+    }
+
+    /// Whether the instance at `key` is left to its server at `now` (and so not read).
+    fn skips(&self, key: &StoreKey, now: u64) -> bool {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(key).is_some_and(|&unserved| unserved > now)
+    }
+
+    /// Remembers that the instance at `key` is left to its server until `unserved`, or
+    /// forgets it (`None`: cleared).
+    fn remember(&self, key: &StoreKey, unserved: Option<u64>) {
+        let mut left = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match unserved {
+            Some(at) if left.len() < LEFT_REMEMBERED || left.contains_key(key) => {
+                left.insert(key.clone(), at);
+            }
+            Some(_) => {}
+            None => {
+                left.remove(key);
+            }
+        }
+    }
+
+    /// Forgets the instances the store no longer names as due (their server settled them).
+    fn keep_only(&self, due: &HashSet<&StoreKey>) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).retain(|key, _| due.contains(key));
+    }
+}
+
 /// How long a sweep waits for an instance a call holds: that call settles it itself.
 const SWEEP_LEASE_WAIT: Duration = Duration::from_millis(50);
 
@@ -33,19 +75,24 @@ impl Engine {
     /// One sweep: commits what is due on each instance the store names. Returns how many
     /// instances it looked at.
     pub(crate) async fn sweep(&self) -> usize {
-        let keys = match self.store.due(now_ms(), SWEEP_BATCH).await {
+        let now = now_ms();
+        let left = &self.left_to_their_servers;
+        let keys = match self.store.due(now, SWEEP_BATCH + left.len()).await {
             Ok(keys) => keys,
             Err(error) => {
                 tracing::warn!(%error, "cannot read which instances are due");
                 return 0;
             }
         };
-        for key in &keys {
+        let mut looked_at = 0;
+        for key in keys.iter().filter(|key| !left.skips(key, now)) {
+            looked_at += 1;
             if let Err(error) = self.settle(key).await {
                 tracing::warn!(on = %key, %error, "cannot commit what time made due");
             }
         }
-        keys.len()
+        left.keep_only(&keys.iter().collect());
+        looked_at
     }
 
     /// Commits what is due on the instance at `key`, under its lease (skipped while a call
@@ -68,15 +115,24 @@ impl Engine {
     }
 
     /// What is due on an instance of a machine this server lacks is left to a server that
-    /// has it (servers of different machines may share a store): its place among the
+    /// has it (servers of different machines may share a store), and remembered so that
+    /// the next sweeps skip it unread ([`LeftToTheirServers`]): its place among the
     /// deadlines is cleared only once it is [`UNSERVED_AFTER`] overdue, when no server has
     /// its machine any more.
     async fn leave_to_its_server(&self, key: &StoreKey) -> Result<(), ToolError> {
         let unavailable = |e| ToolError::store_unavailable(e, 1_000);
         let record = self.store.load(key).await.map_err(unavailable)?;
-        let unserved =
-            record.wake_at_ms().is_none_or(|at| at.saturating_add(UNSERVED_AFTER.as_millis() as u64) <= now_ms());
-        if unserved { self.store.due_changed(key, None).await.map_err(unavailable) } else { Ok(()) }
+        let unserved = record.wake_at_ms().map(|at| at.saturating_add(UNSERVED_AFTER.as_millis() as u64));
+        match unserved {
+            Some(at) if at > now_ms() => {
+                self.left_to_their_servers.remember(key, Some(at));
+                Ok(())
+            }
+            _ => {
+                self.left_to_their_servers.remember(key, None);
+                self.store.due_changed(key, None).await.map_err(unavailable)
+            }
+        }
     }
 
     /// Claims the instance's due effects, under its lease: each one's attempt counted and
