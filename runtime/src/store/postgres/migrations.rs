@@ -12,7 +12,7 @@ pub const POSTGRES_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The migrations, in order; `{s}` is the schema. Applied ones are never edited: a change
 /// is a new migration.
-pub(super) const MIGRATIONS: [&str; 7] = [
+pub(super) const MIGRATIONS: [&str; 8] = [
     r#"
 CREATE TABLE {s}.records (
     key text PRIMARY KEY,
@@ -190,6 +190,42 @@ CREATE TRIGGER records_counted_update AFTER UPDATE ON {s}.records
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {s}.count_records();
 CREATE TRIGGER records_counted_delete AFTER DELETE ON {s}.records
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION {s}.count_records();
+"#,
+    // 8: a statement moves its counters in one shard, its connection's (the backend's
+    // process id), not in the shard of each record's key: one row per name a statement,
+    // not one per shard its keys fall in (a batch of ten touched seven), and two
+    // connections committing at once — two replicas' batches, a handler's transaction —
+    // mostly touch different rows, not the same ones, where the second waited for the
+    // first's disk flush. A count is the sum of its shards, wherever its moves were added.
+    r#"
+CREATE OR REPLACE FUNCTION {s}.count_records() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    this_shard integer := pg_backend_pid() & 15;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO {s}.counts AS c (name, shard, n)
+        SELECT name, this_shard, count(*) FROM (
+            SELECT json_array_elements_text(counted::json) AS name FROM new_rows WHERE counted IS NOT NULL
+        ) moved GROUP BY name ORDER BY name
+        ON CONFLICT (name, shard) DO UPDATE SET n = c.n + EXCLUDED.n;
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO {s}.counts AS c (name, shard, n)
+        SELECT name, this_shard, sum(step) FROM (
+            SELECT json_array_elements_text(counted::json) AS name, -1 AS step FROM old_rows WHERE counted IS NOT NULL
+            UNION ALL
+            SELECT json_array_elements_text(counted::json), 1 FROM new_rows WHERE counted IS NOT NULL
+        ) moved GROUP BY name HAVING sum(step) <> 0 ORDER BY name
+        ON CONFLICT (name, shard) DO UPDATE SET n = c.n + EXCLUDED.n;
+    ELSE
+        INSERT INTO {s}.counts AS c (name, shard, n)
+        SELECT name, this_shard, -count(*) FROM (
+            SELECT json_array_elements_text(counted::json) AS name FROM old_rows WHERE counted IS NOT NULL
+        ) moved GROUP BY name ORDER BY name
+        ON CONFLICT (name, shard) DO UPDATE SET n = c.n + EXCLUDED.n;
+    END IF;
+    RETURN NULL;
+END
+$$;
 "#,
 ];
 
