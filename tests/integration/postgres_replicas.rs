@@ -114,12 +114,9 @@ async fn a_timer_fires_once_across_replicas() {
 #[tokio::test]
 async fn a_server_without_the_machine_leaves_its_timer_to_one_that_has_it() {
     let Some(server) = postgres_url() else { return };
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     // A database of its own: the other tests' travel servers would fire the quote.
-    let database = format!("toolgate_foreign_{nanos}");
-    let postgres = database_on(&server, &database).await;
-    let dir = std::env::temp_dir().join(format!("toolgate-pg-foreign-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let own = OwnDatabase::on(&server, "foreign").await;
+    let (postgres, dir) = (own.url.clone(), own.dir.clone());
     const TOKEN: &str = "postgres-foreign-traveller-token-1";
     let (audit_a, audit_b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
     let outbox = dir.join("outbox.jsonl");
@@ -141,11 +138,8 @@ async fn a_server_without_the_machine_leaves_its_timer_to_one_that_has_it() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(ours(common::timer_lines(&audit_b)).len(), 1, "the quote's timer fired once, by the travel server");
-    let _ = std::fs::remove_dir_all(&dir);
     drop((payments, travel_b));
-    let (client, connection) = tokio_postgres::connect(&server, tokio_postgres::NoTls).await.unwrap();
-    tokio::spawn(connection);
-    let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).await;
+    own.drop().await;
 }
 
 /// Instances of a machine no running server has, due before a server's own and more than
@@ -154,11 +148,8 @@ async fn a_server_without_the_machine_leaves_its_timer_to_one_that_has_it() {
 #[tokio::test]
 async fn timers_left_to_other_servers_do_not_crowd_out_a_servers_own() {
     let Some(server) = postgres_url() else { return };
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-    let database = format!("toolgate_crowded_{nanos}");
-    let postgres = database_on(&server, &database).await;
-    let dir = std::env::temp_dir().join(format!("toolgate-pg-crowded-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let own = OwnDatabase::on(&server, "crowded").await;
+    let (postgres, dir) = (own.url.clone(), own.dir.clone());
     const TOKEN: &str = "postgres-crowded-traveller-token-01";
     let audit = dir.join("audit.jsonl");
     let (travel, url) = timed_travel(&postgres, TOKEN, &audit).await;
@@ -201,12 +192,8 @@ async fn timers_left_to_other_servers_do_not_crowd_out_a_servers_own() {
         .unwrap()
         .get(0);
     assert_eq!(left, 300, "what is due on another server's instances is left to it");
-    drop(travel);
-    let _ = std::fs::remove_dir_all(&dir);
-    let (admin, connection) = tokio_postgres::connect(&server, tokio_postgres::NoTls).await.unwrap();
-    tokio::spawn(connection);
-    drop(client);
-    let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).await;
+    drop((travel, client));
+    own.drop().await;
 }
 
 /// A travel server on `postgres` whose quotes lapse after 1 s, serving `token`'s holder
@@ -229,13 +216,36 @@ async fn bus_quote(url: &str, token: &str) -> String {
     client.ok("bus_search", search).await["quote_id"].as_str().unwrap().to_string()
 }
 
-/// A new database `name` on the Postgres at `server`, and its URL.
-async fn database_on(server: &str, name: &str) -> String {
-    let (client, connection) = tokio_postgres::connect(server, tokio_postgres::NoTls).await.unwrap();
-    tokio::spawn(connection);
-    client.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
-    let (base, _) = server.rsplit_once('/').expect("a Postgres URL names its database");
-    format!("{base}/{name}")
+/// A database of a test's own on a Postgres server, and a directory for its files.
+struct OwnDatabase {
+    server: String,
+    name: String,
+    /// The database's URL.
+    url: String,
+    dir: std::path::PathBuf,
+}
+
+impl OwnDatabase {
+    /// A new database (and directory) named for `label` on the Postgres at `server`.
+    async fn on(server: &str, label: &str) -> Self {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let name = format!("toolgate_{label}_{nanos}");
+        let (client, connection) = tokio_postgres::connect(server, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        client.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
+        let (base, _) = server.rsplit_once('/').expect("a Postgres URL names its database");
+        let dir = std::env::temp_dir().join(format!("toolgate-pg-{label}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self { server: server.to_string(), url: format!("{base}/{name}"), name, dir }
+    }
+
+    /// Removes the database (whoever is still connected) and the directory.
+    async fn drop(self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let (client, connection) = tokio_postgres::connect(&self.server, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)).await;
+    }
 }
 
 /// The history entries of the record whose key ends with `key_end`, read from Postgres
