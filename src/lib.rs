@@ -64,7 +64,8 @@
 //!   `next`, the intent lock ([`DomainPolicy`]), cross-domain gating;
 //! - `docs/who-is-calling.md` — principals, scopes, confirmations and where their codes
 //!   go, the stdio principal, tenants, idempotency, rate limits ([`auth`], [`confirm`]);
-//! - `docs/stores-and-replicas.md` — the SQLite, memory and Redis stores ([`store`]);
+//! - `docs/stores-and-replicas.md` — the SQLite, memory, Redis and Postgres stores
+//!   ([`store`]);
 //! - `docs/protocol-eras-and-clients.md` — MCP 2025-11-25 and 2026-07-28, clients, HTTP
 //!   limits, conformance;
 //! - `docs/see-and-audit.md` — `describe`, `export --xstate`, `audit`, history, tracing
