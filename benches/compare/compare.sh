@@ -11,7 +11,10 @@
 #               and the anchor (rmcp_state: plain rmcp with the state row committed by hand, one durable
 #               upsert per call, to the same store: a fresh SQLite file, or Postgres's schema `anchor`)
 #               commits what a user without toolgate would. Sessionless only (MCP 2026-07-28, JSON
-#               replies); skipped in stateful mode. The anchor runs on TG_STORE=sqlite and postgres.
+#               replies); skipped in stateful mode. The anchor runs on TG_STORE=sqlite and postgres,
+#               and so does a second one (anchor-history: rmcp_state ... history) that also writes, in
+#               the same transaction, what toolgate's commit writes beside the state: a history row and
+#               the count of invoices in review — the same work, by hand.
 #
 # Run from the project's root:  benches/compare/compare.sh        (needs wrk: apt-get install wrk)
 # Env: DUR=8 (seconds per run), ROUNDS=3, MODES="stateful sessionless", CONNS="32 1",
@@ -68,12 +71,12 @@ one() { # server mode scenario round
       else "$TG" --http "127.0.0.1:$p" --store "$store" >"$log" 2>&1 & fi ;;
     rmcp)
       if [ "$mode" = sessionless ]; then "$BASE" "$p" stateless json >"$log" 2>&1 & else "$BASE" "$p" stateful >"$log" 2>&1 & fi ;;
-    anchor)
-      local store
+    anchor|anchor-history)
+      local store history=""; [ "$server" = anchor-history ] && history=history
       if [ "$TG_STORE" = postgres ]; then
         "$PSQL" -q "$TG_POSTGRES_URL" -c "DROP SCHEMA IF EXISTS anchor CASCADE" >/dev/null 2>&1; store="$TG_POSTGRES_URL"
       else RUN=$(mktemp -d "$WORK/compare/anchor.XXXXXX"); store="sqlite:$RUN/anchor.db"; fi
-      "$ANCHOR" "$p" "$store" >"$log" 2>&1 & ;;
+      "$ANCHOR" "$p" "$store" $history >"$log" 2>&1 & ;;
     ceiling)
       if [ "$mode" = sessionless ]; then "$CEIL" "$p" stateless >"$log" 2>&1 & else "$CEIL" "$p" stateful >"$log" 2>&1 & fi ;;
   esac
@@ -99,7 +102,7 @@ for round in $(seq 1 "$ROUNDS"); do for mode in $MODES; do for scenario in $SCEN
   if [ "$mode" = stateful ] && [ "$scenario" = transition ]; then
     [ "$round" = 1 ] && echo "(transition is sessionless only: skipped in stateful mode)"; continue; fi
   servers="rmcp toolgate ceiling"
-  if [ "$scenario" = transition ] && [ "$TG_STORE" != memory ]; then servers="rmcp anchor toolgate ceiling"; fi
+  if [ "$scenario" = transition ] && [ "$TG_STORE" != memory ]; then servers="rmcp anchor toolgate anchor-history ceiling"; fi
   for server in $servers; do one "$server" "$mode" "$scenario" "$round"; done
 done; done; done
 python3 - "$RES" <<'PY'
@@ -127,10 +130,11 @@ for mode, scenario, conns in sorted({k[:3] for k in rows}, key=lambda k: (order[
     rss = " / ".join(str(max(x[2] for x in runs[s])) for s in S)
     print(f"{mode:12} {scenario:10} {conns:5} {rps['rmcp']:8.0f} {rps['toolgate']:8.0f} {rps['ceiling']:8.0f}  "
           f"{rps['toolgate'] / rps['rmcp']:7.2f} {rps['toolgate'] / rps['ceiling']:7.2f} {rps['rmcp'] / rps['ceiling']:9.2f}   {p50:>26}   {rss:>23}")
-    anchor = rows.get((mode, scenario, conns, "anchor"), [])
-    if anchor:
-        a_rps = statistics.median(x[0] for x in anchor)
-        a_p50 = fmt(statistics.median(x[1] for x in anchor))
-        print(f"{'':12} {'':10} {conns:5} anchor (state row by hand): {a_rps:8.0f}/s, p50 {a_p50}, RSS {max(x[2] for x in anchor)} KB"
-              f"  ->  tg/anchor {rps['toolgate'] / a_rps:.2f}")
+    for name, what in (("anchor", "state row by hand"), ("anchor-history", "state, history, count by hand")):
+        anchor = rows.get((mode, scenario, conns, name), [])
+        if anchor:
+            a_rps = statistics.median(x[0] for x in anchor)
+            a_p50 = fmt(statistics.median(x[1] for x in anchor))
+            print(f"{'':12} {'':10} {conns:5} {name} ({what}): {a_rps:8.0f}/s, p50 {a_p50}, RSS {max(x[2] for x in anchor)} KB"
+                  f"  ->  tg/{name} {rps['toolgate'] / a_rps:.2f}")
 PY
