@@ -6,7 +6,7 @@
 # alternated in the same minutes (this machine's throughput drifts by tens of percent within
 # an hour): run it for each build in turn, several times.
 #
-# Usage, from the project's root:  benches/compare/cpu.sh toolgate|anchor CONNS
+# Usage, from the project's root:  benches/compare/cpu.sh toolgate|anchor|anchor-history CONNS
 # Env: TG_POSTGRES_URL (required), TG=<built invoice example> (default
 #      target/release/examples/invoice), ANCHOR=<built rmcp_state> (default: the one
 #      compare.sh builds, $TMPDIR/toolgate-perf/compare-target/release/rmcp_state), DUR=8.
@@ -25,7 +25,8 @@ if [ "$1" = toolgate ]; then
   "$TG" --http 127.0.0.1:$port --stateless --store "$TG_POSTGRES_URL" >"$log" 2>&1 &
 else
   "$PSQL" -q "$TG_POSTGRES_URL" -c "DROP SCHEMA IF EXISTS anchor CASCADE" >/dev/null 2>&1
-  "$ANCHOR" $port "$TG_POSTGRES_URL" >"$log" 2>&1 &
+  history=""; [ "$1" = anchor-history ] && history=history
+  "$ANCHOR" $port "$TG_POSTGRES_URL" $history >"$log" 2>&1 &
 fi
 server=$!
 for _ in $(seq 1 100); do curl -s -o /dev/null -m 1 http://127.0.0.1:$port/mcp && break; sleep 0.1; done
