@@ -38,7 +38,8 @@ const SUBMIT_LOGGED_POSTGRES: &str = "WITH moved AS ( \
      ON CONFLICT (state, shard) DO UPDATE SET n = c.n + 1 \
    ) SELECT count(*) FROM moved";
 
-/// A history entry of the shape toolgate writes (who, from, to, event, tool, time, call).
+/// A history entry of about the shape and size toolgate writes (who, from, to, event, tool,
+/// when, which call).
 fn entry(id: &str, at_ms: i64) -> String {
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
