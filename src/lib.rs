@@ -88,10 +88,12 @@ pub use toolgate_runtime::{
     Guard, Instance, InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server, ServerBuilder, State,
     ToolError, Transaction,
 };
-// Named by the diagnostics of generated code: exported here (hidden) so that rustc names
-// them by their own names, not by a path through `__private`.
+// Named by rustc when two `machine!`s declare one id: public and documented, so that the
+// error names what a user can look up (their docs say what it means).
+pub use toolgate_runtime::{MachineDeclared, MachineId};
+// Called by generated code only.
 #[doc(hidden)]
-pub use toolgate_runtime::{MachineDeclared, MachineId, declared_machine};
+pub use toolgate_runtime::declared_machine;
 pub use toolgate_runtime::{completion, content, effect, input, inspect, prompt, resource, telemetry};
 pub use toolgate_runtime::{fsm, store, types};
 

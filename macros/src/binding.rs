@@ -6,16 +6,16 @@
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-/// `::toolgate::__private::MachineId<KEY>` for `id`, spanned at `span`.
+/// `::toolgate::MachineId<KEY>` for `id`, spanned at `span`.
 pub(crate) fn machine_id(id: &str, span: Span) -> TokenStream {
     let key = key(id, span);
-    quote_spanned!(span=> ::toolgate::__private::MachineId<#key>)
+    quote_spanned!(span=> ::toolgate::MachineId<#key>)
 }
 
-/// The value `::toolgate::__private::MachineId::<KEY>` for `id`, spanned at `span`.
+/// The value `::toolgate::MachineId::<KEY>` for `id`, spanned at `span`.
 fn machine_id_value(id: &str, span: Span) -> TokenStream {
     let key = key(id, span);
-    quote_spanned!(span=> ::toolgate::__private::MachineId::<#key>)
+    quote_spanned!(span=> ::toolgate::MachineId::<#key>)
 }
 
 /// The id's 128-bit FNV-1a hash: short where rustc prints the type (two declarations of
@@ -66,7 +66,7 @@ pub(crate) fn declaration(id: &syn::LitStr, machine: Option<&toolgate_machine::M
             #[allow(dead_code, unreachable_pub, missing_docs)]
             #[derive(Debug)]
             pub struct Declaration;
-            impl<'a> ::toolgate::__private::MachineDeclared<Declaration> for &'a #ty {
+            impl<'a> ::toolgate::MachineDeclared<Declaration> for &'a #ty {
                 const MACHINE: ::toolgate::__private::DeclaredMachine = #declared;
             }
         };
@@ -94,7 +94,7 @@ pub(crate) fn check(
     };
     let lookup = quote_spanned! {machine.span()=>
         #[allow(unused_imports)]
-        use ::toolgate::__private::{MachineDeclared as _, UndeclaredMachine as _};
+        use ::toolgate::{MachineDeclared as _, __private::UndeclaredMachine as _};
         const FOUND: ::core::option::Option<::toolgate::__private::DeclaredMachine> = match #probe {
             ::core::option::Option::Some(machine) if machine.is(#id) => ::core::option::Option::Some(machine),
             _ => ::core::option::Option::None,

@@ -24,15 +24,6 @@ fn ui() {
 fn no_pinned_diagnostic_shows_an_internal_name() {
     // Generated names (they are no item of the crates).
     const GENERATED: [&str; 5] = ["__toolgate", "other___", "toolgate_machine_", "_registration_at_line_", "__private"];
-    // Shown by rustc where no message of ours can replace its own, for the reason
-    // `docs/upstream.md` gives: two `machine!`s declaring one id make each action bound to
-    // it ambiguous, and rustc's ambiguity error names both declarations, and the id's type
-    // and trait.
-    const KNOWN: [(&str, &[&str]); 3] = [
-        ("duplicate_machine_id.stderr", &["MachineId", "MachineDeclared"]),
-        ("duplicate_machine_id_several_actions.stderr", &["MachineId", "MachineDeclared"]),
-        ("machine_declared_twice.stderr", &["MachineId", "MachineDeclared"]),
-    ];
     let mut internal = hidden_names();
     assert!(internal.len() > 20, "found too few hidden names to guard: {internal:?}");
     internal.extend(GENERATED.iter().map(|name| name.to_string()));
@@ -43,14 +34,9 @@ fn no_pinned_diagnostic_shows_an_internal_name() {
             if path.extension().is_none_or(|e| e != "stderr") {
                 continue;
             }
-            let file = path.file_name().unwrap().to_string_lossy().to_string();
             let text = std::fs::read_to_string(&path).expect("read a .stderr file");
-            let allowed: &[&str] = KNOWN.iter().find(|(known, _)| *known == file).map_or(&[], |(_, names)| names);
             leaks.extend(
-                internal
-                    .iter()
-                    .filter(|name| !allowed.contains(&name.as_str()) && shows(&text, name))
-                    .map(|name| format!("{}: {name}", path.display())),
+                internal.iter().filter(|name| shows(&text, name)).map(|name| format!("{}: {name}", path.display())),
             );
         }
     }

@@ -17,12 +17,30 @@ use std::marker::PhantomData;
 
 pub use toolgate_machine::declared::{DeclaredMachine, DeclaredState};
 
-/// A machine id written as a type: a 128-bit hash of the id, which the macros compute
-/// (the action compares the id it finds with its own, so a collision cannot mislead it).
+/// A machine's id written as a type, so that an `#[action]` finds its machine at compile
+/// time wherever in the crate `machine!` declares it. `KEY` is a 128-bit hash of the id,
+/// which the macros compute (the action compares the id it finds with its own, so a
+/// collision cannot mislead it). You never write it.
+///
+/// # In a compiler error
+///
+/// ```text
+/// error[E0283]: type annotations needed
+/// note: multiple `impl`s satisfying `&MachineId<2817…>: MachineDeclared<_>` found
+/// ```
+///
+/// means that two `machine!`s declare the same `id`: the notes point at both. Rename one,
+/// or remove it. (A server built from both would also refuse to start, naming the id.)
 #[derive(Debug)]
 pub struct MachineId<const KEY: u128>;
 
-/// Implemented by `machine!` for `&MachineId<KEY>` of each id it declares.
+/// That a machine with the id `Self` names is declared: `machine!` implements it for
+/// `&MachineId<KEY>` of the id it declares, and `#[action]` looks it up. Not meant to be
+/// implemented by hand.
+///
+/// Two implementations for one id — two `machine!`s with the same `id` — make every action
+/// bound to it fail with rustc's "multiple `impl`s satisfying `&MachineId<…>:
+/// MachineDeclared<_>` found", pointing at both declarations ([`MachineId`] says more).
 pub trait MachineDeclared<Declaration>: Sized {
     /// The machine as declared.
     const MACHINE: DeclaredMachine;
