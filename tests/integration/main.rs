@@ -23,6 +23,7 @@ mod faults;
 mod hardening;
 mod invoice;
 mod json_schema;
+mod listeners;
 mod other_sessions;
 mod output_schemas;
 mod own_postgres;

@@ -1,12 +1,14 @@
 //! The MCP server: a [`Server`] holds the registry and the flow store; each client
 //! connection (stdio, or one Streamable HTTP session) is served by a [`Connection`].
 
+mod accept;
 mod builder;
 mod catalog;
 mod cli;
 mod connection;
 pub(crate) mod front;
 mod listeners;
+mod refusal_log;
 mod rounds;
 mod stdio;
 mod watchers;
@@ -25,8 +27,9 @@ pub use cli::ServeError;
 pub use connection::Connection;
 use front::options::HttpOptions;
 pub use front::options::{
-    DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_LISTEN_STREAMS, DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT,
-    DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_REQUEST_READ_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_LISTEN_STREAMS,
+    DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT, DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+    DEFAULT_REQUEST_READ_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
 
 use crate::auth::Authenticator;
@@ -373,6 +376,33 @@ impl Server {
         )
     }
 
+    /// Serves [`Server::metrics_router`] on `listener` until Ctrl-C, through the accept
+    /// path every listener shares: few connections (8 from one address, 64 in all), the
+    /// read timeout of [`ServerBuilder::request_read_timeout`], and the `Host`s of
+    /// [`ServerBuilder::allowed_hosts`] — and also any IP address, or no `Host` at all,
+    /// which is what a scraper or a probe sends (DNS rebinding needs a name).
+    pub async fn serve_metrics(
+        &self,
+        listener: tokio::net::TcpListener,
+        metrics: &crate::telemetry::PrometheusMetrics,
+    ) -> Result<(), ServeError> {
+        let router = self.metrics_router(metrics);
+        accept::serve(listener, router, self.shared.http.probe_admission(), ctrl_c()).await?;
+        Ok(())
+    }
+
+    /// Serves the operator's console ([`Server::console_router`]) on `listener` until
+    /// Ctrl-C, through the accept path every listener shares: few connections (32 from one
+    /// address, 256 in all, so the console never holds the descriptors MCP calls need), the
+    /// read timeout of [`ServerBuilder::request_read_timeout`], and only the `Host`s of
+    /// [`ServerBuilder::allowed_hosts`]. `None` for a server without an authenticator (it
+    /// has no console).
+    pub async fn serve_console(&self, listener: tokio::net::TcpListener) -> Option<Result<(), ServeError>> {
+        let router = self.console_router()?;
+        let served = accept::serve(listener, router, self.shared.http.console_admission(), ctrl_c()).await;
+        Some(served.map_err(ServeError::from))
+    }
+
     /// What authenticates this server's HTTP requests, if anything does.
     pub(crate) fn authenticator(&self) -> Option<Arc<dyn crate::auth::Authenticator>> {
         self.shared.auth.authenticator.clone()
@@ -382,4 +412,9 @@ impl Server {
     pub fn listening_streams(&self) -> usize {
         self.shared.listeners.len()
     }
+}
+
+/// Completes on Ctrl-C (or when the signal cannot be watched).
+async fn ctrl_c() {
+    let _ = tokio::signal::ctrl_c().await;
 }

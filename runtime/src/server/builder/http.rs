@@ -68,6 +68,15 @@ impl ServerBuilder {
         self
     }
 
+    /// How many connections the MCP endpoint holds open in all (default 10,000); a further
+    /// one is closed as soon as it is accepted. Keep it under the process's limit on open
+    /// files (`ulimit -n`), less what the store's pool, the console (256 at most) and the
+    /// metrics endpoint (64 at most) hold. Applies to [`Server::serve_http`](crate::Server::serve_http).
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.http.max_connections = max;
+        self
+    }
+
     /// A server-wide limit on the HTTP requests one client (one peer IP address) may send:
     /// at most `calls` in any window of `per`. Past it the request gets HTTP 429 with
     /// `Retry-After` before anything else runs. Off by default; the per-tool limits of

@@ -263,6 +263,11 @@ pub(super) struct ServeArgs {
     /// them, new ones are closed
     #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
     pub(super) max_client_connections: Option<usize>,
+    /// Open connections the MCP endpoint holds in all (default
+    /// 10,000; keep it under `ulimit -n`); past them, new ones are
+    /// closed. The console and metrics have small caps of their own
+    #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) max_connections: Option<usize>,
     /// Close a session idle this long (default 300; `250ms` too)
     #[arg(long, value_name = "SECS", value_parser = duration, help_heading = HTTP, verbatim_doc_comment)]
     pub(super) session_idle_timeout: Option<Duration>,
@@ -526,6 +531,7 @@ fn checked(serve: Box<ServeArgs>, command: &mut clap::Command) -> Result<Box<Ser
         ("--max-client-streams", serve.max_client_streams.is_some()),
         ("--request-read-timeout", serve.request_read_timeout.is_some()),
         ("--max-client-connections", serve.max_client_connections.is_some()),
+        ("--max-connections", serve.max_connections.is_some()),
         ("--session-idle-timeout", serve.session_idle_timeout.is_some()),
         ("--client-rate-limit", serve.client_rate_limit.is_some()),
         ("--token", !serve.callers.tokens.is_empty()),

@@ -66,6 +66,9 @@ impl ServerBuilder {
         if let Some(max) = args.max_client_connections {
             self = self.max_connections_per_client(max);
         }
+        if let Some(max) = args.max_connections {
+            self = self.max_connections(max);
+        }
         if let Some(timeout) = args.session_idle_timeout {
             self = self.session_idle_timeout(timeout);
         }
@@ -133,20 +136,21 @@ impl ServerBuilder {
             let metrics =
                 crate::telemetry::PrometheusMetrics::install().map_err(|e| usage(format!("`--metrics`: {e}")))?;
             eprintln!("toolgate: metrics at http://{}/metrics", listener.local_addr()?);
-            let router = server.metrics_router(&metrics);
+            let server = server.clone();
             tokio::spawn(async move {
-                if let Err(error) = axum::serve(listener, router).await {
+                if let Err(error) = server.serve_metrics(listener, &metrics).await {
                     tracing::error!(%error, "the metrics endpoint stopped");
                 }
             });
         }
         if let Some(listener) = console_listener {
-            let Some(router) = server.console_router() else {
+            if server.authenticator().is_none() {
                 return Err(usage("`--console` needs operators: give tokens (`--token`, `--tokens`) or a JWT issuer"));
-            };
+            }
             eprintln!("toolgate: the operator's console at http://{}/", listener.local_addr()?);
+            let server = server.clone();
             tokio::spawn(async move {
-                if let Err(error) = axum::serve(listener, router).await {
+                if let Some(Err(error)) = server.serve_console(listener).await {
                     tracing::error!(%error, "the console stopped");
                 }
             });

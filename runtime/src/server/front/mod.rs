@@ -2,8 +2,10 @@
 //! doing one job, and they are assembled in one place ([`Server::http_service`], with
 //! [`Server::serve_http`] for the first):
 //!
-//! 1. **accept** ([`accept`]): a connection's first request must arrive within the read
-//!    timeout counted from accept, and one peer address holds at most so many connections;
+//! 1. **accept** (`server/accept.rs`, the one accept path of every listener): a
+//!    connection's first request must arrive within the read timeout counted from accept,
+//!    one peer address holds at most so many connections, the endpoint so many in all,
+//!    and a request's `Host` must be one the endpoint answers;
 //! 2. **limits** ([`limits`]): a client over the server-wide rate limit gets 429;
 //! 3. **authentication** ([`authentication`]): `Authorization: Bearer …` resolved to the
 //!    request's [`Principal`](crate::Principal), or 401;
@@ -15,15 +17,13 @@
 //! 7. **rmcp** ([`rmcp`]): everything else, with the caps on sessions and streams.
 //!
 //! What the layers share: the settings ([`options`]) and how refusals past a cap are
-//! logged ([`refusal_log`]).
+//! logged (`server/refusal_log.rs`).
 
-mod accept;
 pub(crate) mod authentication;
 mod json_check;
 mod limits;
 pub(crate) mod options;
 mod owned;
-mod refusal_log;
 mod rmcp;
 mod session_owner;
 
@@ -122,19 +122,16 @@ impl Server {
     }
 
     /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C. A connection's request
-    /// headers, and then its body, must arrive within 10 seconds, and one peer address
-    /// holds at most 256 connections at once, unless the builder says otherwise
-    /// (`request_read_timeout`, `max_connections_per_client`).
+    /// headers, and then its body, must arrive within 10 seconds, one peer address holds
+    /// at most 256 connections at once and the endpoint 10,000 in all, unless the builder
+    /// says otherwise (`request_read_timeout`, `max_connections_per_client`,
+    /// `max_connections`).
     pub async fn serve_http(&self, listener: TcpListener) -> Result<(), ServeError> {
         let addr = listener.local_addr()?;
         let router = axum::Router::new().nest_service("/mcp", self.http_service()).merge(self.well_known_router());
         tracing::info!(url = %format!("http://{addr}/mcp"), sessionless = self.shared.sessionless, "serving Streamable HTTP");
         let options = &self.shared.http;
-        let ctrl_c = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        accept::serve(listener, router, options.request_read_timeout, options.max_connections_per_client, ctrl_c)
-            .await?;
+        super::accept::serve(listener, router, options.mcp_admission(), super::ctrl_c()).await?;
         Ok(())
     }
 }

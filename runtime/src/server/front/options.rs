@@ -8,6 +8,7 @@ use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use crate::action::RateLimit;
+use crate::server::accept::{Admission, AllowedHost, Hosts};
 
 /// The HTTP settings of a server; see the `ServerBuilder` methods that set them.
 #[derive(Debug, Clone)]
@@ -22,6 +23,7 @@ pub(crate) struct HttpOptions {
     pub(crate) max_listen_streams_per_client: usize,
     pub(crate) request_read_timeout: Duration,
     pub(crate) max_connections_per_client: usize,
+    pub(crate) max_connections: usize,
 }
 
 /// The loopback names a local server answers to (DNS-rebinding protection).
@@ -59,6 +61,7 @@ impl Default for HttpOptions {
             max_listen_streams_per_client: DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT,
             request_read_timeout: DEFAULT_REQUEST_READ_TIMEOUT,
             max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -76,6 +79,43 @@ impl HttpOptions {
             .with_allowed_origins(self.allowed_origins.clone())
             .enforce_origin_validation()
             .with_max_request_body_bytes(self.max_request_body_bytes)
+    }
+
+    /// What the MCP listener admits: the builder's settings.
+    pub(crate) fn mcp_admission(&self) -> Admission {
+        Admission {
+            name: "the MCP endpoint",
+            read_timeout: self.request_read_timeout,
+            max_per_client: self.max_connections_per_client,
+            max_connections: self.max_connections,
+            hosts: Hosts::Named(AllowedHost::all(&self.allowed_hosts)),
+        }
+    }
+
+    /// What the operator's console admits: the MCP endpoint's read timeout and hosts (the
+    /// console is a browser's page: DNS rebinding aims at it first), and few connections,
+    /// since it has few users — so that it never holds the descriptors MCP calls need.
+    pub(crate) fn console_admission(&self) -> Admission {
+        Admission {
+            name: "the console",
+            read_timeout: self.request_read_timeout,
+            max_per_client: CONSOLE_MAX_CONNECTIONS_PER_CLIENT.min(self.max_connections_per_client),
+            max_connections: CONSOLE_MAX_CONNECTIONS,
+            hosts: Hosts::Named(AllowedHost::all(&self.allowed_hosts)),
+        }
+    }
+
+    /// What the metrics listener admits: a scraper or a probe, which names the pod by its
+    /// address (`Host: 10.0.3.7:9090`) or sends no `Host` — both answered, beside the MCP
+    /// endpoint's hosts — and few connections.
+    pub(crate) fn probe_admission(&self) -> Admission {
+        Admission {
+            name: "the metrics endpoint",
+            read_timeout: self.request_read_timeout,
+            max_per_client: PROBE_MAX_CONNECTIONS_PER_CLIENT.min(self.max_connections_per_client),
+            max_connections: PROBE_MAX_CONNECTIONS,
+            hosts: Hosts::NamedOrAddress(AllowedHost::all(&self.allowed_hosts)),
+        }
     }
 
     /// A session manager whose sessions close after the idle timeout.
@@ -98,3 +138,14 @@ pub const DEFAULT_REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The default cap on open connections from one peer address.
 pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 256;
+
+/// The default cap on the MCP endpoint's open connections in all.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+
+/// The console's caps: open connections from one address, and in all.
+const CONSOLE_MAX_CONNECTIONS_PER_CLIENT: usize = 32;
+const CONSOLE_MAX_CONNECTIONS: usize = 256;
+
+/// The metrics listener's caps: open connections from one address, and in all.
+const PROBE_MAX_CONNECTIONS_PER_CLIENT: usize = 8;
+const PROBE_MAX_CONNECTIONS: usize = 64;

@@ -51,9 +51,10 @@ use super::json_check::{Answered, Checked};
 use super::rmcp::CallStreamSessions;
 use crate::action::{RequestSide, TaskSupport};
 use crate::auth::Principal;
+use crate::server::accept::AllowedHost;
 use crate::server::connection::CallRequest;
 use crate::server::{Connection, Shared};
-use recognize::{AllowedHost, Incoming, MCP_NAME, Params, REVISION, Wanted, one_header, plain_id, recognized_headers};
+use recognize::{Incoming, MCP_NAME, Params, REVISION, Wanted, one_header, plain_id, recognized_headers};
 use reply::{OwnedCall, envelope, json_response};
 
 /// What the owned path needs beside the server: made on the first request it serves
@@ -172,7 +173,7 @@ where
 impl OwnedPath {
     pub(crate) fn new(shared: Arc<Shared>, sessions: Option<Arc<CallStreamSessions>>) -> Self {
         let allowed = &shared.http.allowed_hosts;
-        let hosts = (!allowed.is_empty()).then(|| allowed.iter().filter_map(|h| AllowedHost::parse(h)).collect());
+        let hosts = (!allowed.is_empty()).then(|| AllowedHost::all(allowed));
         Self { shared, hosts, sessions, ready: OnceLock::new() }
     }
 

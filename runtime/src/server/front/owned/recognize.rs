@@ -12,23 +12,7 @@ use serde_json::{Map, Value};
 /// The only protocol revision the owned path serves sessionless.
 pub(super) const REVISION: &str = "2026-07-28";
 
-/// An allowed `Host` as rmcp reads the configured entry: a host name (lowercase, without
-/// brackets), and the port it requires, if it names one.
-pub(super) struct AllowedHost {
-    pub(super) name: String,
-    pub(super) port: Option<u16>,
-}
-
-impl AllowedHost {
-    pub(super) fn parse(entry: &str) -> Option<Self> {
-        let entry = entry.trim();
-        let name = |host: &str| host.trim_matches(['[', ']']).to_ascii_lowercase();
-        match entry.parse::<http::uri::Authority>() {
-            Ok(authority) => Some(Self { name: name(authority.host()), port: authority.port_u16() }),
-            Err(_) => (!entry.is_empty()).then(|| Self { name: name(entry), port: None }),
-        }
-    }
-}
+use crate::server::accept::AllowedHost;
 
 /// What a request's headers ask of the owned path.
 #[derive(Debug, PartialEq)]
@@ -112,7 +96,7 @@ pub(super) fn host_allowed(parts: &http::request::Parts, allowed: &[AllowedHost]
         return false;
     };
     let (name, port) = (host.host().trim_matches(['[', ']']), host.port_u16());
-    allowed.iter().any(|entry| entry.name.eq_ignore_ascii_case(name) && entry.port.is_none_or(|p| port == Some(p)))
+    allowed.iter().any(|entry| entry.admits(name, port))
 }
 
 /// An id rmcp echoes byte for byte: an integer (no fraction or exponent; not `-0`, which

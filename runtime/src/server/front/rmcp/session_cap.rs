@@ -6,8 +6,8 @@ use std::cell::Cell;
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
 
-use super::super::refusal_log::RefusalLog;
 use crate::error::jsonrpc;
+use crate::server::refusal_log::RefusalLog;
 
 /// The cap on live sessions. It is enforced where sessions are created, in toolgate's
 /// session manager ([`super::sessions::CallStreamSessions`]), and counts every session

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use axum::extract::ConnectInfo;
 use axum::response::Response;
 
-use super::super::refusal_log::RefusalLog;
 use super::session_cap::full;
+use crate::server::refusal_log::RefusalLog;
 
 /// The caps on live `subscriptions/listen` streams: server-wide and per client. A stream
 /// needs no token, and each holds a connection and a handler, so both are bounded.
