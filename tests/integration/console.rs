@@ -73,6 +73,7 @@ async fn only_an_operator_sees_the_console() {
     assert_eq!(signed_in.status(), 303);
     let cookie = signed_in.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    assert!(!cookie.contains(OPERATOR), "the cookie carries the credential: {cookie}");
     let pair = cookie.split(';').next().unwrap();
     let with_cookie = http.get(format!("{console}/api/machines")).header("cookie", pair).send().await.unwrap();
     assert_eq!(with_cookie.status(), 200);
@@ -220,6 +221,131 @@ async fn an_operator_never_finds_another_tenants_instance() {
     assert_eq!(globex["by_tool"], serde_json::json!([["payment_capture", 1]]), "{globex}");
     let acme = tally(ACME_OPERATOR).await;
     assert_eq!(acme["total"], 0, "tenant acme's operator sees globex's refusals: {acme}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The sign-in form's POST with `token`, as the console's own page sends it (a browser
+/// sends the page's `Origin`).
+fn login_from(http: &reqwest::Client, console: &str, origin: &str, token: &str) -> reqwest::RequestBuilder {
+    login(http, console, token).header("origin", origin)
+}
+
+/// The `name=value` a `Set-Cookie` sets.
+fn cookie_pair(response: &reqwest::Response) -> String {
+    let cookie = response.headers()["set-cookie"].to_str().unwrap();
+    cookie.split(';').next().unwrap().to_string()
+}
+
+/// Signing in (issue 53, item 4): another site's page cannot sign a browser in (Chromium
+/// sends its `Origin`); the cookie carries a console session, not the token (`HttpOnly`,
+/// `SameSite=Strict`, an expiry, `Secure` from an HTTPS page); signing out ends the session;
+/// an address that keeps failing is told to wait.
+#[tokio::test]
+async fn only_the_console_s_own_page_signs_in_and_the_cookie_is_a_session() {
+    let (_server, _, console, dir) = serve().await;
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    // Another site's page, posting the form to the console: refused, no cookie set.
+    for origin in ["https://evil.example", "null", "http://127.0.0.2:8080"] {
+        let forged = login_from(&http, &console, origin, OPERATOR).send().await.unwrap();
+        assert_eq!(forged.status(), 403, "{origin}");
+        assert!(forged.headers().get("set-cookie").is_none(), "{origin}");
+    }
+    let cross_site = login(&http, &console, OPERATOR).header("sec-fetch-site", "cross-site").send().await.unwrap();
+    assert_eq!(cross_site.status(), 403);
+
+    // The console's own page: a session, not the credential.
+    let signed_in = login_from(&http, &console, &console, OPERATOR).send().await.unwrap();
+    assert_eq!(signed_in.status(), 303);
+    let cookie = signed_in.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(!cookie.contains(OPERATOR), "the cookie carries the credential: {cookie}");
+    for part in ["HttpOnly", "SameSite=Strict", "Max-Age=28800", "Path=/"] {
+        assert!(cookie.contains(part), "{part}: {cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "a cookie over plain HTTP is never sent back if Secure: {cookie}");
+    let over_https = console.replacen("http://", "https://", 1);
+    let secure = login_from(&http, &console, &over_https, OPERATOR).send().await.unwrap();
+    assert!(secure.headers()["set-cookie"].to_str().unwrap().contains("; Secure"));
+    let session = cookie_pair(&signed_in);
+    let opened = http.get(format!("{console}/api/machines")).header("cookie", &session).send().await.unwrap();
+    assert_eq!(opened.status(), 200);
+    // The old cookie, the token itself, opens nothing.
+    let token_cookie = http.get(format!("{console}/")).header("cookie", format!("toolgate_console={OPERATOR}"));
+    assert_eq!(token_cookie.send().await.unwrap().status(), 401);
+
+    // Signing out: from another site, refused; from the console's page, the session ends.
+    let forged =
+        http.post(format!("{console}/logout")).header("cookie", &session).header("origin", "https://evil.example");
+    assert_eq!(forged.send().await.unwrap().status(), 403);
+    let signed_out = http
+        .post(format!("{console}/logout"))
+        .header("cookie", &session)
+        .header("origin", &console)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_out.status(), 303);
+    assert!(signed_out.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
+    let after = http.get(format!("{console}/api/machines")).header("cookie", &session).send().await.unwrap();
+    assert_eq!(after.status(), 401, "a signed-out session still opens the console");
+
+    // Ten sign-ins a minute from one address, successful ones given back: then 429 for
+    // every sign-in from it, the right token's too.
+    for _ in 0..10 {
+        let wrong = login_from(&http, &console, &console, "not-a-token-at-all-0000").send().await.unwrap();
+        assert_eq!(wrong.status(), 401);
+    }
+    let limited = login_from(&http, &console, &console, "not-a-token-at-all-0000").send().await.unwrap();
+    assert_eq!(limited.status(), 429);
+    let retry_after: u64 = limited.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    let right = login_from(&http, &console, &console, OPERATOR).send().await.unwrap();
+    assert_eq!(right.status(), 429, "the right token is tried past the limit");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A console session lives in the store: behind a load balancer, one opened on one
+/// replica is served by another sharing the store, and signing out on one ends it on
+/// both. On Redis and Postgres when the tests have them (skipped, saying so, without).
+#[tokio::test]
+async fn a_console_session_is_served_by_every_replica_sharing_the_store() {
+    let mut stores = Vec::new();
+    for (variable, name) in [("TOOLGATE_TEST_REDIS_URL", "Redis"), ("TOOLGATE_TEST_POSTGRES_URL", "Postgres")] {
+        match std::env::var(variable).ok().filter(|url| !url.is_empty()) {
+            Some(url) => stores.push(url),
+            None => eprintln!("skipped on {name}: set {variable} (`.ci/run` does)"),
+        }
+    }
+    let dir = crate::common::scratch_dir("console-replicas");
+    let tokens = dir.join("tokens.toml");
+    let file = format!(
+        "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\ntenant = \"acme\"\nscopes = [\"toolgate:operator\"]\n"
+    );
+    std::fs::write(&tokens, file).unwrap();
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    for store in stores {
+        let mut consoles = Vec::new();
+        let mut servers = Vec::new();
+        for _ in 0..2 {
+            let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+            let args = ["--store", &store, "--tokens", tokens.to_str().unwrap(), "--console", &console];
+            servers.push(spawn_http_example("invoice", &args, &[crate::replicas::KEY]).await.0);
+            consoles.push(format!("http://{console}"));
+        }
+        let signed_in = login_from(&http, &consoles[0], &consoles[0], OPERATOR).send().await.unwrap();
+        assert_eq!(signed_in.status(), 303, "{store}");
+        let session = cookie_pair(&signed_in);
+        for console in &consoles {
+            let page = http.get(format!("{console}/api/machines")).header("cookie", &session).send().await.unwrap();
+            assert_eq!(page.status(), 200, "{store}: {console}");
+        }
+        let signed_out = http.post(format!("{}/logout", consoles[1]));
+        let signed_out = signed_out.header("cookie", &session).header("origin", &consoles[1]).send().await.unwrap();
+        assert_eq!(signed_out.status(), 303, "{store}");
+        for console in &consoles {
+            let page = http.get(format!("{console}/api/machines")).header("cookie", &session).send().await.unwrap();
+            assert_eq!(page.status(), 401, "{store}: a session signed out on the other replica opens {console}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

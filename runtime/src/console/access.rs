@@ -1,31 +1,33 @@
 //! Who may see the console: a principal with the operator scope, named by a bearer token
-//! (`Authorization: Bearer …`) or by the cookie the login form sets. No credentials: 401 and
-//! the login form. Credentials of someone else: 403.
+//! (`Authorization: Bearer …`) or by the console session the sign-in form opened
+//! (`session.rs`). No credentials: 401 and the sign-in form. Credentials of someone else:
+//! 403.
 
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
+use super::session::SignIn;
 use crate::auth::{AuthError, Authenticator, Principal};
 
 /// The scope a principal needs to see the console.
 pub const OPERATOR_SCOPE: &str = "toolgate:operator";
 
-/// The cookie the login form sets: the operator's token, sent back only to this console
-/// (`HttpOnly`, `SameSite=Strict`), for as long as the browser runs.
-const COOKIE: &str = "toolgate_console";
-
 /// Lets a request through only for an operator; puts the principal in its extensions.
-pub(super) async fn operator_only(
-    State(authenticator): State<Arc<dyn Authenticator>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let Some(token) = token_of(request.headers()) else { return login_page(StatusCode::UNAUTHORIZED, None) };
-    match judge(authenticator.as_ref(), &token).await {
+pub(super) async fn operator_only(State(sign_in): State<Arc<SignIn>>, mut request: Request, next: Next) -> Response {
+    let principal = match bearer_of(request.headers()) {
+        Some(token) => judge(sign_in.authenticator.as_ref(), &token).await,
+        None => match sign_in.operator_of(request.headers()).await {
+            // A session is opened for operators only; the scope is checked again all the same.
+            Ok(Some(principal)) if principal.has_scope(OPERATOR_SCOPE) => Ok(principal),
+            Ok(_) => Err(login_page(StatusCode::UNAUTHORIZED, None)),
+            Err(unavailable) => Err(unavailable),
+        },
+    };
+    match principal {
         Ok(principal) => {
             request.extensions_mut().insert(principal);
             next.run(request).await
@@ -34,34 +36,10 @@ pub(super) async fn operator_only(
     }
 }
 
-/// `POST /login` with a form's `token`: an operator's is set as the console's cookie.
-pub(super) async fn login(
-    State(authenticator): State<Arc<dyn Authenticator>>,
-    axum::Form(form): axum::Form<LoginForm>,
-) -> Response {
-    match judge(authenticator.as_ref(), &form.token).await {
-        Ok(_) => {
-            let cookie = format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict", form.token);
-            let mut response = Redirect::to("/").into_response();
-            if let Ok(value) = http::HeaderValue::from_str(&cookie) {
-                response.headers_mut().insert(http::header::SET_COOKIE, value);
-            }
-            response
-        }
-        Err(refused) => refused,
-    }
-}
-
-/// The login form's fields.
-#[derive(serde::Deserialize)]
-pub(super) struct LoginForm {
-    token: String,
-}
-
 /// The principal `token` names, if it is an operator's; else the answer: 401 for a token
 /// not accepted, 403 for a principal without the operator scope, 503 when the
 /// authenticator cannot answer now.
-async fn judge(authenticator: &dyn Authenticator, token: &str) -> Result<Principal, Response> {
+pub(super) async fn judge(authenticator: &dyn Authenticator, token: &str) -> Result<Principal, Response> {
     match authenticator.authenticate(token).await {
         Ok(principal) if principal.has_scope(OPERATOR_SCOPE) => Ok(principal),
         Ok(_) => Err(login_page(StatusCode::FORBIDDEN, Some("this principal is not an operator"))),
@@ -72,24 +50,15 @@ async fn judge(authenticator: &dyn Authenticator, token: &str) -> Result<Princip
     }
 }
 
-/// The request's token: its bearer token, else the console's cookie.
-fn token_of(headers: &http::HeaderMap) -> Option<String> {
+/// The request's bearer token.
+fn bearer_of(headers: &http::HeaderMap) -> Option<String> {
     let bearer = headers.get(http::header::AUTHORIZATION).and_then(|value| value.to_str().ok());
-    if let Some(token) = bearer.and_then(|value| value.strip_prefix("Bearer ")) {
-        return Some(token.trim().to_string());
-    }
-    let cookies = headers.get_all(http::header::COOKIE).iter().filter_map(|value| value.to_str().ok());
-    cookies
-        .flat_map(|line| line.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .map(|(_, value)| value.to_string())
-        .filter(|value| !value.is_empty())
+    bearer.and_then(|value| value.strip_prefix("Bearer ")).map(|token| token.trim().to_string())
 }
 
-/// The login form, answered with `status` and, if there is one, why the last try failed
+/// The sign-in form, answered with `status` and, if there is one, why the last try failed
 /// (fixed texts only: nothing of the request is echoed).
-fn login_page(status: StatusCode, why: Option<&str>) -> Response {
+pub(super) fn login_page(status: StatusCode, why: Option<&str>) -> Response {
     let why = why.map(|why| format!("<p class=\"refused\">{why}</p>")).unwrap_or_default();
     let page = super::assets::login_page(&why);
     let mut response = (status, axum::response::Html(page)).into_response();

@@ -13,6 +13,7 @@ mod assets;
 mod instance;
 mod machines;
 mod refusals;
+mod session;
 mod tasks;
 
 use std::sync::Arc;
@@ -35,8 +36,10 @@ pub(crate) struct Console {
 
 impl Server {
     /// The operator's console, as `--console ADDR` serves it. Every address needs a bearer
-    /// token (or the console's cookie, which its login form sets) of a principal with the
-    /// [`OPERATOR_SCOPE`] scope: 401 without, 403 with another principal's.
+    /// token of a principal with the [`OPERATOR_SCOPE`] scope, or a console session its
+    /// sign-in form opened for one (in the server's store, so every replica sharing it
+    /// serves the session): 401 without, 403 with another principal's. `POST /login` and
+    /// `POST /logout` sign in and out, from the console's own page only.
     ///
     /// A server without an authenticator (no `--token`, `--tokens` or JWT) has no console:
     /// `None`.
@@ -44,6 +47,7 @@ impl Server {
         let authenticator = self.authenticator()?;
         let diagram = crate::inspect::describe(self.registry(), crate::inspect::Format::Svg);
         let console = Arc::new(Console { server: self.clone(), diagram });
+        let sign_in = Arc::new(session::SignIn::new(authenticator, self.store()));
         let pages = axum::Router::new()
             .route("/", get(assets::index))
             .route("/assets/console.js", get(assets::script))
@@ -57,9 +61,12 @@ impl Server {
             .route("/api/tasks", get(tasks::tasks))
             // Even an address that does not exist asks who is asking first.
             .fallback(|| async { http::StatusCode::NOT_FOUND })
-            .layer(axum::middleware::from_fn_with_state(authenticator.clone(), access::operator_only))
+            .layer(axum::middleware::from_fn_with_state(sign_in.clone(), access::operator_only))
             .with_state(console);
-        let login = axum::Router::new().route("/login", post(access::login)).with_state(authenticator);
+        let login = axum::Router::new()
+            .route("/login", post(session::login))
+            .route("/logout", post(session::logout))
+            .with_state(sign_in);
         Some(pages.merge(login).layer(axum::middleware::from_fn(assets::secure_headers)))
     }
 }

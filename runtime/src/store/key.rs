@@ -62,6 +62,12 @@ impl StoreKey {
         }
     }
 
+    /// An operator's console session, by the digest of the random id its cookie carries
+    /// (the store never holds the id itself, so a copy of the store signs no one in).
+    pub fn console_session(id_digest: &str) -> Self {
+        Self(format!("console-session:{id_digest}"))
+    }
+
     /// An MCP task (`task_id` is random, minted by the server).
     pub fn task(task_id: &str) -> Self {
         Self(format!("task:{task_id}"))
