@@ -43,7 +43,7 @@ fn assert_secure(response: &reqwest::Response) {
 async fn only_an_operator_sees_the_console() {
     let (_server, _, console, dir) = serve().await;
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    for path in ["/", "/api/machines", "/diagram.svg", "/assets/console.js", "/no-such-page"] {
+    for path in ["/", "/api/machines", "/api/effects", "/diagram.svg", "/assets/console.js", "/no-such-page"] {
         let anonymous = http.get(format!("{console}{path}")).send().await.unwrap();
         assert_eq!(anonymous.status(), 401, "{path}");
         assert_secure(&anonymous);
