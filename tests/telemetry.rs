@@ -165,8 +165,10 @@ async fn metrics_count_calls_refusals_by_code_and_transitions_and_nothing_secret
     let refusals = |code| sample(&rendered, "toolgate_refusals_total", &[("code", code)]);
     assert_eq!(refusals("FORBIDDEN"), Some(2.0), "{rendered}");
     assert_eq!(refusals("INVALID_ARGUMENT"), Some(1.0), "{rendered}");
-    assert_eq!(refusals("CONFIRMATION_REQUIRED"), Some(1.0), "{rendered}");
+    // Asked for its code, the call took a step: not a refusal, still a call's outcome.
+    assert_eq!(refusals("CONFIRMATION_REQUIRED"), None, "{rendered}");
     let calls = |tool, outcome| sample(&rendered, "toolgate_calls_total", &[("tool", tool), ("outcome", outcome)]);
+    assert_eq!(calls("parcel_deliver", "CONFIRMATION_REQUIRED"), Some(1.0), "{rendered}");
     assert_eq!(calls("parcel_ship", "ok"), Some(1.0), "{rendered}");
     assert_eq!(calls("parcel_deliver", "FORBIDDEN"), Some(2.0), "{rendered}");
     let transitions =

@@ -43,7 +43,7 @@ fn assert_secure(response: &reqwest::Response) {
 async fn only_an_operator_sees_the_console() {
     let (_server, _, console, dir) = serve().await;
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    for path in ["/", "/api/machines", "/diagram.svg", "/assets/console.js", "/no-such-page"] {
+    for path in ["/", "/api/machines", "/api/effects", "/diagram.svg", "/assets/console.js", "/no-such-page"] {
         let anonymous = http.get(format!("{console}{path}")).send().await.unwrap();
         assert_eq!(anonymous.status(), 401, "{path}");
         assert_secure(&anonymous);
@@ -521,6 +521,88 @@ async fn a_quotes_timer_counts_down_then_it_shows_expired_in_a_browser() {
     let console = format!("http://{console}");
     let args = [console.as_str(), OPERATOR, url.as_str(), TRAVELLER, shots.to_str().unwrap()];
     crate::typescript_sdk::run_script("console_timer.mjs", &args, None).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The payments example's console in Debian's chromium, at 1,280 px wide: the page loads
+/// with no Content-Security-Policy violation (the diagram's fonts included); every state of
+/// the payment diagram (wider than the page as drawn) is inside the page; the 7-day timer
+/// of an authorized payment shows as a duration and a deadline, its row links to the
+/// payment, which the link opens; a `CONFIRMATION_REQUIRED` is counted apart from the
+/// refusals; and the settlement's notice, which cannot be written (its log's directory does
+/// not exist), is listed pending with its attempts, then dead-lettered with its reason.
+/// Screenshots in `target/ci-artifacts/console`. Skipped, saying so, without `/usr/bin/chromium`.
+#[tokio::test]
+async fn the_payments_console_fits_the_page_and_links_its_rows_in_a_browser() {
+    let Some(shots) = browser_screenshots() else { return };
+    let dir = crate::common::scratch_dir("console-payments");
+    let tokens = dir.join("tokens.toml");
+    let file = format!(
+        "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\ntenant = \"acme\"\nscopes = [\"toolgate:operator\"]\n\n\
+         [[token]]\nsecret = \"{CLERK}\"\nprincipal = \"carl\"\ntenant = \"acme\"\nscopes = [\"payments:capture\"]\n"
+    );
+    std::fs::write(&tokens, file).unwrap();
+    let outbox = dir.join("otp.jsonl");
+    // A notices log no one can write: the settlement's notice fails every attempt.
+    let notices = dir.join("no-such-directory").join("notices.jsonl");
+    let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let args = [
+        "--tokens",
+        tokens.to_str().unwrap(),
+        "--otp-outbox",
+        outbox.to_str().unwrap(),
+        "--notices-log",
+        notices.to_str().unwrap(),
+        "--settle-seconds",
+        "0",
+        "--console",
+        &console,
+    ];
+    let (_server, url) = spawn_http_example("payments", &args, &[]).await;
+    let console = format!("http://{console}");
+    let client =
+        crate::common::TestClient::http_as(&url, crate::common::clients::Lifecycle::Sessionless, Some(CLERK)).await;
+    let create = serde_json::json!({ "domain": "payment", "description": "order",
+        "amount": { "amount": "25.00", "currency": "USD" } });
+    let payment = |id: &str| serde_json::json!({ "domain": "payment", "payment_id": id });
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(client.ok("payment_create", create.clone()).await["payment_id"].as_str().unwrap().to_string());
+    }
+    // The first waits on its 7-day lapse; the second settles, and its notice fails.
+    client.ok("payment_authorize", payment(&ids[0])).await;
+    client.ok("payment_authorize", payment(&ids[1])).await;
+    client.ok("payment_settle", payment(&ids[1])).await;
+    // A capture asks for its code (a step, not a refusal); the third, never authorized,
+    // is refused.
+    let capture = |id: &str| {
+        serde_json::json!({ "domain": "payment", "payment_id": id, "request_id": format!("req-{id}-0001"),
+            "amount": { "amount": "25.00", "currency": "USD" } })
+    };
+    assert_eq!(client.refused("payment_capture", capture(&ids[0])).await["code"], "CONFIRMATION_REQUIRED");
+    assert_eq!(client.refused("payment_capture", capture(&ids[2])).await["code"], "FORBIDDEN");
+
+    let expected = serde_json::json!({ "timer": ids[0], "effect": ids[1], "effect_name": "notify_settled" });
+    let args = [console.as_str(), OPERATOR, shots.to_str().unwrap(), &expected.to_string()];
+    crate::typescript_sdk::run_script("console_payments.mjs", &args, None).await;
+    assert!(shots.join("console-payments.png").exists());
+
+    // The same, as the API answers it.
+    let http = reqwest::Client::new();
+    let refusals = http.get(format!("{console}/api/refusals?minutes=5")).bearer_auth(OPERATOR).send().await.unwrap();
+    let refusals: serde_json::Value = refusals.json().await.unwrap();
+    assert_eq!(refusals["refusals"]["by_code"], serde_json::json!([["FORBIDDEN", 1]]), "{refusals}");
+    assert_eq!(refusals["refusals"]["confirmations_asked"], 1, "{refusals}");
+    let effects = http.get(format!("{console}/api/effects")).bearer_auth(OPERATOR).send().await.unwrap();
+    assert_eq!(effects.status(), 200);
+    let effects: serde_json::Value = effects.json().await.unwrap();
+    let dead = &effects["dead"][0];
+    assert_eq!(
+        (dead["key"].as_str(), dead["effect"].as_str()),
+        (Some(ids[1].as_str()), Some("notify_settled")),
+        "{effects}"
+    );
+    assert!(dead["reason"].as_str().is_some_and(|reason| !reason.is_empty()), "{effects}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,6 +1,6 @@
 //! The instance page's answer (`GET /api/instance?machine=…&key=…`): one instance as the
 //! store holds it — its state, its context, its history as a timeline, the MCP task
-//! holding it and its next due timer.
+//! holding it, its next due timer, and its effects pending and dead-lettered.
 //!
 //! The operator names the machine and the object's id (and, for a principal-owned machine,
 //! the owner's subject); the server builds the key in the operator's own tenant, so an
@@ -84,7 +84,15 @@ pub(super) async fn instance(
         let to = spec.states.iter().find(|s| s.name == state).and_then(|s| s.after.first()).map(|a| a.target.clone());
         json!({ "due": rfc3339(due), "due_ms": due, "left_ms": due.saturating_sub(now), "to": to })
     });
+    // Its outbox and dead letters: what each is, how its attempts went (never its input,
+    // which is the context shown above, nor its idempotency key, the store's).
+    let effects = |effects: &[crate::store::PendingEffect]| -> Vec<_> {
+        (effects.iter())
+            .map(|e| json!({ "effect": e.name, "attempts": e.attempts, "due": rfc3339(e.due_at_ms), "reason": e.last_error }))
+            .collect()
+    };
     Json(json!({
+        "effects": effects(&snapshot.effects), "dead_effects": effects(&snapshot.dead_effects),
         "machine": machine.id(), "key": search.key, "state": state, "final": spec.states.iter().any(|s| s.name == state && s.is_final),
         "context": snapshot.context, "timeline": timeline, "task": task, "timer": timer, "now_ms": now,
     }))

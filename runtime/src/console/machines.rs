@@ -48,6 +48,7 @@ pub(super) async fn machines(
         let (timers, tasks) = counts.as_ref().map(|c| (c.timers, c.tasks)).unzip();
         machines.push(json!({
             "id": machine.id(), "initial": spec.initial, "states": states, "keyed": keyed,
+            "owned": machine.is_principal_owned(),
             "timers": timers, "tasks": tasks,
         }));
     }

@@ -6,10 +6,12 @@
 //! It serves the machines' diagram (`describe`'s SVG) with the live number of instances in
 //! each state (`machines.rs`), one instance found by its key (`instance.rs`), and the
 //! refusals of the last minutes and hours (`refusals.rs`), and the tasks running and ended
-//! lately with the timers due next (`tasks.rs`).
+//! lately with the timers due next (`tasks.rs`), and the effects waiting to run and
+//! dead-lettered (`effects.rs`).
 
 mod access;
 mod assets;
+mod effects;
 mod instance;
 mod machines;
 mod refusals;
@@ -59,6 +61,7 @@ impl Server {
             .route("/api/instance", get(instance::instance))
             .route("/api/refusals", get(refusals::refusals))
             .route("/api/tasks", get(tasks::tasks))
+            .route("/api/effects", get(effects::effects))
             // Even an address that does not exist asks who is asking first.
             .fallback(|| async { http::StatusCode::NOT_FOUND })
             .layer(axum::middleware::from_fn_with_state(sign_in.clone(), access::operator_only))

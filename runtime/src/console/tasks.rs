@@ -25,7 +25,7 @@ const TASKS_SHOWN: usize = 50;
 /// How many timers the page lists.
 const TIMERS_SHOWN: usize = 20;
 /// How many deadlines are read from the store's index to find the operator's.
-const DEADLINES_READ: usize = 512;
+pub(super) const DEADLINES_READ: usize = 512;
 
 /// The operator's tenant's tasks, newest first, and the timers due next.
 pub(super) async fn tasks(State(console): State<Arc<Console>>, Extension(operator): Extension<Principal>) -> Response {
@@ -62,14 +62,40 @@ fn task(id: &str, principal: Option<String>, record: &TaskRecord, now: u64) -> V
         "id": id, "tool": record.tool, "status": status, "running": running, "principal": principal,
         "started": rfc3339(record.created_at_ms), "duration_ms": until.saturating_sub(record.created_at_ms),
         "instance": record.holds.as_ref().map(|(_, instance)| instance), "message": record.status_message,
+        "machine": record.holds.as_ref().and_then(|(key, _)| machine_of(key)),
     })
 }
 
-/// The timer on the instance at `key`, if the operator may see it (a tenant-scoped or
-/// principal-owned machine's instance of the operator's tenant, or any other machine's)
-/// and a state's `after` is pending on it; `None` for a deadline that is an effect's retry.
+/// The machine of the instance whose store key is `key`.
+fn machine_of(key: &str) -> Option<String> {
+    StoreKey::from_stored(key.to_string()).instance_parts().map(|(_, machine, _)| machine.to_string())
+}
+
+/// The timer on the instance at `key`, if the operator may see it ([`visible`]) and a
+/// state's `after` is pending on it; `None` for a deadline that is only an effect's retry.
 async fn timer(console: &Console, key: &StoreKey, tenant: &str, now: u64) -> Result<Option<Value>, ()> {
-    let Some((scope, machine_id, id)) = key.instance_parts() else { return Ok(None) };
+    let Some((machine, snapshot)) = visible(console, key, tenant).await? else { return Ok(None) };
+    let Some(due) = snapshot.due_at_ms else { return Ok(None) };
+    let state = snapshot.state_of(machine.id(), machine.initial());
+    let spec = machine.spec();
+    let to = spec.states.iter().find(|s| s.name == state).and_then(|s| s.after.first()).map(|a| a.target.clone());
+    let (_, _, id) = key.instance_parts().unwrap_or_default();
+    Ok(Some(json!({
+        "machine": machine.id(), "key": id, "owned": machine.is_principal_owned(), "state": state, "to": to,
+        "due": rfc3339(due), "due_ms": due, "left_ms": due.saturating_sub(now),
+    })))
+}
+
+/// The instance at `key`, with its machine, if the operator may see it: a tenant-scoped or
+/// principal-owned machine's instance of the operator's tenant, or any other machine's.
+/// `None` for another tenant's, a record that is not a live instance, or a machine this
+/// server lacks; `Err` when the store cannot answer.
+pub(super) async fn visible<'c>(
+    console: &'c Console,
+    key: &StoreKey,
+    tenant: &str,
+) -> Result<Option<(&'c crate::fsm::Machine, crate::store::Snapshot)>, ()> {
+    let Some((scope, machine_id, _)) = key.instance_parts() else { return Ok(None) };
     let owned = key.as_str().starts_with("owned-instance:");
     if !owned && scope.is_some_and(|scope| scope != tenant) {
         return Ok(None);
@@ -79,16 +105,9 @@ async fn timer(console: &Console, key: &StoreKey, tenant: &str, now: u64) -> Res
     if snapshot.version == 0 || (owned && snapshot.tenant.as_deref().unwrap_or_default() != tenant) {
         return Ok(None);
     }
-    let Some(due) = snapshot.due_at_ms else { return Ok(None) };
-    let state = snapshot.state_of(machine.id(), machine.initial());
-    let spec = machine.spec();
-    let to = spec.states.iter().find(|s| s.name == state).and_then(|s| s.after.first()).map(|a| a.target.clone());
-    Ok(Some(json!({
-        "machine": machine.id(), "key": id, "state": state, "to": to,
-        "due": rfc3339(due), "left_ms": due.saturating_sub(now),
-    })))
+    Ok(Some((machine, snapshot)))
 }
 
-fn unavailable() -> Response {
+pub(super) fn unavailable() -> Response {
     (http::StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "error": "the store cannot answer now" }))).into_response()
 }

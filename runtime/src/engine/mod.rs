@@ -65,6 +65,9 @@ pub(crate) struct Engine {
     pub(crate) refusals: crate::telemetry::Refusals,
     /// The tasks this process started lately (the console's tasks page).
     pub(crate) task_log: crate::telemetry::TaskLog,
+    /// The instances this process dead-lettered an effect of lately (the console's
+    /// effects page).
+    pub(crate) dead_letters: crate::telemetry::DeadLetterLog,
     /// The due instances of machines this server lacks that its sweeps leave to a server
     /// that has them ([`timers`]).
     pub(crate) left_to_their_servers: timers::LeftToTheirServers,

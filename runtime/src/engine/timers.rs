@@ -170,7 +170,7 @@ impl Engine {
             true
         });
         for effect in &dead {
-            dead_lettered(key, effect);
+            self.dead_lettered(key, effect);
         }
         next.dead_effects.extend(dead);
         let after = self.records().commit(key, &before, next, Some(lease)).await?;
@@ -233,7 +233,7 @@ impl Engine {
                 let policy = self.effects.policy;
                 telemetry::record_effect(&current.name, "failed");
                 if current.attempts >= policy.max_attempts {
-                    dead_lettered(key, &current);
+                    self.dead_lettered(key, &current);
                     next.dead_effects.push(current);
                 } else {
                     current.due_at_ms = now_ms().saturating_add(policy.backoff(current.attempts).as_millis() as u64);
@@ -286,14 +286,18 @@ pub(crate) fn spawn_sweeper(engine: Weak<Engine>) {
     });
 }
 
-/// Logs and counts an effect that will not be tried again.
-fn dead_lettered(key: &StoreKey, effect: &PendingEffect) {
-    telemetry::record_effect(&effect.name, "dead");
-    tracing::error!(
-        on = %key,
-        effect = %effect.key,
-        attempts = effect.attempts,
-        error = effect.last_error.as_deref().unwrap_or("unknown"),
-        "an effect was dead-lettered: it will not be tried again"
-    );
+impl Engine {
+    /// Logs and counts an effect that will not be tried again, and remembers its instance
+    /// for the console's effects page.
+    fn dead_lettered(&self, key: &StoreKey, effect: &PendingEffect) {
+        self.dead_letters.record(key);
+        telemetry::record_effect(&effect.name, "dead");
+        tracing::error!(
+            on = %key,
+            effect = %effect.key,
+            attempts = effect.attempts,
+            error = effect.last_error.as_deref().unwrap_or("unknown"),
+            "an effect was dead-lettered: it will not be tried again"
+        );
+    }
 }

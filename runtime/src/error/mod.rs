@@ -55,6 +55,14 @@ macro_rules! codes {
     };
 }
 
+/// Whether `code` (a reply's `structuredContent.code`) is a step of a call rather than a
+/// refusal of it: `CONFIRMATION_REQUIRED` asks for the code that completes the call, as the
+/// flow means it to. The console's refusals page and `toolgate_refusals_total` leave these
+/// out (the page counts them apart, as confirmations asked).
+pub(crate) fn is_a_step(code: &str) -> bool {
+    code == Code::ConfirmationRequired.as_str()
+}
+
 codes! {
     /// The tool exists but its machine's state does not allow it now.
     Forbidden = "FORBIDDEN",

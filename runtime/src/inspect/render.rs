@@ -189,7 +189,9 @@ fn dot_machine(out: &mut String, machine: &MachineView) {
 /// clusters, so each machine is headed by a note naming it, its domain, key and tenant
 /// scope, pointing at its initial state; states and edges are labelled as in DOT. Ranks run
 /// top to bottom (a machine reads down the page, machines side by side), and the canvas is
-/// cropped to the drawing.
+/// cropped to the drawing. Its fonts are set on its texts (presentation attributes), never
+/// in a `<style>` element: a page that inlines the drawing under a Content-Security-Policy
+/// without inline style (the operator's console) shows it as a file viewer does.
 pub(super) fn svg(description: &Description) -> String {
     let mut flat = String::from("digraph toolgate {\n");
     for machine in &description.machines {
@@ -235,7 +237,27 @@ pub(super) fn svg(description: &Description) -> String {
     let mut visual = builder.get();
     let mut writer = layout::backends::svg::SVGWriter::new();
     visual.do_it(false, false, false, &mut writer);
-    cropped(&writer.finalize())
+    fonts_on_texts(&cropped(&writer.finalize()))
+}
+
+/// `svg` with its `<style>` of font classes (`layout-rs` writes `.a14 { font-size: 14px;
+/// font-family: Times, serif; }` and `class="a14"` on each text) moved onto the elements of
+/// each class as presentation attributes, which draw the same and are no inline style.
+/// The classes stay, for a page's own stylesheet to reach.
+fn fonts_on_texts(svg: &str) -> String {
+    let Some((before, rest)) = svg.split_once("<style>") else { return svg.to_string() };
+    let Some((rules, after)) = rest.split_once("</style>") else { return svg.to_string() };
+    let mut out = format!("{before}{}", after.strip_prefix('\n').unwrap_or(after));
+    for rule in rules.split('}') {
+        let Some((selector, declarations)) = rule.split_once('{') else { continue };
+        let Some(class) = selector.trim().strip_prefix('.') else { continue };
+        let attributes: String = (declarations.split(';'))
+            .filter_map(|declaration| declaration.split_once(':'))
+            .map(|(property, value)| format!(" {}=\"{}\"", property.trim(), value.trim()))
+            .collect();
+        out = out.replace(&format!("class=\"{class}\""), &format!("class=\"{class}\"{attributes}"));
+    }
+    out
 }
 
 /// The margin left around the drawing when it is cropped.
@@ -339,5 +361,17 @@ mod tests {
         assert!(svg.ends_with("<rect x=\"10\" y=\"20\" width=\"100\" height=\"50\" /><ellipse cx=\"300\" cy=\"40\" rx=\"20\" ry=\"10\" /><path d=\"M 10 70 C 10 90, 12 95, 14 120 \" /><text x=\"50\" y=\"130\"><tspan x = \"50\" dy=\"1.0em\">a label</tspan></text></svg>"));
         // What it cannot read is left as it is.
         assert_eq!(cropped("<svg></svg>"), "<svg></svg>");
+    }
+
+    #[test]
+    fn fonts_are_set_on_the_texts_and_no_style_element_is_left() {
+        let drawn = "<svg><defs></defs><style>\n.a14 { font-size: 14px; font-family: Times, serif; }\n</style>\n\
+                     <text x=\"1\" class=\"a14\">a</text><text><textPath class=\"a14\">b</textPath></text></svg>";
+        assert_eq!(
+            fonts_on_texts(drawn),
+            "<svg><defs></defs><text x=\"1\" class=\"a14\" font-size=\"14px\" font-family=\"Times, serif\">a</text>\
+             <text><textPath class=\"a14\" font-size=\"14px\" font-family=\"Times, serif\">b</textPath></text></svg>"
+        );
+        assert_eq!(fonts_on_texts("<svg></svg>"), "<svg></svg>");
     }
 }

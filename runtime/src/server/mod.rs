@@ -248,6 +248,17 @@ impl Server {
         &self.shared.engine.task_log
     }
 
+    /// The instances this process dead-lettered an effect of lately (the console's effects
+    /// page).
+    pub(crate) fn dead_letters(&self) -> &crate::telemetry::DeadLetterLog {
+        &self.shared.engine.dead_letters
+    }
+
+    /// How the effects are tried (the console's effects page says "2 of 5 attempts").
+    pub(crate) fn effect_policy(&self) -> crate::effect::EffectPolicy {
+        self.shared.engine.effects.policy
+    }
+
     /// The store this server's flows and instances live in.
     pub(crate) fn store(&self) -> Arc<dyn crate::store::FlowStore> {
         self.shared.engine.store.clone()

@@ -10,7 +10,8 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 pub mod names {
     /// Calls by `tool` and `outcome` (`ok`, or the error code).
     pub const CALLS: &str = "toolgate_calls_total";
-    /// Refused or failed calls by `code`.
+    /// Refused or failed calls by `code`; a call asked for its confirmation
+    /// (`CONFIRMATION_REQUIRED`, a step of the call) is not one.
     pub const REFUSALS: &str = "toolgate_refusals_total";
     /// Transitions committed, by `machine` and `event`.
     pub const TRANSITIONS: &str = "toolgate_transitions_total";
@@ -48,13 +49,13 @@ fn recording() -> bool {
     RECORDING.load(Ordering::Relaxed)
 }
 
-/// A finished call: counted by tool and outcome, refusals by code, timed by tool.
+/// A finished call: counted by tool and outcome, refusals (not steps) by code, timed by tool.
 pub(crate) fn record_call(tool: &'static str, code: Option<&str>, took: Duration) {
     if !recording() {
         return;
     }
     let outcome = code.unwrap_or("ok").to_string();
-    if code.is_some() {
+    if code.is_some_and(|code| !crate::error::is_a_step(code)) {
         metrics::counter!(names::REFUSALS, "code" => outcome.clone()).increment(1);
     }
     metrics::counter!(names::CALLS, "tool" => tool, "outcome" => outcome).increment(1);

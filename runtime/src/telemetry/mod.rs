@@ -8,12 +8,14 @@
 //! error codes only.
 
 mod audit;
+mod dead_letters;
 mod metrics;
 mod refusals;
 mod tasks;
 mod trace;
 
 pub use audit::{AuditRecord, AuditSink, JsonLinesSink};
+pub(crate) use dead_letters::DeadLetterLog;
 pub use metrics::{PrometheusMetrics, names};
 pub(crate) use metrics::{
     record_call, record_effect, record_owned, record_store, record_task, record_transition, store_clock,

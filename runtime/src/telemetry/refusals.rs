@@ -1,5 +1,7 @@
 //! [`Refusals`]: the calls this process refused in the last day, minute by minute, by
-//! tenant, code, tool and principal — what the console's refusals page answers from.
+//! tenant, code, tool and principal — what the console's refusals page answers from. A
+//! call asked for its confirmation (`CONFIRMATION_REQUIRED`) is a step of the call, not a
+//! refusal: it is counted apart, as a confirmation asked.
 //!
 //! Kept in memory, per process: a refusal writes nothing to the store (that is the point of
 //! one), and counting it there would give every refused call a write. With replicas, each
@@ -48,6 +50,8 @@ pub(crate) struct RefusalReport {
     pub(crate) by_principal: Vec<(Option<String>, u64)>,
     /// Each minute of the window with a refusal: its start (ms since the epoch) and count.
     pub(crate) per_minute: Vec<(u64, u64)>,
+    /// The calls asked for their confirmation over the window (not refusals: steps).
+    pub(crate) confirmations_asked: u64,
 }
 
 impl Refusals {
@@ -87,6 +91,10 @@ impl Refusals {
         for minute in minutes.iter().filter(|minute| minute.at >= since) {
             let mut in_minute = 0;
             for (row, &count) in minute.counts.iter().filter(|(row, _)| row.tenant == tenant) {
+                if crate::error::is_a_step(&row.code) {
+                    report.confirmations_asked += count;
+                    continue;
+                }
                 in_minute += count;
                 *codes.entry(row.code.clone()).or_default() += count;
                 *tools.entry(row.tool.to_string()).or_default() += count;
@@ -128,12 +136,14 @@ mod tests {
         refusals.record(now, "invoice_approve", "RATE_LIMITED", Some(&carl));
         refusals.record(now, "invoice_approve", "GUARD_FAILED", Some(&gina));
         refusals.record(now, "invoice_view", "UNAUTHENTICATED", None);
+        refusals.record(now, "invoice_pay", "CONFIRMATION_REQUIRED", Some(&carl));
 
         let acme = refusals.report(now, "acme", 60);
         assert_eq!(acme.total, 4, "the refusal 90 minutes ago is outside the hour");
         assert_eq!(acme.by_code, [("FORBIDDEN".to_string(), 3), ("RATE_LIMITED".to_string(), 1)]);
         assert_eq!(acme.by_principal, [(Some("carl".to_string()), 4)]);
         assert_eq!(acme.per_minute, [(now, 4)]);
+        assert_eq!(acme.confirmations_asked, 1, "a confirmation asked is counted apart");
         assert_eq!(refusals.report(now, "acme", 120).total, 5);
         assert_eq!(refusals.report(now, "globex", 60).by_code, [("GUARD_FAILED".to_string(), 1)]);
         assert_eq!(refusals.report(now, "", 60).by_principal, [(None, 1)]);

@@ -156,6 +156,7 @@ impl ServerBuilder {
                     effects,
                     refusals: Default::default(),
                     task_log: Default::default(),
+                    dead_letters: Default::default(),
                     left_to_their_servers: Default::default(),
                 }),
                 implementation: Implementation::new(self.name, self.version),
