@@ -30,36 +30,39 @@ async fn rows_of(url: &str, tasks: &[String]) -> i64 {
     client.query_one("SELECT count(*) FROM toolgate.records WHERE key = ANY($1)", &[&keys]).await.unwrap().get(0)
 }
 
-/// Tasks kept 2 s: once past it, a replica's sweep deletes their rows (it sweeps as it
-/// starts, then periodically); a task still within its time keeps its row, and is read.
+/// Tasks kept 3 s, on one replica: once past it, another replica's sweep deletes their
+/// rows (a store sweeps as it connects, then periodically), while a task of a replica
+/// that keeps them a minute keeps its row, and is read.
 #[tokio::test]
 async fn expired_tasks_rows_are_deleted_and_live_ones_kept() {
     let Some(server) = postgres_url() else { return };
     let own = OwnDatabase::on(&server, "sweep").await;
     let env = [("TOOLGATE_HANDLE_KEY", "sweep-test-handle-key-0000000000000001")];
-    let args = ["--store", own.url.as_str(), "--task-ttl", "2"];
-    let (_first, url) = spawn_http_example("conformance", &args, &env).await;
-    let client = SessionlessClient::new(&url);
+    let store = ["--store", own.url.as_str()];
+    let (brief, long) = ([&store[..], &["--task-ttl", "3"]].concat(), [&store[..], &["--task-ttl", "60"]].concat());
+    let ((_briefly, brief_url), (_long, long_url)) =
+        tokio::join!(spawn_http_example("conformance", &brief, &env), spawn_http_example("conformance", &long, &env));
+    let live = started_task(&SessionlessClient::new(&long_url), "live").await;
     // At most 16 run at once for callers that did not authenticate: started in rounds.
     let mut expiring = Vec::new();
     for round in 0..5 {
         let started: Vec<_> = (0..10)
             .map(|n| {
-                let client = SessionlessClient::new(&url);
+                let client = SessionlessClient::new(&brief_url);
                 tokio::spawn(async move { started_task(&client, &format!("expiring {round}-{n}")).await })
             })
             .collect();
+        let mut these = Vec::new();
         for task in started {
-            expiring.push(task.await.unwrap());
+            these.push(task.await.unwrap());
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(rows_of(&own.url, &these).await, 10, "every task was stored");
+        expiring.extend(these);
     }
-    assert_eq!(rows_of(&own.url, &expiring).await, expiring.len() as i64, "every task was stored");
-    tokio::time::sleep(Duration::from_millis(2_300)).await;
-    let live = started_task(&client, "live").await;
+    tokio::time::sleep(Duration::from_millis(3_300)).await;
 
-    // A second replica sweeps as it starts.
-    let (_second, url) = spawn_http_example("conformance", &args, &env).await;
+    // A third replica sweeps as it starts.
+    let (_third, url) = spawn_http_example("conformance", &store, &env).await;
     let mut left = rows_of(&own.url, &expiring).await;
     for _ in 0..50 {
         if left == 0 {
@@ -70,10 +73,9 @@ async fn expired_tasks_rows_are_deleted_and_live_ones_kept() {
     }
     assert_eq!(left, 0, "rows of {} tasks past their ttl are still in Postgres", expiring.len());
     assert_eq!(rows_of(&own.url, std::slice::from_ref(&live)).await, 1, "a live task's row was swept");
-    let read: Value = SessionlessClient::new(&url)
-        .request("tasks/get", json!({ "taskId": live, "_meta": { "io.modelcontextprotocol/clientCapabilities": { "extensions": { TASKS: {} } } } }), &[])
-        .await
-        .result();
+    let meta = json!({ "io.modelcontextprotocol/clientCapabilities": { "extensions": { TASKS: {} } } });
+    let read: Value =
+        SessionlessClient::new(&url).request("tasks/get", json!({ "taskId": live, "_meta": meta }), &[]).await.result();
     assert!(read["status"].is_string(), "the live task is read after the sweep: {read}");
     own.drop().await;
 }
