@@ -231,8 +231,9 @@ $$;
     // index), and a removed record expired since always (`expires_at_ms` 0, set by a
     // trigger too, for a toolgate older than this one still running beside it). Versions
     // still never go back for a key: the highest version of any row deleted is kept, and a
-    // row inserted is given a version above it (a trigger: an older toolgate's inserts
-    // too). Records removed before are marked expired here.
+    // row is inserted above it — by this toolgate's statement, and by a trigger for an
+    // older toolgate's, which inserts at version 1 (the trigger, a function called for
+    // each row, fires for those alone). Records removed before are marked expired here.
     r#"
 CREATE TABLE {s}.swept (
     id integer PRIMARY KEY CHECK (id = 1),
@@ -246,7 +247,7 @@ BEGIN
 END
 $$;
 CREATE TRIGGER records_above_swept BEFORE INSERT ON {s}.records
-    FOR EACH ROW EXECUTE FUNCTION {s}.above_swept();
+    FOR EACH ROW WHEN (NEW.version = 1) EXECUTE FUNCTION {s}.above_swept();
 CREATE FUNCTION {s}.removed_expired() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     NEW.expires_at_ms := 0;

@@ -176,7 +176,8 @@ impl Sql {
 /// already locked. A write passes if its lease's fencing token still holds, and its
 /// record is at the version expected (an `if_absent` write: if its record is not live).
 /// Then an existing row is written at its version plus one (a removed or expired record
-/// kept its version, so versions never go back) and a key never written gets its row
+/// kept its version, so versions never go back) and a key without a row gets one, above
+/// every version the sweep deleted (`sweep.rs`)
 /// (another writer that created it first meanwhile makes this one a conflict); the
 /// history is cleared when the record was not live (a write that expected none), the
 /// entry appended, and the history trimmed to what the retention keeps (this statement
@@ -205,7 +206,7 @@ WITH asked AS (
     RETURNING r.key, r.version
 ), inserted AS (
     INSERT INTO {s}.records (key, version, snapshot, expires_at_ms, due_at_ms, counted)
-    SELECT key, 1, snapshot, expires, due, counted FROM asked
+    SELECT key, (SELECT highest + 1 FROM {s}.swept WHERE id = 1), snapshot, expires, due, counted FROM asked
     WHERE afresh AND fenced AND NOT EXISTS (SELECT 1 FROM {s}.records r WHERE r.key = asked.key)
     ORDER BY key
     ON CONFLICT (key) DO NOTHING

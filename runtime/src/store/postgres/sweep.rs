@@ -4,9 +4,9 @@
 //!
 //! A key's versions never go back, even once its row is gone: the highest version any
 //! swept row had is kept (`swept.highest`, raised by the sweep in the transaction that
-//! deletes the rows), and a row inserted for a key is given a version above it (a
-//! trigger, so that a toolgate older than the sweep, still running beside a newer one,
-//! inserts above it too). A writer that read a record before it expired or was removed
+//! deletes the rows), and a row inserted for a key is given a version above it (by the
+//! statement that writes records, and by a trigger for a toolgate older than the sweep,
+//! still running beside a newer one). A writer that read a record before it expired or was removed
 //! can therefore never commit over the record written again under its key.
 //!
 //! Every replica sweeps, as its store connects and then every [`SWEEP_INTERVAL`]: a pass
@@ -40,19 +40,21 @@ pub(super) const SWEEP_STATEMENTS: usize = 10;
 const ABANDONED_LEASE_MS: i64 = 60_000;
 
 /// The statement that deletes at most `$2` records expired at `$1` (a removed record
-/// counts as expired since always: `expires_at_ms` 0), the oldest first, skipping the rows another transaction
-/// holds; then their histories, and raises the highest version swept, which the versions
-/// of keys inserted again start above. Answers how many records it deleted.
+/// counts as expired since always: `expires_at_ms` 0), the oldest first, skipping the
+/// rows another transaction holds, and finds them again by their keys (`= ANY`: a join
+/// could read the index's entry of every expired row, however many wait); then deletes
+/// their histories, and raises the highest version swept, which the versions of keys
+/// inserted again start above. Answers how many records it deleted.
 pub(super) fn sweep_records(s: &str) -> String {
     format!(
         r#"
 WITH doomed AS (
     SELECT key FROM {s}.records WHERE expires_at_ms <= $1 ORDER BY expires_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED
 ), gone AS (
-    DELETE FROM {s}.records r USING doomed WHERE r.key = doomed.key AND r.expires_at_ms <= $1
+    DELETE FROM {s}.records r WHERE r.key = ANY(ARRAY(SELECT key FROM doomed)) AND r.expires_at_ms <= $1
     RETURNING r.key, r.version
 ), forgotten AS (
-    DELETE FROM {s}.history h USING gone WHERE h.key = gone.key
+    DELETE FROM {s}.history h WHERE h.key = ANY(ARRAY(SELECT key FROM gone))
 ), raised AS (
     UPDATE {s}.swept SET highest = gone_most.version
     FROM (SELECT max(version) AS version FROM gone) gone_most
