@@ -177,8 +177,8 @@ impl Sql {
 /// record is at the version expected (an `if_absent` write: if its record is not live).
 /// Then an existing row is written at its version plus one (a removed or expired record
 /// kept its version, so versions never go back) and a key without a row gets one, above
-/// every version the sweep deleted (`sweep.rs`)
-/// (another writer that created it first meanwhile makes this one a conflict); the
+/// every version the sweep deleted (`sweep.rs`; another writer that created it first
+/// meanwhile makes this one a conflict); the
 /// history is cleared when the record was not live (a write that expected none), the
 /// entry appended, and the history trimmed to what the retention keeps (this statement
 /// does not see the entry it writes: one fewer of the older ones is kept; none is written
