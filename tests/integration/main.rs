@@ -32,6 +32,7 @@ mod own_tables;
 mod owned_path;
 mod payments;
 mod postgres_replicas;
+mod postgres_sweep;
 mod python_sdk;
 mod redis_persistence;
 mod replicas;

@@ -217,17 +217,17 @@ async fn bus_quote(url: &str, token: &str) -> String {
 }
 
 /// A database of a test's own on a Postgres server, and a directory for its files.
-struct OwnDatabase {
+pub(crate) struct OwnDatabase {
     server: String,
     name: String,
     /// The database's URL.
-    url: String,
+    pub(crate) url: String,
     dir: std::path::PathBuf,
 }
 
 impl OwnDatabase {
     /// A new database (and directory) named for `label` on the Postgres at `server`.
-    async fn on(server: &str, label: &str) -> Self {
+    pub(crate) async fn on(server: &str, label: &str) -> Self {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
         let name = format!("toolgate_{label}_{nanos}");
         let (client, connection) = tokio_postgres::connect(server, tokio_postgres::NoTls).await.unwrap();
@@ -240,7 +240,7 @@ impl OwnDatabase {
     }
 
     /// Removes the database (whoever is still connected) and the directory.
-    async fn drop(self) {
+    pub(crate) async fn drop(self) {
         let _ = std::fs::remove_dir_all(&self.dir);
         let (client, connection) = tokio_postgres::connect(&self.server, tokio_postgres::NoTls).await.unwrap();
         tokio::spawn(connection);

@@ -14,8 +14,9 @@
 //! appended and trimmed, in one statement — and one disk flush. Once committed, commits
 //! are announced by the next reads batch (`pg_notify`, a JSON array of keys a
 //! notification: [`payloads`]; outside the commit, whose disk flush it would otherwise
-//! hold Postgres's global notify lock through). A record removed or expired keeps its
-//! row's version, so versions never go back for a key.
+//! hold Postgres's global notify lock through). Versions never go back for a key: a
+//! record removed or expired keeps its row's version until the sweep ([`sweep`]) deletes
+//! the row, and a key inserted again is given a version above any the sweep deleted.
 //!
 //! A call whose handler writes tables of yours ([`Transaction`](crate::Transaction)) runs
 //! its statements in a transaction opened for it, and its records are written in that same
@@ -30,6 +31,7 @@ use tokio_postgres::NoTls;
 
 mod batch;
 mod migrations;
+mod sweep;
 mod transaction;
 
 use batch::{Announcer, Batcher, LeaseRequest, Read, ReadAnswer, Taken};
@@ -83,6 +85,8 @@ struct Sql {
     live_keys: String,
     notify: String,
     count_instances: String,
+    sweep_records: String,
+    sweep_leases: String,
     window_lock: String,
     window_clear: String,
     window_count: String,
@@ -132,8 +136,9 @@ impl Sql {
                 "DELETE FROM {s}.leases AS held USING unnest($1::text[], $2::text[]) AS released (key, token) \
                  WHERE held.key = released.key AND held.token = released.token"
             ),
+            // Removed: expired since always (`expires_at_ms` 0), for the sweep to delete.
             remove: format!(
-                "UPDATE {s}.records SET snapshot = NULL, expires_at_ms = NULL, due_at_ms = NULL, counted = NULL \
+                "UPDATE {s}.records SET snapshot = NULL, expires_at_ms = 0, due_at_ms = NULL, counted = NULL \
                  WHERE key = $1"
             ),
             remove_history: format!("DELETE FROM {s}.history WHERE key = $1"),
@@ -145,6 +150,8 @@ impl Sql {
             count_instances: format!(
                 "SELECT name, sum(n)::bigint FROM {s}.counts WHERE name >= $1 AND name < $2 GROUP BY name"
             ),
+            sweep_records: sweep::sweep_records(&s),
+            sweep_leases: sweep::sweep_leases(&s),
             live_keys: format!(
                 "SELECT key FROM {s}.records WHERE snapshot IS NOT NULL AND (expires_at_ms IS NULL OR expires_at_ms > $1)"
             ),
@@ -169,8 +176,9 @@ impl Sql {
 /// already locked. A write passes if its lease's fencing token still holds, and its
 /// record is at the version expected (an `if_absent` write: if its record is not live).
 /// Then an existing row is written at its version plus one (a removed or expired record
-/// kept its version, so versions never go back) and a key never written gets its row
-/// (another writer that created it first meanwhile makes this one a conflict); the
+/// kept its version, so versions never go back) and a key without a row gets one, above
+/// every version the sweep deleted (`sweep.rs`; another writer that created it first
+/// meanwhile makes this one a conflict); the
 /// history is cleared when the record was not live (a write that expected none), the
 /// entry appended, and the history trimmed to what the retention keeps (this statement
 /// does not see the entry it writes: one fewer of the older ones is kept; none is written
@@ -198,7 +206,7 @@ WITH asked AS (
     RETURNING r.key, r.version
 ), inserted AS (
     INSERT INTO {s}.records (key, version, snapshot, expires_at_ms, due_at_ms, counted)
-    SELECT key, 1, snapshot, expires, due, counted FROM asked
+    SELECT key, (SELECT highest + 1 FROM {s}.swept WHERE id = 1), snapshot, expires, due, counted FROM asked
     WHERE afresh AND fenced AND NOT EXISTS (SELECT 1 FROM {s}.records r WHERE r.key = asked.key)
     ORDER BY key
     ON CONFLICT (key) DO NOTHING
@@ -300,6 +308,7 @@ impl PostgresStore {
         let sql = Arc::new(Sql::new(schema));
         let (commits, _) = tokio::sync::broadcast::channel(1024);
         tokio::spawn(announce_commits(url.to_string(), sql.channel.clone(), commits.downgrade()));
+        tokio::spawn(sweep::periodically(pool.clone(), sql.clone(), commits.downgrade()));
         let reads = batch::reads(pool.clone(), sql.clone());
         let announce = reads.announcer();
         let writes = batch::commits(pool.clone(), sql.clone(), announce.clone());
@@ -310,6 +319,14 @@ impl PostgresStore {
     pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
         self.lease_ttl = ttl.max(Duration::from_millis(300));
         self
+    }
+
+    /// Deletes, now, the records that expired or were removed, with their histories, and
+    /// leases abandoned a minute ago or more: one pass of the sweep every store runs as it
+    /// connects and then every 10 seconds, at most 10 statements of 1,000 records each.
+    /// Answers how many records it deleted.
+    pub async fn sweep(&self) -> Result<u64, StoreError> {
+        sweep::sweep(&self.pool, &self.sql).await
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
@@ -692,7 +709,7 @@ mod tests {
 
     /// The Postgres the tests use (`TOOLGATE_TEST_POSTGRES_URL`); without it they are
     /// skipped, saying so.
-    fn test_url() -> Option<String> {
+    pub(super) fn test_url() -> Option<String> {
         let url = std::env::var("TOOLGATE_TEST_POSTGRES_URL").ok();
         if url.is_none() {
             eprintln!("skipped: set TOOLGATE_TEST_POSTGRES_URL to run the Postgres store's tests");
@@ -701,7 +718,7 @@ mod tests {
     }
 
     /// A store in a schema of its own, so that tests (and their runs) never share records.
-    async fn fresh_store(url: &str) -> PostgresStore {
+    pub(super) async fn fresh_store(url: &str) -> PostgresStore {
         let schema = format!("toolgate_test_{}", uuid::Uuid::new_v4().simple());
         PostgresStore::connect_in_schema(url, &schema).await.expect("connect")
     }
