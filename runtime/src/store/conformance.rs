@@ -50,9 +50,11 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
 pub async fn check_live_counts<S: FlowStore>(store: &S) {
     let Some(before) = store.count_live().await.expect("count") else { return };
     let instance = |kind: &str| StoreKey::instance("conformance-count", kind);
+    // Long enough for the writes and the first count on a loaded machine (50 ms was not).
+    let expires_at_ms = now_ms() + 1_500;
     let written = [
         (key("count-flow"), None),
-        (StoreKey::handle("conformance-count-expiring"), Some(now_ms() + 50)),
+        (StoreKey::handle("conformance-count-expiring"), Some(expires_at_ms)),
         (instance("a"), None),
         (StoreKey::tenant_instance("conformance-tenant", "conformance-count", "b"), None),
         (StoreKey::challenge("conformance-count"), None),
@@ -66,7 +68,7 @@ pub async fn check_live_counts<S: FlowStore>(store: &S) {
         (live.flows - before.flows, live.instances - before.instances)
     };
     assert_eq!(counted(store.count_live().await.unwrap()), (2, 2), "two flows and two instances (not the challenge)");
-    tokio::time::sleep(SHORT).await;
+    tokio::time::sleep(Duration::from_millis(expires_at_ms.saturating_sub(now_ms()) + 50)).await;
     assert_eq!(counted(store.count_live().await.unwrap()), (1, 2), "an expired flow is not live");
     for (record, _) in &written {
         store.remove(record).await.unwrap();
