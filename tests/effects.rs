@@ -116,6 +116,7 @@ fn received(parcel: &str) -> Vec<(String, String, u32)> {
 async fn serve(store: MemoryStore) -> TestClient {
     let policy = EffectPolicy {
         max_attempts: 3,
+        max_cut_offs: 3,
         first_backoff: Duration::from_millis(20),
         max_backoff: Duration::from_millis(50),
         attempt_timeout: Duration::from_secs(5),
