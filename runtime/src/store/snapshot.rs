@@ -78,7 +78,7 @@ pub struct PendingEffect {
     pub attempts: u32,
     /// How many of those were cut off: claimed, and not ended by their deadline, because
     /// the process running them stopped (or lost the store) first. They are bounded apart
-    /// from the attempts that ended ([`EffectPolicy`](crate::effect::EffectPolicy)).
+    /// from the attempts that ended (`EffectPolicy::max_cut_offs`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cut_offs: u32,
     /// When the attempt under way was claimed, in milliseconds since the Unix epoch;
