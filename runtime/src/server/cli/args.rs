@@ -220,9 +220,9 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "FILE", help_heading = STORE, verbatim_doc_comment)]
     pub(super) redis_ca: Option<PathBuf>,
     /// How long one attempt of an effect may run before it is tried again
-    /// (default 30; `500ms` too): also how long (and a second more) an attempt
-    /// a crashed process had claimed waits before another process records it
-    /// as cut off and tries again
+    /// (default 30; `500ms` too): also how long (and a second more) an
+    /// attempt a crashed process had claimed waits before another process
+    /// records it as cut off and tries again
     #[arg(long, value_name = "SECS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
     pub(super) effect_timeout: Option<Duration>,
     /// How many attempts of an effect may be cut off (their process stopped
