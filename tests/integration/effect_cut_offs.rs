@@ -110,25 +110,25 @@ impl Servers {
         panic!("attempt {attempt} of the release was never made; the carrier was asked for {:?}", self.asked(quote));
     }
 
-    /// `quote`'s effects as the console shows them to the operator.
-    async fn effects(&self, quote: &str) -> Value {
+    /// `quote` as the console shows it to the operator: its `effects` pending and its
+    /// `dead_effects`.
+    async fn instance(&self, quote: &str) -> Value {
         let url = format!("{}/api/instance?machine=bus&key={quote}&owner=traveller", self.console);
         let answer = reqwest::Client::new().get(url).bearer_auth(OPERATOR).send().await.unwrap();
-        let instance: Value = answer.json().await.unwrap();
-        instance.get("effects").cloned().unwrap_or_else(|| json!({ "no effects in": instance }))
+        answer.json().await.unwrap()
     }
 
-    /// Waits (up to 10 s) until the console shows `quote`'s release as `matches` says.
-    async fn until_effects(&self, quote: &str, matches: impl Fn(&Value) -> bool) -> Value {
-        let mut effects = Value::Null;
+    /// Waits (up to 10 s) until the console shows `quote` as `matches` says.
+    async fn until_shown(&self, quote: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        let mut instance = Value::Null;
         for _ in 0..100 {
-            effects = self.effects(quote).await;
-            if matches(&effects) {
-                return effects;
+            instance = self.instance(quote).await;
+            if matches(&instance) {
+                return instance;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("the console never showed what was expected: {effects}");
+        panic!("the console never showed what was expected: {instance}");
     }
 }
 
@@ -175,14 +175,10 @@ async fn a_release_cut_off_five_times_by_kill_9_is_recorded_and_still_made() {
     kill_during_attempts(&mut servers, &quote, 5).await;
 
     servers.until_asked(&quote, 6).await;
-    let effects = servers.until_effects(&quote, |effects| effects[0]["cut_offs"] == 5).await;
-    let release = &effects[0];
-    assert_eq!(
-        (release["effect"].as_str(), release["status"].as_str(), release["attempts"].as_u64()),
-        (Some("release_hold"), Some("pending"), Some(6)),
-        "{effects}"
-    );
-    let why = release["last_error"].as_str().unwrap_or_else(|| panic!("no reason: {effects}"));
+    let shown = servers.until_shown(&quote, |instance| instance["effects"][0]["cut_offs"] == 5).await;
+    let release = &shown["effects"][0];
+    assert_eq!((release["effect"].as_str(), release["attempts"].as_u64()), (Some("release_hold"), Some(6)), "{shown}");
+    let why = release["reason"].as_str().unwrap_or_else(|| panic!("no reason: {shown}"));
     assert!(
         why.starts_with(
             "attempt 5 was cut off: the process running it stopped (or lost the store) before it ended (claimed at 20"
@@ -192,7 +188,8 @@ async fn a_release_cut_off_five_times_by_kill_9_is_recorded_and_still_made() {
     assert!(why.contains(", deadline 20"), "{why}");
 
     // The sixth attempt is answered: the seats are released once, and nothing is left.
-    servers.until_effects(&quote, |effects| effects.as_array().is_some_and(Vec::is_empty)).await;
+    let done = |instance: &Value| instance["effects"] == json!([]) && instance["dead_effects"] == json!([]);
+    servers.until_shown(&quote, done).await;
     let released = servers.released(&quote);
     assert_eq!(released.len(), 1, "{released:?}");
     assert_eq!((released[0]["attempt"].as_u64(), released[0]["repeat"].as_bool()), (Some(6), Some(false)));
@@ -207,10 +204,11 @@ async fn an_effect_cut_off_as_often_as_allowed_is_dead_lettered_with_the_reason(
     let quote = a_lapsing_quote(&mut servers).await;
     kill_during_attempts(&mut servers, &quote, 2).await;
 
-    let effects = servers.until_effects(&quote, |effects| effects[0]["status"] == "dead").await;
-    let release = &effects[0];
-    assert_eq!((release["attempts"].as_u64(), release["cut_offs"].as_u64()), (Some(2), Some(2)), "{effects}");
-    let why = release["last_error"].as_str().unwrap_or_else(|| panic!("dead with no reason: {effects}"));
+    let shown = servers.until_shown(&quote, |instance| instance["dead_effects"][0].is_object()).await;
+    assert_eq!(shown["effects"], json!([]), "{shown}");
+    let release = &shown["dead_effects"][0];
+    assert_eq!((release["attempts"].as_u64(), release["cut_offs"].as_u64()), (Some(2), Some(2)), "{shown}");
+    let why = release["reason"].as_str().unwrap_or_else(|| panic!("dead with no reason: {shown}"));
     assert!(why.starts_with("attempt 2 was cut off: the process running it stopped"), "{why}");
     assert!(
         why.ends_with("; 2 of its attempts were cut off, the most allowed: an effect whose attempts keep stopping the process that runs them is not tried again"),

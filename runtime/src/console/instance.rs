@@ -1,7 +1,6 @@
 //! The instance page's answer (`GET /api/instance?machine=…&key=…`): one instance as the
 //! store holds it — its state, its context, its history as a timeline, the MCP task
-//! holding it, its next due timer, and the effects its commits caused that have not
-//! happened (pending, or dead-lettered with the reason).
+//! holding it, its next due timer, and its effects pending and dead-lettered.
 //!
 //! The operator names the machine and the object's id (and, for a principal-owned machine,
 //! the owner's subject); the server builds the key in the operator's own tenant, so an
@@ -85,16 +84,20 @@ pub(super) async fn instance(
         let to = spec.states.iter().find(|s| s.name == state).and_then(|s| s.after.first()).map(|a| a.target.clone());
         json!({ "due": rfc3339(due), "due_ms": due, "left_ms": due.saturating_sub(now), "to": to })
     });
-    let undone = |effect: &crate::store::PendingEffect, status: &str| {
-        json!({ "effect": effect.name, "key": effect.key, "status": status, "attempts": effect.attempts,
-                "cut_offs": effect.cut_offs, "last_error": effect.last_error, "due": rfc3339(effect.due_at_ms) })
+    // Its outbox and dead letters: what each is, how its attempts went — how many were cut
+    // off, and why the last failed or was cut off (on a dead letter, why it is one).
+    let effects = |effects: &[crate::store::PendingEffect]| -> Vec<_> {
+        (effects.iter())
+            .map(|e| {
+                json!({ "effect": e.name, "attempts": e.attempts, "cut_offs": e.cut_offs, "due": rfc3339(e.due_at_ms),
+                        "reason": e.last_error })
+            })
+            .collect()
     };
-    let effects: Vec<_> = (snapshot.effects.iter().map(|effect| undone(effect, "pending")))
-        .chain(snapshot.dead_effects.iter().map(|effect| undone(effect, "dead")))
-        .collect();
     Json(json!({
+        "effects": effects(&snapshot.effects), "dead_effects": effects(&snapshot.dead_effects),
         "machine": machine.id(), "key": search.key, "state": state, "final": spec.states.iter().any(|s| s.name == state && s.is_final),
-        "context": snapshot.context, "timeline": timeline, "task": task, "timer": timer, "effects": effects, "now_ms": now,
+        "context": snapshot.context, "timeline": timeline, "task": task, "timer": timer, "now_ms": now,
     }))
     .into_response()
 }

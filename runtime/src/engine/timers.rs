@@ -295,8 +295,7 @@ fn dead_lettered(key: &StoreKey, effect: &PendingEffect) {
         on = %key,
         effect = %effect.key,
         attempts = effect.attempts,
-        cut_offs = effect.cut_offs,
-        why = effect.last_error.as_deref().unwrap_or_default(),
+        error = effect.last_error.as_deref().unwrap_or("unknown"),
         "an effect was dead-lettered: it will not be tried again"
     );
 }
