@@ -116,6 +116,7 @@ fn received(parcel: &str) -> Vec<(String, String, u32)> {
 async fn serve(store: MemoryStore) -> TestClient {
     let policy = EffectPolicy {
         max_attempts: 3,
+        max_cut_offs: 3,
         first_backoff: Duration::from_millis(20),
         max_backoff: Duration::from_millis(50),
         attempt_timeout: Duration::from_secs(5),
@@ -222,6 +223,7 @@ async fn an_effect_that_fails_every_attempt_is_dead_lettered_with_its_error() {
         "{history}"
     );
     assert_eq!(shown[0]["last_error"], "the receiver refuses everything");
+    assert_eq!(shown[0]["cut_offs"], 0, "no attempt was cut off: {history}");
     assert_eq!(shown[0]["key"].as_str(), Some(dead.key.as_str()));
 }
 

@@ -12,10 +12,14 @@
 //! - **once across replicas and after a crash**: an attempt is claimed first, under the
 //!   instance's lease, by committing the effect's next due time (the attempt's deadline);
 //!   a process that dies while dispatching leaves it to be tried again at that time, by
-//!   whoever sweeps;
+//!   whoever sweeps, which records the attempt as cut off;
 //! - **with retries and backoff**, then a **dead letter** after
-//!   [`EffectPolicy::max_attempts`]: moved to
-//!   [`Snapshot::dead_effects`](crate::store::Snapshot::dead_effects), logged and counted.
+//!   [`EffectPolicy::max_attempts`] attempts that ended, or
+//!   [`EffectPolicy::max_cut_offs`] cut off: moved to
+//!   [`Snapshot::dead_effects`](crate::store::Snapshot::dead_effects) with the reason in
+//!   its `last_error`, logged and counted.
+
+pub(crate) mod attempts;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -92,14 +96,22 @@ impl<E: std::error::Error> From<E> for EffectError {
 /// How often, and how far apart, an effect is tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EffectPolicy {
-    /// Attempts before the effect is dead-lettered (default 5).
+    /// Attempts that end (in an error, or past `attempt_timeout`) before the effect is
+    /// dead-lettered (default 5). Attempts cut off do not count here.
     pub max_attempts: u32,
+    /// Attempts cut off — claimed, and not ended because the process running them stopped
+    /// first — before the effect is dead-lettered (default 10; 0 is taken as 1). Counted
+    /// apart, and allowed more, because a deploy or a lost machine is seldom the effect's
+    /// fault; bounded, because an effect that stops every process running it would
+    /// otherwise be tried forever (`docs/effects.md` says more).
+    pub max_cut_offs: u32,
     /// The wait after the first failed attempt, doubled after each (default 1 s).
     pub first_backoff: Duration,
     /// The longest wait between attempts (default 5 minutes).
     pub max_backoff: Duration,
-    /// How long one attempt may run; one that has not ended by then (its process died, or
-    /// it hangs) is tried again (default 30 s).
+    /// How long one attempt may run; one that has not ended by then is tried again
+    /// (default 30 s). It is also how long, and a second more, the claim of an attempt
+    /// whose process died holds the effect from the others.
     pub attempt_timeout: Duration,
 }
 
@@ -107,6 +119,7 @@ impl Default for EffectPolicy {
     fn default() -> Self {
         Self {
             max_attempts: 5,
+            max_cut_offs: 10,
             first_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(300),
             attempt_timeout: Duration::from_secs(30),
@@ -203,14 +216,8 @@ pub(crate) fn record_move(
     let moved = (exits.iter().enumerate().map(|(n, name)| ("exit", n, name)))
         .chain(entries.iter().enumerate().map(|(n, name)| ("entry", n, name)));
     for (kind, n, name) in moved {
-        next.effects.push(crate::store::PendingEffect {
-            name: name.clone(),
-            key: format!("{key}/{commit}/{kind}:{name}#{n}"),
-            input: input.clone(),
-            attempts: 0,
-            due_at_ms: now,
-            last_error: None,
-        });
+        let effect_key = format!("{key}/{commit}/{kind}:{name}#{n}");
+        next.effects.push(crate::store::PendingEffect::new(name.clone(), effect_key, input.clone(), now));
     }
 }
 

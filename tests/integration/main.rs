@@ -18,6 +18,7 @@ mod console;
 mod describe;
 mod docs;
 mod durability;
+mod effect_cut_offs;
 mod exposition;
 mod faults;
 mod hardening;

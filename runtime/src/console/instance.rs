@@ -84,11 +84,14 @@ pub(super) async fn instance(
         let to = spec.states.iter().find(|s| s.name == state).and_then(|s| s.after.first()).map(|a| a.target.clone());
         json!({ "due": rfc3339(due), "due_ms": due, "left_ms": due.saturating_sub(now), "to": to })
     });
-    // Its outbox and dead letters: what each is, how its attempts went (never its input,
-    // which is the context shown above, nor its idempotency key, the store's).
+    // Its outbox and dead letters: what each is, how its attempts went — how many were cut
+    // off, and why the last failed or was cut off (on a dead letter, why it is one).
     let effects = |effects: &[crate::store::PendingEffect]| -> Vec<_> {
         (effects.iter())
-            .map(|e| json!({ "effect": e.name, "attempts": e.attempts, "due": rfc3339(e.due_at_ms), "reason": e.last_error }))
+            .map(|e| {
+                json!({ "effect": e.name, "attempts": e.attempts, "cut_offs": e.cut_offs, "due": rfc3339(e.due_at_ms),
+                        "reason": e.last_error })
+            })
             .collect()
     };
     Json(json!({

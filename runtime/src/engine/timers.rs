@@ -11,6 +11,7 @@ use std::sync::{Mutex, Weak};
 use std::time::Duration;
 
 use super::Engine;
+use crate::effect::attempts::{self, Next};
 use crate::effect::{EffectCall, EffectError};
 use crate::error::ToolError;
 use crate::gate::TimerCommit;
@@ -138,7 +139,9 @@ impl Engine {
     /// Claims the instance's due effects, under its lease: each one's attempt counted and
     /// its next due time set to the attempt's deadline, committed before any runs — so a
     /// process that dies while dispatching leaves it to be tried again then, by whoever
-    /// sweeps. One out of attempts, or whose function this server lacks, is dead-lettered.
+    /// sweeps, which records the attempt it finds still claimed as cut off. One out of
+    /// attempts or of cut-offs, or whose function this server lacks, is dead-lettered
+    /// (`effect::attempts`).
     async fn claim_effects(
         &self,
         key: &StoreKey,
@@ -156,18 +159,19 @@ impl Engine {
             if effect.due_at_ms > now {
                 return true;
             }
-            let known = self.effects.has(&effect.name);
-            if effect.attempts >= policy.max_attempts || !known {
-                if !known {
-                    effect.last_error = Some(format!("no effect is registered as `{}`", effect.name));
-                }
-                dead.push(effect.clone());
-                return false;
+            let cut_off = effect.claimed_at_ms.is_some();
+            let next = attempts::claim(effect, &policy, self.effects.has(&effect.name), now);
+            if cut_off {
+                telemetry::record_effect(&effect.name, "cut_off");
+                let why = effect.last_error.as_deref().unwrap_or_default();
+                tracing::warn!(on = %key, effect = %effect.key, cut_offs = effect.cut_offs, why, "an effect's attempt was cut off");
             }
-            effect.attempts += 1;
-            effect.due_at_ms = now.saturating_add(policy.attempt_timeout.as_millis() as u64);
-            claimed.push(effect.clone());
-            true
+            match next {
+                Next::Run => claimed.push(effect.clone()),
+                Next::Dead => dead.push(effect.clone()),
+                Next::Wait => {}
+            }
+            next != Next::Dead
         });
         for effect in &dead {
             self.dead_lettered(key, effect);
@@ -198,7 +202,8 @@ impl Engine {
                 Err(_) => Err(EffectError::new(format!("the attempt did not end within {} ms", timeout.as_millis()))),
             };
             if let Err(error) = engine.effect_ended(&key, &effect, ended).await {
-                // Claimed, its end unrecorded: it is tried again at the attempt's deadline.
+                // Claimed, its end unrecorded: at the attempt's deadline a sweep records it as
+                // cut off, and tries it again.
                 tracing::warn!(on = %key, effect = %effect.key, %error, "cannot record how an effect's attempt ended");
             }
         });
@@ -217,7 +222,7 @@ impl Engine {
         let before = records.load(key).await?;
         let Some(place) = before.effects.iter().position(|e| e.key == effect.key && e.attempts == effect.attempts)
         else {
-            // Another attempt was claimed meanwhile (this one outlived its deadline).
+            // This attempt outlived its deadline: a sweep recorded it as cut off meanwhile.
             return Ok(());
         };
         let mut next = before.next();
@@ -229,14 +234,11 @@ impl Engine {
             }
             Err(error) => {
                 tracing::warn!(on = %key, effect = %current.key, attempt = current.attempts, %error, "an effect's attempt failed");
-                current.last_error = Some(error.to_string());
-                let policy = self.effects.policy;
                 telemetry::record_effect(&current.name, "failed");
-                if current.attempts >= policy.max_attempts {
+                if attempts::failed(&mut current, &self.effects.policy, &error, now_ms()) == Next::Dead {
                     self.dead_lettered(key, &current);
                     next.dead_effects.push(current);
                 } else {
-                    current.due_at_ms = now_ms().saturating_add(policy.backoff(current.attempts).as_millis() as u64);
                     next.effects.insert(place, current);
                 }
             }

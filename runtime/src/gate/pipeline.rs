@@ -895,13 +895,9 @@ impl Admitted<'_> {
         let commit_id = call_id.as_deref().unwrap_or(&fresh);
         let effects: Vec<PendingEffect> = match &self.instance {
             Some(instance) => (std::mem::take(&mut self.effects).into_iter().enumerate())
-                .map(|(n, (name, input))| PendingEffect {
-                    key: format!("{}/{commit_id}/{name}#{n}", instance.key),
-                    name,
-                    input,
-                    attempts: 0,
-                    due_at_ms: now_ms(),
-                    last_error: None,
+                .map(|(n, (name, input))| {
+                    let key = format!("{}/{commit_id}/{name}#{n}", instance.key);
+                    PendingEffect::new(name, key, input, now_ms())
                 })
                 .collect(),
             None => Vec::new(),

@@ -253,9 +253,10 @@ fn output_schema(
             "key": text("Its idempotency key, the same on every attempt."),
             "status": { "type": "string", "enum": ["pending", "dead"], "description": "`pending`: still to be dispatched, or tried again after a failed attempt; `dead`: out of attempts, it will not be tried again (an operator acts)." },
             "attempts": { "type": "integer", "minimum": 0, "description": "How many attempts were started." },
-            "last_error": maybe("Why the last attempt failed, if one did."),
+            "cut_offs": { "type": "integer", "minimum": 0, "description": "How many of them were cut off: the process running them stopped before they ended." },
+            "last_error": maybe("Why the last attempt failed or was cut off, if one was; on a `dead` effect, why it will not be tried again (always there)."),
         },
-        "required": ["effect", "key", "status", "attempts"],
+        "required": ["effect", "key", "status", "attempts", "cut_offs"],
     });
     let effects = json!({
         "type": "array",
@@ -385,6 +386,7 @@ fn undone(effect: &crate::store::PendingEffect, status: &str) -> Value {
         "key": effect.key,
         "status": status,
         "attempts": effect.attempts,
+        "cut_offs": effect.cut_offs,
         "last_error": effect.last_error,
     })
 }

@@ -76,11 +76,33 @@ pub struct PendingEffect {
     /// How many attempts were started.
     #[serde(default)]
     pub attempts: u32,
-    /// When it is due (its next attempt), in milliseconds since the Unix epoch.
+    /// How many of those were cut off: claimed, and not ended by their deadline, because
+    /// the process running them stopped (or lost the store) first. They are bounded apart
+    /// from the attempts that ended (`EffectPolicy::max_cut_offs`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut_offs: u32,
+    /// When the attempt under way was claimed, in milliseconds since the Unix epoch;
+    /// `None` between attempts. An effect found due while still claimed was cut off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_at_ms: Option<u64>,
+    /// When it is due (its next attempt; while claimed, the attempt's deadline), in
+    /// milliseconds since the Unix epoch.
     pub due_at_ms: u64,
-    /// Why the last attempt failed.
+    /// Why the last attempt failed, or was cut off; on a dead letter, why it is one (never
+    /// `None` there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+}
+
+impl PendingEffect {
+    /// The effect `name` with `input` under `key`, due at `due_at_ms`, not yet attempted.
+    pub(crate) fn new(name: String, key: String, input: serde_json::Value, due_at_ms: u64) -> Self {
+        Self { name, key, input, attempts: 0, cut_offs: 0, claimed_at_ms: None, due_at_ms, last_error: None }
+    }
+}
+
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 impl Snapshot {

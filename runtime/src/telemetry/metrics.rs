@@ -33,8 +33,9 @@ pub mod names {
     pub const TASKS: &str = "toolgate_tasks_total";
     /// How long tasks run, from their start to their end, in seconds.
     pub const TASK_SECONDS: &str = "toolgate_task_duration_seconds";
-    /// Attempts at effects by `effect` and `outcome`: `done`, `failed` (tried again), or
-    /// `dead` (dead-lettered: not tried again).
+    /// Attempts at effects by `effect` and `outcome`: `done`, `failed` (tried again),
+    /// `cut_off` (its process stopped first; tried again), or `dead` (dead-lettered: not
+    /// tried again).
     pub const EFFECTS: &str = "toolgate_effects_total";
     /// HTTP requests toolgate answered itself rather than through rmcp's service (the
     /// owned path: `tools/call` and `tools/list` of MCP 2026-07-28), by `method`.

@@ -220,10 +220,15 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "FILE", help_heading = STORE, verbatim_doc_comment)]
     pub(super) redis_ca: Option<PathBuf>,
     /// How long one attempt of an effect may run before it is tried again
-    /// (default 30; `500ms` too): also how long an attempt a crashed process
-    /// had claimed waits before another process tries it
+    /// (default 30; `500ms` too): also how long (and a second more) an
+    /// attempt a crashed process had claimed waits before another process
+    /// records it as cut off and tries again
     #[arg(long, value_name = "SECS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
     pub(super) effect_timeout: Option<Duration>,
+    /// How many attempts of an effect may be cut off (their process stopped
+    /// before they ended) before it is dead-lettered (default 10)
+    #[arg(long, value_name = "N", help_heading = STORE, verbatim_doc_comment)]
+    pub(super) effect_cut_offs: Option<u32>,
     /// Accept a Redis that loses what it holds when it restarts (no
     /// append-only file synced on each write, no replica): refused otherwise
     #[arg(long, help_heading = STORE, verbatim_doc_comment)]

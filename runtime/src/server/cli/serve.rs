@@ -97,6 +97,9 @@ impl ServerBuilder {
         if let Some(timeout) = args.effect_timeout {
             self.effects.policy.attempt_timeout = timeout;
         }
+        if let Some(cut_offs) = args.effect_cut_offs {
+            self.effects.policy.max_cut_offs = cut_offs;
+        }
         if let Some(path) = args.otp_outbox {
             tracing::warn!(path = %path.display(), "one-time codes go to a file (--otp-outbox): for development only");
             self = self.otp_sender(crate::confirm::OutboxSender::new(path));
