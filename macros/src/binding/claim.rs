@@ -30,8 +30,11 @@ pub(crate) fn claim(id: &syn::LitStr, declaration: TokenStream) -> TokenStream {
     let nonce = nonce(id);
     let definition = quote_spanned! {span=>
         const _: () = {
+            // Linted in a function body (its export is not where it is written): the
+            // claim is exported on purpose, from wherever `machine!` is.
             #[doc(hidden)]
             #[macro_export]
+            #[allow(non_local_definitions)]
             macro_rules! #name {
                 (#nonce $($item:tt)*) => { $($item)* };
                 ($($other:tt)*) => {};
