@@ -22,9 +22,9 @@ fn machine_id_value(id: &str, span: Span) -> TokenStream {
     quote_spanned!(span=> ::toolgate::__private::MachineId::<#key>)
 }
 
-/// The id's 128-bit FNV-1a hash: short where rustc prints the type (two declarations of
-/// one id), unlike the id spelled out as a tuple of characters. The action compares the
-/// id it finds with its own, so a collision could not pass for the machine.
+/// The id's 128-bit FNV-1a hash: short wherever rustc prints the type, unlike the id
+/// spelled out as a tuple of characters. The action compares the id it finds with its
+/// own, so a collision could not pass for the machine.
 fn key(id: &str, span: Span) -> Literal {
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
     const PRIME: u128 = 0x0000000001000000000000000000013b;
