@@ -88,12 +88,6 @@ pub use toolgate_runtime::{
     Guard, Instance, InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server, ServerBuilder, State,
     ToolError, Transaction,
 };
-// Named by rustc when two `machine!`s declare one id: public and documented, so that the
-// error names what a user can look up (their docs say what it means).
-pub use toolgate_runtime::{MachineDeclared, MachineId};
-// Called by generated code only.
-#[doc(hidden)]
-pub use toolgate_runtime::declared_machine;
 pub use toolgate_runtime::{completion, content, effect, input, inspect, prompt, resource, telemetry};
 pub use toolgate_runtime::{fsm, store, types};
 

@@ -1,26 +1,30 @@
 //! The compile-time link between an `#[action]` and its machine, without names: the
 //! machine's id written as a type (`&MachineId<KEY>`), which `machine!` implements
 //! `MachineDeclared` for and `#[action]` looks up. See the runtime's
-//! `action::declared` for why this works from any module and in any order.
+//! `action::declared` for why this works from any module and in any order. Each id is
+//! also claimed crate-wide (`claim`), so that two declarations of one id are one error.
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-/// `::toolgate::MachineId<KEY>` for `id`, spanned at `span`.
+mod claim;
+use claim::claim;
+
+/// `::toolgate::__private::MachineId<KEY>` for `id`, spanned at `span`.
 pub(crate) fn machine_id(id: &str, span: Span) -> TokenStream {
     let key = key(id, span);
-    quote_spanned!(span=> ::toolgate::MachineId<#key>)
+    quote_spanned!(span=> ::toolgate::__private::MachineId<#key>)
 }
 
-/// The value `::toolgate::MachineId::<KEY>` for `id`, spanned at `span`.
+/// The value `::toolgate::__private::MachineId::<KEY>` for `id`, spanned at `span`.
 fn machine_id_value(id: &str, span: Span) -> TokenStream {
     let key = key(id, span);
-    quote_spanned!(span=> ::toolgate::MachineId::<#key>)
+    quote_spanned!(span=> ::toolgate::__private::MachineId::<#key>)
 }
 
-/// The id's 128-bit FNV-1a hash: short where rustc prints the type (two declarations of
-/// one id), unlike the id spelled out as a tuple of characters. The action compares the
-/// id it finds with its own, so a collision could not pass for the machine.
+/// The id's 128-bit FNV-1a hash: short wherever rustc prints the type, unlike the id
+/// spelled out as a tuple of characters. The action compares the id it finds with its
+/// own, so a collision could not pass for the machine.
 fn key(id: &str, span: Span) -> Literal {
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
     const PRIME: u128 = 0x0000000001000000000000000000013b;
@@ -30,9 +34,10 @@ fn key(id: &str, span: Span) -> Literal {
     key
 }
 
-/// What `machine!` emits for one id: the impl through which actions find the machine.
-/// Spanned at the id's literal, where rustc points when two declarations share the id.
-/// `machine` is `None` for a declaration with errors, whose actions are not checked.
+/// What `machine!` emits for one id: the impl through which actions find the machine,
+/// emitted only if this declaration is the one the crate keeps for its id (`claim`).
+/// Spanned at the id's literal. `machine` is `None` for a declaration with errors, whose
+/// actions are not checked.
 pub(crate) fn declaration(id: &syn::LitStr, machine: Option<&toolgate_machine::MachineSpec>) -> TokenStream {
     let span = id.span();
     let ty = machine_id(&id.value(), span);
@@ -59,18 +64,17 @@ pub(crate) fn declaration(id: &syn::LitStr, machine: Option<&toolgate_machine::M
             ::toolgate::__private::DeclaredMachine { id: #value, key: ::core::option::Option::None, states: &[], checked: false }
         },
     };
-    quote_spanned! {span=>
-        const _: () = {
-            // Public, though nameable nowhere: an action in another module infers it.
-            #[doc(hidden)]
-            #[allow(dead_code, unreachable_pub, missing_docs)]
-            #[derive(Debug)]
-            pub struct Declaration;
-            impl<'a> ::toolgate::MachineDeclared<Declaration> for &'a #ty {
-                const MACHINE: ::toolgate::__private::DeclaredMachine = #declared;
-            }
-        };
-    }
+    let declaration = quote_spanned! {span=>
+        // Public, though nameable nowhere: an action in another module infers it.
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_pub, missing_docs)]
+        #[derive(::core::fmt::Debug)]
+        pub struct Declaration;
+        impl<'a> ::toolgate::__private::MachineDeclared<Declaration> for &'a #ty {
+            const MACHINE: ::toolgate::__private::DeclaredMachine = #declared;
+        }
+    };
+    claim(id, declaration)
 }
 
 /// What `#[action]` emits to check its binding: the machine looked up by id, spanned at
@@ -94,7 +98,7 @@ pub(crate) fn check(
     };
     let lookup = quote_spanned! {machine.span()=>
         #[allow(unused_imports)]
-        use ::toolgate::{MachineDeclared as _, __private::UndeclaredMachine as _};
+        use ::toolgate::__private::{MachineDeclared as _, UndeclaredMachine as _};
         const FOUND: ::core::option::Option<::toolgate::__private::DeclaredMachine> = match #probe {
             ::core::option::Option::Some(machine) if machine.is(#id) => ::core::option::Option::Some(machine),
             _ => ::core::option::Option::None,

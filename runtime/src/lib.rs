@@ -43,12 +43,6 @@ pub use action::{
 #[cfg(feature = "jwt")]
 pub use auth::JwtAuthenticator;
 pub use auth::{AuthError, AuthFuture, Authenticator, Principal, Roster, StaticTokens};
-// Named by rustc when two `machine!`s declare one id: public and documented, so that the
-// error names what a user can look up (their docs say what it means).
-pub use action::{MachineDeclared, MachineId};
-// Called by generated code only.
-#[doc(hidden)]
-pub use action::declared_machine;
 pub use domain::DomainPolicy;
 pub use error::{Failure, FieldError, Retry, ToolError};
 pub use fsm::{Guard, Machine};
@@ -67,7 +61,8 @@ pub mod __private {
         StandIn, answer, no_guard,
     };
     pub use crate::action::{
-        DeclaredMachine, DeclaredState, IsDeclared, LookupAnswer, NotDeclared, UndeclaredMachine, declared_machine,
+        DeclaredMachine, DeclaredState, IsDeclared, LookupAnswer, MachineDeclared, MachineId, NotDeclared,
+        UndeclaredMachine, declared_machine,
     };
     pub use crate::confirm::{ConfirmAbove, ConfirmPolicy};
     pub use crate::effect::EffectFnPtr;

@@ -35,12 +35,35 @@ fn no_pinned_diagnostic_shows_an_internal_name() {
                 continue;
             }
             let text = std::fs::read_to_string(&path).expect("read a .stderr file");
+            let text = without_claim_names(&text);
             leaks.extend(
                 internal.iter().filter(|name| shows(&text, name)).map(|name| format!("{}: {name}", path.display())),
             );
         }
     }
     assert!(leaks.is_empty(), "internal names in pinned diagnostics:\n{}", leaks.join("\n"));
+}
+
+/// `text` without the name `machine!` claims an id with, where rustc's E0428 shows it
+/// for two declarations of one id: the name is meant to be read there (it is
+/// `__toolgate_machine_` and the id), and nowhere else.
+fn without_claim_names(text: &str) -> String {
+    const CLAIM: &str = "`__toolgate_machine_";
+    const SAID: [&str; 4] =
+        ["the name ", "previous definition of the macro ", " redefined here", " must be defined only once"];
+    text.lines()
+        .map(|line| {
+            let mut line = line.to_string();
+            if SAID.iter().any(|said| line.contains(said)) {
+                while let Some(at) = line.find(CLAIM) {
+                    let end = line[at + 1..].find('`').map_or(line.len(), |end| at + end + 2);
+                    line.replace_range(at..end, "`…`");
+                }
+            }
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Whether `text` shows `name` as a word of its own (or, for a prefix ending in `_`, at

@@ -8,10 +8,13 @@
 //! machine's id, `(&&MachineId::<KEY>).machine()` in [`declared_machine`]: the one impl
 //! answers, or, with none, [`UndeclaredMachine`] does (one reference further), and the
 //! action's own check panics at compile time with a message spanned at the literal (a
-//! failed bound would make rustc print these types). Two impls for one id are ambiguous,
-//! and rustc names both (`docs/upstream.md` says why nothing better is possible). The
-//! action then checks each of its literals against the [`DeclaredMachine`] in a `const` of
-//! its own, spanned at that literal.
+//! failed bound would make rustc print these types). The action then checks each of its
+//! literals against the [`DeclaredMachine`] in a `const` of its own, spanned at that
+//! literal.
+//!
+//! Two declarations of one id would be two impls, an ambiguity rustc reports once per
+//! action; `machine!` claims each id crate-wide (the macros' `binding/claim.rs`), so that
+//! a second declaration of an id is one error (E0428, at both ids) and emits no impl.
 
 use std::marker::PhantomData;
 
@@ -20,27 +23,13 @@ pub use toolgate_machine::declared::{DeclaredMachine, DeclaredState};
 /// A machine's id written as a type, so that an `#[action]` finds its machine at compile
 /// time wherever in the crate `machine!` declares it. `KEY` is a 128-bit hash of the id,
 /// which the macros compute (the action compares the id it finds with its own, so a
-/// collision cannot mislead it). You never write it.
-///
-/// # In a compiler error
-///
-/// ```text
-/// error[E0283]: type annotations needed
-/// note: multiple `impl`s satisfying `&MachineId<2817…>: MachineDeclared<_>` found
-/// ```
-///
-/// means that two `machine!`s declare the same `id`: the notes point at both. Rename one,
-/// or remove it. (A server built from both would also refuse to start, naming the id.)
+/// collision cannot mislead it).
 #[derive(Debug)]
 pub struct MachineId<const KEY: u128>;
 
 /// That a machine with the id `Self` names is declared: `machine!` implements it for
-/// `&MachineId<KEY>` of the id it declares, and `#[action]` looks it up. Not meant to be
-/// implemented by hand.
-///
-/// Two implementations for one id — two `machine!`s with the same `id` — make every action
-/// bound to it fail with rustc's "multiple `impl`s satisfying `&MachineId<…>:
-/// MachineDeclared<_>` found", pointing at both declarations ([`MachineId`] says more).
+/// `&MachineId<KEY>` of the id it declares, and `#[action]` looks it up. Once per id: a
+/// second `machine!` of the id emits no impl (see the module's docs).
 pub trait MachineDeclared<Declaration>: Sized {
     /// The machine as declared.
     const MACHINE: DeclaredMachine;

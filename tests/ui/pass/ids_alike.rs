@@ -1,4 +1,5 @@
-//! Two ids that differ only in punctuation are two machines.
+//! Ids that differ only in punctuation, case, or in a character written as the escape
+//! `machine!` names another with (`-` as `_X2D_`), are machines of their own.
 toolgate::machine! {
     id: "in-voice",
     initial: "draft",
@@ -10,6 +11,24 @@ toolgate::machine! {
 
 toolgate::machine! {
     id: "in_voice",
+    initial: "open",
+    states: {
+        open: { on: { CLOSE: "closed" } },
+        closed: { type: "final" },
+    }
+}
+
+toolgate::machine! {
+    id: "in_X2D_voice",
+    initial: "open",
+    states: {
+        open: { on: { CLOSE: "closed" } },
+        closed: { type: "final" },
+    }
+}
+
+toolgate::machine! {
+    id: "In-voice",
     initial: "open",
     states: {
         open: { on: { CLOSE: "closed" } },
