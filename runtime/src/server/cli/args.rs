@@ -13,6 +13,7 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use super::ServeError;
+use super::restored::RestoredArgs;
 use crate::action::RateLimit;
 use crate::inspect::Format;
 
@@ -100,6 +101,15 @@ enum Command {
         #[arg(long, value_name = "TOKENS", value_parser = positive)]
         context_budget: Option<usize>,
     },
+    /// After Redis was restored from a backup, before the servers start: a new
+    /// marker, and every key counter advanced so no key is minted twice
+    ///
+    /// After Redis was restored from a backup, and before any server starts on it:
+    /// writes a new marker (a server still running refuses every call until it is
+    /// restarted) and advances every key counter by a margin, so that no key minted
+    /// after the backup was taken is minted again. Run it once.
+    #[command(verbatim_doc_comment)]
+    RedisRestored(RestoredArgs),
 }
 
 /// `describe --format`.
@@ -456,6 +466,8 @@ pub(super) enum Invocation {
     ExportXstate,
     /// `audit`.
     Audit(AuditArgs),
+    /// `redis-restored`.
+    RedisRestored(RestoredArgs),
     /// `--help` (or `help`): clap's text, for stdout.
     Help(clap::Error),
 }
@@ -483,6 +495,7 @@ where
         Some(Command::Audit { format, callers, jwt_issuer, context_budget }) => {
             Invocation::Audit(AuditArgs { format, callers, jwt_issuer: jwt_issuer.is_some(), context_budget })
         }
+        Some(Command::RedisRestored(restored)) => Invocation::RedisRestored(restored),
     })
 }
 
