@@ -1,7 +1,9 @@
 //! A Redis that can forget is refused, or told: the server refuses to start on a Redis
 //! that keeps no file synced on each write and has no replica (unless `--redis-volatile`),
 //! waits for a replica's acknowledgement when that is what keeps a write, and fails closed
-//! when the data under a running server vanishes — no key minted twice.
+//! when the data under a running server vanishes, goes back to a backup, or stops being
+//! kept — no key minted twice; after a restore and a full restart, `redis-restored` keeps
+//! keys from being minted twice.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -133,6 +135,7 @@ async fn payments(store: &str, dir: &Path, name: &str) -> (tokio::process::Child
     let log = dir.join(format!("{name}.log"));
     let server = tokio::process::Command::new(common::example_binary("payments"))
         .args(["--http", "127.0.0.1:0", "--store", store, "--tokens", tokens.to_str().unwrap()])
+        .args(["--otp-outbox", dir.join("otp.jsonl").to_str().unwrap()])
         .env(KEY.0, KEY.1)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
@@ -142,7 +145,9 @@ async fn payments(store: &str, dir: &Path, name: &str) -> (tokio::process::Child
     let serving = async {
         loop {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if let Some(url) = text.split("serving Streamable HTTP at ").nth(1).and_then(|r| r.split_whitespace().next()) {
+            if let Some(url) =
+                text.split("serving Streamable HTTP at ").nth(1).and_then(|r| r.split_whitespace().next())
+            {
                 return url.to_string();
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -167,11 +172,25 @@ async fn create(clerk: &TestClient) -> String {
     clerk.ok("payment_create", new_payment()).await["payment_id"].as_str().unwrap().to_string()
 }
 
+/// The log at `log` as text, its colours taken out.
+fn log_text(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut plain = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(escape) = rest.find('\x1b') {
+        plain.push_str(&rest[..escape]);
+        rest = &rest[escape..];
+        rest = rest.find('m').map_or("", |end| &rest[end + 1..]);
+    }
+    plain.push_str(rest);
+    plain
+}
+
 /// The first line of the log at `log` that contains `needle`, once written.
 async fn logged(log: &Path, needle: &str) -> String {
     let written = async {
         loop {
-            let text = std::fs::read_to_string(log).unwrap_or_default();
+            let text = log_text(log);
             if let Some(line) = text.lines().find(|line| line.contains(needle)) {
                 return line.to_string();
             }
@@ -180,7 +199,7 @@ async fn logged(log: &Path, needle: &str) -> String {
     };
     match tokio::time::timeout(common::PATIENCE, written).await {
         Ok(line) => line,
-        Err(_) => panic!("no line says `{needle}` in {}", std::fs::read_to_string(log).unwrap_or_default()),
+        Err(_) => panic!("no line says `{needle}` in {}", log_text(log)),
     }
 }
 
@@ -243,6 +262,7 @@ async fn a_redis_restored_from_a_backup_under_running_servers_fails_closed_and_m
         assert!(line.contains("ERROR"), "{line}");
         assert!(line.contains(&format!("seen={seen}")) && line.contains(&format!("found={found}")), "{line}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `CONFIG SET appendonly no` under a running server (the Redis would lose what it
@@ -252,7 +272,7 @@ async fn a_redis_restored_from_a_backup_under_running_servers_fails_closed_and_m
 #[tokio::test]
 async fn a_redis_that_stops_keeping_its_file_under_a_running_server_fails_closed() {
     let Some(redis) = OwnRedis::start() else { return };
-    let dir = common::scratch_dir("appendonly-off");
+    let dir = common::scratch_dir("aof-off");
     let (_server, clerk, _) = payments(&redis.url(), &dir, "server").await;
     create(&clerk).await;
 
@@ -261,7 +281,7 @@ async fn a_redis_that_stops_keeping_its_file_under_a_running_server_fails_closed
     assert!(refused.is_some(), "a Redis that keeps no file any more was written to for 3 s");
     let (status, is_error) = clerk.call("payment_status", payment("PAY-1")).await;
     assert!(is_error && status["code"] == "STORE_UNAVAILABLE", "{status}");
-    let line = logged(&dir.join("server.log"), "appendonly").await;
+    let line = logged(&dir.join("server.log"), "`appendonly no`").await;
     assert!(line.contains("ERROR") && line.contains("`appendonly yes`"), "{line}");
 
     assert!(redis.cli(&["config", "set", "appendonly", "yes"]));
@@ -271,6 +291,7 @@ async fn a_redis_that_stops_keeping_its_file_under_a_running_server_fails_closed
         }
     };
     tokio::time::timeout(common::PATIENCE, serving).await.expect("the server serves again once the file is kept");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// After a restore and a full restart no server remembers what it served, so the restore
@@ -307,4 +328,5 @@ async fn after_a_restore_and_a_full_restart_no_id_issued_before_is_minted_again(
     let new = create(&globex).await;
     assert_ne!(new, globex_issued, "globex's counter, not in the backup, started again");
     assert_eq!(new, "PAY-1000001");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,7 +12,7 @@ use super::rollback::CLOCK_KEY;
 use super::{
     COUNTS_NONE, DUE_KEY, RedisStore, counts_key, history_key, lease_key, record_key, revision_key, unavailable,
 };
-use crate::store::{HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, counts};
+use crate::store::{FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, counts};
 
 /// Compare-and-set, and every check a write passes first: the marker, the clock, the lease,
 /// the version.
@@ -79,11 +79,10 @@ end
 return {1, version, clock}
 "#;
 
-
 impl RedisStore {
     /// Compare-and-set in one script; with `fence`, only while the key's lease holds it;
     /// with `entry`, appending it to the key's history (trimmed by the retention).
-    async fn commit(
+    pub(super) async fn commit(
         &self,
         key: &StoreKey,
         expected_version: u64,
@@ -174,7 +173,6 @@ impl RedisStore {
         }
         Ok(())
     }
-
 }
 
 /// Indexes `member` as due at `due` (its commit made, the first try failed): tried again
@@ -202,4 +200,3 @@ fn commit_failure(error: redis::RedisError) -> StoreError {
         StoreError::Unavailable(error.to_string())
     }
 }
-

@@ -42,7 +42,7 @@ mod rollback;
 
 use commit::COMPARE_AND_SET;
 pub use durability::RedisDurability;
-use durability::{MARKER_KEY, Marker, Persistence};
+use durability::{Marker, Persistence};
 pub use restore::{DEFAULT_MINT_MARGIN, Restored};
 
 /// How long a lease lives unless renewed; renewed every third of it while held.
