@@ -728,6 +728,12 @@ mod tests {
             assert_eq!(Format::parse(name), Some(format), "the two spellings of `{name}` agree");
         }
         assert!(matches!(parse_line(&["export", "--xstate"]), Ok(Invocation::ExportXstate)));
+        let Ok(Invocation::RedisRestored(restored)) =
+            parse_line(&["redis-restored", "--store", "redis://127.0.0.1:6379/0", "--mint-margin", "5000"])
+        else {
+            panic!("`redis-restored` is a command")
+        };
+        assert_eq!((restored.store.as_deref(), restored.mint_margin), (Some("redis://127.0.0.1:6379/0"), Some(5000)));
         assert!(matches!(
             parse_line(&["audit"]),
             Ok(Invocation::Audit(AuditArgs { format: AuditFormat::Table, jwt_issuer: false, .. }))
