@@ -85,8 +85,7 @@ impl ServerBuilder {
     /// - `audit [--format table|json]`: prints every tool graded against the routing
     ///   checklist, and returns [`ServeError::AuditFailed`] when a tool fails a rule;
     /// - `redis-restored --store URL`: after Redis was restored from a backup, writes a new
-    ///   marker and advances every key counter
-    ///   ([`RedisStoreBuilder::restored_from_backup`](crate::store::RedisStoreBuilder::restored_from_backup)).
+    ///   marker and advances every key counter (`RedisStoreBuilder::restored_from_backup`).
     ///
     /// `describe`, `export` and `audit` read the checked registry alone: no store is
     /// opened (no `./<server name>.db` created). Logs go to stderr (stdout is the protocol

@@ -83,9 +83,12 @@ pub(super) fn unused_counter(floor: Option<u64>) -> Snapshot {
 impl RedisStoreBuilder {
     /// Prepares Redis, just restored from a backup, for the servers to start on it: a new
     /// marker, and every key counter (and the floor of those the backup lacks) advanced by
-    /// `margin`, so that no key minted after the backup was taken is minted again (module
-    /// [`restore`](self)). Run it once, before the servers start; a server still running
-    /// fails closed.
+    /// `margin` ([`DEFAULT_MINT_MARGIN`], say: more keys than any counter minted between the
+    /// backup and the loss), so that no key minted after the backup was taken is minted
+    /// again; a counter the backup lacks starts past the sum of the margins so far. Run it
+    /// once, before the servers start: a server still running fails closed until it is
+    /// restarted. Running it again only advances the counters further. The restore
+    /// procedure: `docs/stores-and-replicas.md`.
     pub async fn restored_from_backup(self, margin: u64) -> Result<Restored, StoreError> {
         let client = self.client()?;
         let mut connection = client.get_multiplexed_async_connection().await.map_err(unavailable)?;
