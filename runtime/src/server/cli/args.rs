@@ -13,7 +13,6 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use super::ServeError;
-use super::restored::RestoredArgs;
 use crate::action::RateLimit;
 use crate::inspect::Format;
 
@@ -453,6 +452,27 @@ pub(super) struct AuditArgs {
     pub(super) jwt_issuer: bool,
     /// The per-tool budget in tokens (`--context-budget`).
     pub(super) context_budget: Option<usize>,
+}
+
+/// `redis-restored`'s options.
+#[derive(Debug, PartialEq, Args)]
+pub(super) struct RestoredArgs {
+    /// The restored Redis, `redis://HOST:PORT/DB` as `serve --store`
+    /// takes it (default: TOOLGATE_STORE)
+    #[arg(long, value_name = "STORE", verbatim_doc_comment)]
+    pub(super) store: Option<String>,
+    /// How far every key counter advances (default 1000000): more keys
+    /// than any counter minted between the backup and the loss
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), verbatim_doc_comment)]
+    pub(super) mint_margin: Option<u64>,
+    /// For `rediss://` (TLS): trust only the certificate authorities in this
+    /// PEM file (default: TOOLGATE_REDIS_CA, else the system's)
+    #[arg(long, value_name = "FILE", verbatim_doc_comment)]
+    pub(super) redis_ca: Option<PathBuf>,
+    /// Accept a Redis that loses what it holds when it restarts, as
+    /// `serve --redis-volatile` does
+    #[arg(long, verbatim_doc_comment)]
+    pub(super) redis_volatile: bool,
 }
 
 /// What the command line asks for.

@@ -6,33 +6,10 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
-
 use super::ServeError;
-use super::args::usage;
+use super::args::{RestoredArgs, usage};
 use super::serve::{REDIS_CA_ENV, STORE_ENV, redacted};
 use crate::server::ServerBuilder;
-
-/// `redis-restored`'s options.
-#[derive(Debug, PartialEq, Args)]
-pub(super) struct RestoredArgs {
-    /// The restored Redis, `redis://HOST:PORT/DB` as `serve --store`
-    /// takes it (default: TOOLGATE_STORE)
-    #[arg(long, value_name = "STORE", verbatim_doc_comment)]
-    pub(super) store: Option<String>,
-    /// How far every key counter advances (default 1000000): more keys
-    /// than any counter minted between the backup and the loss
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), verbatim_doc_comment)]
-    pub(super) mint_margin: Option<u64>,
-    /// For `rediss://` (TLS): trust only the certificate authorities in this
-    /// PEM file (default: TOOLGATE_REDIS_CA, else the system's)
-    #[arg(long, value_name = "FILE", verbatim_doc_comment)]
-    pub(super) redis_ca: Option<PathBuf>,
-    /// Accept a Redis that loses what it holds when it restarts, as
-    /// `serve --redis-volatile` does
-    #[arg(long, verbatim_doc_comment)]
-    pub(super) redis_volatile: bool,
-}
 
 impl ServerBuilder {
     /// `redis-restored`: prepares the restored Redis, and says what it did.
