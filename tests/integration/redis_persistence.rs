@@ -244,6 +244,7 @@ async fn a_redis_restored_from_a_backup_under_running_servers_fails_closed_and_m
 
     redis.halt();
     redis.restore(&backup);
+    let _ = std::fs::remove_dir_all(&backup);
     redis.run();
     let found = redis.ask(&["get", "toolgate:clock"]);
     for clerk in [&a, &b] {
@@ -310,6 +311,7 @@ async fn after_a_restore_and_a_full_restart_no_id_issued_before_is_minted_again(
     server.kill().await.unwrap();
     redis.halt();
     redis.restore(&backup);
+    let _ = std::fs::remove_dir_all(&backup);
     redis.run();
 
     let restored = tokio::process::Command::new(common::example_binary("payments"))
