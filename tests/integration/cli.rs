@@ -127,7 +127,8 @@ async fn audit_prints_its_findings_and_fails_only_with_them() {
 async fn help_lists_the_commands_and_serves_options() {
     for args in [&["--help"][..], &["-h"], &["help"]] {
         let help = printed(args).await;
-        for expected in ["describe", "export", "audit", "serve", "--http <ADDR>", "--stateless", "--store <STORE>"] {
+        let expected = ["describe", "export", "audit", "redis-restored", "serve", "--http <ADDR>", "--stateless"];
+        for expected in expected.into_iter().chain(["--store <STORE>"]) {
             assert!(help.contains(expected), "`invoice {args:?}` lacks {expected}: {help}");
         }
     }
@@ -137,6 +138,7 @@ async fn help_lists_the_commands_and_serves_options() {
     assert!(describe.contains("mermaid") && describe.contains("svg"), "{describe}");
     assert!(printed(&["export", "--help"]).await.contains("--xstate"));
     assert!(printed(&["audit", "--help"]).await.contains("table"));
+    assert!(printed(&["redis-restored", "--help"]).await.contains("--mint-margin <N>"));
 }
 
 #[tokio::test]
@@ -153,6 +155,9 @@ async fn wrong_command_lines_are_usage_errors() {
     assert!(refused(&["--store", "memory", "describe"]).await.contains("'describe' cannot be used with"));
     // Checked once the command line is read, still a usage error.
     assert!(refused(&["--store", "nowhere"]).await.contains("a store is `sqlite:PATH`"));
+    let restored = refused(&["redis-restored", "--store", "memory"]).await;
+    assert!(restored.contains("`redis-restored` needs the restored Redis: `--store redis://"), "{restored}");
+    assert!(refused(&["redis-restored", "--mint-margin", "0"]).await.contains("invalid value '0'"));
 }
 
 /// Today's invocation, unchanged: `invoice --http ADDR --store memory` serves.

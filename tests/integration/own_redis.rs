@@ -90,6 +90,28 @@ impl OwnRedis {
         assert!(self.cli(&["shutdown", "save"]) || !self.cli(&["ping"]));
     }
 
+    /// Stops it at once, writing nothing more: as Redis stops before a restore.
+    pub(crate) fn halt(&self) {
+        assert!(self.cli(&["shutdown", "nosave"]) || !self.cli(&["ping"]));
+    }
+
+    /// A copy of its append-only files as they are now, as an operator's backup takes it
+    /// (each write is synced before Redis answers it: the files hold every write so far).
+    pub(crate) fn backup(&self) -> std::path::PathBuf {
+        let backup = crate::common::scratch_dir("redis-backup");
+        copy_files(&self.dir.join("appendonlydir"), &backup);
+        backup
+    }
+
+    /// Puts `backup`'s append-only files in place of its own (it must be stopped): what
+    /// it loads when it starts again.
+    pub(crate) fn restore(&self, backup: &std::path::Path) {
+        let files = self.dir.join("appendonlydir");
+        std::fs::remove_dir_all(&files).unwrap();
+        std::fs::create_dir_all(&files).unwrap();
+        copy_files(backup, &files);
+    }
+
     /// What `redis-cli` prints for `args`.
     pub(crate) fn ask(&self, args: &[&str]) -> String {
         let out = std::process::Command::new("redis-cli").args(["-p", &self.port.to_string()]).args(args).output();
@@ -110,6 +132,14 @@ impl OwnRedis {
     pub(crate) fn url(&self) -> String {
         let scheme = if self.tls { "rediss" } else { "redis" };
         format!("{scheme}://127.0.0.1:{}/0", self.port)
+    }
+}
+
+/// Copies the files of directory `from` into `to`.
+fn copy_files(from: &std::path::Path, to: &std::path::Path) {
+    for file in std::fs::read_dir(from).unwrap() {
+        let file = file.unwrap();
+        std::fs::copy(file.path(), to.join(file.file_name())).unwrap();
     }
 }
 

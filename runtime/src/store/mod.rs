@@ -45,7 +45,9 @@ use async_trait::async_trait;
 #[cfg(feature = "postgres")]
 pub use self::postgres::{DEFAULT_POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, PostgresStore};
 #[cfg(feature = "redis")]
-pub use self::redis::{LEASE_TTL, MIN_LEASE_TTL, RedisDurability, RedisStore, RedisStoreBuilder};
+pub use self::redis::{
+    DEFAULT_MINT_MARGIN, LEASE_TTL, MIN_LEASE_TTL, RedisDurability, RedisStore, RedisStoreBuilder, Restored,
+};
 pub use counts::InstanceCounts;
 pub use history::{HistoryEntry, HistoryRetention, MAX_NOTE_CHARS, TIMER_PRINCIPAL};
 pub(crate) use history::{Transition, rfc3339};

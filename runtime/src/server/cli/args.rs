@@ -100,6 +100,15 @@ enum Command {
         #[arg(long, value_name = "TOKENS", value_parser = positive)]
         context_budget: Option<usize>,
     },
+    /// After Redis was restored from a backup, before the servers start: a new
+    /// marker, and every key counter advanced so no key is minted twice
+    ///
+    /// After Redis was restored from a backup, and before any server starts on it:
+    /// writes a new marker (a server still running refuses every call until it is
+    /// restarted) and advances every key counter by a margin, so that no key minted
+    /// after the backup was taken is minted again. Run it once.
+    #[command(verbatim_doc_comment)]
+    RedisRestored(RestoredArgs),
 }
 
 /// `describe --format`.
@@ -455,6 +464,27 @@ pub(super) struct AuditArgs {
     pub(super) context_budget: Option<usize>,
 }
 
+/// `redis-restored`'s options.
+#[derive(Debug, PartialEq, Args)]
+pub(super) struct RestoredArgs {
+    /// The restored Redis, `redis://HOST:PORT/DB` as `serve --store`
+    /// takes it (default: TOOLGATE_STORE)
+    #[arg(long, value_name = "STORE", verbatim_doc_comment)]
+    pub(super) store: Option<String>,
+    /// How far every key counter advances (default 1000000): more keys
+    /// than any counter minted between the backup and the loss
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), verbatim_doc_comment)]
+    pub(super) mint_margin: Option<u64>,
+    /// For `rediss://` (TLS): trust only the certificate authorities in this
+    /// PEM file (default: TOOLGATE_REDIS_CA, else the system's)
+    #[arg(long, value_name = "FILE", verbatim_doc_comment)]
+    pub(super) redis_ca: Option<PathBuf>,
+    /// Accept a Redis that loses what it holds when it restarts, as
+    /// `serve --redis-volatile` does
+    #[arg(long, verbatim_doc_comment)]
+    pub(super) redis_volatile: bool,
+}
+
 /// What the command line asks for.
 #[derive(Debug)]
 pub(super) enum Invocation {
@@ -466,6 +496,8 @@ pub(super) enum Invocation {
     ExportXstate,
     /// `audit`.
     Audit(AuditArgs),
+    /// `redis-restored`.
+    RedisRestored(RestoredArgs),
     /// `--help` (or `help`): clap's text, for stdout.
     Help(clap::Error),
 }
@@ -493,6 +525,7 @@ where
         Some(Command::Audit { format, callers, jwt_issuer, context_budget }) => {
             Invocation::Audit(AuditArgs { format, callers, jwt_issuer: jwt_issuer.is_some(), context_budget })
         }
+        Some(Command::RedisRestored(restored)) => Invocation::RedisRestored(restored),
     })
 }
 
@@ -726,6 +759,12 @@ mod tests {
             assert_eq!(Format::parse(name), Some(format), "the two spellings of `{name}` agree");
         }
         assert!(matches!(parse_line(&["export", "--xstate"]), Ok(Invocation::ExportXstate)));
+        let Ok(Invocation::RedisRestored(restored)) =
+            parse_line(&["redis-restored", "--store", "redis://127.0.0.1:6379/0", "--mint-margin", "5000"])
+        else {
+            panic!("`redis-restored` is a command")
+        };
+        assert_eq!((restored.store.as_deref(), restored.mint_margin), (Some("redis://127.0.0.1:6379/0"), Some(5000)));
         assert!(matches!(
             parse_line(&["audit"]),
             Ok(Invocation::Audit(AuditArgs { format: AuditFormat::Table, jwt_issuer: false, .. }))

@@ -7,12 +7,16 @@
 //! - `audit [--format table|json] [WHO MAY CALL]` — the tools graded against the routing
 //!   checklist, their scopes against the principals `--token`, `--tokens`,
 //!   `--stdio-principal` and `--jwt-issuer` give; a failure exits with an error.
+//! - `redis-restored --store URL [--mint-margin N]` — after Redis was restored from a
+//!   backup, before the servers start: a new marker, every key counter advanced.
 //!
 //! `--help` lists them, and each command's `--help` its options. The grammar is in
-//! `args`; `serve` in `serve`; the other three in `print`.
+//! `args`; `serve` in `serve`; the three that print in `print`; `redis-restored` in
+//! `restored`.
 
 mod args;
 mod print;
+mod restored;
 mod serve;
 
 use super::ServerBuilder;
@@ -79,7 +83,9 @@ impl ServerBuilder {
     /// - `describe [--format mermaid|dot|json|svg]`: prints the machines as state diagrams;
     /// - `export --xstate`: prints the machines as XState v5 JSON, by machine id;
     /// - `audit [--format table|json]`: prints every tool graded against the routing
-    ///   checklist, and returns [`ServeError::AuditFailed`] when a tool fails a rule.
+    ///   checklist, and returns [`ServeError::AuditFailed`] when a tool fails a rule;
+    /// - `redis-restored --store URL`: after Redis was restored from a backup, writes a new
+    ///   marker and advances every key counter (`RedisStoreBuilder::restored_from_backup`).
     ///
     /// `describe`, `export` and `audit` read the checked registry alone: no store is
     /// opened (no `./<server name>.db` created). Logs go to stderr (stdout is the protocol
@@ -103,6 +109,7 @@ impl ServerBuilder {
             Invocation::Describe(format) => self.print_description(format),
             Invocation::ExportXstate => self.print_xstate(),
             Invocation::Audit(audit) => self.print_audit(audit),
+            Invocation::RedisRestored(restored) => self.mark_restored(restored).await,
         }
     }
 }

@@ -9,10 +9,10 @@ use crate::server::ServerBuilder;
 
 /// The store, from the environment: `sqlite:PATH`, `redis://HOST:PORT/DB`,
 /// `postgres://USER@HOST:PORT/DB` or `memory`.
-const STORE_ENV: &str = "TOOLGATE_STORE";
+pub(super) const STORE_ENV: &str = "TOOLGATE_STORE";
 
 /// The certificate authorities to trust for `rediss://`, from the environment (a PEM file).
-const REDIS_CA_ENV: &str = "TOOLGATE_REDIS_CA";
+pub(super) const REDIS_CA_ENV: &str = "TOOLGATE_REDIS_CA";
 
 /// More `--token`s, from the environment: `clerk=s3cret,auditor=t0ken`.
 const TOKENS_ENV: &str = "TOOLGATE_TOKENS";
@@ -279,7 +279,7 @@ async fn postgres_store(
 }
 
 /// `url` as a message may show it: a password it carries is replaced by `***`.
-fn redacted(url: &str) -> String {
+pub(super) fn redacted(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed) if parsed.password().is_some() => {
             let _ = parsed.set_password(Some("***"));

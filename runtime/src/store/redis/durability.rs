@@ -18,6 +18,12 @@
 //!   `STORE_UNAVAILABLE` (retryable), so no key is minted twice and no old key starts
 //!   afresh, until the data is back (the marker with it: the store serves again by itself)
 //!   or an operator restarts the servers, accepting a new, empty store.
+//! - **At run time.** The watch also reads Redis's clock ([`rollback`](super::rollback):
+//!   Redis gone back to an earlier state, the marker the same) and `INFO persistence`: a
+//!   Redis that kept the append-only file the store required and stops (`CONFIG SET
+//!   appendonly no`) would lose what it acknowledges from then on at its next restart, so
+//!   the store fails closed until the file is kept again. Only `INFO` is asked at run time:
+//!   a managed Redis may forbid `CONFIG GET`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +31,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
+use super::rollback::{CLOCK_KEY, Clock};
 use super::unavailable;
 use crate::store::StoreError;
 
@@ -109,11 +116,18 @@ fn field<'a>(info: &'a str, name: &str) -> Option<&'a str> {
     info.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(':')).map(str::trim)
 }
 
-/// The marker this store found, and whether the data under it is known to have vanished.
+/// The marker this store found, and what is known of the data under it: vanished, gone
+/// back ([`Clock`]), or no longer kept as the store requires.
 #[derive(Debug)]
 pub(super) struct Marker {
     pub(super) id: String,
     lost: AtomicBool,
+    /// The highest value of Redis's clock this store saw.
+    pub(super) clock: Clock,
+    /// What the store waits for before it acknowledges a write.
+    durability: RedisDurability,
+    /// Redis stopped keeping the append-only file the store required.
+    unkept: AtomicBool,
 }
 
 /// What a call gets while the marker is gone.
@@ -126,9 +140,21 @@ pub(super) fn vanished() -> StoreError {
     )
 }
 
+/// What a call gets while Redis keeps no append-only file, the store having required one.
+fn unkept() -> StoreError {
+    StoreError::Unavailable(
+        "Redis stopped keeping its append-only file (`appendonly no`): what it acknowledged could be lost at its next \
+         restart, so toolgate refuses every call until it keeps the file again (`CONFIG SET appendonly yes`)"
+            .into(),
+    )
+}
+
 impl Marker {
     /// The marker in place, written first if Redis has none (an empty Redis: a new store).
-    pub(super) async fn claim(connection: &mut ConnectionManager) -> Result<Arc<Self>, StoreError> {
+    pub(super) async fn claim(
+        connection: &mut ConnectionManager,
+        durability: RedisDurability,
+    ) -> Result<Arc<Self>, StoreError> {
         let mine = uuid::Uuid::new_v4().simple().to_string();
         let written: Option<String> = redis::cmd("SET")
             .arg(MARKER_KEY)
@@ -145,12 +171,43 @@ impl Marker {
                 redis::cmd("GET").arg(MARKER_KEY).query_async(connection).await.map_err(unavailable)?;
             found.ok_or_else(vanished)?
         };
-        Ok(Arc::new(Self { id, lost: AtomicBool::new(false) }))
+        let clock = Clock::new(durability != RedisDurability::Replica);
+        Ok(Arc::new(Self { id, lost: AtomicBool::new(false), clock, durability, unkept: AtomicBool::new(false) }))
     }
 
-    /// Fails closed while the data is known to have vanished.
+    /// Fails closed while the data is known to have vanished, gone back, or not be kept.
     pub(super) fn check(&self) -> Result<(), StoreError> {
-        if self.lost.load(Ordering::Acquire) { Err(vanished()) } else { Ok(()) }
+        if self.lost.load(Ordering::Acquire) {
+            return Err(vanished());
+        }
+        self.clock.check()?;
+        if self.unkept.load(Ordering::Acquire) { Err(unkept()) } else { Ok(()) }
+    }
+
+    /// What a read found: the marker, then (the marker intact: the same data) the clock,
+    /// read when the highest value seen was `before`.
+    pub(super) fn read(&self, before: u64, marker: Option<&str>, clock: Option<u64>) -> Result<(), StoreError> {
+        self.seen(marker)?;
+        self.clock.read(before, clock)?;
+        self.check()
+    }
+
+    /// What `INFO persistence` says: a Redis that stopped keeping the file the store
+    /// required is logged once, naming the setting, and refused until it keeps it again.
+    fn persistence(&self, info: &str) {
+        if self.durability != RedisDurability::AppendOnlyFile {
+            return;
+        }
+        let kept = field(info, "aof_enabled") != Some("0");
+        match (self.unkept.swap(!kept, Ordering::AcqRel), kept) {
+            (false, false) => tracing::error!(
+                "Redis stopped keeping its append-only file (`appendonly no`, set at run time): what it acknowledges \
+                 could be lost at its next restart, and toolgate would mint those keys again; every call is refused \
+                 until it keeps the file again (`CONFIG SET appendonly yes`, and `appendonly yes` in redis.conf)"
+            ),
+            (true, true) => tracing::warn!("Redis keeps its append-only file again; serving again"),
+            _ => {}
+        }
     }
 
     /// What a read of the marker found: this store's id, or not.
@@ -169,7 +226,8 @@ impl Marker {
         if intact { Ok(()) } else { Err(vanished()) }
     }
 
-    /// Reads the marker every second for as long as the store lives.
+    /// Reads the marker, the clock and `INFO persistence` every second (one round trip)
+    /// for as long as the store lives.
     pub(super) fn watch(self: &Arc<Self>, connection: ConnectionManager) {
         let marker = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -177,11 +235,20 @@ impl Marker {
             loop {
                 tokio::time::sleep(WATCH_EVERY).await;
                 let Some(marker) = marker.upgrade() else { return };
-                let found: redis::RedisResult<Option<String>> =
-                    redis::cmd("GET").arg(MARKER_KEY).query_async(&mut connection).await;
+                let before = marker.clock.highest();
+                let found: redis::RedisResult<(Option<String>, Option<u64>, String)> = redis::pipe()
+                    .cmd("GET")
+                    .arg(MARKER_KEY)
+                    .cmd("GET")
+                    .arg(CLOCK_KEY)
+                    .cmd("INFO")
+                    .arg("persistence")
+                    .query_async(&mut connection)
+                    .await;
                 // An unreachable Redis is not a vanished one: its calls fail by themselves.
-                if let Ok(found) = found {
-                    let _ = marker.seen(found.as_deref());
+                if let Ok((found, clock, persistence)) = found {
+                    marker.persistence(&persistence);
+                    let _ = marker.read(before, found.as_deref(), clock);
                 }
             }
         });

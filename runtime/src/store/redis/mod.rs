@@ -14,12 +14,15 @@
 //!   replica that crashed holding one loses it when its time runs out; the commit's
 //!   version check refuses what a holder that lost its lease tries to write.
 //! - What Redis keeps across a restart is read when the store connects, and a marker tells
-//!   a running store when the data under it vanished ([`durability`]).
+//!   a running store when the data under it vanished ([`durability`]), a clock when it went
+//!   back to an earlier state ([`rollback`]); after a restore from a backup, [`restore`]
+//!   keeps keys from being minted twice. A commit is one script ([`commit`]).
 //! - Instances are counted by state ([`counts`](super::counts)): the commit script moves an
 //!   instance's names (kept in its record's hash, `ck` and `cn`) between counters, a hash
 //!   per machine and scope at `toolgate:{counts:<scope and machine>}`; removal takes them
 //!   off. Every key the store writes begins `toolgate:{` but the marker and the index of
-//!   deadlines (`toolgate:marker`, `toolgate:due`): what an ACL grants it.
+//!   deadlines (`toolgate:marker`, `toolgate:due`): what an ACL grants it (the clock and
+//!   the counters' floor, `toolgate:{clock}` and `toolgate:{mint-floor}`, are under it).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,10 +35,15 @@ use super::{
     counts,
 };
 
+mod commit;
 mod durability;
+mod restore;
+mod rollback;
 
+use commit::COMPARE_AND_SET;
 pub use durability::RedisDurability;
-use durability::{MARKER_KEY, Marker, Persistence};
+use durability::{Marker, Persistence};
+pub use restore::{DEFAULT_MINT_MARGIN, Restored};
 
 /// How long a lease lives unless renewed; renewed every third of it while held.
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
@@ -52,63 +60,6 @@ const DUE_KEY: &str = "toolgate:due";
 
 /// How often a waiter asks for a held lease again.
 const LEASE_POLL: Duration = Duration::from_millis(5);
-
-const COMPARE_AND_SET: &str = r#"
-if redis.call('GET', KEYS[5]) ~= ARGV[9] then
-  return {3, 0}
-end
-local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
-if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[4] then
-  return {2, current}
-end
-if current ~= tonumber(ARGV[1]) then
-  return {0, current}
-end
-local version = redis.call('INCR', KEYS[2])
--- The instances counted by state: the record's names move from its old counters to its new.
-local counted, names = redis.call('HGET', KEYS[1], 'ck'), redis.call('HGET', KEYS[1], 'cn')
-if ARGV[10] ~= '' and (counted ~= KEYS[6] or names ~= ARGV[10]) or ARGV[10] == '' and counted then
-  if counted then
-    for name in string.gmatch(names, '[^\n]+') do redis.call('HINCRBY', counted, name, -1) end
-  end
-  for name in string.gmatch(ARGV[10], '[^\n]+') do redis.call('HINCRBY', KEYS[6], name, 1) end
-end
-redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2])
-if ARGV[10] ~= '' then
-  redis.call('HSET', KEYS[1], 'ck', KEYS[6], 'cn', ARGV[10])
-elseif counted then
-  redis.call('HDEL', KEYS[1], 'ck', 'cn')
-end
-redis.call('PUBLISH', 'toolgate:commits', ARGV[5])
-if current == 0 then
-  -- What an expired or removed record left behind went with it.
-  redis.call('DEL', KEYS[4])
-end
-if ARGV[6] ~= '' then
-  redis.call('RPUSH', KEYS[4], ARGV[6])
-  if ARGV[7] == '0' then
-    redis.call('DEL', KEYS[4])
-  elseif ARGV[7] ~= '' then
-    redis.call('LTRIM', KEYS[4], -tonumber(ARGV[7]), -1)
-  end
-  if ARGV[8] ~= '' then
-    local oldest = tonumber(ARGV[8])
-    while true do
-      local first = redis.call('LINDEX', KEYS[4], 0)
-      if not first or cjson.decode(first).at_ms >= oldest then break end
-      redis.call('LPOP', KEYS[4])
-    end
-  end
-end
-if ARGV[3] ~= '' then
-  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-  redis.call('PEXPIREAT', KEYS[4], ARGV[3])
-else
-  redis.call('PERSIST', KEYS[1])
-  redis.call('PERSIST', KEYS[4])
-end
-return {1, version}
-"#;
 
 /// Removes a record and its history, its names taken off their counters.
 const REMOVE: &str = r#"
@@ -202,7 +153,12 @@ impl RedisStoreBuilder {
     /// Connects, reads what Redis keeps across a restart (refusing a Redis that would
     /// forget, unless accepted), and claims or checks the data's marker.
     pub async fn connect(self) -> Result<RedisStore, StoreError> {
-        let client = match (&self.ca_pem, self.url.starts_with("rediss://")) {
+        RedisStore::with_client(self.client()?, self.accept_volatile).await
+    }
+
+    /// The client for the URL, over TLS for `rediss://`.
+    fn client(&self) -> Result<redis::Client, StoreError> {
+        Ok(match (&self.ca_pem, self.url.starts_with("rediss://")) {
             (Some(_), false) => {
                 return Err(StoreError::Unavailable(
                     "a certificate authority to trust needs a TLS URL (`rediss://`)".into(),
@@ -222,8 +178,7 @@ impl RedisStoreBuilder {
             #[cfg(not(feature = "redis-tls"))]
             (_, true) => return Err(without_tls()),
             (None, false) => redis::Client::open(self.url.as_str()).map_err(unavailable)?,
-        };
-        RedisStore::with_client(client, self.accept_volatile).await
+        })
     }
 }
 
@@ -274,32 +229,6 @@ async fn announce_commits(client: redis::Client, commits: tokio::sync::broadcast
             return;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-/// Indexes `member` as due at `due` (its commit made, the first try failed): tried again
-/// every second for a minute.
-fn index_due_later(mut connection: ConnectionManager, member: String, due: u64) {
-    tokio::spawn(async move {
-        for _ in 0..60 {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            let mut command = redis::cmd("ZADD");
-            command.arg(DUE_KEY).arg(due).arg(&member);
-            if command.query_async::<()>(&mut connection).await.is_ok() {
-                return;
-            }
-        }
-        tracing::error!(on = %member, "gave up indexing when a committed instance is due: its next read applies it");
-    });
-}
-
-/// A failed commit: refused before it was sent, or lost on the way — then it may have been
-/// applied, and must not be reported as not having happened.
-fn commit_failure(error: redis::RedisError) -> StoreError {
-    if error.is_connection_dropped() || error.is_timeout() || error.is_io_error() {
-        StoreError::OutcomeUnknown(error.to_string())
-    } else {
-        StoreError::Unavailable(error.to_string())
     }
 }
 
@@ -375,7 +304,7 @@ impl RedisStore {
         if durability == RedisDurability::Volatile {
             tracing::warn!("this Redis loses what it holds when it restarts, and the server was told to accept it");
         }
-        let marker = Marker::claim(&mut connection).await?;
+        let marker = Marker::claim(&mut connection, durability).await?;
         marker.watch(connection.clone());
         let scripts = Scripts {
             compare_and_set: redis::Script::new(COMPARE_AND_SET),
@@ -401,92 +330,6 @@ impl RedisStore {
     pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
         self.lease_ttl = ttl.max(MIN_LEASE_TTL);
         self
-    }
-
-    /// Compare-and-set in one script; with `fence`, only while the key's lease holds it;
-    /// with `entry`, appending it to the key's history (trimmed by the retention).
-    async fn commit(
-        &self,
-        key: &StoreKey,
-        expected_version: u64,
-        next: &Snapshot,
-        fence: &str,
-        entry: Option<(&HistoryEntry, HistoryRetention)>,
-    ) -> Result<u64, StoreError> {
-        self.marker.check()?;
-        let mut connection = self.connection.clone();
-        let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
-        let expires = next.expires_at_ms.map(|ms| ms.to_string()).unwrap_or_default();
-        let (entry, most, oldest) = match entry {
-            Some((entry, retention)) => (
-                serde_json::to_string(entry).map_err(unavailable)?,
-                retention.entries().map(|most| most.to_string()).unwrap_or_default(),
-                retention.age().map(|_| retention.oldest_kept_ms(entry.at_ms()).to_string()).unwrap_or_default(),
-            ),
-            None => Default::default(),
-        };
-        let counted = counts::counted(key, next);
-        let (counters, names) = counted.as_ref().map(|c| (counts_key(&c.prefix), c.suffixes())).unwrap_or_default();
-        let (applied, version): (u8, u64) = self
-            .scripts
-            .compare_and_set
-            .key(record_key(key))
-            .key(revision_key(key))
-            .key(lease_key(key))
-            .key(history_key(key))
-            .key(MARKER_KEY)
-            .key(if counted.is_some() { counters } else { COUNTS_NONE.to_string() })
-            .arg(expected_version)
-            .arg(text)
-            .arg(expires)
-            .arg(fence)
-            .arg(key.as_str())
-            .arg(entry)
-            .arg(most)
-            .arg(oldest)
-            .arg(&self.marker.id)
-            .arg(names)
-            .invoke_async(&mut connection)
-            .await
-            .map_err(commit_failure)?;
-        if applied == 3 {
-            return Err(self.marker.seen(None).unwrap_err());
-        }
-        if applied == 1 && self.durability == RedisDurability::Replica {
-            self.replicated(&mut connection).await?;
-        }
-        if applied == 1
-            && let Some(due) = next.wake_at_ms()
-        {
-            // Beside the record, not in the script (another hash slot). The commit is made:
-            // failing here must not report it as not made (the fault check caught exactly
-            // that, a Redis restarting between the two). It is indexed again in the
-            // background; until then what is due is applied on the instance's next read,
-            // and a stale entry the sweep corrects.
-            if let Err(error) = self.due_changed(key, Some(due)).await {
-                tracing::warn!(on = %key, %error, "cannot index when a committed instance is due; trying again");
-                index_due_later(self.connection.clone(), key.as_str().to_string(), due);
-            }
-        }
-        match applied {
-            1 => Ok(version),
-            2 => Err(StoreError::LeaseLost),
-            _ => Err(StoreError::Conflict { expected: expected_version, found: version }),
-        }
-    }
-
-    /// Waits until a replica has every write this store's connection made (`WAIT 1`): a
-    /// write none acknowledges in time may be lost with Redis, and is not reported as done.
-    async fn replicated(&self, connection: &mut ConnectionManager) -> Result<(), StoreError> {
-        let wait = durability::REPLICA_WAIT.as_millis() as u64;
-        let acknowledged: u32 =
-            redis::cmd("WAIT").arg(1).arg(wait).query_async(connection).await.map_err(commit_failure)?;
-        if acknowledged == 0 {
-            return Err(StoreError::OutcomeUnknown(format!(
-                "no Redis replica acknowledged the write within {wait} ms: it may be lost if Redis fails over"
-            )));
-        }
-        Ok(())
     }
 
     /// Takes `key`'s lease: waits until `SET NX` succeeds (or, `from_holder`, sets it over
@@ -542,26 +385,18 @@ impl RedisStore {
 impl FlowStore for RedisStore {
     async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
         self.marker.check()?;
+        let before = self.marker.clock.highest();
         let mut connection = self.connection.clone();
-        // The marker read in the same round trip: a record that vanished with the rest of
-        // the data is never read as one never written.
-        let ((version, text), marker): ((Option<u64>, Option<String>), Option<String>) = redis::pipe()
-            .cmd("HMGET")
-            .arg(record_key(key))
-            .arg("v")
-            .arg("s")
-            .cmd("GET")
-            .arg(MARKER_KEY)
-            .query_async(&mut connection)
-            .await
-            .map_err(unavailable)?;
-        self.marker.seen(marker.as_deref())?;
-        match (version, text) {
+        // The marker and the clock read in the same round trip: a record that vanished with
+        // the rest of the data, or went back with it, is never read as it is now.
+        let (record, marker, clock, floor) = restore::load(&mut connection, key).await?;
+        self.marker.read(before, marker.as_deref(), clock)?;
+        match record {
             (Some(version), Some(text)) => {
                 let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
                 Ok(Snapshot { version, ..snapshot })
             }
-            _ => Ok(Snapshot::default()),
+            _ => Ok(restore::unused_counter(floor)),
         }
     }
 

@@ -1,0 +1,202 @@
+//! A commit: one script that checks the marker, Redis's clock, the lease and the version,
+//! then writes the record, its history and its counters, and advances the clock
+//! ([`rollback`](super::rollback)); then, where a replica keeps the write, the wait for it,
+//! and the index of when the instance is next due.
+
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+
+use super::durability::{self, MARKER_KEY, RedisDurability};
+use super::rollback::CLOCK_KEY;
+use super::{
+    COUNTS_NONE, DUE_KEY, RedisStore, counts_key, history_key, lease_key, record_key, revision_key, unavailable,
+};
+use crate::store::{FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, counts};
+
+/// Compare-and-set, and every check a write passes first: the marker, the clock, the lease,
+/// the version.
+pub(super) const COMPARE_AND_SET: &str = r#"
+if redis.call('GET', KEYS[5]) ~= ARGV[9] then
+  return {3, 0, 0}
+end
+-- Redis's clock, lower than a value the store saw: Redis went back, and nothing is written.
+local clock = tonumber(redis.call('GET', KEYS[7]) or '0')
+if clock < tonumber(ARGV[11]) then
+  return {4, 0, clock}
+end
+local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[4] then
+  return {2, current, clock}
+end
+if current ~= tonumber(ARGV[1]) then
+  return {0, current, clock}
+end
+local version = redis.call('INCR', KEYS[2])
+clock = redis.call('INCR', KEYS[7])
+-- The instances counted by state: the record's names move from its old counters to its new.
+local counted, names = redis.call('HGET', KEYS[1], 'ck'), redis.call('HGET', KEYS[1], 'cn')
+if ARGV[10] ~= '' and (counted ~= KEYS[6] or names ~= ARGV[10]) or ARGV[10] == '' and counted then
+  if counted then
+    for name in string.gmatch(names, '[^\n]+') do redis.call('HINCRBY', counted, name, -1) end
+  end
+  for name in string.gmatch(ARGV[10], '[^\n]+') do redis.call('HINCRBY', KEYS[6], name, 1) end
+end
+redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2])
+if ARGV[10] ~= '' then
+  redis.call('HSET', KEYS[1], 'ck', KEYS[6], 'cn', ARGV[10])
+elseif counted then
+  redis.call('HDEL', KEYS[1], 'ck', 'cn')
+end
+redis.call('PUBLISH', 'toolgate:commits', ARGV[5])
+if current == 0 then
+  -- What an expired or removed record left behind went with it.
+  redis.call('DEL', KEYS[4])
+end
+if ARGV[6] ~= '' then
+  redis.call('RPUSH', KEYS[4], ARGV[6])
+  if ARGV[7] == '0' then
+    redis.call('DEL', KEYS[4])
+  elseif ARGV[7] ~= '' then
+    redis.call('LTRIM', KEYS[4], -tonumber(ARGV[7]), -1)
+  end
+  if ARGV[8] ~= '' then
+    local oldest = tonumber(ARGV[8])
+    while true do
+      local first = redis.call('LINDEX', KEYS[4], 0)
+      if not first or cjson.decode(first).at_ms >= oldest then break end
+      redis.call('LPOP', KEYS[4])
+    end
+  end
+end
+if ARGV[3] ~= '' then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+  redis.call('PEXPIREAT', KEYS[4], ARGV[3])
+else
+  redis.call('PERSIST', KEYS[1])
+  redis.call('PERSIST', KEYS[4])
+end
+return {1, version, clock}
+"#;
+
+impl RedisStore {
+    /// Compare-and-set in one script; with `fence`, only while the key's lease holds it;
+    /// with `entry`, appending it to the key's history (trimmed by the retention).
+    pub(super) async fn commit(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        fence: &str,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
+    ) -> Result<u64, StoreError> {
+        self.marker.check()?;
+        let before = self.marker.clock.highest();
+        let mut connection = self.connection.clone();
+        let text = serde_json::to_string(&Snapshot { version: 0, ..next.clone() }).map_err(unavailable)?;
+        let expires = next.expires_at_ms.map(|ms| ms.to_string()).unwrap_or_default();
+        let (entry, most, oldest) = match entry {
+            Some((entry, retention)) => (
+                serde_json::to_string(entry).map_err(unavailable)?,
+                retention.entries().map(|most| most.to_string()).unwrap_or_default(),
+                retention.age().map(|_| retention.oldest_kept_ms(entry.at_ms()).to_string()).unwrap_or_default(),
+            ),
+            None => Default::default(),
+        };
+        let counted = counts::counted(key, next);
+        let (counters, names) = counted.as_ref().map(|c| (counts_key(&c.prefix), c.suffixes())).unwrap_or_default();
+        let (applied, version, clock): (u8, u64, u64) = self
+            .scripts
+            .compare_and_set
+            .key(record_key(key))
+            .key(revision_key(key))
+            .key(lease_key(key))
+            .key(history_key(key))
+            .key(MARKER_KEY)
+            .key(if counted.is_some() { counters } else { COUNTS_NONE.to_string() })
+            .key(CLOCK_KEY)
+            .arg(expected_version)
+            .arg(text)
+            .arg(expires)
+            .arg(fence)
+            .arg(key.as_str())
+            .arg(entry)
+            .arg(most)
+            .arg(oldest)
+            .arg(&self.marker.id)
+            .arg(names)
+            .arg(before)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(commit_failure)?;
+        match applied {
+            3 => return Err(self.marker.seen(None).unwrap_err()),
+            4 => return Err(self.marker.clock.gone_back(before, clock)),
+            _ => {}
+        }
+        if applied == 1 && self.durability == RedisDurability::Replica {
+            self.replicated(&mut connection).await?;
+        }
+        if applied == 1 {
+            self.marker.clock.committed(clock);
+        }
+        if applied == 1
+            && let Some(due) = next.wake_at_ms()
+        {
+            // Beside the record, not in the script (another hash slot). The commit is made:
+            // failing here must not report it as not made (the fault check caught exactly
+            // that, a Redis restarting between the two). It is indexed again in the
+            // background; until then what is due is applied on the instance's next read,
+            // and a stale entry the sweep corrects.
+            if let Err(error) = self.due_changed(key, Some(due)).await {
+                tracing::warn!(on = %key, %error, "cannot index when a committed instance is due; trying again");
+                index_due_later(self.connection.clone(), key.as_str().to_string(), due);
+            }
+        }
+        match applied {
+            1 => Ok(version),
+            2 => Err(StoreError::LeaseLost),
+            _ => Err(StoreError::Conflict { expected: expected_version, found: version }),
+        }
+    }
+
+    /// Waits until a replica has every write this store's connection made (`WAIT 1`): a
+    /// write none acknowledges in time may be lost with Redis, and is not reported as done.
+    async fn replicated(&self, connection: &mut ConnectionManager) -> Result<(), StoreError> {
+        let wait = durability::REPLICA_WAIT.as_millis() as u64;
+        let acknowledged: u32 =
+            redis::cmd("WAIT").arg(1).arg(wait).query_async(connection).await.map_err(commit_failure)?;
+        if acknowledged == 0 {
+            return Err(StoreError::OutcomeUnknown(format!(
+                "no Redis replica acknowledged the write within {wait} ms: it may be lost if Redis fails over"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Indexes `member` as due at `due` (its commit made, the first try failed): tried again
+/// every second for a minute.
+fn index_due_later(mut connection: ConnectionManager, member: String, due: u64) {
+    tokio::spawn(async move {
+        for _ in 0..60 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let mut command = redis::cmd("ZADD");
+            command.arg(DUE_KEY).arg(due).arg(&member);
+            if command.query_async::<()>(&mut connection).await.is_ok() {
+                return;
+            }
+        }
+        tracing::error!(on = %member, "gave up indexing when a committed instance is due: its next read applies it");
+    });
+}
+
+/// A failed commit: refused before it was sent, or lost on the way — then it may have been
+/// applied, and must not be reported as not having happened.
+fn commit_failure(error: redis::RedisError) -> StoreError {
+    if error.is_connection_dropped() || error.is_timeout() || error.is_io_error() {
+        StoreError::OutcomeUnknown(error.to_string())
+    } else {
+        StoreError::Unavailable(error.to_string())
+    }
+}
