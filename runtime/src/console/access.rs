@@ -1,40 +1,15 @@
-//! Who may see the console: a principal with the operator scope, named by a bearer token
-//! (`Authorization: Bearer …`) or by the console session the sign-in form opened
-//! (`session.rs`). No credentials: 401 and the sign-in form. Credentials of someone else:
-//! 403.
+//! Who may see the console: a principal with the operator scope ([`OPERATOR_SCOPE`]), named
+//! by a bearer token (`Authorization: Bearer …`, judged here) or by the console session the
+//! sign-in form opened (`session.rs`, which lets requests in). No credentials: 401 and the
+//! sign-in form. Credentials of someone else: 403.
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
-use super::session::SignIn;
 use crate::auth::{AuthError, Authenticator, Principal};
 
 /// The scope a principal needs to see the console.
 pub const OPERATOR_SCOPE: &str = "toolgate:operator";
-
-/// Lets a request through only for an operator; puts the principal in its extensions.
-pub(super) async fn operator_only(State(sign_in): State<Arc<SignIn>>, mut request: Request, next: Next) -> Response {
-    let principal = match bearer_of(request.headers()) {
-        Some(token) => judge(sign_in.authenticator.as_ref(), &token).await,
-        None => match sign_in.operator_of(request.headers()).await {
-            // A session is opened for operators only; the scope is checked again all the same.
-            Ok(Some(principal)) if principal.has_scope(OPERATOR_SCOPE) => Ok(principal),
-            Ok(_) => Err(login_page(StatusCode::UNAUTHORIZED, None)),
-            Err(unavailable) => Err(unavailable),
-        },
-    };
-    match principal {
-        Ok(principal) => {
-            request.extensions_mut().insert(principal);
-            next.run(request).await
-        }
-        Err(refused) => refused,
-    }
-}
 
 /// The principal `token` names, if it is an operator's; else the answer: 401 for a token
 /// not accepted, 403 for a principal without the operator scope, 503 when the
@@ -51,7 +26,7 @@ pub(super) async fn judge(authenticator: &dyn Authenticator, token: &str) -> Res
 }
 
 /// The request's bearer token.
-fn bearer_of(headers: &http::HeaderMap) -> Option<String> {
+pub(super) fn bearer_of(headers: &http::HeaderMap) -> Option<String> {
     let bearer = headers.get(http::header::AUTHORIZATION).and_then(|value| value.to_str().ok());
     bearer.and_then(|value| value.strip_prefix("Bearer ")).map(|token| token.trim().to_string())
 }

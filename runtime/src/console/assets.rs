@@ -56,7 +56,10 @@ pub(super) async fn secure_headers(request: Request, next: Next) -> Response {
     headers.insert(http::header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY.clone());
     headers.insert(http::header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(http::header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(http::header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // Only the console's own pages learn where a request came from: its sign-in and
+    // sign-out then carry their `Origin` (under `no-referrer` a browser sends `null`), which
+    // says whether the browser used HTTPS (the cookie's `Secure`).
+    headers.insert(http::header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }

@@ -64,7 +64,7 @@ impl Server {
             .route("/api/effects", get(effects::effects))
             // Even an address that does not exist asks who is asking first.
             .fallback(|| async { http::StatusCode::NOT_FOUND })
-            .layer(axum::middleware::from_fn_with_state(sign_in.clone(), access::operator_only))
+            .layer(axum::middleware::from_fn_with_state(sign_in.clone(), session::operator_only))
             .with_state(console);
         let login = axum::Router::new()
             .route("/login", post(session::login))

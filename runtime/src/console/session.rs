@@ -1,4 +1,5 @@
-//! Signing in to the console, and out: the sign-in form exchanges an operator's token for
+//! Letting an operator in (`operator_only`: a bearer token, or a console session), and
+//! signing in to the console, and out: the sign-in form exchanges an operator's token for
 //! a console session, and the browser carries the session, never the credential.
 //!
 //! - **The session lives in the store** (`console-session:<digest of its id>`), so any
@@ -20,12 +21,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{ConnectInfo, FromRequest, Request, State};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use super::access::{judge, login_page};
+use super::access::{OPERATOR_SCOPE, bearer_of, judge, login_page};
 use crate::action::{RateLimit, RatePer};
 use crate::auth::{Authenticator, Principal};
 use crate::gate::{Limiter, OverLimit};
@@ -91,6 +93,26 @@ impl SignIn {
                 None => principal,
             }
         }))
+    }
+}
+
+/// Lets a request through only for an operator; puts the principal in its extensions.
+pub(super) async fn operator_only(State(sign_in): State<Arc<SignIn>>, mut request: Request, next: Next) -> Response {
+    let principal = match bearer_of(request.headers()) {
+        Some(token) => judge(sign_in.authenticator.as_ref(), &token).await,
+        None => match sign_in.operator_of(request.headers()).await {
+            // A session is opened for operators only; the scope is checked again all the same.
+            Ok(Some(principal)) if principal.has_scope(OPERATOR_SCOPE) => Ok(principal),
+            Ok(_) => Err(login_page(StatusCode::UNAUTHORIZED, None)),
+            Err(unavailable) => Err(unavailable),
+        },
+    };
+    match principal {
+        Ok(principal) => {
+            request.extensions_mut().insert(principal);
+            next.run(request).await
+        }
+        Err(refused) => refused,
     }
 }
 
@@ -169,18 +191,21 @@ fn session_expiry(now: u64, principal: &Principal) -> u64 {
 
 /// The answer to a sign-in or sign-out another site's page sent, if this is one: the
 /// `Origin` names another host than the one the request was sent to, or the browser says
-/// the request is cross-site. A request with neither header comes from no browser (curl, a
-/// script), which no other site can make on the operator's behalf.
+/// the request is cross-site (`Sec-Fetch-Site`, which browsers send beside an opaque
+/// `Origin: null`). A request with neither header comes from no browser (curl, a script),
+/// which no other site can make on the operator's behalf; an opaque origin with nothing to
+/// tell where it came from (a sandboxed frame of an older browser) is refused.
 fn cross_site(headers: &HeaderMap) -> Option<Response> {
     let header = |name| headers.get(name).and_then(|value: &HeaderValue| value.to_str().ok());
+    let site = header(http::HeaderName::from_static("sec-fetch-site"));
     let refused = match header(http::header::ORIGIN) {
-        Some(origin) => {
+        Some(origin) if origin != "null" => {
             let authority = origin.split_once("://").map(|(_, authority)| authority);
             let host = header(http::header::HOST);
-            authority.is_none() || host.is_none() || !authority.unwrap().eq_ignore_ascii_case(host.unwrap())
+            !matches!((authority, host), (Some(authority), Some(host)) if authority.eq_ignore_ascii_case(host))
         }
-        None => header(http::HeaderName::from_static("sec-fetch-site"))
-            .is_some_and(|site| !matches!(site, "same-origin" | "none")),
+        Some(_opaque) => site != Some("same-origin"),
+        None => site.is_some_and(|site| !matches!(site, "same-origin" | "none")),
     };
     refused.then(|| login_page(StatusCode::FORBIDDEN, Some("sign in from the console's own page")))
 }
@@ -268,6 +293,8 @@ mod tests {
         assert!(cross_site(&headers(&[host, ("sec-fetch-site", "same-origin")])).is_none());
         assert!(cross_site(&headers(&[host, ("origin", "https://evil.example")])).is_some());
         assert!(cross_site(&headers(&[host, ("origin", "null")])).is_some());
+        assert!(cross_site(&headers(&[host, ("origin", "null"), ("sec-fetch-site", "cross-site")])).is_some());
+        assert!(cross_site(&headers(&[host, ("origin", "null"), ("sec-fetch-site", "same-origin")])).is_none());
         assert!(cross_site(&headers(&[host, ("origin", "http://127.0.0.1:9001")])).is_some());
         assert!(cross_site(&headers(&[host, ("sec-fetch-site", "cross-site")])).is_some());
         assert!(cross_site(&headers(&[("origin", "http://127.0.0.1:9000")])).is_some());

@@ -13,6 +13,7 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use super::ServeError;
+use super::values::{client_rate_limit, delay, duration, positive, socket_address};
 use crate::action::RateLimit;
 use crate::inspect::Format;
 
@@ -393,62 +394,6 @@ impl TypedValueParser for TokenParser {
         Token::parse("`--token`", value)
             .map_err(|message| clap::Error::raw(ErrorKind::ValueValidation, message).format(&mut command.clone()))
     }
-}
-
-/// `--http`'s address.
-fn socket_address(value: &str) -> Result<SocketAddr, String> {
-    value.parse().map_err(|e| format!("not a socket address ({e}); e.g. `127.0.0.1:8080`"))
-}
-
-/// A duration above zero: whole seconds (`30`, `30s`) or milliseconds (`250ms`), so a test
-/// can run a server whose handles or sessions expire within a blink.
-fn duration(value: &str) -> Result<Duration, String> {
-    let (number, from): (&str, fn(u64) -> Duration) = match value.strip_suffix("ms") {
-        Some(ms) => (ms, Duration::from_millis),
-        None => (value.strip_suffix('s').unwrap_or(value), Duration::from_secs),
-    };
-    number
-        .parse::<u64>()
-        .ok()
-        .filter(|&n| n > 0)
-        .map(from)
-        .ok_or_else(|| "not a duration above 0 (seconds, or e.g. `250ms`)".to_string())
-}
-
-/// A whole number above zero.
-/// `--after [MACHINE.]STATE=DURATION`: the duration as `2s`/`250ms` or ISO-8601 (`PT15M`).
-fn delay(value: &str) -> Result<crate::registry::DelayOverride, String> {
-    let (path, length) = value.split_once('=').ok_or("write `STATE=DURATION` or `MACHINE.STATE=DURATION`")?;
-    let (machine, state) = match path.split_once('.') {
-        Some((machine, state)) => (Some(machine.to_string()), state.to_string()),
-        None => (None, path.to_string()),
-    };
-    if state.is_empty() || machine.as_deref() == Some("") {
-        return Err("write `STATE=DURATION` or `MACHINE.STATE=DURATION`".into());
-    }
-    let after_ms = match duration(length) {
-        Ok(duration) => duration.as_millis().min(u128::from(u64::MAX)) as u64,
-        Err(_) => toolgate_machine::grammar::parse_iso_duration_ms(length)
-            .map_err(|_| format!("`{length}` is not a duration: write `2s`, `250ms` or an ISO-8601 `PT15M`"))?,
-    };
-    Ok(crate::registry::DelayOverride { machine, state, after_ms })
-}
-
-fn positive(value: &str) -> Result<usize, String> {
-    let number = value.parse::<u64>().ok().filter(|&n| n > 0).ok_or("not a whole number above 0")?;
-    Ok(usize::try_from(number).unwrap_or(usize::MAX))
-}
-
-/// `--client-rate-limit N/UNIT`: a rate alone, since the server-wide limit always counts per
-/// client address.
-fn client_rate_limit(value: &str) -> Result<RateLimit, String> {
-    let rate = RateLimit::parse(value)?;
-    if value.contains(" per ") {
-        return Err(
-            "the server-wide limit always counts per client address; write only the rate, e.g. `600/minute`".into()
-        );
-    }
-    Ok(rate)
 }
 
 /// `audit`'s options.

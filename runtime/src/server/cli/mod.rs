@@ -18,6 +18,7 @@ mod args;
 mod print;
 mod restored;
 mod serve;
+mod values;
 
 use super::ServerBuilder;
 use crate::registry::StartupError;
