@@ -30,16 +30,17 @@ pub fn memory_unless_told(args: &[&str]) -> &'static [&'static str] {
 /// variables set, and waits until it serves. Returns the child (killed when dropped) and its
 /// endpoint, `http://127.0.0.1:PORT/mcp`.
 pub async fn spawn_http_example(name: &str, extra_args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
-    let mut child = Command::new(example_binary(name))
-        .args(["--http", "127.0.0.1:0"])
-        .args(memory_unless_told(extra_args))
-        .args(extra_args)
-        .envs(env.iter().copied())
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn example");
+    let mut command = Command::new(example_binary(name));
+    command.args(["--http", "127.0.0.1:0"]).args(memory_unless_told(extra_args)).args(extra_args);
+    serving(command.envs(env.iter().copied())).await
+}
+
+/// Spawns `command`, a server that prints where it serves Streamable HTTP, and waits until
+/// it serves (its stdout discarded, its stderr drained so it never blocks on a full pipe).
+/// Returns the child (killed when dropped) and its endpoint, `http://127.0.0.1:PORT/mcp`.
+pub async fn serving(command: &mut Command) -> (Child, String) {
+    let mut child =
+        command.stderr(Stdio::piped()).stdout(Stdio::null()).kill_on_drop(true).spawn().expect("spawn the server");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let url = tokio::time::timeout(PATIENCE, async {
         while let Some(line) = lines.next_line().await.expect("read stderr") {
@@ -50,11 +51,10 @@ pub async fn spawn_http_example(name: &str, extra_args: &[&str], env: &[(&str, &
                 return url.to_string();
             }
         }
-        panic!("the example exited without serving");
+        panic!("the server exited without serving");
     })
     .await
-    .expect("the example did not start serving");
-    // Keep draining stderr so the child never blocks on a full pipe.
+    .expect("the server did not start serving");
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     (child, url)
 }

@@ -7,15 +7,15 @@
 //! - the metrics answer a scraper or a probe that names the pod by its address, or sends
 //!   no `Host` at all.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::process::{Child, Command};
 
 use crate::common::raw::SessionlessClient;
+use crate::common::servers::serving;
 use crate::common::{PATIENCE, example_binary, scratch_dir};
 
 const OPERATOR: &str = "listeners-operator-token-00000001";
@@ -37,30 +37,11 @@ async fn serve(nofile: u64, extra: &[&str]) -> (Child, String, String, String) {
     std::fs::write(&tokens, file).unwrap();
     let (console, metrics) = (free_address(), free_address());
     let limit = format!("--nofile={nofile}:{nofile}");
-    let mut child = Command::new("prlimit")
-        .arg(&limit)
-        .arg("--")
-        .arg(example_binary("invoice"))
-        .args(["--http", "127.0.0.1:0", "--store", "memory", "--tokens", tokens.to_str().unwrap()])
-        .args(["--console", &console, "--metrics", &metrics])
-        .args(extra)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("prlimit (util-linux) runs the example");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(PATIENCE, async {
-        while let Some(line) = lines.next_line().await.expect("read stderr") {
-            if let Some(url) = line.split("serving Streamable HTTP at ").nth(1) {
-                return url.split_whitespace().next().unwrap().to_string();
-            }
-        }
-        panic!("the example exited without serving");
-    })
-    .await
-    .expect("the example did not start serving");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let mut command = Command::new("prlimit");
+    command.arg(&limit).arg("--").arg(example_binary("invoice"));
+    command.args(["--http", "127.0.0.1:0", "--store", "memory", "--tokens", tokens.to_str().unwrap()]);
+    command.args(["--console", &console, "--metrics", &metrics]).args(extra);
+    let (child, url) = serving(&mut command).await;
     (child, url, console, metrics)
 }
 
