@@ -10,9 +10,15 @@
 //! exists only once the invoice is discharged: before that, it is "resource not found",
 //! and a client listening to it hears `notifications/resources/updated` when it appears.
 //!
+//! Changing an amount takes the scope `invoices:amend`: over stdio the person at the
+//! terminal holds it (the server says so in its code, `stdio_principal_with_every_scope`),
+//! over HTTP a bearer token does. A caller without it is never shown `invoice_amend`, and
+//! calling it anyway is refused before the handler runs.
+//!
 //! ```text
 //! cargo run --example invoice                            # MCP over stdio
-//! cargo run --example invoice -- --http 127.0.0.1:8080   # Streamable HTTP at /mcp
+//! cargo run --example invoice -- --http 127.0.0.1:8080 --token clerk=s3cret-clerk-token
+//!                                                        # Streamable HTTP at /mcp
 //! ```
 
 use toolgate::prelude::*;
@@ -104,7 +110,9 @@ async fn view(input: InvoiceRef, invoice: Instance<InvoiceData>) -> Result<Invoi
 }
 
 /// Change the amount of a draft invoice. Does not submit it.
-#[action(domain = "invoice", bind_state = "draft")]
+// It takes `Money` and fires no transition (a credit), so something must say who may set
+// an amount: the scope `invoices:amend` (`toolgate audit` fails it otherwise).
+#[action(domain = "invoice", bind_state = "draft", scope = "invoices:amend")]
 async fn amend(input: Amendment, mut invoice: InstanceMut<InvoiceData>) -> Result<Invoice, ToolError> {
     let current = find(&input.id, invoice.get())?;
     // Invoices are billed in euros only.
@@ -194,6 +202,9 @@ async fn main() -> Result<(), ServeError> {
     toolgate::Server::from_registry("invoice")
         .version(env!("CARGO_PKG_VERSION"))
         .resource_template(receipts())
+        // Over stdio the person at the terminal is the clerk, who may amend; over HTTP a
+        // caller is who its bearer token says (`--token clerk=…`), and nobody otherwise.
+        .stdio_principal_with_every_scope("clerk")
         .instructions("Invoice workflow: submit, then approve (or reject), then discharge. Tools appear as the invoice's state allows.")
         .run_cli()
         .await

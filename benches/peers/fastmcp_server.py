@@ -58,7 +58,7 @@ def invoice_view(
         amount=Money(amount=f"{minor // 100}.{minor % 100:02d}", currency="EUR"),
         outcome="viewed",
         state="draft",
-        next=["invoice_amend", "invoice_submit", "invoice_view"],
+        next=["invoice_submit", "invoice_view"],
         domain="invoice",
     )
 

@@ -40,7 +40,7 @@ export function view({ id }) {
     amount: { amount: `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`, currency: 'EUR' },
     outcome: 'viewed',
     state: 'draft',
-    next: ['invoice_amend', 'invoice_submit', 'invoice_view'],
+    next: ['invoice_submit', 'invoice_view'],
     domain: 'invoice',
   };
   return { content: [{ type: 'text', text: JSON.stringify(invoice) }], structuredContent: invoice, isError: false };

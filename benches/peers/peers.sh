@@ -144,7 +144,7 @@ check() { # server config port protocol sid
 import json, sys
 who, listed, called = sys.argv[1:]
 expected = {"id": "INV-1", "amount": {"amount": "101.00", "currency": "EUR"}, "outcome": "viewed", "state": "draft",
-            "next": ["invoice_amend", "invoice_submit", "invoice_view"], "domain": "invoice"}
+            "next": ["invoice_submit", "invoice_view"], "domain": "invoice"}
 def message(reply):
     head, _, body = reply.replace("\r\n", "\n").partition("\n\n")
     if not head.startswith("HTTP/1.1 200"):

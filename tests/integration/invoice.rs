@@ -4,10 +4,21 @@
 //! on the invoice each call names.
 
 use crate::common::TestClient;
+use crate::common::clients::Lifecycle;
 use serde_json::{Value, json};
 
 fn inv(id: &str) -> Value {
     json!({ "domain": "invoice", "id": id })
+}
+
+/// The quickstart's clerk over HTTP (`--token clerk=s3cret-clerk-token`), who holds every
+/// scope, `invoices:amend` included, as the person at the terminal does over stdio.
+const CLERK: &str = "clerk=s3cret-clerk-token";
+const CLERK_TOKEN: &str = "s3cret-clerk-token";
+
+/// The invoice example over HTTP, and a session of the clerk's with it.
+async fn http_clerk() -> TestClient {
+    TestClient::http_example_with("invoice", &["--token", CLERK], Some(CLERK_TOKEN)).await
 }
 
 /// The whole workflow as a model would see it; every step asserts what the client sees.
@@ -135,7 +146,7 @@ async fn stdio_walks_the_workflow() {
 
 #[tokio::test]
 async fn http_walks_the_workflow() {
-    walk_the_invoice_workflow(TestClient::http_example("invoice").await).await;
+    walk_the_invoice_workflow(http_clerk().await).await;
 }
 
 #[tokio::test]
@@ -145,15 +156,29 @@ async fn stdio_gates_each_invoice_on_its_own_state() {
 
 #[tokio::test]
 async fn http_gates_each_invoice_on_its_own_state() {
-    another_invoice_is_gated_on_its_own_state(TestClient::http_example("invoice").await).await;
+    another_invoice_is_gated_on_its_own_state(http_clerk().await).await;
 }
 
 #[tokio::test]
 async fn http_sessions_on_one_server_share_each_invoice() {
-    let first = TestClient::http_example("invoice").await;
+    let first = http_clerk().await;
     // The second session talks to the *same* server process as the first.
-    let second = TestClient::http(first.url.as_deref().unwrap()).await;
+    let second = TestClient::http_as(first.url.as_deref().unwrap(), Lifecycle::Session, Some(CLERK_TOKEN)).await;
     sessions_share_each_invoice(first, second).await;
+}
+
+/// Over HTTP without a token, nobody may set an amount: `invoice_amend` is not listed,
+/// and calling it anyway is refused before the handler runs, the draft's amount
+/// unchanged. The other steps serve anyone, as the demo always has.
+#[tokio::test]
+async fn http_without_a_token_cannot_amend() {
+    let client = TestClient::http_example_with("invoice", &["--token", CLERK], None).await;
+    assert_eq!(client.tool_names().await, ["invoice_submit", "invoice_view"]);
+    let amend = json!({ "domain": "invoice", "id": "INV-5", "amount": { "amount": "1.00", "currency": "EUR" } });
+    let refused = client.refused("invoice_amend", amend).await;
+    assert_eq!(refused["code"], "UNAUTHENTICATED", "{refused}");
+    assert_eq!(client.ok("invoice_view", inv("INV-5")).await["amount"]["amount"], "105.00");
+    assert_eq!(client.ok("invoice_submit", inv("INV-5")).await["state"], "review");
 }
 
 #[tokio::test]

@@ -201,8 +201,11 @@ async fn invoice(protocol: &str, transport: Transport) {
         let server = stdio_server("invoice", &[], &log);
         return run_script("invoice_flow.py", &[protocol, &server], Some(&log)).await;
     }
-    let server = serve("invoice", HANDLE_KEY, transport.mode()).await;
-    run_script("invoice_flow.py", &[protocol, server.url.as_str()], None).await;
+    // Over HTTP the clerk presents a token: the clerk may amend, as stdio's person may.
+    let clerk = format!("clerk={CLERK_TOKEN}");
+    let args: Vec<&str> = transport.mode().iter().copied().chain(["--token", clerk.as_str()]).collect();
+    let server = serve("invoice", HANDLE_KEY, &args).await;
+    run_script("invoice_flow.py", &[protocol, server.url.as_str(), CLERK_TOKEN], None).await;
 }
 
 /// The travel intent lock; at 2026-07-28 over HTTP with signed flow handles, also refused
@@ -245,7 +248,7 @@ async fn travel(protocol: &str, transport: Transport) {
 /// The bearer token of the travel example's traveller.
 const TRAVELLER_TOKEN: &str = "python-sdk-traveller-token-0001";
 
-/// The bearer token of the payments example's clerk.
+/// The bearer token of the payments and invoice examples' clerk.
 const CLERK_TOKEN: &str = "python-sdk-clerk-token-0001";
 
 async fn payments(mode: &[&str]) {

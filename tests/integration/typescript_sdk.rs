@@ -184,33 +184,43 @@ pub(crate) async fn run_script(script: &str, args: &[&str], log: Option<&Path>) 
 
 /// The refusals' fields, through v1 over HTTP.
 async fn refusals(example: &str) {
-    if example == "travel" {
-        // A quote is its searcher's: the traveller calls with a token.
-        let token = format!("traveller={TRAVELLER_TOKEN}");
-        let (_server, url) = spawn_http_example(example, &["--token", &token], &[]).await;
-        run_script("refusals.mjs", &[&url, example, TRAVELLER_TOKEN], None).await;
-    } else {
-        let (_server, url) = spawn_http_example(example, &[], &[]).await;
-        run_script("refusals.mjs", &[&url, example], None).await;
-    }
+    let (principal, token) = caller(example);
+    let (_server, url) = spawn_http_example(example, &["--token", &principal], &[]).await;
+    run_script("refusals.mjs", &[&url, example, token], None).await;
+}
+
+/// Who calls `example` over HTTP (its `--token` argument, and the bearer token): the
+/// travel example's traveller, since a quote is its searcher's; the invoice example's
+/// clerk, who may amend an amount (`invoices:amend`), as the person at the terminal may
+/// over stdio.
+fn caller(example: &str) -> (String, &'static str) {
+    let (principal, token) = match example {
+        "travel" => ("traveller", TRAVELLER_TOKEN),
+        _ => ("clerk", CLERK_TOKEN),
+    };
+    (format!("{principal}={token}"), token)
 }
 
 /// The bearer token of the travel example's traveller.
 const TRAVELLER_TOKEN: &str = "typescript-sdk-traveller-token-0001";
+
+/// The bearer token of the invoice example's clerk.
+const CLERK_TOKEN: &str = "typescript-sdk-clerk-token-0001";
 
 /// A file of this test binary's own under the target directory, removed first.
 fn scratch(tag: &str, suffix: &str) -> PathBuf {
     sdk::scratch("typescript-sdk", tag, suffix)
 }
 
-/// Runs `<example>_flow.mjs` with the SDK `line` at `protocol` over `transport`. The travel
-/// example books with a one-time code from a development outbox: over HTTP the traveller
-/// presents a token, over stdio the connection's principal is the traveller.
+/// Runs `<example>_flow.mjs` with the SDK `line` at `protocol` over `transport`. Over HTTP
+/// the example's [`caller`] presents a token; over stdio the connection's principal is the
+/// one the example names in its code. The travel example books with a one-time code from
+/// a development outbox.
 async fn flow(example: &str, line: &str, protocol: &str, transport: Transport) {
     let tag = format!("{example}-{line}-{protocol}-{transport:?}");
     let outbox = scratch(&tag, "jsonl");
     let outbox_arg = outbox.to_str().unwrap().to_string();
-    let booking = format!("traveller={TRAVELLER_TOKEN}");
+    let (principal, token) = caller(example);
     let mut server_args: Vec<&str> = Vec::new();
     if example == "travel" {
         server_args.extend(["--otp-outbox", &outbox_arg]);
@@ -227,17 +237,16 @@ async fn flow(example: &str, line: &str, protocol: &str, transport: Transport) {
             if let Transport::Stateless = transport {
                 server_args.push("--stateless");
             }
-            if example == "travel" {
-                server_args.extend(["--token", &booking]);
-            }
+            server_args.extend(["--token", &principal]);
             let (server, url) = spawn_http_example(example, &server_args, &[]).await;
             args.push(url);
             (None, Some(server))
         }
     };
+    let token = if let Transport::Stdio = transport { "-" } else { token };
+    args.push(token.to_string());
     if example == "travel" {
-        let token = if let Transport::Stdio = transport { "-" } else { TRAVELLER_TOKEN };
-        args.extend([token.to_string(), outbox_arg.clone()]);
+        args.push(outbox_arg.clone());
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run_script(&script, &args, log.as_deref()).await;
@@ -246,8 +255,9 @@ async fn flow(example: &str, line: &str, protocol: &str, transport: Transport) {
 
 /// The invoice example served grouped (`grouped_flow.mjs`), over HTTP.
 async fn grouped(line: &str, protocol: &str) {
-    let (_server, url) = spawn_http_example("invoice", &["--exposition", "grouped"], &[]).await;
-    run_script("grouped_flow.mjs", &[line, protocol, &url], None).await;
+    let (principal, token) = caller("invoice");
+    let (_server, url) = spawn_http_example("invoice", &["--exposition", "grouped", "--token", &principal], &[]).await;
+    run_script("grouped_flow.mjs", &[line, protocol, &url, token], None).await;
 }
 
 #[tokio::test]

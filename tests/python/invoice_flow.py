@@ -1,8 +1,11 @@
 """The invoice example through the MCP Python SDK's default client.
 
-    python invoice_flow.py 2025-11-25|2026-07-28 SERVER
+    python invoice_flow.py 2025-11-25|2026-07-28 SERVER [TOKEN]
 
 SERVER is the endpoint's URL or `stdio:` and the server's JSON spec (see flowcheck.py).
+Over HTTP, TOKEN is the clerk's bearer token (`--token clerk=…`): the clerk may amend a
+draft's amount, so the listing has `invoice_amend`, as over stdio, whose person at the
+terminal is the clerk.
 
 Invoice state belongs to the invoice (keyed by `id`) and is shared by all clients, so the
 ids are fresh per run. At 2025-11-25 (a session, or stdio) the listing follows the invoice
@@ -56,7 +59,7 @@ def names(listing: list[tuple[str, str | None]]) -> list[str]:
     return sorted(name for name, _ in listing)
 
 
-async def flow(protocol: str, server: str) -> None:
+async def flow(protocol: str, server: str, token: str | None = None) -> None:
     approved, untouched = fresh_id(), fresh_id()
     while untouched == approved:
         untouched = fresh_id()
@@ -68,7 +71,7 @@ async def flow(protocol: str, server: str) -> None:
         return {"domain": "invoice", "id": invoice}
 
     heard = Heard()
-    async with connect(server, protocol, heard) as client:
+    async with connect(server, protocol, heard, token) as client:
         negotiated(client, protocol)
         listing = await tool_listing(client)
         expected = DRAFT_TOOLS if per_conversation else ALL_TOOLS
@@ -156,4 +159,4 @@ async def flow(protocol: str, server: str) -> None:
 
 
 if __name__ == "__main__":
-    run(flow, "invoice_flow.py 2025-11-25|2026-07-28 SERVER", 2, 2)
+    run(flow, "invoice_flow.py 2025-11-25|2026-07-28 SERVER [TOKEN]", 2, 3)

@@ -1,8 +1,9 @@
 // The invoice example served grouped (`--exposition grouped`) through the official
 // TypeScript SDK client (see flowcheck.mjs).
 //
-//   node grouped_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER
+//   node grouped_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER [TOKEN]
 //
+// TOKEN is the clerk's bearer token (`--token clerk=…`), who may amend a draft's amount.
 // One tool, `invoice`, with an `action` argument. v1 validates every result's
 // structuredContent against the tool's outputSchema (refusals too): the grouped schema must
 // admit each action's result. On a 2025-11-25 session the `action` enum lists what the
@@ -12,10 +13,10 @@ import { check, connect, LEGACY, passed, run, show, waitFor } from "./flowcheck.
 const freshId = () => `INV-${100000000 + Math.floor(Math.random() * 900000000)}`;
 const same = (a, b) => show([...a].sort()) === show([...b].sort());
 
-async function flow(sdk, protocol, server) {
+async function flow(sdk, protocol, server, token) {
   const session = protocol === LEGACY;
   const id = freshId();
-  const mcp = await connect(sdk, protocol, server);
+  const mcp = await connect(sdk, protocol, server, token);
   const actions = async () => {
     const options = sdk === "v2" ? { cacheMode: "refresh" } : undefined;
     const { tools } = await mcp.client.listTools(undefined, options);
@@ -49,4 +50,4 @@ async function flow(sdk, protocol, server) {
   await mcp.close();
 }
 
-await run(flow, "grouped_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER", 3, 3);
+await run(flow, "grouped_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER [TOKEN]", 3, 4);

@@ -1,7 +1,10 @@
 // The invoice example through the official TypeScript SDK client (see flowcheck.mjs).
 //
-//   node invoice_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER
+//   node invoice_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER [TOKEN]
 //
+// Over HTTP, TOKEN is the clerk's bearer token (`--token clerk=…`): the clerk may amend a
+// draft's amount, so the listing has `invoice_amend` as it has over stdio, whose person at
+// the terminal is the clerk.
 // Invoice state belongs to the invoice (keyed by `id`), shared by every client, so the ids
 // are fresh per run. At 2025-11-25 (a session, or stdio) the listing follows the invoice
 // the conversation works on, and a transition that changes it is announced with
@@ -24,7 +27,7 @@ function sameNames(names, expected, what) {
   check(show(sorted(names)) === show(sorted(expected)), `${what}: listed ${show(names)}, expected ${show(expected)}`);
 }
 
-async function flow(sdk, protocol, server) {
+async function flow(sdk, protocol, server, token) {
   const approved = freshId();
   let untouched = freshId();
   while (untouched === approved) untouched = freshId();
@@ -32,7 +35,7 @@ async function flow(sdk, protocol, server) {
   // changes with other requests, over stdio too.
   const perConversation = protocol === LEGACY;
 
-  const mcp = await connect(sdk, protocol, server);
+  const mcp = await connect(sdk, protocol, server, token === "-" ? undefined : token);
   const listing = await mcp.toolNames();
   sameNames(listing, perConversation ? DRAFT_TOOLS : ALL_TOOLS, "tools/list");
   passed(`tools/list: ${show(listing)}`);
@@ -117,4 +120,4 @@ async function flow(sdk, protocol, server) {
   await mcp.close();
 }
 
-await run(flow, "invoice_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER", 3, 3);
+await run(flow, "invoice_flow.mjs v1|v2 2025-11-25|2026-07-28 SERVER [TOKEN]", 3, 4);

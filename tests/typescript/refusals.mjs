@@ -4,7 +4,8 @@
 // tool's outputSchema even on isError results; and no schema warning is printed.
 //
 //   node refusals.mjs URL invoice|travel [TOKEN]
-// (The travel example's quotes are their searcher's: its tools take a bearer token.)
+// (The travel example's quotes are their searcher's: its tools take a bearer token. The
+// invoice example's clerk presents one to amend an amount.)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
