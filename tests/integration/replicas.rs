@@ -96,12 +96,14 @@ async fn an_invoice_approved_on_one_replica_is_discharged_on_the_other_once_on(s
 }
 
 /// An instance's data lives with its state in the shared store: an amount amended on one
-/// replica is the amount the other shows and discharges.
+/// replica (by the clerk, who may amend) is the amount the other shows and discharges.
 #[tokio::test]
 async fn an_invoice_amended_on_one_replica_keeps_its_amount_on_the_other() {
     let Some(redis) = redis_url() else { return };
-    let ((_a, url_a), (_b, url_b)) = tokio::join!(replica("invoice", &redis, &[]), replica("invoice", &redis, &[]));
-    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, None).await;
+    let clerk = ["--token", "clerk=replicas-test-clerk-token"];
+    let ((_a, url_a), (_b, url_b)) =
+        tokio::join!(replica("invoice", &redis, &clerk), replica("invoice", &redis, &clerk));
+    let a = TestClient::http_as(&url_a, Lifecycle::Sessionless, Some("replicas-test-clerk-token")).await;
     let b = TestClient::http_as(&url_b, Lifecycle::Sessionless, None).await;
     let id = fresh_invoice();
     let amended = json!({ "domain": "invoice", "id": id, "amount": { "amount": "123.45", "currency": "EUR" } });
