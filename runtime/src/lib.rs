@@ -53,8 +53,8 @@ pub use server::{Server, ServerBuilder};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::action::{
-        ActionRegistration, Arguments, BoxFuture, Called, ContextRequirement, ContextType, Handler, InputIo, Output,
-        OutputIo, RateLimit, RatePer, SourceLocation, StateRequirement, TaskSupport,
+        ActionRegistration, Arguments, BoxFuture, Called, ContextRequirement, Handler, InputIo, Output, OutputIo,
+        RateLimit, RatePer, SourceLocation, StateRequirement, TaskSupport,
     };
     pub use crate::action::{
         AtModuleLevel, GuardFound, GuardMissing, NOT_AT_MODULE_LEVEL, NoGuard, NotAtModuleLevel, Probe, ProbeAnswer,
@@ -66,7 +66,7 @@ pub mod __private {
     };
     pub use crate::confirm::{ConfirmAbove, ConfirmPolicy};
     pub use crate::effect::EffectFnPtr;
-    pub use crate::fsm::{GuardRegistration, Verdict, judge as judge_guard};
+    pub use crate::fsm::{ContextType, GuardRegistration, Verdict, judge as judge_guard};
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;
 }

@@ -3,9 +3,22 @@
 //! trait, so the macro never has to recognise `Ctx` or `State<T>` by name to call the
 //! handler.
 
-use super::{ContextRequirement, Ctx, State, StateRequirement};
+use super::{Ctx, State, StateRequirement};
 use crate::auth::Principal;
 use crate::error::ToolError;
+use crate::fsm::ContextType;
+
+/// What an `Instance<T>` or `InstanceMut<T>` parameter needs, as the action's
+/// registration records it: the machine's context must be `T` (checked at start-up), and
+/// `writes` makes the call hold its instance's lease and commit it.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct ContextRequirement {
+    /// The context type the parameter reads.
+    pub ty: ContextType,
+    /// `InstanceMut<T>`: the call may change the context.
+    pub writes: bool,
+}
 
 /// A handler parameter that the call fills in: [`Ctx`] (the call's context) and
 /// [`State<T>`] (application state the server was given).

@@ -1,27 +1,10 @@
 //! What a handler reaches of its instance's history: [`Ctx::history`] reads it,
 //! [`Ctx::note`] attaches a reason to the transition the call fires. Both reach the engine
-//! running the call through [`CallEngine`], which the engine implements (a trait here
-//! keeps `action/` below `engine/`, which runs handlers).
+//! running the call through [`CallEngine`].
 
-use std::sync::Arc;
-
-use crate::Ctx;
-use crate::auth::Principal;
+use super::{CallEngine, Ctx};
 use crate::error::ToolError;
-use crate::store::{FlowStore, HistoryEntry, StoreKey};
-
-/// What a handler's [`Ctx`] reaches of the engine running its call.
-pub(crate) trait CallEngine: Send + Sync {
-    /// The store the engine commits to.
-    fn store(&self) -> Arc<dyn FlowStore>;
-    /// Where the instance of `tool`'s keyed machine named `instance` lives, for
-    /// `principal`; `None` if the tool's machine is not keyed.
-    fn instance_key(&self, tool: &str, instance: &str, principal: Option<&Principal>) -> Option<StoreKey>;
-    /// Whether `tool` fires a transition.
-    fn transitions(&self, tool: &str) -> bool;
-    /// Whether an effect is registered under `name`.
-    fn has_effect(&self, name: &str) -> bool;
-}
+use crate::store::{HistoryEntry, StoreKey};
 
 impl Ctx {
     /// The transitions of the instance the call names, oldest first (most recent last):

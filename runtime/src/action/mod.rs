@@ -5,7 +5,9 @@
 //! static data, and the input and output types are checked once each, through
 //! [`ActionInput`] and [`ActionOutput`].
 
+mod call_engine;
 mod client;
+mod context_slot;
 mod ctx;
 mod declared;
 mod extract;
@@ -15,30 +17,29 @@ mod instance;
 mod probe;
 mod state;
 mod transaction;
+mod transaction_slot;
 
+pub(crate) use call_engine::CallEngine;
 pub use client::LogLevel;
 pub(crate) use client::{CallClient, FirstWait, LogThreshold, RequestSide};
+pub(crate) use context_slot::ContextSlot;
 pub(crate) use ctx::CallNote;
 pub use ctx::{Ctx, Progress};
 pub use declared::{
     DeclaredMachine, DeclaredState, IsDeclared, LookupAnswer, MachineDeclared, MachineId, NotDeclared,
     UndeclaredMachine, declared_machine,
 };
-pub use extract::FromCtx;
+pub use extract::{ContextRequirement, FromCtx};
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo};
-pub(crate) use history::CallEngine;
-pub(crate) use instance::ContextSlot;
-pub use instance::{
-    ContextRequirement, ContextType, DEFAULT_MAX_CONTEXT_BYTES, Instance, InstanceContext, InstanceMut,
-};
+pub use instance::{DEFAULT_MAX_CONTEXT_BYTES, Instance, InstanceContext, InstanceMut};
 pub use probe::{
     AtModuleLevel, GuardFound, GuardMissing, NOT_AT_MODULE_LEVEL, NoGuard, NotAtModuleLevel, Probe, ProbeAnswer,
     StandIn, answer, no_guard,
 };
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};
-pub(crate) use transaction::TransactionSlot;
 pub use transaction::{Transaction, TransactionFuture};
+pub(crate) use transaction_slot::TransactionSlot;
 
 /// Where a macro-generated item came from, for start-up diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,13 +1,12 @@
 //! [`Transaction`]: the database transaction a call commits in, for a handler that writes
 //! tables of yours kept beside toolgate's (in the SQLite file, or the Postgres database).
 
-use std::sync::Arc;
-
 use serde::de::DeserializeOwned;
 
-use super::{Ctx, FromCtx};
+use super::transaction_slot::Slot;
+use super::{Ctx, FromCtx, TransactionSlot};
 use crate::error::ToolError;
-use crate::store::{FlowStore, SqlValue, StoreTransaction};
+use crate::store::SqlValue;
 
 /// The database transaction the call commits in: your rows and the instance's state,
 /// context, history entry and idempotency record are committed together, or not at all.
@@ -45,53 +44,6 @@ pub struct Transaction {
 impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Transaction")
-    }
-}
-
-/// Where a call's transaction lives between its handler and its commit: opened by the
-/// handler's first statement, taken by the commit. Empty for a handler that takes no
-/// [`Transaction`].
-#[derive(Clone, Default)]
-pub(crate) struct TransactionSlot(Option<Arc<tokio::sync::Mutex<Slot>>>);
-
-impl std::fmt::Debug for TransactionSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "TransactionSlot" } else { "TransactionSlot(none)" })
-    }
-}
-
-struct Slot {
-    store: Arc<dyn FlowStore>,
-    /// Statements to run once before the first transaction opens: the tables of yours the
-    /// server creates.
-    tables: Option<Arc<crate::store::Tables>>,
-    open: Option<Box<dyn StoreTransaction>>,
-    /// The commit took it: a statement now would be in no transaction.
-    ended: bool,
-    /// A statement that may write ran (not only queries).
-    wrote: bool,
-}
-
-impl TransactionSlot {
-    /// A slot for a call on `store`.
-    pub(crate) fn new(store: Arc<dyn FlowStore>, tables: Option<Arc<crate::store::Tables>>) -> Self {
-        Self(Some(Arc::new(tokio::sync::Mutex::new(Slot { store, tables, open: None, ended: false, wrote: false }))))
-    }
-
-    /// The transaction the handler wrote in, for the call's commit; `None` if it wrote
-    /// nothing (one it only read in is ended here).
-    pub(crate) async fn take(&self) -> Option<Box<dyn StoreTransaction>> {
-        let slot = self.0.as_ref()?;
-        let mut slot = slot.lock().await;
-        slot.ended = true;
-        let open = slot.open.take()?;
-        if slot.wrote {
-            return Some(open);
-        }
-        if let Err(error) = open.commit(Vec::new()).await {
-            tracing::debug!(%error, "a transaction that only read could not be ended; it is dropped");
-        }
-        None
     }
 }
 

@@ -13,28 +13,17 @@ use tracing::Instrument;
 use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
 use super::reply::Reply;
 use super::tasks::TaskStart;
-use super::{Engine, Limits};
+use super::{CallSource, Engine, Limits};
 use crate::action::{CallClient, CallNote, ContextSlot, Ctx, Output, TransactionSlot};
 use crate::auth::Principal;
 use crate::domain::field;
 use crate::engine::run_handler;
 use crate::error::ToolError;
 use crate::flow::FlowId;
-use crate::flow::Origin;
-use crate::gate::{self, Admission, Admitted, Caller, Committed, Gate, Judge, Refused};
+use crate::gate::{self, Admission, Admitted, Committed, Gate, Judge, Refused};
 use crate::registry::{NEXT_AFTER_SWITCH_FIELD, NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
 use crate::store::{Snapshot, StoreKey};
-use crate::telemetry::{self, CallSpan, TraceParent};
-
-/// Where a call comes from: its flow's origin, who is calling, and — for a session that
-/// lists per connection — the session's focus and the call's ticket in it.
-pub(crate) struct CallSource<'a> {
-    pub(crate) origin: &'a Origin,
-    pub(crate) caller: &'a Caller,
-    pub(crate) session: Option<(&'a SessionFocus, Ticket)>,
-    /// The W3C trace context the request carried in `_meta`, if any.
-    pub(crate) trace: Option<TraceParent>,
-}
+use crate::telemetry::{self, CallSpan};
 
 /// A successful call, its result as the reply carries it.
 struct Done {

@@ -5,136 +5,31 @@
 //! its instance (its history, a note on its transition) needs no server
 //! ([`CallEngine`](crate::action::CallEngine)).
 //!
-//! `call.rs` runs one call around the admission pipeline (`gate/`): the handler
-//! (`run.rs`), the commit, and the reply, with what a session's focus (`focus.rs`) makes
-//! of it. `server/` keeps what is rmcp's: connections, transports, sessions, listening
+//! `shared.rs` holds the [`Engine`] every call of one server shares, and its limits;
+//! `source.rs` where a call comes from. `call.rs` runs one call around the admission
+//! pipeline (`gate/`): the handler (`run.rs`), the commit, and the reply, with what a
+//! session's focus (`focus.rs`) makes of it. `tasks.rs` runs calls as MCP tasks
+//! (`running_tasks.rs`: those this process runs), `timers.rs` sweeps what time fires
+//! (`unserved.rs`: what it leaves to other servers). `server/` keeps what is rmcp's: connections, transports, sessions, listening
 //! streams, catalog requests.
 
 mod call;
 mod focus;
 mod reply;
 mod run;
+mod running_tasks;
+mod shared;
+mod source;
 mod tasks;
 mod timers;
+mod unserved;
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Duration;
-
-pub(crate) use call::CallSource;
 pub(crate) use focus::{SessionFocus, focus_states};
 pub(crate) use reply::Reply;
 use run::run_handler;
-pub use tasks::{DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL, DEFAULT_TASKS_PER_SERVER};
-pub(crate) use tasks::{RunningTasks, Started, TaskCall, TaskError, TaskLimits};
+pub use running_tasks::{DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL, DEFAULT_TASKS_PER_SERVER};
+pub use shared::{DEFAULT_HANDLER_TIMEOUT, DEFAULT_LEASE_WAIT};
+pub(crate) use shared::{Engine, Limits};
+pub(crate) use source::CallSource;
+pub(crate) use tasks::{Started, TaskCall, TaskError};
 pub(crate) use timers::spawn_sweeper;
-
-use crate::action::States;
-use crate::confirm::Confirmations;
-use crate::flow::Flows;
-use crate::gate::{Limiter, Records, TimerCommit};
-use crate::registry::Registry;
-use crate::store::{FlowStore, Snapshot, StoreKey};
-use crate::telemetry::AuditSink;
-
-/// The engine of one server (all its connections and transports share it).
-pub(crate) struct Engine {
-    /// Itself, for what outlives a borrow of it (a handler's `Ctx`).
-    pub(crate) this: std::sync::Weak<Engine>,
-    pub(crate) registry: Registry,
-    pub(crate) store: Arc<dyn FlowStore>,
-    pub(crate) flows: Flows,
-    pub(crate) limits: Limits,
-    /// The application states handlers receive as `State<T>`.
-    pub(crate) states: States,
-    /// The declared rate limits, by tool.
-    pub(crate) limiters: HashMap<&'static str, Limiter>,
-    /// How `confirm`ed tools are confirmed.
-    pub(crate) confirmations: Confirmations,
-    /// Where committed transitions are recorded.
-    pub(crate) audit_sinks: Vec<Arc<dyn AuditSink>>,
-    /// The transitions time fired, as they are committed (by a sweep or a call's read).
-    pub(crate) timers: tokio::sync::broadcast::Sender<TimerCommit>,
-    /// The tasks this process runs, and how to cancel each.
-    pub(crate) running: RunningTasks,
-    /// The tables of yours the server creates before the first call writes them.
-    pub(crate) tables: Option<Arc<crate::store::Tables>>,
-    /// The effects commits record, and how they are dispatched.
-    pub(crate) effects: crate::effect::Effects,
-    /// The calls this process refused in the last day (the console's refusals page).
-    pub(crate) refusals: crate::telemetry::Refusals,
-    /// The tasks this process started lately (the console's tasks page).
-    pub(crate) task_log: crate::telemetry::TaskLog,
-    /// The instances this process dead-lettered an effect of lately (the console's
-    /// effects page).
-    pub(crate) dead_letters: crate::telemetry::DeadLetterLog,
-    /// The due instances of machines this server lacks that its sweeps leave to a server
-    /// that has them ([`timers`]).
-    pub(crate) left_to_their_servers: timers::LeftToTheirServers,
-}
-
-/// How long calls wait, and may run.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    /// How long a transitioning call waits for a lease before `FLOW_BUSY`.
-    pub(crate) lease_wait: Duration,
-    /// A handler's deadline unless its action sets one.
-    pub(crate) handler_timeout: Duration,
-    /// The most an instance's context may hold, serialized.
-    pub(crate) max_context_bytes: usize,
-    /// How many tasks run, and how long they are kept.
-    pub(crate) tasks: TaskLimits,
-}
-
-/// The default wait for a lease held by another call.
-pub const DEFAULT_LEASE_WAIT: Duration = Duration::from_secs(5);
-
-/// The default handler deadline.
-pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            lease_wait: DEFAULT_LEASE_WAIT,
-            handler_timeout: DEFAULT_HANDLER_TIMEOUT,
-            max_context_bytes: crate::action::DEFAULT_MAX_CONTEXT_BYTES,
-            tasks: TaskLimits::default(),
-        }
-    }
-}
-
-impl crate::action::CallEngine for Engine {
-    fn store(&self) -> Arc<dyn FlowStore> {
-        self.store.clone()
-    }
-
-    fn instance_key(&self, tool: &str, instance: &str, principal: Option<&crate::auth::Principal>) -> Option<StoreKey> {
-        let machine = self.registry.tool(tool)?.machine.as_deref().filter(|m| m.key().is_some())?;
-        Some(crate::gate::instance_key(machine, instance, principal))
-    }
-
-    fn transitions(&self, tool: &str) -> bool {
-        self.registry.tool(tool).is_some_and(|tool| tool.transition().is_some())
-    }
-
-    fn has_effect(&self, name: &str) -> bool {
-        self.effects.has(name)
-    }
-}
-
-impl Engine {
-    /// The store as this engine's calls see it.
-    pub(crate) fn records(&self) -> Records<'_> {
-        Records {
-            store: self.store.as_ref(),
-            lease_wait: self.limits.lease_wait,
-            flows: &self.flows,
-            timers: &self.timers,
-        }
-    }
-
-    /// The domain a flow's intent lock holds, if any.
-    pub(crate) fn active_domain(&self, flow: &Snapshot) -> Option<String> {
-        self.registry.lock().active(flow).map(str::to_string)
-    }
-}

@@ -12,10 +12,9 @@
 //! commits nothing. A task whose process stopped is reported `failed`, or `completed` if
 //! its commit was made (the instance's history names the task).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rmcp::model::{CallToolResult, ClientCapabilities, DetailedTask, Task, TaskStatus};
 use serde_json::{Map, Value, json};
@@ -24,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::reply::Reply;
+use super::running_tasks::Running;
 use super::{CallSource, Engine};
 use crate::action::{CallClient, FirstWait};
 use crate::auth::Principal;
@@ -34,33 +34,6 @@ use crate::input::{Inputs, TaskQuestions};
 use crate::store::{Snapshot, StoreError, StoreKey, now_ms};
 use crate::task::{HEARTBEAT_MS, TaskRecord, status_name};
 
-/// How long a task and its result are kept by default, from its creation (`ttlMs`); a
-/// task's call runs at most this long.
-pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(15 * 60);
-
-/// How many tasks one principal may have running at once, by default.
-pub const DEFAULT_TASKS_PER_PRINCIPAL: usize = 16;
-
-/// How many tasks one server process may run at once, by default.
-pub const DEFAULT_TASKS_PER_SERVER: usize = 256;
-
-/// How many tasks run, and how long they are kept.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TaskLimits {
-    /// How long a task and its result are kept (`ttlMs`), and its call may run.
-    pub(crate) ttl: Duration,
-    /// Running tasks per principal (per caller, for callers that did not authenticate).
-    pub(crate) per_principal: usize,
-    /// Running tasks per server process.
-    pub(crate) per_server: usize,
-}
-
-impl Default for TaskLimits {
-    fn default() -> Self {
-        Self { ttl: DEFAULT_TASK_TTL, per_principal: DEFAULT_TASKS_PER_PRINCIPAL, per_server: DEFAULT_TASKS_PER_SERVER }
-    }
-}
-
 /// Why a task request is refused.
 #[derive(Debug)]
 pub(crate) enum TaskError {
@@ -70,25 +43,6 @@ pub(crate) enum TaskError {
     Store(StoreError),
     /// The task's run stopped before it was created or refused.
     Lost,
-}
-
-/// A task running in this process: whose it is, how to cancel it, and how its questions
-/// are answered.
-#[derive(Debug, Clone)]
-struct Running {
-    owner: Option<String>,
-    cancel: CancellationToken,
-    questions: Arc<TaskQuestions>,
-}
-
-/// The tasks running in this process, by id.
-#[derive(Debug, Default)]
-pub(crate) struct RunningTasks(Mutex<HashMap<String, Running>>);
-
-impl RunningTasks {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
 }
 
 /// What a task's call needs once its request has ended.

@@ -6,11 +6,11 @@
 //! The same sweep dispatches the effects commits recorded (`crate::effect`): each attempt
 //! claimed under the lease first, run outside it, and its end committed under it again.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, Weak};
+use std::sync::Weak;
 use std::time::Duration;
 
 use super::Engine;
+use super::unserved::UNSERVED_AFTER;
 use crate::effect::attempts::{self, Next};
 use crate::effect::{EffectCall, EffectError};
 use crate::error::ToolError;
@@ -23,51 +23,6 @@ pub(crate) const SWEEP_EVERY: Duration = Duration::from_millis(250);
 
 /// The most instances one sweep commits (the rest wait for the next).
 const SWEEP_BATCH: usize = 256;
-
-/// How long past its due time an instance of a machine this server lacks is left to a
-/// server that has it, before its deadline is taken off the store's index.
-const UNSERVED_AFTER: Duration = Duration::from_secs(3_600);
-
-/// The most instances a sweep remembers having left to their servers.
-const LEFT_REMEMBERED: usize = 4_096;
-
-/// The due instances of machines this server lacks that its sweeps leave to a server that
-/// has them, each with the time it is [`UNSERVED_AFTER`] overdue. A sweep asks the store
-/// for as many more deadlines as it remembers of these, and skips them unread: they
-/// neither crowd this server's own out of a sweep, nor are read again on every one.
-#[derive(Default)]
-pub(crate) struct LeftToTheirServers(Mutex<HashMap<StoreKey, u64>>);
-
-impl LeftToTheirServers {
-    fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
-    }
-
-    /// Whether the instance at `key` is left to its server at `now` (and so not read).
-    fn skips(&self, key: &StoreKey, now: u64) -> bool {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(key).is_some_and(|&unserved| unserved > now)
-    }
-
-    /// Remembers that the instance at `key` is left to its server until `unserved`, or
-    /// forgets it (`None`: cleared).
-    fn remember(&self, key: &StoreKey, unserved: Option<u64>) {
-        let mut left = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match unserved {
-            Some(at) if left.len() < LEFT_REMEMBERED || left.contains_key(key) => {
-                left.insert(key.clone(), at);
-            }
-            Some(_) => {}
-            None => {
-                left.remove(key);
-            }
-        }
-    }
-
-    /// Forgets the instances the store no longer names as due (their server settled them).
-    fn keep_only(&self, due: &HashSet<&StoreKey>) {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).retain(|key, _| due.contains(key));
-    }
-}
 
 /// How long a sweep waits for an instance a call holds: that call settles it itself.
 const SWEEP_LEASE_WAIT: Duration = Duration::from_millis(50);

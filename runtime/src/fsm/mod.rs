@@ -4,12 +4,14 @@
 //! The rules themselves live in `toolgate-machine`, shared with the macros, so a machine
 //! declared with `machine!` and the same machine loaded from JSON are judged identically.
 
+mod context_type;
 mod guard;
 mod time;
 mod xstate;
 
 use std::collections::BTreeMap;
 
+pub use context_type::ContextType;
 pub use guard::{Guard, GuardRegistration, Verdict, judge};
 pub use toolgate_machine::{BindingError, Delayed, MachineError, MachineSpec, Mint, StateSpec, Transition};
 pub use xstate::MachineLoadError;
@@ -20,7 +22,7 @@ pub struct Machine {
     spec: MachineSpec,
     initial: String,
     /// `context: Payment`: the type of each instance's data (a `machine!` declares it).
-    context: Option<crate::action::ContextType>,
+    context: Option<ContextType>,
     /// The functions of the guards it names, by name (those it has been given).
     guards: BTreeMap<String, Guard>,
 }
@@ -36,12 +38,12 @@ pub(crate) struct GuardRefusal {
 
 impl Machine {
     /// The machine, with `context` as the type of its instances' data.
-    pub(crate) fn with_context(self, context: Option<crate::action::ContextType>) -> Self {
+    pub(crate) fn with_context(self, context: Option<ContextType>) -> Self {
         Self { context, ..self }
     }
 
     /// The type of its instances' data, if it declares one.
-    pub(crate) fn context(&self) -> Option<crate::action::ContextType> {
+    pub(crate) fn context(&self) -> Option<ContextType> {
         self.context
     }
 

@@ -47,7 +47,7 @@ pub struct MachineRegistration {
     /// The states in declaration order.
     pub states: &'static [StateRegistration],
     /// `context: Payment`: the type of each instance's data.
-    pub context: Option<crate::action::ContextType>,
+    pub context: Option<crate::fsm::ContextType>,
     /// The guards its transitions name, with their functions.
     pub guards: &'static [crate::fsm::GuardRegistration],
     /// Where the `machine!` is.
@@ -193,7 +193,7 @@ impl Default for RegistryOptions {
 struct DeclaredSpec {
     spec: MachineSpec,
     origin: String,
-    context: Option<crate::action::ContextType>,
+    context: Option<crate::fsm::ContextType>,
     guards: Vec<Guard>,
 }
 
