@@ -6,8 +6,7 @@ use serde_json::{Map, Value, json};
 use super::IntentLock;
 use crate::error::{FieldError, ToolError};
 
-/// The generated tool's name.
-pub(crate) const SWITCH_DOMAIN: &str = "switch_domain";
+pub(crate) use super::lock::SWITCH_DOMAIN;
 
 /// A parsed `switch_domain` call.
 pub(crate) struct SwitchRequest {

@@ -47,7 +47,7 @@ pub(crate) struct Engine {
     /// effects page).
     pub(crate) dead_letters: crate::telemetry::DeadLetterLog,
     /// The due instances of machines this server lacks that its sweeps leave to a server
-    /// that has them ([`timers`]).
+    /// that has them (`timers.rs`).
     pub(crate) left_to_their_servers: LeftToTheirServers,
 }
 
