@@ -216,9 +216,33 @@ pub(crate) fn record_move(
     let moved = (exits.iter().enumerate().map(|(n, name)| ("exit", n, name)))
         .chain(entries.iter().enumerate().map(|(n, name)| ("entry", n, name)));
     for (kind, n, name) in moved {
-        let effect_key = format!("{key}/{commit}/{kind}:{name}#{n}");
+        let effect_key = effect_key(key, commit, format_args!("{kind}:{name}#{n}"));
         next.effects.push(crate::store::PendingEffect::new(name.clone(), effect_key, input.clone(), now));
     }
+}
+
+/// The effects a call's handler recorded ([`Ctx::effect`](crate::Ctx::effect)), as the
+/// commit of the instance at `key` keeps them: due now, each with its idempotency key.
+pub(crate) fn recorded(
+    key: &crate::store::StoreKey,
+    commit: &str,
+    effects: Vec<(String, Value)>,
+) -> Vec<crate::store::PendingEffect> {
+    let now = crate::store::now_ms();
+    (effects.into_iter().enumerate())
+        .map(|(n, (name, input))| {
+            let effect_key = effect_key(key, commit, format_args!("{name}#{n}"));
+            crate::store::PendingEffect::new(name, effect_key, input, now)
+        })
+        .collect()
+}
+
+/// An effect's idempotency key, the one format: the instance, the commit that recorded it
+/// (its call id), and its place in that commit — `entry:notify#0` for a state's `entry`
+/// or `exit` effect, `notify#1` for one its handler recorded. A dispatcher passes it on,
+/// so an attempt repeated after a crash is recognised downstream.
+fn effect_key(key: &crate::store::StoreKey, commit: &str, place: std::fmt::Arguments<'_>) -> String {
+    format!("{key}/{commit}/{place}")
 }
 
 /// The effects one call's handler recorded, taken by its commit.

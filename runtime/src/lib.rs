@@ -7,6 +7,7 @@
 mod action;
 mod arguments;
 mod auth;
+mod commit;
 pub mod completion;
 pub mod confirm;
 pub mod console;

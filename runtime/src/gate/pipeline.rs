@@ -35,9 +35,9 @@
 
 use serde_json::{Map, Value};
 
+use super::admitted::Leases;
 use super::idempotency::Recalled;
-use super::records::{CommitLog, SwitchLog, TransitionLog};
-use super::{Gate, Idempotency, Limiter, PendingCommit, Records, Spent, view};
+use super::{Admission, Admitted, Caller, Gate, Idempotency, Instance, Limiter, Records, Spent, view};
 use crate::action::RatePer;
 use crate::auth::Principal;
 use crate::confirm::{self, Confirmations, Presented, Transaction};
@@ -46,45 +46,8 @@ use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
 use crate::fsm::{GuardRefusal, Machine, Mint, Verdict};
-use crate::registry::{InstanceHistory, Registry, ToolEntry, ToolKind};
-use crate::store::{FlowLease, HistoryEntry, PendingEffect, Snapshot, StoreKey, StoreTransaction, Transition, now_ms};
-
-/// Who is calling: the principal, when the request authenticated, and where from. A rate
-/// limit counted `per client` counts the principal when there is one, else the peer. Its
-/// text is made only when a limit counts it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Caller {
-    pub(crate) principal: Option<Principal>,
-    pub(crate) peer: Peer,
-}
-
-/// Where a call comes from, as the transport reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Peer {
-    /// A client known by its network address, as the socket reports it.
-    Address(std::net::IpAddr),
-    /// A client known by the one connection it holds (stdio, or an HTTP server mounted
-    /// without connection info).
-    Connection(StoreKey),
-    /// A sessionless request whose address the server was not told: all such requests
-    /// share one allowance, which is why `Server::serve_http` always records addresses.
-    Unidentified,
-}
-
-impl Caller {
-    /// The key its allowance is counted under.
-    fn key(&self) -> std::borrow::Cow<'_, str> {
-        if let Some(principal) = &self.principal {
-            // Quoted: no subject or tenant can spell another's key.
-            return format!("principal:{}", principal.key()).into();
-        }
-        match &self.peer {
-            Peer::Address(ip) => format!("address:{ip}").into(),
-            Peer::Connection(key) => key.to_string().into(),
-            Peer::Unidentified => "unidentified".into(),
-        }
-    }
-}
+use crate::registry::{Registry, ToolEntry, ToolKind};
+use crate::store::{FlowLease, Snapshot, StoreKey, now_ms};
 
 /// What the pipeline judges a call with.
 pub(crate) struct Judge<'a> {
@@ -96,14 +59,6 @@ pub(crate) struct Judge<'a> {
     pub(crate) records: Records<'a>,
     /// The tool's declared rate limit, if it has one.
     pub(crate) limiter: Option<&'a Limiter>,
-}
-
-/// The keyed machine's instance a call names.
-pub(crate) struct Instance<'a> {
-    pub(crate) machine: &'a Machine,
-    /// The key's canonical value (`INV-7`).
-    pub(crate) id: String,
-    pub(crate) key: StoreKey,
 }
 
 /// A refused call: the error, with what the reply still needs to know.
@@ -139,17 +94,6 @@ struct Candidate<'a> {
     /// The instance's lease, when step 5 found it free and took it with its read, and that
     /// read as committed (before time settled it): step 10 then need not lease again.
     leased_early: Option<(FlowLease, Snapshot)>,
-}
-
-/// What the pipeline lets through: a call to run, or an idempotent retry answered with
-/// the first call's result.
-// Not boxed: every call would pay an allocation so that the rare replay moves fewer bytes.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Admission<'a> {
-    /// Run the handler, then commit.
-    Run(Admitted<'a>),
-    /// The first result of this idempotent call; nothing runs.
-    Replay(Recalled),
 }
 
 /// Judges a call to `tool` from `origin` by `caller`: admitted, with the leases it needs
@@ -631,7 +575,7 @@ impl<'a> Candidate<'a> {
             guarded_branch,
             task: None,
             transaction: None,
-            _leases: leases,
+            leases,
             _spent: spent,
         }
     }
@@ -639,364 +583,6 @@ impl<'a> Candidate<'a> {
     fn refused(&self, error: ToolError) -> Refused {
         let active = self.judge.registry.lock().active(&self.flow_before).map(str::to_string);
         Refused { error, new_flow: self.flow.as_ref().is_some_and(|f| f.is_new), active_domain: active }
-    }
-}
-
-/// The leases an admitted call holds until it commits or is dropped.
-#[derive(Default)]
-struct Leases {
-    flow: Option<FlowLease>,
-    instance: Option<FlowLease>,
-}
-
-/// A call allowed to run: what it read, what its commit will write, and the leases that
-/// keep both still meanwhile.
-pub(crate) struct Admitted<'a> {
-    records: Records<'a>,
-    pub(crate) tool: &'a ToolEntry,
-    /// The arguments the handler receives: checked, with toolgate's own fields taken out
-    /// and the instance key canonical.
-    pub(crate) arguments: Map<String, Value>,
-    pub(crate) flow: Option<FlowRef>,
-    pub(crate) instance: Option<Instance<'a>>,
-    /// The flow as committed when the call was admitted.
-    pub(crate) flow_before: Snapshot,
-    instance_before: Option<Snapshot>,
-    selects: Option<String>,
-    /// The flow's expiry needs refreshing.
-    refresh: bool,
-    /// What `switch_domain` asked for.
-    pub(crate) switch: Option<SwitchRequest>,
-    /// The state of the tool's machine (its instance's, for a keyed machine).
-    pub(crate) from: Option<String>,
-    /// Where an idempotent call keeps its result for its retries.
-    pub(crate) idempotency: Option<Idempotency>,
-    /// Who is calling, for the history entry of the transition.
-    principal: Option<Principal>,
-    history: &'a InstanceHistory,
-    /// The note the handler attached to the instance's transition
-    /// ([`Ctx::note`](crate::Ctx::note)), set once it returned.
-    pub(crate) note: Option<String>,
-    /// The effects the handler recorded (name, input), committed with the instance.
-    pub(crate) effects: Vec<(String, Value)>,
-    /// The context the handler set for the instance ([`InstanceMut::set`](crate::InstanceMut::set)),
-    /// set once it returned: committed with the call.
-    pub(crate) context: Option<Value>,
-    /// The branch the transition's guards picked, for a guarded transition.
-    guarded_branch: Option<crate::fsm::Transition>,
-    /// The MCP task the call runs as, once it holds its instance: the id names the
-    /// transition in the instance's history.
-    task: Option<String>,
-    /// The transaction the handler opened ([`Transaction`](crate::Transaction)), set once
-    /// it returned: the commit writes the call's records in it.
-    pub(crate) transaction: Option<Box<dyn StoreTransaction>>,
-    _leases: Leases,
-    /// The allowance the call spent: it counts whatever the handler does.
-    _spent: Option<Spent<'a>>,
-}
-
-/// What a commit wrote.
-pub(crate) struct Committed {
-    /// The flow as committed when the call was admitted.
-    pub(crate) flow_before: Snapshot,
-    /// The flow after the call, if the call wrote it.
-    pub(crate) flow_after: Option<Snapshot>,
-    /// The machine state the transition moved to, if it fired one.
-    pub(crate) to: Option<String>,
-    /// The transition it committed, as the instance's history (and the audit sinks) keep it.
-    pub(crate) transition: Option<HistoryEntry>,
-    /// For a call whose handler opened a transaction: the commit, written in it and not
-    /// yet committed (the caller adds the idempotency record and finishes it).
-    pub(crate) pending: Option<PendingCommit>,
-}
-
-impl Admitted<'_> {
-    /// Whether the call's success writes anything: a transition, or its flow.
-    pub(crate) fn writes(&self) -> bool {
-        self.target().is_some()
-            || self.writes_flow()
-            || self.writes_context()
-            || self.held_instance().is_some()
-            || self.transaction.is_some()
-    }
-
-    /// Whether the commit writes the instance's context: the handler set one, on an
-    /// instance whose lease the call holds.
-    fn writes_context(&self) -> bool {
-        self.context.is_some() && self.instance.is_some() && self._leases.instance.is_some()
-    }
-
-    /// The committed context of the instance the call names, as it was admitted.
-    pub(crate) fn committed_context(&self) -> Option<Value> {
-        self.instance_before.as_ref().and_then(|before| before.context.clone())
-    }
-
-    /// What a successful call that writes nothing "commits": nothing; its leases (it has
-    /// none) and allowance are released.
-    pub(crate) fn unchanged(self) -> Committed {
-        Committed { flow_before: self.flow_before, flow_after: None, to: None, transition: None, pending: None }
-    }
-
-    /// Marks the instance as held by the task `id` that runs the call (which holds its
-    /// lease until it ends): other calls that would change it are refused meanwhile with
-    /// `TASK_RUNNING`, on every replica, and the commit that ends the call clears the
-    /// mark. A call that creates its instance marks nothing: no other call can name an
-    /// instance before it exists.
-    pub(crate) async fn hold_for_task(&mut self, id: &str) -> Result<(), ToolError> {
-        self.task = Some(id.to_string());
-        let (Some(instance), Some(before), Some(lease)) =
-            (&self.instance, &self.instance_before, self._leases.instance.as_ref())
-        else {
-            return Ok(());
-        };
-        if before.version == 0 {
-            return Ok(());
-        }
-        let next = Snapshot { task: Some(id.to_string()), ..before.next() };
-        self.instance_before = Some(self.records.commit(&instance.key, before, next, Some(lease)).await?);
-        Ok(())
-    }
-
-    /// The instance a task holds: its store key and id.
-    pub(crate) fn held_instance(&self) -> Option<(String, String)> {
-        let held = self.task.is_some()
-            && self._leases.instance.is_some()
-            && self.instance_before.as_ref().is_some_and(|before| before.task.is_some());
-        self.instance.as_ref().filter(|_| held).map(|i| (i.key.to_string(), i.id.clone()))
-    }
-
-    /// Ends a task's call that commits nothing (its handler failed, or it was cancelled):
-    /// the instance it held is marked free again, unchanged otherwise.
-    pub(crate) async fn release(self) {
-        let (Some(instance), Some(before), Some(lease)) =
-            (&self.instance, &self.instance_before, self._leases.instance.as_ref())
-        else {
-            return;
-        };
-        if before.task.is_none() || self.task.is_none() {
-            return;
-        }
-        let next = Snapshot { task: None, ..before.next() };
-        if let Err(error) = self.records.commit(&instance.key, before, next, Some(lease)).await {
-            // The mark names a task that has ended: it holds nothing (`task::refuse_if_held`).
-            tracing::warn!(instance = %instance.key, error = %error, "cannot clear a finished task's mark");
-        }
-    }
-
-    /// The state the call's transition moves its machine to, if it fires one.
-    fn target(&self) -> Option<String> {
-        let machine = self.tool.machine.as_deref();
-        if self.tool.creates {
-            // A new instance starts in the initial state.
-            return machine.map(|m| m.initial().to_string());
-        }
-        if let Some(branch) = &self.guarded_branch {
-            return Some(branch.target.clone());
-        }
-        self.tool
-            .transition()
-            .zip(machine)
-            .zip(self.from.as_deref())
-            .map(|((event, machine), from)| machine.target(from, event).unwrap_or(from).to_string())
-    }
-
-    /// Whether the call's transition enters its target even when the instance is in it
-    /// already (`reenter: true`, XState v5), restarting the state's `after` clock: the
-    /// branch the guards picked, or the event's own.
-    fn reenters(&self) -> bool {
-        if let Some(branch) = &self.guarded_branch {
-            return branch.reenter;
-        }
-        let machine = self.tool.machine.as_deref();
-        let transition = self.tool.transition().zip(machine).zip(self.from.as_deref());
-        transition
-            .and_then(|((event, machine), from)| machine.spec().branches(from, event).next())
-            .is_some_and(|t| t.reenter)
-    }
-
-    fn switch_changes(&self) -> bool {
-        let switches = self.switch.as_ref().map(|s| s.domain.as_str());
-        switches.is_some_and(|d| self.flow_before.active_domain.as_deref() != Some(d))
-    }
-
-    /// Whether the commit writes the flow: a conversation machine's transition, a domain
-    /// selected or switched to (a new flow's first), or a refreshed expiry.
-    fn writes_flow(&self) -> bool {
-        let flow_transition =
-            self.tool.transition().is_some() && self.tool.machine.is_some() && self.instance.is_none();
-        let new_flow = self.flow.as_ref().is_some_and(|f| f.is_new);
-        self.flow.is_some()
-            && (flow_transition
-                || self.selects.is_some()
-                || self.refresh
-                || self.switch_changes()
-                || (self.switch.is_some() && new_flow))
-    }
-
-    /// Step 12: commits what the successful call changes — its transition, the domain it
-    /// selects or switches to, its flow's refreshed expiry — then releases the leases. The
-    /// flow is committed first, then the instance: should the second commit fail, the
-    /// first (a domain selection, an expiry) is harmless on its own.
-    pub(crate) async fn commit(mut self) -> Result<Committed, ToolError> {
-        // With the handler's transaction, every write goes into it, committed at once.
-        let transaction = self.transaction.take();
-        let mut collected = transaction.as_ref().map(|_| Vec::new());
-        let machine = self.tool.machine.as_deref();
-        let to = self.target();
-        let flow_transition = to.as_ref().filter(|_| self.instance.is_none());
-        let switches = self.switch.as_ref().map(|s| s.domain.as_str());
-        let switch_changes = self.switch_changes();
-        let writes = self.writes_flow();
-        let flow_after = match &self.flow {
-            Some(flow) if writes => {
-                let mut next = self.flow_before.next();
-                if let (Some(to), Some(machine)) = (flow_transition, machine) {
-                    next.states.insert(machine.id().to_string(), to.clone());
-                }
-                if let Some(domain) = self.selects.clone().or_else(|| switches.map(str::to_string)) {
-                    next.active_domain = Some(domain);
-                }
-                let lease = self._leases.flow.as_ref();
-                Some(self.records.write(&flow.key, &self.flow_before, next, lease, None, collected.as_mut()).await?)
-            }
-            _ => None,
-        };
-        // The context the handler set, committed with the transition, with the creation,
-        // or on its own (an update, which fires no transition and so keeps no history).
-        let context = self.context.clone().filter(|_| self.writes_context());
-        // A fresh id per transitioning call: in the instance's history, the audit sinks and
-        // the log line.
-        // (A task's, its id: what tells, after its process stopped, whether it committed.)
-        let call_id =
-            to.as_ref().map(|_| self.task.clone().unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()));
-        let entry = match (&to, self.tool.transition(), &self.from, &call_id) {
-            (Some(to), Some(event), Some(from), Some(call_id)) => {
-                let note = self.note.clone();
-                let principal = self.principal.as_ref();
-                let call_id = call_id.clone();
-                let context_changed = context.is_some();
-                let tool = self.tool.name;
-                let transition = Transition { principal, from, to, event, tool, call_id, note, context_changed };
-                let mut entry = HistoryEntry::new(transition, now_ms());
-                if self.instance.as_ref().is_some_and(|i| self.history.keeps_data(i.machine.id())) {
-                    entry.context = context.clone();
-                }
-                Some(entry)
-            }
-            _ => None,
-        };
-        // The effects the handler recorded, due now, each with its idempotency key: the
-        // instance, this commit, and the effect's place in it.
-        // (A transition's call id; a fresh one only for effects of a call that fires none.)
-        let fresh = match (&call_id, self.effects.is_empty()) {
-            (None, false) => uuid::Uuid::new_v4().simple().to_string(),
-            _ => String::new(),
-        };
-        let commit_id = call_id.as_deref().unwrap_or(&fresh);
-        let effects: Vec<PendingEffect> = match &self.instance {
-            Some(instance) => (std::mem::take(&mut self.effects).into_iter().enumerate())
-                .map(|(n, (name, input))| {
-                    let key = format!("{}/{commit_id}/{name}#{n}", instance.key);
-                    PendingEffect::new(name, key, input, now_ms())
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        // A principal-owned instance is counted in its owner's tenant (its key names the
-        // owner alone): the owner is the caller.
-        let owners_tenant = (self.instance.as_ref())
-            .filter(|instance| instance.machine.is_principal_owned())
-            .and_then(|_| self.principal.as_ref()?.tenant().map(str::to_string));
-        // Every commit of the instance ends a task's hold on it.
-        let with_context = |mut next: Snapshot| {
-            if let Some(context) = &context {
-                next.context = Some(context.clone());
-            }
-            if owners_tenant.is_some() {
-                next.tenant.clone_from(&owners_tenant);
-            }
-            next.task = None;
-            next.effects.extend(effects.iter().cloned());
-            next
-        };
-        if let (Some(instance), Some(before), Some(to), Some(entry)) =
-            (&self.instance, &self.instance_before, &to, &entry)
-        {
-            let mut next = with_context(before.with_state(instance.machine.id(), to));
-            if self.from.as_deref() != Some(to.as_str()) || self.reenters() {
-                // A transition to the state it is in enters it again only with `reenter:
-                // true` (XState v5); else the state's deadline stands, and no `exit` or
-                // `entry` effect runs.
-                let at = next.updated_at_ms;
-                instance.machine.entered(&mut next, to, at);
-                crate::effect::record_move(
-                    instance.machine,
-                    &instance.key,
-                    self.from.as_deref(),
-                    to,
-                    commit_id,
-                    &mut next,
-                );
-            }
-            let lease = self._leases.instance.as_ref();
-            let entry = Some((entry, self.history.retention));
-            self.records.write(&instance.key, before, next, lease, entry, collected.as_mut()).await?;
-        }
-        if let (true, Some(instance), Some(before), Some(to)) =
-            (self.tool.creates, &self.instance, &self.instance_before, &to)
-        {
-            // Created, under its minted key: a compare-and-set from "no record", so a key
-            // that somehow names an instance already is never taken over.
-            let mut next = with_context(before.with_state(instance.machine.id(), to));
-            let at = next.updated_at_ms;
-            instance.machine.entered(&mut next, to, at);
-            crate::effect::record_move(instance.machine, &instance.key, None, to, commit_id, &mut next);
-            let lease = self._leases.instance.as_ref();
-            self.records.write(&instance.key, before, next, lease, None, collected.as_mut()).await?;
-        }
-        let held = self.held_instance().is_some();
-        // A call whose handler wrote tables of yours commits the instance it read even when
-        // it changes nothing of it: the version it read is checked (a call that lost a race
-        // to a transition writes nothing), so the rows follow the state they were written for.
-        let fenced = collected.is_some();
-        if let (None, Some(instance), Some(before), true) =
-            (&to, &self.instance, &self.instance_before, context.is_some() || held || fenced || !effects.is_empty())
-        {
-            let next = with_context(before.next());
-            let lease = self._leases.instance.as_ref();
-            self.records.write(&instance.key, before, next, lease, None, collected.as_mut()).await?;
-        }
-        let log = CommitLog {
-            transition: to.as_ref().zip(machine).map(|(to, machine)| TransitionLog {
-                tool: self.tool.name,
-                on: self
-                    .instance
-                    .as_ref()
-                    .map_or_else(|| self.flow.as_ref().map(|f| f.key.to_string()), |i| Some(i.key.to_string())),
-                machine: machine.id().to_string(),
-                from: self.from.clone(),
-                to: to.clone(),
-                call_id,
-            }),
-            switch: self.switch.as_ref().filter(|_| switch_changes).map(|switch| SwitchLog {
-                flow: self.flow.as_ref().map(|f| f.key.to_string()),
-                from: self.flow_before.active_domain.clone(),
-                to: switch.domain.clone(),
-                reason: switch.reason.clone(),
-            }),
-        };
-        let pending = match transaction.zip(collected) {
-            // Said once the handler's transaction commits, not before.
-            Some((transaction, writes)) => {
-                let leases = [self._leases.flow.take(), self._leases.instance.take()].into_iter().flatten().collect();
-                Some(PendingCommit { transaction, writes, leases, log })
-            }
-            None => {
-                log.emit();
-                None
-            }
-        };
-        Ok(Committed { flow_before: self.flow_before, flow_after, to, transition: entry, pending })
     }
 }
 

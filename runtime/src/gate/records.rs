@@ -8,8 +8,7 @@ use crate::error::{ToolError, store_failure};
 use crate::flow::{FlowRef, Flows};
 use crate::fsm::Machine;
 use crate::store::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, RecordWrite, Snapshot, StoreError, StoreKey,
-    StoreTransaction, now_ms,
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, RecordWrite, Snapshot, StoreError, StoreKey, now_ms,
 };
 
 /// The store as one call sees it.
@@ -230,76 +229,5 @@ impl Records<'_> {
         let half_life = self.flows.ttl().as_millis() as u64 / 2;
         flow.is_some_and(|f| f.handle_id.is_some() && !f.is_new)
             && snapshot.expires_at_ms.is_some_and(|at| at.saturating_sub(now_ms()) < half_life)
-    }
-}
-
-/// A call's commit that waits for its handler's transaction: the records it writes, written
-/// in that transaction and committed with it ([`PendingCommit::finish`]). Dropped
-/// unfinished, nothing of it — or of what the handler wrote — is kept.
-pub(crate) struct PendingCommit {
-    pub(crate) transaction: Box<dyn StoreTransaction>,
-    pub(crate) writes: Vec<RecordWrite>,
-    /// The leases of the records written, held until the commit is made: a shared store
-    /// checks their fencing tokens in it.
-    pub(crate) leases: Vec<FlowLease>,
-    /// What the log says of the commit, once it is made.
-    pub(crate) log: CommitLog,
-}
-
-/// What a call's commit says in the log — the transition it committed, the domain it
-/// switched to — said once the commit is made (for a call whose handler opened a
-/// transaction, once that transaction committed).
-#[derive(Debug, Default)]
-pub(crate) struct CommitLog {
-    pub(crate) transition: Option<TransitionLog>,
-    pub(crate) switch: Option<SwitchLog>,
-}
-
-/// A committed transition, as the log says it.
-#[derive(Debug)]
-pub(crate) struct TransitionLog {
-    pub(crate) tool: &'static str,
-    /// The instance's or flow's store key.
-    pub(crate) on: Option<String>,
-    pub(crate) machine: String,
-    pub(crate) from: Option<String>,
-    pub(crate) to: String,
-    pub(crate) call_id: Option<String>,
-}
-
-/// A domain switch, as the log says it.
-#[derive(Debug)]
-pub(crate) struct SwitchLog {
-    pub(crate) flow: Option<String>,
-    pub(crate) from: Option<String>,
-    pub(crate) to: String,
-    pub(crate) reason: String,
-}
-
-impl CommitLog {
-    /// Says it.
-    pub(crate) fn emit(&self) {
-        if let Some(TransitionLog { tool, on, machine, from, to, call_id }) = &self.transition {
-            tracing::info!(tool, on, machine, from, to, call_id, "transition committed");
-        }
-        if let Some(SwitchLog { flow, from, to, reason }) = &self.switch {
-            tracing::info!(flow, from = ?from, to = %to, reason = %reason, "domain switched");
-        }
-    }
-}
-
-impl PendingCommit {
-    /// Writes the call's records, and `also` (its idempotency record), in the handler's
-    /// transaction, and commits it.
-    pub(crate) async fn finish(self, also: Option<RecordWrite>) -> Result<(), ToolError> {
-        let Self { transaction, mut writes, leases, log } = self;
-        writes.extend(also);
-        let started = telemetry::store_clock();
-        let committed = transaction.commit(writes).await;
-        drop(leases);
-        telemetry::record_store("commit", started);
-        committed.map_err(store_failure)?;
-        log.emit();
-        Ok(())
     }
 }
