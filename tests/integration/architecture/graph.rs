@@ -28,7 +28,9 @@ pub(super) fn folder_arrows(krate: &Crate, imports: &BTreeSet<Import>, folder: u
         let mut child = base.path.clone();
         child.push(path[base.path.len()].clone());
         let child = krate.modules.iter().find(|m| m.path == child).unwrap();
-        Some(if is_folder(krate, child) { format!("{}/", child.path.last().unwrap()) } else {
+        Some(if is_folder(krate, child) {
+            format!("{}/", child.path.last().unwrap())
+        } else {
             child.file.rsplit('/').next().unwrap().to_string()
         })
     };
@@ -47,7 +49,10 @@ pub(super) fn folder_arrows(krate: &Crate, imports: &BTreeSet<Import>, folder: u
 pub(super) fn is_folder(krate: &Crate, module: &super::resolve::Module) -> bool {
     module.file_root
         && (module.file.ends_with("mod.rs")
-            || krate.modules.iter().any(|m| m.file_root && m.path.len() == module.path.len() + 1 && m.path.starts_with(&module.path)))
+            || krate
+                .modules
+                .iter()
+                .any(|m| m.file_root && m.path.len() == module.path.len() + 1 && m.path.starts_with(&module.path)))
 }
 
 /// Each cycle of `arrows`, once: for every arrow `a → b` that lies on a cycle, the
@@ -85,7 +90,8 @@ pub(super) fn cycles(arrows: &Arrows) -> BTreeSet<Vec<String>> {
             }
         }
         // `back` is from ← … ← to; the cycle is from → to → … → from.
-        let mut cycle: Vec<String> = std::iter::once(from.clone()).chain(back[1..].iter().rev().map(|s| s.to_string())).collect();
+        let mut cycle: Vec<String> =
+            std::iter::once(from.clone()).chain(back[1..].iter().rev().map(|s| s.to_string())).collect();
         if cycle.len() < 2 {
             cycle.push(to.clone());
         }

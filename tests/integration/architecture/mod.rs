@@ -13,6 +13,9 @@
 //! the failure prints today's list, ready to paste.
 
 mod graph;
+mod items;
+// As the failure prints it, ready to paste.
+#[rustfmt::skip]
 mod known;
 mod resolve;
 mod resolve_tests;
@@ -48,6 +51,11 @@ fn runtime() -> &'static (Crate, BTreeSet<Import>) {
         let src = repository().join("runtime/src");
         let krate = Crate::load(&|file| std::fs::read_to_string(src.join(file)).ok());
         let imports = krate.imports();
+        // The whole graph, for a before/after figure: `TOOLGATE_IMPORT_GRAPH=imports.txt`.
+        if let Ok(dump) = std::env::var("TOOLGATE_IMPORT_GRAPH") {
+            let lines: String = imports.iter().map(|i| format!("{} → {} ({})\n", i.from, i.to, i.name)).collect();
+            std::fs::write(dump, lines).unwrap();
+        }
         (krate, imports)
     })
 }
@@ -144,7 +152,10 @@ fn a_mod_rs_defines_nothing_its_children_import() {
     let mut found: BTreeMap<String, String> = BTreeMap::new();
     for module in krate.modules.iter().filter(|m| graph::is_folder(krate, m)) {
         let below = |file: &str| {
-            krate.modules.iter().any(|m| m.file == file && m.path.len() > module.path.len() && m.path.starts_with(&module.path))
+            krate
+                .modules
+                .iter()
+                .any(|m| m.file == file && m.path.len() > module.path.len() && m.path.starts_with(&module.path))
         };
         for import in imports.iter().filter(|i| i.to == module.file && below(&i.from)) {
             found

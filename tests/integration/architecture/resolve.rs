@@ -11,7 +11,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
-use quote::ToTokens;
+
+use super::items::{Kind, items};
 
 /// One module: a file's root module, or an inline `mod x { … }` inside a file.
 #[derive(Debug)]
@@ -27,8 +28,9 @@ pub(super) struct Module {
     child_dir: String,
     /// Its child modules.
     modules: BTreeMap<String, usize>,
-    /// The items it defines (everything that is not a module).
-    items: BTreeSet<String>,
+    /// The items it defines (everything that is not a module), each with its file: its
+    /// own, but for a `#[macro_export]` macro of another file at the crate root.
+    items: BTreeMap<String, String>,
     /// Its `use` declarations (`name → path`), those written at module level first; a
     /// `use` inside a function body names things from here too.
     uses: Vec<(String, Vec<String>)>,
@@ -72,10 +74,8 @@ impl Crate {
     /// such as `store/mod.rs`; `None` when there is no such file).
     pub(super) fn load(read: &dyn Fn(&str) -> Option<String>) -> Crate {
         let mut krate = Crate { modules: Vec::new() };
-        let text = read("lib.rs").expect("the crate has a lib.rs");
         let root = krate.add(Vec::new(), "lib.rs".into(), true, None, String::new());
-        let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("lib.rs: {e}"));
-        krate.collect(root, &file.items, read);
+        krate.collect(root, tokens_of("lib.rs", &read("lib.rs").expect("the crate has a lib.rs")), read);
         krate
     }
 
@@ -94,7 +94,7 @@ impl Crate {
             parent,
             child_dir,
             modules: BTreeMap::new(),
-            items: BTreeSet::new(),
+            items: BTreeMap::new(),
             uses: Vec::new(),
             globs: Vec::new(),
             code_paths: Vec::new(),
@@ -102,28 +102,34 @@ impl Crate {
         self.modules.len() - 1
     }
 
-    /// Records the items of module `at`, and loads its child modules.
-    fn collect(&mut self, at: usize, items: &[syn::Item], read: &dyn Fn(&str) -> Option<String>) {
+    /// Records the items of module `at` (`tokens`, its file or its body), and loads its
+    /// child modules.
+    fn collect(&mut self, at: usize, tokens: TokenStream, read: &dyn Fn(&str) -> Option<String>) {
         let mut block_uses = Vec::new();
-        for item in items {
-            if is_test(item_attrs(item)) {
+        for item in items(tokens) {
+            if item.attrs.iter().any(meta_is_test) {
                 continue;
             }
-            match item {
-                syn::Item::Mod(module) => self.child(at, module, read),
-                syn::Item::Use(declaration) => {
-                    flatten_use(&declaration.tree, declaration.leading_colon.is_some(), &mut Vec::new(), &mut |name, path| {
-                        self.bind(at, name, path)
-                    });
+            match item.kind {
+                Kind::Mod { name, body } => self.child(at, name, body, &item.attrs, read),
+                Kind::Use(declaration) => {
+                    flatten_use(
+                        &declaration.tree,
+                        declaration.leading_colon.is_some(),
+                        &mut Vec::new(),
+                        &mut |name, path| self.bind(at, name, path),
+                    );
                 }
-                other => {
-                    if let Some(name) = item_name(other) {
-                        if matches!(other, syn::Item::Macro(m) if m.attrs.iter().any(|a| a.path().is_ident("macro_export"))) {
-                            self.modules[0].items.insert(name.clone());
+                kind => {
+                    if let Kind::Named(name) = kind {
+                        if item.attrs.iter().any(|a| a.path().is_ident("macro_export")) {
+                            let file = self.modules[at].file.clone();
+                            self.modules[0].items.insert(name.clone(), file);
                         }
-                        self.modules[at].items.insert(name);
+                        let file = self.modules[at].file.clone();
+                        self.modules[at].items.insert(name, file);
                     }
-                    scan_code(other.to_token_stream(), &mut self.modules[at].code_paths, &mut block_uses);
+                    scan_code(item.tokens, &mut self.modules[at].code_paths, &mut block_uses);
                 }
             }
         }
@@ -145,22 +151,25 @@ impl Crate {
         }
     }
 
-    /// A `mod x;` (its file loaded) or `mod x { … }` inside module `at`.
-    fn child(&mut self, at: usize, module: &syn::ItemMod, read: &dyn Fn(&str) -> Option<String>) {
-        let name = module.ident.to_string();
+    /// A `mod name;` (its file loaded) or `mod name { … }` (`body`) inside module `at`.
+    fn child(
+        &mut self,
+        at: usize,
+        name: String,
+        body: Option<TokenStream>,
+        attrs: &[syn::Meta],
+        read: &dyn Fn(&str) -> Option<String>,
+    ) {
         let parent = &self.modules[at];
         let mut path = parent.path.clone();
         path.push(name.clone());
-        let child = match &module.content {
-            Some((_, items)) => {
+        let (child, tokens) = match body {
+            Some(body) => {
                 let dir = format!("{}{name}/", parent.child_dir);
-                let child = self.add(path, parent.file.clone(), false, Some(at), dir);
-                self.modules[at].modules.insert(name, child);
-                self.collect(child, items, read);
-                return;
+                (self.add(path, parent.file.clone(), false, Some(at), dir), body)
             }
             None => {
-                let explicit = module.attrs.iter().find(|a| a.path().is_ident("path")).map(|a| match &a.meta {
+                let explicit = attrs.iter().find(|a| a.path().is_ident("path")).map(|a| match a {
                     syn::Meta::NameValue(syn::MetaNameValue {
                         value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }),
                         ..
@@ -172,24 +181,25 @@ impl Crate {
                 });
                 let candidates = match explicit {
                     Some(file) => vec![file],
-                    None => vec![format!("{}{name}.rs", parent.child_dir), format!("{}{name}/mod.rs", parent.child_dir)],
+                    None => {
+                        vec![format!("{}{name}.rs", parent.child_dir), format!("{}{name}/mod.rs", parent.child_dir)]
+                    }
                 };
-                let (file, text) = candidates
-                    .iter()
-                    .find_map(|file| read(file).map(|text| (file.clone(), text)))
-                    .unwrap_or_else(|| panic!("{}: no file for `mod {name};` (looked for {candidates:?})", parent.file));
+                let (file, text) =
+                    candidates.iter().find_map(|file| read(file).map(|text| (file.clone(), text))).unwrap_or_else(
+                        || panic!("{}: no file for `mod {name};` (looked for {candidates:?})", parent.file),
+                    );
                 // `x/mod.rs` and `lib.rs` hold their children beside them; `x.rs` in `x/`.
                 let dir = match file.strip_suffix("mod.rs") {
                     Some(dir) => dir.to_string(),
                     None => format!("{}/", file.trim_end_matches(".rs")),
                 };
-                let child = self.add(path, file.clone(), true, Some(at), dir);
-                let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
-                (child, parsed.items)
+                let tokens = tokens_of(&file, &text);
+                (self.add(path, file, true, Some(at), dir), tokens)
             }
         };
-        self.modules[at].modules.insert(name, child.0);
-        self.collect(child.0, &child.1, read);
+        self.modules[at].modules.insert(name, child);
+        self.collect(child, tokens, read);
     }
 
     /// The module at `path` (`["store", "redis"]`), if there is one.
@@ -239,7 +249,7 @@ impl Crate {
     fn lookup(&self, module: usize, name: &str, want_module: bool, depth: usize) -> Resolved {
         let m = &self.modules[module];
         let child = m.modules.get(name).map(|&c| Resolved::Module(c));
-        let item = m.items.contains(name).then(|| Resolved::Item { file: m.file.clone(), name: name.to_string() });
+        let item = m.items.get(name).map(|file| Resolved::Item { file: file.clone(), name: name.to_string() });
         let own = if want_module { child.or(item) } else { item.or(child) };
         if let Some(own) = own {
             return own;
@@ -281,8 +291,8 @@ impl Crate {
             // A glob imports what the globbed module defines itself.
             for glob in &module.globs {
                 if let Resolved::Module(target) = self.resolve(at, glob) {
-                    for name in &self.modules[target].items {
-                        add(Resolved::Item { file: self.modules[target].file.clone(), name: name.clone() });
+                    for (name, file) in &self.modules[target].items {
+                        add(Resolved::Item { file: file.clone(), name: name.clone() });
                     }
                 }
             }
@@ -339,13 +349,19 @@ fn flatten_use(
 
 /// Whether `attrs` hold a `#[cfg]` that holds only under `test`.
 pub(super) fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| meta_is_test(&a.meta))
+}
+
+/// Whether an attribute's content is a `cfg` that holds only under `test`: `cfg(test)`,
+/// `cfg(all(test, …))`, but not `cfg(any(test, feature = "x"))`.
+pub(super) fn meta_is_test(meta: &syn::Meta) -> bool {
     fn implies_test(meta: &syn::Meta) -> bool {
         match meta {
             syn::Meta::Path(p) => p.is_ident("test"),
             syn::Meta::List(list) => {
-                let Ok(inner) = list.parse_args_with(
-                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
-                ) else {
+                let Ok(inner) =
+                    list.parse_args_with(syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated)
+                else {
                     return false;
                 };
                 if list.path.is_ident("all") {
@@ -359,46 +375,17 @@ pub(super) fn is_test(attrs: &[syn::Attribute]) -> bool {
             syn::Meta::NameValue(_) => false,
         }
     }
-    attrs.iter().any(|a| a.path().is_ident("cfg") && a.parse_args::<syn::Meta>().is_ok_and(|m| implies_test(&m)))
-}
-
-fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
-    match item {
-        syn::Item::Const(i) => &i.attrs,
-        syn::Item::Enum(i) => &i.attrs,
-        syn::Item::ExternCrate(i) => &i.attrs,
-        syn::Item::Fn(i) => &i.attrs,
-        syn::Item::ForeignMod(i) => &i.attrs,
-        syn::Item::Impl(i) => &i.attrs,
-        syn::Item::Macro(i) => &i.attrs,
-        syn::Item::Mod(i) => &i.attrs,
-        syn::Item::Static(i) => &i.attrs,
-        syn::Item::Struct(i) => &i.attrs,
-        syn::Item::Trait(i) => &i.attrs,
-        syn::Item::TraitAlias(i) => &i.attrs,
-        syn::Item::Type(i) => &i.attrs,
-        syn::Item::Union(i) => &i.attrs,
-        syn::Item::Use(i) => &i.attrs,
-        _ => &[],
+    match meta {
+        syn::Meta::List(list) if list.path.is_ident("cfg") => {
+            list.parse_args::<syn::Meta>().is_ok_and(|m| implies_test(&m))
+        }
+        _ => false,
     }
 }
 
-/// The name an item defines in its module's namespace (`None` for `impl` blocks and the like).
-fn item_name(item: &syn::Item) -> Option<String> {
-    let ident = match item {
-        syn::Item::Const(i) => &i.ident,
-        syn::Item::Enum(i) => &i.ident,
-        syn::Item::Fn(i) => &i.sig.ident,
-        syn::Item::Macro(i) => i.ident.as_ref()?,
-        syn::Item::Static(i) => &i.ident,
-        syn::Item::Struct(i) => &i.ident,
-        syn::Item::Trait(i) => &i.ident,
-        syn::Item::TraitAlias(i) => &i.ident,
-        syn::Item::Type(i) => &i.ident,
-        syn::Item::Union(i) => &i.ident,
-        _ => return None,
-    };
-    Some(ident.to_string())
+/// The tokens of `file`.
+fn tokens_of(file: &str, text: &str) -> TokenStream {
+    text.parse().unwrap_or_else(|e| panic!("{file}: {e:?}"))
 }
 
 /// Collects the qualified paths (`a::b`, `crate::x::Y::new`, `$crate::y`) of `tokens`, and
@@ -417,8 +404,7 @@ pub(super) fn scan_code(tokens: TokenStream, paths: &mut Vec<Vec<String>>, uses:
             TokenTree::Punct(p) if p.as_char() == '#' => {
                 if let Some(TokenTree::Group(g)) = tokens.get(i + 1)
                     && g.delimiter() == Delimiter::Bracket
-                    && syn::parse2::<syn::Meta>(g.stream())
-                        .is_ok_and(|meta| is_test(&[syn::parse_quote!(#[#meta])]))
+                    && syn::parse2::<syn::Meta>(g.stream()).is_ok_and(|meta| meta_is_test(&meta))
                 {
                     // Skip what the attribute marks: up to a `;` or `,`, or through a `{ … }`.
                     i += 2;
@@ -434,7 +420,8 @@ pub(super) fn scan_code(tokens: TokenStream, paths: &mut Vec<Vec<String>>, uses:
             }
             TokenTree::Ident(ident) if ident == "use" => {
                 let end = (i..tokens.len()).find(|&j| is_punct(j, ';'));
-                let declaration = end.and_then(|end| syn::parse2::<syn::ItemUse>(tokens[i..=end].iter().cloned().collect()).ok());
+                let declaration =
+                    end.and_then(|end| syn::parse2::<syn::ItemUse>(tokens[i..=end].iter().cloned().collect()).ok());
                 match (declaration, end) {
                     (Some(declaration), Some(end)) => {
                         uses.push(declaration);

@@ -14,18 +14,24 @@ fn tiny() -> Crate {
         ("a/b/mod.rs", "mod leaf;\npub use self::leaf::*;\n"),
         (
             "a/b/leaf.rs",
-            "pub struct Deep;\npub fn helper() {}\nimpl Deep { fn new() -> Self { let _ = super::super::Face; Deep } }\n",
+            "pub struct Deep;\npub fn helper() {}\nimpl Deep { fn new() -> Self { let _ = super::super::Face; Deep } }\n\
+             pub struct Sized<const N: u32 = { u32::MAX }> { n: [u8; 0] }\npub fn after() {}\n\
+             #[macro_export]\nmacro_rules! shout { () => { $crate::a::Face } }\n",
         ),
         (
             "user.rs",
             "use crate::Deep as D;\nuse crate::a;\n\
-             pub fn f() { crate::a::assist(); let _ = a::Face; }\n\
+             pub fn f() { crate::a::assist(); let _ = a::Face; crate::shout!(); }\n\
              #[cfg(test)]\nmod tests { use crate::beside::g; }\n\
              #[cfg(all(test, unix))]\nfn only_tested() { crate::beside::g(); }\n",
         ),
         // A file module beside its folder (`beside.rs`, `beside/inner.rs`), and a `use`
         // inside a function body.
-        ("beside.rs", "mod inner;\npub fn g() { use inner::Thing; let _ = Thing; }\n"),
+        (
+            "beside.rs",
+            "//! A file.\n#![allow(unused)]\nmod inner;\nsome::register! { inner::Unused }\n\
+             pub(crate) fn g() { use inner::Thing; let _ = Thing; }\n",
+        ),
         ("beside/inner.rs", "pub struct Thing;\n#[cfg(any(test, feature = \"x\"))]\npub struct Featured;\n"),
     ]);
     Crate::load(&|file| files.get(file).map(|text| text.to_string()))
@@ -48,6 +54,8 @@ fn the_resolver_follows_pub_use_chains_to_the_defining_file() {
     assert_eq!(krate.resolve(user, &path("D::new")), leaf("Deep"));
     assert_eq!(krate.resolve(0, &path("a::b::leaf::Deep")), leaf("Deep"));
     assert_eq!(krate.resolve(user, &path("std::sync::Arc")), Resolved::Elsewhere);
+    // An item after a type whose generics hold braces.
+    assert_eq!(krate.resolve(user, &path("crate::a::b::leaf::after")), leaf("after"));
     assert!(matches!(krate.resolve(user, &path("super::a")), Resolved::Module(_)));
     // `#[cfg(any(test, …))]` is compiled outside tests too.
     let inner = krate.module(&["beside", "inner"]).unwrap();
@@ -70,6 +78,12 @@ fn the_resolver_follows_pub_use_chains_to_the_defining_file() {
         // Inline, through the module `use crate::a` brought in; tests left out.
         import("user.rs", "a/mod.rs", "Face"),
         import("beside.rs", "beside/inner.rs", "Thing"),
+        // A `#[macro_export]` macro belongs to the crate root, and to its file.
+        import("user.rs", "a/b/leaf.rs", "shout"),
+        // The glob imports what `leaf.rs` defines: all of it.
+        import("a/b/mod.rs", "a/b/leaf.rs", "Sized"),
+        import("a/b/mod.rs", "a/b/leaf.rs", "after"),
+        import("a/b/mod.rs", "a/b/leaf.rs", "shout"),
     ]);
     assert_eq!(krate.imports(), expected);
 }
