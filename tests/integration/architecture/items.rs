@@ -64,7 +64,9 @@ pub(super) fn items(tokens: TokenStream) -> Vec<Item> {
         let start = i;
         let mut attrs = Vec::new();
         while punct(i, '#') {
+            // Doc comments (`#[doc = "…"]`, most attributes) are not parsed.
             if let Some(TokenTree::Group(g)) = tokens.get(i + 1)
+                && !starts_with_doc(g.stream())
                 && let Ok(meta) = syn::parse2::<syn::Meta>(g.stream())
             {
                 attrs.push(meta);
@@ -146,4 +148,9 @@ pub(super) fn items(tokens: TokenStream) -> Vec<Item> {
         i = end + 1;
     }
     items
+}
+
+/// Whether an attribute's content is a doc comment's.
+pub(super) fn starts_with_doc(content: TokenStream) -> bool {
+    matches!(content.into_iter().next(), Some(TokenTree::Ident(ident)) if ident == "doc")
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
-use super::items::{Kind, items};
+use super::items::{Kind, items, starts_with_doc};
 
 /// One module: a file's root module, or an inline `mod x { … }` inside a file.
 #[derive(Debug)]
@@ -404,6 +404,7 @@ pub(super) fn scan_code(tokens: TokenStream, paths: &mut Vec<Vec<String>>, uses:
             TokenTree::Punct(p) if p.as_char() == '#' => {
                 if let Some(TokenTree::Group(g)) = tokens.get(i + 1)
                     && g.delimiter() == Delimiter::Bracket
+                    && !starts_with_doc(g.stream())
                     && syn::parse2::<syn::Meta>(g.stream()).is_ok_and(|meta| meta_is_test(&meta))
                 {
                     // Skip what the attribute marks: up to a `;` or `,`, or through a `{ … }`.
