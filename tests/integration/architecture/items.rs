@@ -23,7 +23,9 @@ pub(super) enum Kind {
     Use(syn::ItemUse),
     /// An item that defines `name` in its module (a function, a type, `macro_rules!`…).
     Named(String),
-    /// `impl` blocks, macro calls, `extern` blocks.
+    /// A macro called at item level (`units! { … }`), which may define names.
+    MacroCall,
+    /// `impl` blocks, `extern` blocks.
     Other,
 }
 
@@ -141,7 +143,7 @@ pub(super) fn items(tokens: TokenStream) -> Vec<Item> {
                     panic!("an item the resolver does not know: `{at}`")
                 });
                 let end = if brace(bang + 1) || !punct(bang + 2, ';') { bang + 1 } else { bang + 2 };
-                (Kind::Other, end)
+                (Kind::MacroCall, end)
             }
         };
         items.push(Item { attrs, kind, tokens: tokens[start..=end].iter().cloned().collect() });

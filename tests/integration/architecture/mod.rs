@@ -60,6 +60,19 @@ fn runtime() -> &'static (Crate, BTreeSet<Import>) {
     })
 }
 
+/// Every path into the crate names something the resolver finds: a gap in it (a form of
+/// `use` or of module it does not read) would hide imports from every rule.
+#[test]
+fn every_crate_path_resolves() {
+    let (krate, _) = runtime();
+    let lost = krate.unresolved();
+    assert!(
+        lost.is_empty(),
+        "paths the resolver cannot follow:\n{}",
+        lost.iter().cloned().collect::<Vec<_>>().join("\n")
+    );
+}
+
 /// Checks `found` (`finding's line → what it is made of`) against `known`, the list
 /// named `list` in `known.rs`. Fails on a finding that is not listed (a new violation)
 /// and on a listed one that is gone (its line must be deleted: the list only shrinks).

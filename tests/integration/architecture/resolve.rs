@@ -2,11 +2,12 @@
 //! `lib.rs`, `mod x;` found as `x.rs` or `x/mod.rs`, or at its `#[path]`), each module's
 //! items and `use` declarations, and every path a file names, in a `use` or inline in its
 //! code, resolved through `pub use` chains to the file that DEFINES the item. Spelling
-//! alone is not enough: `crate::store::FlowStore` names `store/mod.rs`, which only
-//! re-exports it from `store/flow_store.rs`, and the latter is what the file depends on.
+//! alone is not enough: `super::CallEngine` in `action/ctx.rs` names `action/mod.rs`,
+//! which only re-exports it from `action/history.rs`, the file `ctx.rs` depends on.
 //!
 //! Test code (`#[cfg(test)]` items and modules) is left out; external crates, the prelude
-//! and `Self` resolve to nothing.
+//! and `Self` resolve to nothing. A name a macro called at item level makes (`units! {
+//! Nights … }`) is taken as defined in the file that calls the macro.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,6 +39,9 @@ pub(super) struct Module {
     globs: Vec<Vec<String>>,
     /// The qualified paths (two segments or more) its code names outside `use`.
     code_paths: Vec<Vec<String>>,
+    /// Whether a macro called at its item level may define names (`units! { Nights … }`):
+    /// a name not found in it is then taken as made there.
+    macro_made: bool,
 }
 
 /// What a path names.
@@ -47,8 +51,11 @@ pub(super) enum Resolved {
     Module(usize),
     /// An item (not a module), by the file that defines it and its name there.
     Item { file: String, name: String },
-    /// Something outside the crate (another crate, the prelude, `Self`), or not found.
-    Elsewhere,
+    /// Something outside the crate: another crate (named, or re-exported by a `use`), the
+    /// prelude, `Self`.
+    Outside,
+    /// A name the crate's module does not hold: a gap in the resolver (or in the code).
+    Missing,
 }
 
 /// One file-level import: `from` names `name`, defined in `to`.
@@ -60,6 +67,17 @@ pub(super) struct Import {
     pub(super) to: String,
     /// The item's name where it is defined.
     pub(super) name: String,
+}
+
+/// Where a name is looked up.
+#[derive(Clone, Copy)]
+enum Scope {
+    /// As a path's first segment: what is not in the crate is another crate's.
+    First,
+    /// In a module, after `a::`: what is not there is missing.
+    Inside,
+    /// Through a glob: what is not there is looked up elsewhere.
+    Glob,
 }
 
 /// A parsed crate.
@@ -98,6 +116,7 @@ impl Crate {
             uses: Vec::new(),
             globs: Vec::new(),
             code_paths: Vec::new(),
+            macro_made: false,
         });
         self.modules.len() - 1
     }
@@ -121,6 +140,9 @@ impl Crate {
                     );
                 }
                 kind => {
+                    if let Kind::MacroCall = kind {
+                        self.modules[at].macro_made = true;
+                    }
                     if let Kind::Named(name) = kind {
                         if item.attrs.iter().any(|a| a.path().is_ident("macro_export")) {
                             let file = self.modules[at].file.clone();
@@ -215,38 +237,37 @@ impl Crate {
     fn resolve_at(&self, from: usize, path: &[String], depth: usize) -> Resolved {
         // A `pub use` chain longer than this is a loop (globs importing each other).
         if depth > 32 || path.is_empty() {
-            return Resolved::Elsewhere;
+            return Resolved::Missing;
         }
         let (mut at, rest) = match path[0].as_str() {
             "crate" => (Resolved::Module(0), &path[1..]),
             "self" => (Resolved::Module(from), &path[1..]),
             "super" => match self.modules[from].parent {
                 Some(parent) => (Resolved::Module(parent), &path[1..]),
-                None => return Resolved::Elsewhere,
+                None => return Resolved::Missing,
             },
-            "Self" => return Resolved::Elsewhere,
-            first => (self.lookup(from, first, path.len() > 1, depth), &path[1..]),
+            "Self" => return Resolved::Outside,
+            first => (self.lookup(from, first, path.len() > 1, Scope::First, depth), &path[1..]),
         };
         for segment in rest {
             at = match at {
                 Resolved::Module(module) if segment == "super" => match self.modules[module].parent {
                     Some(parent) => Resolved::Module(parent),
-                    None => return Resolved::Elsewhere,
+                    None => return Resolved::Missing,
                 },
                 Resolved::Module(module) if segment == "self" => Resolved::Module(module),
-                Resolved::Module(module) => self.lookup(module, segment, true, depth),
+                Resolved::Module(module) => self.lookup(module, segment, true, Scope::Inside, depth),
                 // An item's associated item or variant belongs to the item's file.
-                item @ Resolved::Item { .. } => return item,
-                Resolved::Elsewhere => return Resolved::Elsewhere,
+                done => return done,
             };
         }
         at
     }
 
     /// What `name` means inside module `module`: its own items and child modules, then
-    /// its `use` declarations, then its globs; else something outside the crate.
-    /// `want_module`: a path goes on after it, so a module of that name wins.
-    fn lookup(&self, module: usize, name: &str, want_module: bool, depth: usize) -> Resolved {
+    /// its `use` declarations, then its globs. `want_module`: a path goes on after it, so
+    /// a module of that name wins.
+    fn lookup(&self, module: usize, name: &str, want_module: bool, scope: Scope, depth: usize) -> Resolved {
         let m = &self.modules[module];
         let child = m.modules.get(name).map(|&c| Resolved::Module(c));
         let item = m.items.get(name).map(|file| Resolved::Item { file: file.clone(), name: name.to_string() });
@@ -257,20 +278,39 @@ impl Crate {
         for (bound, path) in &m.uses {
             if bound == name {
                 let found = self.resolve_at(module, path, depth + 1);
-                if found != Resolved::Elsewhere {
+                if found != Resolved::Missing {
                     return found;
                 }
             }
         }
         for glob in &m.globs {
             if let Resolved::Module(target) = self.resolve_at(module, glob, depth + 1) {
-                let found = self.lookup(target, name, want_module, depth + 1);
-                if found != Resolved::Elsewhere {
+                let found = self.lookup(target, name, want_module, Scope::Glob, depth + 1);
+                if found != Resolved::Missing {
                     return found;
                 }
             }
         }
-        Resolved::Elsewhere
+        match scope {
+            // Another crate, or the prelude.
+            Scope::First => Resolved::Outside,
+            Scope::Inside if m.macro_made => Resolved::Item { file: m.file.clone(), name: name.to_string() },
+            Scope::Inside | Scope::Glob => Resolved::Missing,
+        }
+    }
+
+    /// The paths that name nothing this resolver finds (`file: path`): a gap in it.
+    pub(super) fn unresolved(&self) -> BTreeSet<String> {
+        let mut lost = BTreeSet::new();
+        for (at, module) in self.modules.iter().enumerate() {
+            let paths = module.uses.iter().map(|(_, path)| path).chain(&module.globs).chain(&module.code_paths);
+            for path in paths {
+                if self.resolve(at, path) == Resolved::Missing {
+                    lost.insert(format!("{}: {}", module.file, path.join("::")));
+                }
+            }
+        }
+        lost
     }
 
     /// Every file-level import of the crate: each `use` and each qualified path in code,

@@ -16,7 +16,7 @@ fn tiny() -> Crate {
             "a/b/leaf.rs",
             "pub struct Deep;\npub fn helper() {}\nimpl Deep { fn new() -> Self { let _ = super::super::Face; Deep } }\n\
              pub struct Sized<const N: u32 = { u32::MAX }> { n: [u8; 0] }\npub fn after() {}\n\
-             #[macro_export]\nmacro_rules! shout { () => { $crate::a::Face } }\n",
+             #[macro_export]\nmacro_rules! shout { () => { $crate::a::Face } }\nmake! { Made }\n",
         ),
         (
             "user.rs",
@@ -29,7 +29,7 @@ fn tiny() -> Crate {
         // inside a function body.
         (
             "beside.rs",
-            "//! A file.\n#![allow(unused)]\nmod inner;\nsome::register! { inner::Unused }\n\
+            "//! A file.\n#![allow(unused)]\nmod inner;\nsome::register! { inner::Thing }\n\
              pub(crate) fn g() { use inner::Thing; let _ = Thing; }\n",
         ),
         ("beside/inner.rs", "pub struct Thing;\n#[cfg(any(test, feature = \"x\"))]\npub struct Featured;\n"),
@@ -53,7 +53,11 @@ fn the_resolver_follows_pub_use_chains_to_the_defining_file() {
     assert_eq!(krate.resolve(user, &path("crate::a::assist")), leaf("helper"));
     assert_eq!(krate.resolve(user, &path("D::new")), leaf("Deep"));
     assert_eq!(krate.resolve(0, &path("a::b::leaf::Deep")), leaf("Deep"));
-    assert_eq!(krate.resolve(user, &path("std::sync::Arc")), Resolved::Elsewhere);
+    assert_eq!(krate.resolve(user, &path("std::sync::Arc")), Resolved::Outside);
+    // A name a macro made, found in the module that calls the macro; a name missing.
+    assert_eq!(krate.resolve(user, &path("crate::a::b::leaf::Made")), leaf("Made"));
+    assert_eq!(krate.resolve(user, &path("crate::a::Nothing")), Resolved::Missing);
+    assert_eq!(krate.unresolved(), BTreeSet::new());
     // An item after a type whose generics hold braces.
     assert_eq!(krate.resolve(user, &path("crate::a::b::leaf::after")), leaf("after"));
     assert!(matches!(krate.resolve(user, &path("super::a")), Resolved::Module(_)));
