@@ -201,6 +201,7 @@ impl Crate {
                     }
                     _ => panic!("{}: a #[path] that is not a string", parent.file),
                 });
+                let at_path = explicit.is_some();
                 let candidates = match explicit {
                     Some(file) => vec![file],
                     None => {
@@ -211,9 +212,11 @@ impl Crate {
                     candidates.iter().find_map(|file| read(file).map(|text| (file.clone(), text))).unwrap_or_else(
                         || panic!("{}: no file for `mod {name};` (looked for {candidates:?})", parent.file),
                     );
-                // `x/mod.rs` and `lib.rs` hold their children beside them; `x.rs` in `x/`.
+                // `x/mod.rs` and `lib.rs` hold their children beside them, and so does a
+                // file named by `#[path]`; `x.rs` holds them in `x/`.
                 let dir = match file.strip_suffix("mod.rs") {
                     Some(dir) => dir.to_string(),
+                    None if at_path => file.rsplit_once('/').map_or(String::new(), |(dir, _)| format!("{dir}/")),
                     None => format!("{}/", file.trim_end_matches(".rs")),
                 };
                 let tokens = tokens_of(&file, &text);

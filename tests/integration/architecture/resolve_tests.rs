@@ -9,7 +9,14 @@ use super::resolve::{Crate, Import, Resolved};
 /// in `a/b/mod.rs`, again by `a/mod.rs` (`helper` renamed `assist`), and by `lib.rs`.
 fn tiny() -> Crate {
     let files: BTreeMap<&str, &str> = BTreeMap::from([
-        ("lib.rs", "mod a;\nmod user;\nmod beside;\npub use a::Deep;\nfn root() { a::assist(); }\n"),
+        (
+            "lib.rs",
+            "mod a;\nmod user;\nmod beside;\n#[path = \"elsewhere/odd.rs\"]\nmod odd;\n\
+             pub use a::Deep;\nfn root() { a::assist(); }\n",
+        ),
+        // A module at its `#[path]`, whose children lie beside it.
+        ("elsewhere/odd.rs", "mod near;\npub use near::Near;\n"),
+        ("elsewhere/near.rs", "pub struct Near;\n"),
         ("a/mod.rs", "mod b;\npub use b::{Deep, helper as assist};\npub struct Face;\n"),
         ("a/b/mod.rs", "mod leaf;\npub use self::leaf::*;\n"),
         (
@@ -21,7 +28,7 @@ fn tiny() -> Crate {
         (
             "user.rs",
             "use crate::Deep as D;\nuse crate::a;\n\
-             pub fn f() { crate::a::assist(); let _ = a::Face; crate::shout!(); }\n\
+             pub fn f() { crate::a::assist(); let _ = a::Face; crate::shout!(); crate::odd::Near; }\n\
              #[cfg(test)]\nmod tests { use crate::beside::g; }\n\
              #[cfg(all(test, unix))]\nfn only_tested() { crate::beside::g(); }\n",
         ),
@@ -82,6 +89,8 @@ fn the_resolver_follows_pub_use_chains_to_the_defining_file() {
         // Inline, through the module `use crate::a` brought in; tests left out.
         import("user.rs", "a/mod.rs", "Face"),
         import("beside.rs", "beside/inner.rs", "Thing"),
+        import("elsewhere/odd.rs", "elsewhere/near.rs", "Near"),
+        import("user.rs", "elsewhere/near.rs", "Near"),
         // A `#[macro_export]` macro belongs to the crate root, and to its file.
         import("user.rs", "a/b/leaf.rs", "shout"),
         // The glob imports what `leaf.rs` defines: all of it.
