@@ -22,7 +22,8 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 use super::StartupProblem;
-use super::tool_entry::{Context, ToolEntry, ToolKind, add_machine_fields, object};
+use super::tool_entry::{Context, ToolEntry, ToolKind};
+use super::tool_schemas::{add_machine_fields, object};
 use crate::action::{ActionRegistration, Arguments, Called, Ctx, Handler, Output, SourceLocation};
 use crate::arguments::ArgumentCheck;
 use crate::domain::field;
