@@ -9,7 +9,7 @@ use super::tool_error::{Repr, ToolError};
 
 impl ToolError {
     /// The `structuredContent` of the error result: `code`, `message` and the fields the
-    /// code promises (for a [`Failure`], its advice and details).
+    /// code promises (for a [`Failure`](crate::Failure), its advice and details).
     pub fn to_structured(&self) -> Value {
         let mut out = Map::new();
         out.insert("code".into(), self.code().into());
