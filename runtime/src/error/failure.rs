@@ -6,11 +6,11 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::ToolError;
+use super::code::RESERVED_CODES;
 
 /// A failure with an application-defined code: what a handler returns when the call
 /// was well-formed and allowed, yet did not succeed (a declined payment, a closed
-/// account). `?` or `.into()` turns it into a [`ToolError`].
+/// account). `?` or `.into()` turns it into a [`ToolError`](crate::ToolError).
 ///
 /// Built with [`Failure::new`] and refined with [`with_hint`](Failure::with_hint),
 /// [`retry_after`](Failure::retry_after), [`never_retry`](Failure::never_retry) and
@@ -53,10 +53,11 @@ const RETRY_KEYS: [&str; 2] = ["retryable", "retry_after_ms"];
 
 impl Failure {
     /// A failure with an application-defined `code` (SCREAMING_SNAKE_CASE by convention)
-    /// and no details yet; `?` or `.into()` turns it into a [`ToolError`].
+    /// and no details yet; `?` or `.into()` turns it into a [`ToolError`](crate::ToolError).
     ///
-    /// A code toolgate reserves ([`ToolError::RESERVED_CODES`]) would tell the model
-    /// something toolgate did not say (that the gate refused, that nothing was
+    /// A code toolgate reserves
+    /// ([`ToolError::RESERVED_CODES`](crate::ToolError::RESERVED_CODES)) would tell the
+    /// model something toolgate did not say (that the gate refused, that nothing was
     /// committed), so it is served as `APP_<CODE>` instead, and the server logs a warning.
     ///
     /// ```
@@ -76,7 +77,7 @@ impl Failure {
     /// ```
     pub fn new(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         let mut code = code.into();
-        if ToolError::RESERVED_CODES.contains(&code.as_ref()) {
+        if RESERVED_CODES.contains(&code.as_ref()) {
             tracing::warn!(%code, "a handler used a code toolgate reserves; it is served as APP_{code}");
             code = format!("APP_{code}").into();
         }
@@ -183,6 +184,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::ToolError;
 
     fn structured(failure: Failure) -> Value {
         ToolError::from(failure).to_structured()

@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
-use super::StartupProblem;
-use super::tool_entry::{Context, ToolEntry, ToolKind, add_machine_fields, object};
+use super::startup_error::StartupProblem;
+use super::tool_entry::{Context, ToolEntry, ToolKind};
+use super::tool_schemas::{add_machine_fields, object};
 use crate::action::{ActionRegistration, Arguments, Called, Ctx, Handler, Output, SourceLocation};
 use crate::arguments::ArgumentCheck;
 use crate::domain::field;

@@ -1,6 +1,7 @@
 //! The registry: every `#[action]` and `machine!` of the binary, collected once at
 //! start-up, checked, sorted, and turned into ready-to-send MCP tool definitions.
 
+mod action_entry;
 mod grouped;
 mod history;
 mod history_tool;
@@ -12,7 +13,10 @@ pub(crate) use history::InstanceHistory;
 pub(crate) use history_tool::{HistoryOptions, is_history_tool};
 pub(crate) use instance_key::{CanonicalKeys, InstanceKey};
 mod startup_error;
+mod tool_description;
 mod tool_entry;
+mod tool_schemas;
+mod unlockers;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -21,7 +25,8 @@ pub use grouped::Exposition;
 pub(crate) use grouped::{Group, Groups};
 pub use startup_error::{StartupError, StartupProblem};
 use tool_entry::Context;
-pub(crate) use tool_entry::{NEXT_AFTER_SWITCH_FIELD, NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
+pub(crate) use tool_entry::{ToolEntry, ToolKind};
+pub(crate) use tool_schemas::{NEXT_AFTER_SWITCH_FIELD, NEXT_FIELD, STATE_FIELD};
 
 use crate::action::{ActionRegistration, SourceLocation, States};
 use crate::domain::{DomainPolicy, IntentLock, switch::SWITCH_DOMAIN};
@@ -202,7 +207,7 @@ struct DeclaredSpec {
 fn machines_in_several_domains(actions: &[&'static ActionRegistration], lock: &IntentLock) -> BTreeSet<String> {
     let mut domains: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for action in actions {
-        if let (Some(machine), Some(domain)) = (tool_entry::gating_machine_id(action), action.domain) {
+        if let (Some(machine), Some(domain)) = (action_entry::gating_machine_id(action), action.domain) {
             domains.entry(machine).or_default().insert(domain);
         }
     }

@@ -1,227 +1,22 @@
-//! The routing checklist of the source documents, applied to every tool: what a model
-//! needs from a tool's name, description and schema to route to it and call it right, and
-//! what the server needs to stop a wrong call.
+//! Each rule of the checklist judged for one tool: what a model needs from a tool's name,
+//! description and schema to route to it and call it right, and what the server needs to
+//! stop a wrong call.
 
 use std::collections::BTreeSet;
-use std::fmt::Write;
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::model::callable_in;
-use super::money::MoneyFields;
+use super::checklist::{Rule, Verdict};
 use crate::action::ActionRegistration;
 use crate::auth::{Principal, Roster};
 use crate::fsm::{Machine, Mint};
-use crate::registry::{Registry, ToolEntry, ToolKind};
+use crate::inspect::model::callable_in;
+use crate::inspect::money::MoneyFields;
+use crate::registry::{ToolEntry, ToolKind};
 
-/// One rule of the checklist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Rule {
-    /// The name starts with the tool's domain (`invoice_pay`).
-    DomainPrefix,
-    /// The description says what the tool does *not* do.
-    SaysWhatItDoesNot,
-    /// `domain` is a required argument.
-    DomainRequired,
-    /// Every date or time field is typed (`DateTime`, `Date`), not a plain string.
-    DatesTyped,
-    /// Every number has a unit or bounds.
-    NumbersBounded,
-    /// A tool that takes an amount of money (toolgate's `Money`, anywhere in its input) is
-    /// protected by what the server enforces: one that fires a transition with it is
-    /// `transactional`, confirmed and scoped; any other has at least one of `confirm`, a
-    /// `scope` and an authenticated caller (`transactional`, a `Principal` parameter, a
-    /// per-tenant machine). One that takes none, whatever its name or what its result
-    /// reports, chooses no amount.
-    MoneyGuarded,
-    /// A transition fired with an amount of money the tool takes is judged on values:
-    /// guarded by its machine (`guard: "…"`) in every state it fires from, or confirmed by
-    /// the user.
-    GuardedOrConfirmed,
-    /// A tool marked `expensive` declares a rate limit.
-    ExpensiveLimited,
-    /// A keyed machine's key has a strict pattern.
-    StrictKey,
-    /// The keys of a principal-owned machine's instances are minted unguessable
-    /// (`mint: "Q-{random}"`): a warning when they come from a counter.
-    UnguessableKeys,
-    /// The tool's bound states can be reached from the initial state, by any transition:
-    /// every branch of an event, guarded or not, and those time fires (`after`).
-    Reachable,
-    /// No non-final state the tool is callable in or leads into is a dead end: some event
-    /// or some delay (`after`) leaves it.
-    NoDeadEnd,
-    /// Some principal of the deployment holds the scopes the tool requires.
-    ScopesHeld,
-    /// What a model is shown of the tool (name, description, input schema) fits the
-    /// server's per-tool budget in tokens (`ServerBuilder::context_budget`).
-    ContextBudget,
-}
-
-impl Rule {
-    /// Every rule, in the order of the table.
-    pub const ALL: [Rule; 14] = [
-        Rule::DomainPrefix,
-        Rule::SaysWhatItDoesNot,
-        Rule::DomainRequired,
-        Rule::DatesTyped,
-        Rule::NumbersBounded,
-        Rule::MoneyGuarded,
-        Rule::GuardedOrConfirmed,
-        Rule::ExpensiveLimited,
-        Rule::StrictKey,
-        Rule::UnguessableKeys,
-        Rule::Reachable,
-        Rule::NoDeadEnd,
-        Rule::ScopesHeld,
-        Rule::ContextBudget,
-    ];
-
-    /// Its short name (a table column, a JSON value).
-    pub fn name(self) -> &'static str {
-        match self {
-            Rule::DomainPrefix => "domain_prefix",
-            Rule::SaysWhatItDoesNot => "says_what_it_does_not",
-            Rule::DomainRequired => "domain_required",
-            Rule::DatesTyped => "dates_typed",
-            Rule::NumbersBounded => "numbers_bounded",
-            Rule::MoneyGuarded => "money_guarded",
-            Rule::GuardedOrConfirmed => "guarded_or_confirmed",
-            Rule::ExpensiveLimited => "expensive_limited",
-            Rule::StrictKey => "strict_key",
-            Rule::UnguessableKeys => "unguessable_keys",
-            Rule::Reachable => "reachable",
-            Rule::NoDeadEnd => "no_dead_end",
-            Rule::ScopesHeld => "scopes_held",
-            Rule::ContextBudget => "context_budget",
-        }
-    }
-}
-
-/// How a tool fares on one rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// It follows the rule.
-    Pass,
-    /// It breaks it.
-    Fail,
-    /// It follows it with a weakness worth knowing (the audit still passes).
-    Warn,
-    /// The rule does not apply to it.
-    NotApplicable,
-}
-
-/// One tool on one rule, and why.
-#[derive(Debug, Clone, Serialize)]
-pub struct Finding {
-    /// The tool.
-    pub tool: String,
-    /// The rule.
-    pub rule: Rule,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// What is wrong (for a failure), or what was checked.
-    pub detail: String,
-}
-
-/// Every tool graded on every rule.
-#[derive(Debug, Clone, Serialize)]
-pub struct Audit {
-    /// The findings, by tool then rule.
-    pub findings: Vec<Finding>,
-}
-
-impl Audit {
-    /// Grades every tool of `registry` (the generated `switch_domain` included), its scopes
-    /// against the principals of `roster`.
-    pub fn of(registry: &Registry, roster: &Roster) -> Self {
-        let mut findings = Vec::new();
-        for tool in registry.tools() {
-            for rule in Rule::ALL {
-                let (verdict, detail) = judge(rule, tool, roster, registry.context_budget());
-                findings.push(Finding { tool: tool.name.to_string(), rule, verdict, detail });
-            }
-        }
-        Self { findings }
-    }
-
-    /// Whether no tool fails any rule.
-    pub fn passed(&self) -> bool {
-        self.findings.iter().all(|f| f.verdict != Verdict::Fail)
-    }
-
-    /// The failures.
-    pub fn failures(&self) -> impl Iterator<Item = &Finding> {
-        self.findings.iter().filter(|f| f.verdict == Verdict::Fail)
-    }
-
-    /// The warnings.
-    pub fn warnings(&self) -> impl Iterator<Item = &Finding> {
-        self.findings.iter().filter(|f| f.verdict == Verdict::Warn)
-    }
-
-    /// A table: a row per tool, a column per rule (`ok`, `FAIL`, `warn`, `-` where it does
-    /// not apply), then each failure and warning with what is wrong, then the count.
-    pub fn table(&self) -> String {
-        let tools: Vec<&str> = {
-            let mut seen = Vec::new();
-            for finding in &self.findings {
-                if !seen.contains(&finding.tool.as_str()) {
-                    seen.push(finding.tool.as_str());
-                }
-            }
-            seen
-        };
-        let width = tools.iter().map(|t| t.len()).max().unwrap_or(4).max(4);
-        let mut out = format!("{:width$}", "tool");
-        for rule in Rule::ALL {
-            let _ = write!(out, "  {}", rule.name());
-        }
-        out.push('\n');
-        for tool in &tools {
-            let _ = write!(out, "{tool:width$}");
-            for rule in Rule::ALL {
-                let mark = match self.findings.iter().find(|f| f.tool == *tool && f.rule == rule).map(|f| f.verdict) {
-                    Some(Verdict::Pass) => "ok",
-                    Some(Verdict::Fail) => "FAIL",
-                    Some(Verdict::Warn) => "warn",
-                    _ => "-",
-                };
-                let _ = write!(out, "  {mark:<w$}", w = rule.name().len());
-            }
-            out.push('\n');
-        }
-        let failures: Vec<&Finding> = self.failures().collect();
-        let warnings: Vec<&Finding> = self.warnings().collect();
-        if !failures.is_empty() || !warnings.is_empty() {
-            out.push('\n');
-            for failure in &failures {
-                let _ = writeln!(out, "FAIL {} {}: {}", failure.tool, failure.rule.name(), failure.detail);
-            }
-            for warning in &warnings {
-                let _ = writeln!(out, "WARN {} {}: {}", warning.tool, warning.rule.name(), warning.detail);
-            }
-        }
-        let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
-        let mut count = format!("{}, {}", plural(tools.len(), "tool"), plural(failures.len(), "failure"));
-        if !warnings.is_empty() {
-            count.push_str(&format!(", {}", plural(warnings.len(), "warning")));
-        }
-        let _ = writeln!(out, "\n{count}");
-        out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
-    }
-
-    /// The findings as JSON: `{"passed": bool, "findings": [{tool, rule, verdict, detail}]}`.
-    pub fn to_json(&self) -> Value {
-        json!({ "passed": self.passed(), "findings": self.findings })
-    }
-}
-
-fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster, budget: usize) -> (Verdict, String) {
+/// How `tool` fares on `rule`, and why; `roster` holds the principals its scopes are
+/// checked against, `budget` the context budget its description and schema must fit.
+pub(super) fn judge(rule: Rule, tool: &ToolEntry, roster: &Roster, budget: usize) -> (Verdict, String) {
     let registration = match tool.kind {
         ToolKind::Action(registration) => registration,
         // Generated by toolgate: it follows the rules by construction.
@@ -598,7 +393,7 @@ fn reachable_states(machine: &Machine) -> BTreeSet<&str> {
 
 /// `context_budget`: what a model is shown of the tool fits `budget` tokens.
 fn within_budget(tool: &ToolEntry, budget: usize) -> (Verdict, String) {
-    let cost = super::cost::tool_cost(tool);
+    let cost = crate::inspect::cost::tool_cost(tool);
     if cost.shown <= budget {
         return (Verdict::Pass, format!("{} tokens of {budget}", cost.shown));
     }
