@@ -5,6 +5,9 @@
 # invoice example and on the plain rmcp baseline of ../shared/perf and compare.
 # MODE=stateful: over one stateful session instead (2025-11-25, opened first, as
 # ../shared/perf/compare.sh does; replies as the server sends them).
+# MODE=transition: a keyed transition, sessionless: `invoice_submit` on an invoice id no
+# request used before (draft → review, committed to the store; run it with `--store memory`
+# to count toolgate's own work, not a database's).
 #
 #   benches/callgrind_http.sh <port> <server command...>
 #   e.g. benches/callgrind_http.sh 9311 target/release/examples/invoice --http 127.0.0.1:9311 --stateless
@@ -35,12 +38,18 @@ print(sid)
 PY
 )
 fi
-calls() {
-  python3 - "$port" "$1" "$SESSION" <<'PY'
+calls() { # n first_invoice_number
+  python3 - "$port" "$1" "$SESSION" "$MODE" "$2" <<'PY'
 import http.client, sys
-port, n, session = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+port, n, session, mode, first = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 c = http.client.HTTPConnection("127.0.0.1", port)
-if session:
+if mode == "transition":
+    body = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"invoice_submit",'
+            '"arguments":{"id":"INV-%d","domain":"invoice"},"_meta":{"io.modelcontextprotocol/protocolVersion":'
+            '"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "invoice_submit"}
+elif session:
     body = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"invoice_view",'
             '"arguments":{"id":"INV-1","domain":"invoice"}}}')
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
@@ -52,14 +61,14 @@ else:
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "invoice_view"}
 for i in range(n):
-    c.request("POST", "/mcp", body % i, headers)
+    c.request("POST", "/mcp", (body % (i, first + i)) if mode == "transition" else (body % i), headers)
     r = c.getresponse(); d = r.read()
     assert r.status == 200 and b'"isError":false' in d, d
 PY
 }
-calls "$WARM"
+calls "$WARM" 1
 callgrind_control -z "$vp" >/dev/null
-calls "$N"
+calls "$N" "$((WARM + 1))"
 callgrind_control -d "$vp" >/dev/null
 sleep 1
 total=$(callgrind_annotate "$OUT.1" 2>/dev/null | grep -m1 'PROGRAM TOTALS' | awk '{gsub(",","",$1); print $1}')
