@@ -51,8 +51,15 @@ pub use registry::Exposition;
 pub use server::{Server, ServerBuilder};
 
 /// What the macros' generated code refers to. Not a public API: it changes without notice.
+///
+/// Generated code names the runtime through this module only (the layering test holds it),
+/// so it re-exports the public items that code needs too (`Ctx`, `FromCtx`, `ToolError`,
+/// …). rustc still prints those by their public path (`toolgate::FromCtx`), never through
+/// this hidden module, as the UI tests' pinned diagnostics show
+/// (`tests/ui/action/three_params.stderr`, `tests/ui/machine/guard_wrong_context.stderr`).
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::action::{ActionInput, ActionOutput, Ctx, FromCtx, InstanceContext};
     pub use crate::action::{
         ActionRegistration, Arguments, BoxFuture, Called, ContextRequirement, Handler, InputIo, Output, OutputIo,
         RateLimit, RatePer, SourceLocation, StateRequirement, TaskSupport,
@@ -66,7 +73,8 @@ pub mod __private {
         UndeclaredMachine, declared_machine,
     };
     pub use crate::confirm::{ConfirmAbove, ConfirmPolicy};
-    pub use crate::effect::EffectFnPtr;
+    pub use crate::effect::{Attempt, EffectCall, EffectFnPtr};
+    pub use crate::error::{Failure, ToolError};
     pub use crate::fsm::{ContextType, GuardRegistration, Verdict, judge as judge_guard};
     pub use crate::registry::{MachineRegistration, StateRegistration};
     pub use inventory;

@@ -18,8 +18,9 @@ fn ui() {
 }
 
 /// What a user can trigger must speak their terms: no pinned diagnostic shows one of
-/// toolgate's internal names — any item re-exported through `__private` or marked
-/// `#[doc(hidden)]` in the crates, and the names generated code gives its own items.
+/// toolgate's internal names — any item re-exported through `__private` (but the public
+/// ones, [`public_in_private`]) or marked `#[doc(hidden)]` in the crates, and the names
+/// generated code gives its own items.
 #[test]
 fn no_pinned_diagnostic_shows_an_internal_name() {
     // Generated names (they are no item of the crates).
@@ -119,7 +120,36 @@ fn hidden_names() -> Vec<String> {
     for common in ["inventory", "Output", "Handler", "Called", "Arguments", "SourceLocation", "RateLimit", "State"] {
         names.remove(common);
     }
+    for public in public_in_private() {
+        names.remove(public);
+    }
     names.into_iter().collect()
+}
+
+/// The public items `__private` re-exports as well, so that generated code names the
+/// runtime nowhere else: rustc prints each by its public path (`toolgate::FromCtx`, or
+/// `FromCtx` where the user imported it), never through `__private` (a doc-hidden module),
+/// and that path is what the user wrote. A diagnostic that showed `__private` would still
+/// fail the test, by that name. Each is named here by its public path, so this file stops
+/// compiling if one stops being public.
+fn public_in_private() -> Vec<&'static str> {
+    macro_rules! public {
+        ($($($segment:ident)::+),* $(,)?) => {{
+            $(#[allow(unused_imports)] use $($segment)::+ as _;)*
+            vec![$(stringify!($($segment)::+).rsplit("::").next().unwrap_or_default().trim()),*]
+        }};
+    }
+    public![
+        toolgate::ActionInput,
+        toolgate::ActionOutput,
+        toolgate::Ctx,
+        toolgate::Failure,
+        toolgate::FromCtx,
+        toolgate::InstanceContext,
+        toolgate::ToolError,
+        toolgate::effect::Attempt,
+        toolgate::effect::EffectCall,
+    ]
 }
 
 /// The names an item line declares: `pub struct Name`, `pub use path::{A, B as C}`, a

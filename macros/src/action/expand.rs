@@ -51,7 +51,7 @@ fn stand_in(action: &Action) -> TokenStream {
     let generics: Vec<syn::Ident> = (0..arity).map(|i| quote::format_ident!("A{}", i)).collect();
     quote_spanned! {ident.span()=>
         #[allow(dead_code)]
-        fn #ident<#(#generics),*>(#(_: #generics),*) -> ::toolgate::__private::StandIn<::core::result::Result<#output, ::toolgate::ToolError>> {
+        fn #ident<#(#generics),*>(#(_: #generics),*) -> ::toolgate::__private::StandIn<::core::result::Result<#output, ::toolgate::__private::ToolError>> {
             ::toolgate::__private::StandIn::new()
         }
     }
@@ -105,13 +105,13 @@ fn registration(action: &Action) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let states = action.params.extracted.iter().map(|ty| {
-        quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::STATE }
+        quote_spanned! {ty.span()=> <#ty as ::toolgate::__private::FromCtx>::STATE }
     });
     let contexts = action.params.extracted.iter().map(|ty| {
-        quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::CONTEXT }
+        quote_spanned! {ty.span()=> <#ty as ::toolgate::__private::FromCtx>::CONTEXT }
     });
     let needs_principal = action.params.extracted.iter().map(|ty| {
-        quote_spanned! {ty.span()=> <#ty as ::toolgate::FromCtx>::NEEDS_PRINCIPAL }
+        quote_spanned! {ty.span()=> <#ty as ::toolgate::__private::FromCtx>::NEEDS_PRINCIPAL }
     });
     let parameters = action.params.extracted.iter().map(|ty| {
         quote_spanned! {ty.span()=> ::core::any::TypeId::of::<#ty> }
@@ -180,18 +180,18 @@ fn handler(action: &Action) -> TokenStream {
     let (output, return_type) = (params.output, params.return_type);
     let input_io = match params.input {
         Some(input) => quote_spanned!(input.span()=>
-            const INPUT: ::toolgate::__private::InputIo<#input> = <#input as ::toolgate::ActionInput>::IO;
+            const INPUT: ::toolgate::__private::InputIo<#input> = <#input as ::toolgate::__private::ActionInput>::IO;
         ),
         None => quote!(
             const INPUT: ::toolgate::__private::InputIo<()> = ::toolgate::__private::InputIo::none();
         ),
     };
     let output_io = quote_spanned!(output.span()=>
-        const OUTPUT: ::toolgate::__private::OutputIo<#output> = <#output as ::toolgate::ActionOutput>::IO;
+        const OUTPUT: ::toolgate::__private::OutputIo<#output> = <#output as ::toolgate::__private::ActionOutput>::IO;
     );
     let names: Vec<syn::Ident> = (0..params.extracted.len()).map(|i| quote::format_ident!("param_{}", i)).collect();
     let extract = params.extracted.iter().zip(&names).map(|(ty, name)| {
-        quote_spanned! {ty.span()=> let #name = <#ty as ::toolgate::FromCtx>::from_ctx(&ctx)?; }
+        quote_spanned! {ty.span()=> let #name = <#ty as ::toolgate::__private::FromCtx>::from_ctx(&ctx)?; }
     });
     let input_arg = params.input.map(|_| quote!(input,));
     // The call at the function's name (where a stand-in's bound is reported), its
@@ -202,7 +202,7 @@ fn handler(action: &Action) -> TokenStream {
         #input_io
         #output_io
         #[allow(unused_variables)]
-        fn call(arguments: ::toolgate::__private::Arguments, ctx: ::toolgate::Ctx) -> ::toolgate::__private::Called {
+        fn call(arguments: ::toolgate::__private::Arguments, ctx: ::toolgate::__private::Ctx) -> ::toolgate::__private::Called {
             ::std::boxed::Box::pin(async move {
                 let input = (INPUT.parse)(arguments)?;
                 #(#extract)*

@@ -63,7 +63,7 @@ fn registration(spec: &toolgate_machine::MachineSpec, machine: &MachineAst, guar
             },
             quote::quote_spanned! {syn::spanned::Spanned::span(ty)=>
                 const _: () = {
-                    fn context_type<T: ::toolgate::InstanceContext>() {}
+                    fn context_type<T: ::toolgate::__private::InstanceContext>() {}
                     let _ = context_type::<#ty>;
                 };
             },
@@ -136,7 +136,7 @@ fn effects(named: &[syn::LitStr]) -> Vec<TokenStream> {
             let function: syn::Path = literal.parse().unwrap_or_else(|_| syn::parse_quote!(invalid_effect_name));
             quote::quote_spanned! {literal.span()=>
                 (#name, {
-                    fn effect(call: ::toolgate::effect::EffectCall) -> ::toolgate::effect::Attempt {
+                    fn effect(call: ::toolgate::__private::EffectCall) -> ::toolgate::__private::Attempt {
                         ::std::boxed::Box::pin(#function(call))
                     }
                     effect as ::toolgate::__private::EffectFnPtr

@@ -59,7 +59,7 @@ impl Lookup {
         quote_spanned! {name.span()=>
             #[allow(dead_code, non_upper_case_globals)]
             const #name: for<'a, 'b> fn(&'a #context, &'b ::toolgate::__private::NoGuard)
-                -> ::core::result::Result<(), ::toolgate::Failure> = ::toolgate::__private::no_guard::<#context>;
+                -> ::core::result::Result<(), ::toolgate::__private::Failure> = ::toolgate::__private::no_guard::<#context>;
         }
     }
 
@@ -104,7 +104,7 @@ pub(crate) fn registration(guard: &syn::LitStr, context: Option<&syn::Type>) -> 
     let judge = |function: TokenStream| {
         quote_spanned! {span=>
             |context, input| {
-                let guard: fn(&#context, &_) -> ::core::result::Result<(), ::toolgate::Failure> = #function;
+                let guard: fn(&#context, &_) -> ::core::result::Result<(), ::toolgate::__private::Failure> = #function;
                 ::toolgate::__private::judge_guard(guard, context, input)
             }
         }

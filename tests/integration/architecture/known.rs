@@ -90,13 +90,4 @@ pub(super) const LONG_FILES: &[&str] = &[
 
 /// issue 54: to remove.
 pub(super) const PUBLIC_PATHS_IN_GENERATED_CODE: &[&str] = &[
-    "macros/src/action/expand.rs: ::toolgate::ActionInput",
-    "macros/src/action/expand.rs: ::toolgate::ActionOutput",
-    "macros/src/action/expand.rs: ::toolgate::Ctx",
-    "macros/src/action/expand.rs: ::toolgate::FromCtx",
-    "macros/src/action/expand.rs: ::toolgate::ToolError",
-    "macros/src/machine/expand.rs: ::toolgate::InstanceContext",
-    "macros/src/machine/expand.rs: ::toolgate::effect::Attempt",
-    "macros/src/machine/expand.rs: ::toolgate::effect::EffectCall",
-    "macros/src/machine/guard.rs: ::toolgate::Failure",
 ];

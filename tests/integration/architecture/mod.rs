@@ -205,9 +205,18 @@ fn no_file_is_over_600_lines() {
     ratchet("files over 600 non-test lines", "LONG_FILES", known::LONG_FILES, &found);
 }
 
+/// Public names generated code may name outside `::toolgate::__private`: those rustc
+/// prints in a pinned diagnostic (a `tests/ui/` case) as the path written, where
+/// `__private` would show. Each with a comment naming that case. None today: rustc prints
+/// a public item that `__private` re-exports by its public path (`toolgate::Failure` in
+/// `machine/guard_wrong_context.stderr`, `FromCtx` in `action/three_params.stderr`), and
+/// `MachineId` and `MachineDeclared`, which rustc once printed, are hidden again
+/// (docs/upstream.md).
+const PRINTED_IN_PINNED_DIAGNOSTICS: &[&str] = &[];
+
 /// Generated code names the runtime only through `::toolgate::__private`, where it may
 /// change without notice; except the names rustc prints in a pinned diagnostic
-/// (`MachineId`, `MachineDeclared`), public and documented for that reason.
+/// ([`PRINTED_IN_PINNED_DIAGNOSTICS`]), public and documented for that reason.
 #[test]
 fn generated_code_names_the_runtime_through_private() {
     let mut found = BTreeMap::new();
@@ -224,7 +233,7 @@ fn generated_code_names_the_runtime_through_private() {
         for path in paths {
             // The runtime crate itself is no path for generated code: users depend on the facade.
             if path[0] == "toolgate_runtime"
-                || !matches!(path[1].as_str(), "__private" | "MachineId" | "MachineDeclared")
+                || (path[1] != "__private" && !PRINTED_IN_PINNED_DIAGNOSTICS.contains(&path[1].as_str()))
             {
                 found.insert(format!("{name}: ::{}", path.join("::")), String::new());
             }
