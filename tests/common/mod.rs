@@ -28,9 +28,7 @@ use std::time::Duration;
 #[allow(unused_imports)]
 pub use clients::TestClient;
 #[allow(unused_imports)]
-pub use servers::{
-    example_binary, fixture_binary, run_command, serve_in_process, spawn_http_example, spawn_stdio_example, target_dir,
-};
+pub use servers::{example_binary, run_command, serve_in_process, spawn_http_example, spawn_stdio_example, target_dir};
 
 /// Long enough for a loaded CI machine; only ever a bound on a failure.
 pub const PATIENCE: Duration = Duration::from_secs(20);

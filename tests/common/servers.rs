@@ -20,14 +20,6 @@ pub fn example_binary(name: &str) -> PathBuf {
     path
 }
 
-/// The path of a built fixture binary (a `[[bin]]` of a crate under `fixtures/`), which
-/// `cargo test --workspace` builds, as it builds the examples.
-pub fn fixture_binary(name: &str) -> PathBuf {
-    let path = target_dir().join(name);
-    assert!(path.exists(), "{} is not built; run the tests with `cargo test --workspace`", path.display());
-    path
-}
-
 /// `--store memory` unless `args` name a store: examples run in parallel and each would
 /// otherwise open (and lock) `./<name>.db`; a test of durable state names its own file.
 pub fn memory_unless_told(args: &[&str]) -> &'static [&'static str] {
