@@ -30,6 +30,23 @@ pub(crate) struct Forbidden {
     pub(crate) expired_at: Option<String>,
 }
 
+#[cfg(test)]
+impl Forbidden {
+    /// The refusal the error module's tests share: `invoice_discharge` on an invoice still
+    /// in `draft` (`instance`, if keyed).
+    pub(crate) fn discharging_a_draft(instance: Option<&str>) -> Self {
+        Self {
+            tool: "invoice_discharge".into(),
+            machine: "invoice".into(),
+            instance: instance.map(str::to_string),
+            expired_at: None,
+            current_state: "draft".into(),
+            allowed_tools: vec!["invoice_submit".into()],
+            unlocked_by: vec!["invoice_approve".into()],
+        }
+    }
+}
+
 /// `GUARD_FAILED`: the call's transition is guarded, and its guard refused the call on
 /// the instance's data and the call's input; nothing was done.
 #[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]

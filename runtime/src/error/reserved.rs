@@ -203,15 +203,7 @@ mod tests {
     use crate::error::code::Code;
 
     fn forbidden(instance: Option<&str>) -> ToolError {
-        ToolError::forbidden(Forbidden {
-            tool: "invoice_discharge".into(),
-            machine: "invoice".into(),
-            instance: instance.map(str::to_string),
-            expired_at: None,
-            current_state: "draft".into(),
-            allowed_tools: vec!["invoice_submit".into()],
-            unlocked_by: vec!["invoice_approve".into()],
-        })
+        ToolError::forbidden(Forbidden::discharging_a_draft(instance))
     }
 
     #[test]
