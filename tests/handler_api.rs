@@ -152,12 +152,15 @@ async fn hold(input: LedgerRef) -> Result<Balance, ToolError> {
 struct ServedBy {
     /// The server `Ctx::server` gave, as it prints itself.
     server: Option<String>,
+    /// Whether the call has rmcp's peer (`RmcpPeer::rmcp_peer`).
+    rmcp_peer: bool,
 }
 
 /// Say which server runs this call.
 #[action(global)]
 async fn served_by(ctx: Ctx) -> Result<ServedBy, ToolError> {
-    Ok(ServedBy { server: ctx.server().map(|server| format!("{server:?}")) })
+    use toolgate::server::RmcpPeer;
+    Ok(ServedBy { server: ctx.server().map(|server| format!("{server:?}")), rmcp_peer: ctx.rmcp_peer().is_some() })
 }
 
 fn builder() -> toolgate::ServerBuilder {
@@ -224,6 +227,20 @@ async fn a_handler_reaches_the_server_running_it() {
         let served_by = served_by.expect("the handler reached its server");
         assert!(served_by.starts_with(&format!("Server {{ name: \"{name}\"")), "{name}: {served_by}");
     }
+}
+
+/// A handler reaches rmcp's peer where rmcp serves its call (a session over rmcp's
+/// client), and gets `None` where toolgate's owned path serves it (a sessionless
+/// 2026-07-28 call), which builds no rmcp service.
+#[tokio::test]
+async fn a_handler_reaches_rmcps_peer_only_where_rmcp_serves_the_call() {
+    let server = builder().state(Auditor).build().expect("every state is given");
+    let url = serve_in_process(server).await;
+    let by_rmcp = TestClient::http(&url).await.ok("served_by", json!({})).await;
+    assert_eq!(by_rmcp["rmcp_peer"], true, "{by_rmcp}");
+    let owned = SessionlessClient::new(&url).ok("served_by", json!({})).await;
+    assert_eq!(owned["rmcp_peer"], false, "{owned}");
+    assert!(owned["server"].as_str().is_some_and(|s| s.starts_with("Server { name: \"ledger\"")), "{owned}");
 }
 
 async fn full_server() -> TestClient {

@@ -31,20 +31,19 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::RoleServer;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ElicitationSchema, InputRequest,
     InputRequests, ListRootsRequest, ListRootsResult, RootsCapabilities, SamplingCapability, SamplingMessage,
     UrlElicitationCapability,
 };
-use rmcp::service::Peer;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::auth::Principal;
+use crate::client::{ClientLink, RequestFailed};
 use crate::error::ToolError;
 use crate::flow::HandleSigner;
 
@@ -247,7 +246,7 @@ enum Era {
     /// MCP 2026-07-28: questions end the round; `answers` came with the retry.
     Rounds { capabilities: ClientCapabilities, answers: BTreeMap<String, Value> },
     /// MCP 2025-11-25 on a connection the server keeps: a request to the client.
-    Requests { peer: Peer<RoleServer>, capabilities: ClientCapabilities },
+    Requests { link: Arc<dyn ClientLink>, capabilities: ClientCapabilities },
     /// No way to ask (a sessionless 2025-11-25 request).
     Unavailable,
     /// A call running as an MCP task: its questions are the task's `inputRequests`, and
@@ -334,13 +333,13 @@ pub(crate) enum Unanswered {
 }
 
 impl Inputs {
-    /// For a request from a client with `capabilities`, reached through `peer`: `rounds`,
+    /// For a request from a client with `capabilities`, reached through `link`: `rounds`,
     /// whether it is of a revision that asks in rounds (2026-07-28); `kept`, whether the
     /// server keeps its connection; `answers`, what a 2026-07-28 retry brought (its sealed
     /// state's and its own).
     pub(crate) fn of_client(
         capabilities: ClientCapabilities,
-        peer: &Peer<RoleServer>,
+        link: &Arc<dyn ClientLink>,
         rounds: bool,
         kept: bool,
         answers: BTreeMap<String, Value>,
@@ -348,7 +347,7 @@ impl Inputs {
         let era = if rounds {
             Era::Rounds { capabilities, answers }
         } else if kept {
-            Era::Requests { peer: peer.clone(), capabilities }
+            Era::Requests { link: link.clone(), capabilities }
         } else {
             Era::Unavailable
         };
@@ -442,13 +441,13 @@ impl Inputs {
                 }
                 Ok(answers)
             }
-            Era::Requests { peer, capabilities } => {
+            Era::Requests { link, capabilities } => {
                 let mut answered = BTreeMap::new();
                 for (key, ask) in questions {
                     if !ask.answerable_by(capabilities) {
                         return Err(unanswerable(&ask));
                     }
-                    let answer = request(peer, &ask).await?;
+                    let answer = request(&**link, &ask).await?;
                     answered.insert(key, answer);
                 }
                 Ok(answered)
@@ -493,25 +492,18 @@ fn unanswerable(ask: &Ask) -> ToolError {
 }
 
 /// Asks a 2025-11-25 client, and waits for its answer.
-async fn request(peer: &Peer<RoleServer>, ask: &Ask) -> Result<Answer, ToolError> {
-    let refused = |error: rmcp::ServiceError| {
-        tracing::info!(%error, "the client did not answer the server's question");
-        ToolError::input_unavailable("the client did not answer the question this call asked")
-    };
-    let value = match &ask.request {
-        InputRequest::Elicitation(request) => {
-            serde_json::to_value(peer.create_elicitation(request.params.clone()).await.map_err(refused)?)
+async fn request(link: &dyn ClientLink, ask: &Ask) -> Result<Answer, ToolError> {
+    let value = match link.request(&ask.request).await {
+        Ok(value) => value,
+        Err(RequestFailed::Refused(error)) => {
+            tracing::info!(%error, "the client did not answer the server's question");
+            return Err(ToolError::input_unavailable("the client did not answer the question this call asked"));
         }
-        InputRequest::CreateMessage(request) => {
-            serde_json::to_value(peer.create_message(request.params.clone()).await.map_err(refused)?)
+        Err(RequestFailed::NotAskable) => {
+            return Err(ToolError::input_unavailable("this question cannot be asked on MCP 2025-11-25"));
         }
-        InputRequest::ListRoots(_) => serde_json::to_value(peer.list_roots().await.map_err(refused)?),
-        _ => return Err(ToolError::input_unavailable("this question cannot be asked on MCP 2025-11-25")),
     };
-    value
-        .ok()
-        .and_then(|value| ask.read(value))
-        .ok_or_else(|| ToolError::input_unavailable("the client's answer is not one to the question asked"))
+    ask.read(value).ok_or_else(|| ToolError::input_unavailable("the client's answer is not one to the question asked"))
 }
 
 /// How long a sealed `requestState` is accepted.

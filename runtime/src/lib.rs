@@ -7,6 +7,7 @@
 mod action;
 mod arguments;
 mod auth;
+mod client;
 mod commit;
 pub mod completion;
 pub mod confirm;

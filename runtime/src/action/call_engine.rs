@@ -18,4 +18,6 @@ pub(crate) trait CallEngine: Send + Sync {
     fn transitions(&self, tool: &str) -> bool;
     /// Whether an effect is registered under `name`.
     fn has_effect(&self, name: &str) -> bool;
+    /// The server the engine serves, while it lives (`server/` knows its type).
+    fn host(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>>;
 }

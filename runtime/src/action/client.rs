@@ -1,6 +1,6 @@
 //! The client side of one call, as a handler reaches it through [`super::Ctx`]: progress
 //! against the caller's token, log messages at the level the client asked for,
-//! cancellation, and the peer itself for sampling or elicitation.
+//! cancellation, and the link to the client for what it is asked.
 
 // Logging is deprecated by SEP-2577 in rmcp 3.11 but still part of the protocol revisions
 // toolgate serves; it stays behind toolgate's own `LogLevel`, so users never name the
@@ -9,15 +9,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use rmcp::RoleServer;
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParam, ProgressNotificationParam,
     ProgressToken, ServerJsonRpcMessage, ServerNotification,
 };
-use rmcp::service::Peer;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use crate::client::ClientLink;
 use crate::input::Inputs;
 
 /// How severe a message to the client is (MCP's syslog levels), lowest first.
@@ -96,10 +95,10 @@ impl LogThreshold {
     }
 }
 
-/// What one request says of its client: the peer to reach it through, its progress token,
+/// What one request says of its client: the link to reach it through, its progress token,
 /// the log level it asked for in `_meta` (MCP 2026-07-28), and its cancellation.
 pub(crate) struct RequestSide {
-    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) link: Arc<dyn ClientLink>,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) cancel: CancellationToken,
@@ -108,7 +107,7 @@ pub(crate) struct RequestSide {
 /// What a call knows of its client.
 #[derive(Debug, Clone)]
 pub(crate) struct CallClient {
-    peer: Peer<RoleServer>,
+    link: Arc<dyn ClientLink>,
     progress_token: Option<ProgressToken>,
     cancel: CancellationToken,
     threshold: LogThreshold,
@@ -133,7 +132,7 @@ impl std::fmt::Debug for FirstWait {
 impl CallClient {
     /// The client of the call `request` makes. `stream`: where messages the call causes
     /// go ahead of its response, if the transport gives the call a stream of its own; else
-    /// they go through the peer. `threshold`: the connection's log level, for a request of
+    /// they go through the link. `threshold`: the connection's log level, for a request of
     /// a revision that sets it with `logging/setLevel` (a 2026-07-28 request says its own
     /// in `_meta`).
     pub(crate) fn of_request(
@@ -144,7 +143,7 @@ impl CallClient {
     ) -> Self {
         let threshold = if inputs.in_rounds() { LogThreshold::of_request(request.log_level) } else { threshold };
         Self {
-            peer: request.peer,
+            link: request.link,
             progress_token: request.progress_token,
             cancel: request.cancel,
             threshold,
@@ -177,7 +176,7 @@ impl CallClient {
     }
 
     /// Sends a notification the call causes: on the call's own stream while it is open,
-    /// else through the peer (stdio, sessionless, or after the call).
+    /// else through the link (stdio, sessionless, or after the call).
     pub(crate) async fn notify(&self, notification: ServerNotification) {
         let notification = match &self.stream {
             Some(stream) => match stream.send(ServerJsonRpcMessage::notification(notification)) {
@@ -189,13 +188,19 @@ impl CallClient {
             },
             None => notification,
         };
-        if let Err(error) = self.peer.send_notification(notification).await {
+        if let Err(error) = self.link.notify(notification).await {
             tracing::debug!(%error, "cannot send a notification");
         }
     }
 
-    pub(crate) fn peer(&self) -> &Peer<RoleServer> {
-        &self.peer
+    /// How the client is reached.
+    pub(crate) fn link(&self) -> &dyn ClientLink {
+        &*self.link
+    }
+
+    /// The same, to hold beside the call.
+    pub(crate) fn link_shared(&self) -> Arc<dyn ClientLink> {
+        self.link.clone()
     }
 
     pub(crate) fn cancellation(&self) -> &CancellationToken {
@@ -211,14 +216,10 @@ impl CallClient {
         if let Some(message) = message {
             param = param.with_message(message);
         }
-        if self.stream.is_some() {
-            // Ahead of the response on the call's own stream, as any message it causes.
-            let progress = rmcp::model::ProgressNotification::new(param);
-            return self.notify(ServerNotification::ProgressNotification(progress)).await;
-        }
-        if let Err(error) = self.peer.notify_progress(param).await {
-            tracing::debug!(%error, "cannot send notifications/progress");
-        }
+        // Ahead of the response on the call's own stream where it has one, as any message
+        // it causes.
+        let progress = rmcp::model::ProgressNotification::new(param);
+        self.notify(ServerNotification::ProgressNotification(progress)).await
     }
 
     pub(crate) async fn log(&self, level: LogLevel, logger: &str, message: String) {

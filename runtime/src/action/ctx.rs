@@ -1,8 +1,5 @@
 //! [`Ctx`]: what a handler knows about the call it serves.
 
-use rmcp::RoleServer;
-use rmcp::service::Peer;
-
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -111,13 +108,6 @@ impl Ctx {
     /// this between steps.
     pub fn is_cancelled(&self) -> bool {
         self.client.cancellation().is_cancelled()
-    }
-
-    /// The client itself, for what the negotiated protocol allows the server to ask of it
-    /// (sampling, elicitation, roots). MCP 2026-07-28 refuses server-to-client requests:
-    /// ask through [`Ctx::ask`] instead, which works on both revisions.
-    pub fn peer(&self) -> &Peer<RoleServer> {
-        self.client.peer()
     }
 }
 

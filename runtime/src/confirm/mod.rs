@@ -31,10 +31,8 @@ pub(crate) use digest::Transaction;
 pub use sender::WebhookSender;
 pub use sender::{OtpDelivery, OtpError, OtpFuture, OtpSender, OutboxSender, TotpSecrets};
 
-use rmcp::RoleServer;
-use rmcp::service::Peer;
-
 use crate::auth::Principal;
+use crate::client::ClientLink;
 use crate::error::ToolError;
 use crate::store::{FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 use crate::types::Money;
@@ -134,12 +132,7 @@ enum Route<'a> {
     /// The configured channel.
     Channel(&'a Channel),
     /// The confirmation page, offered to the client by URL-mode elicitation.
-    Page { page: &'a str, peer: &'a Peer<RoleServer> },
-}
-
-/// Whether the client said it takes URL-mode elicitation.
-fn supports_url_elicitation(peer: &Peer<RoleServer>) -> bool {
-    peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Url)
+    Page { page: &'a str, client: &'a dyn ClientLink },
 }
 
 /// The page's channel: the code travels in the page's URL, which the elicitation carries.
@@ -270,12 +263,12 @@ impl Confirmations {
         principal: &Principal,
         transaction: &Transaction<'_>,
         presented: Option<Presented>,
-        client: Option<&Peer<RoleServer>>,
+        client: Option<&dyn ClientLink>,
     ) -> Result<(), ToolError> {
         let tool = transaction.tool;
-        let by_page = self.page.as_deref().zip(client).filter(|(_, peer)| supports_url_elicitation(peer));
+        let by_page = self.page.as_deref().zip(client).filter(|(_, client)| client.takes_url_elicitation());
         let route = match (by_page, &self.channel) {
-            (Some((page, peer)), _) => Route::Page { page, peer },
+            (Some((page, client)), _) => Route::Page { page, client },
             (None, Some(channel)) => Route::Channel(channel),
             (None, None) => {
                 return Err(ToolError::internal(format_args!(
@@ -313,9 +306,9 @@ impl Confirmations {
         let page_sender;
         let (channel, page) = match route {
             Route::Channel(channel) => (channel, None),
-            Route::Page { page, peer } => {
+            Route::Page { page, client } => {
                 page_sender = Channel::Sender(Arc::new(PageSender));
-                (&page_sender, Some((page, peer)))
+                (&page_sender, Some((page, client)))
             }
         };
         let challenge_id = uuid::Uuid::new_v4().simple().to_string();
@@ -344,7 +337,7 @@ impl Confirmations {
         };
         let key = StoreKey::challenge(&challenge_id);
         store.compare_and_set(&key, 0, &record).await.map_err(unavailable)?;
-        if let (Some((page, peer)), Some(otp)) = (page, &code) {
+        if let (Some((page, client)), Some(otp)) = (page, &code) {
             let url = format!(
                 "{page}#challenge={challenge_id}&code={otp}&tool={}&expires={}",
                 transaction.tool,
@@ -356,7 +349,7 @@ impl Confirmations {
             );
             let parsed = url::Url::parse(&url)
                 .map_err(|e| ToolError::internal(format_args!("the confirmation page's URL: {e}")))?;
-            match peer.elicit_url_with_timeout(message, parsed, challenge_id.clone(), Some(self.ttl)).await {
+            match client.elicit_url(message, parsed, challenge_id.clone(), self.ttl).await {
                 Ok(rmcp::model::ElicitationAction::Accept) => {}
                 Ok(_) => {
                     let _ = store.remove(&key).await;

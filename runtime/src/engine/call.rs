@@ -100,11 +100,11 @@ impl Engine {
         task: Option<&mut TaskStart>,
     ) -> Reply {
         // Only a confirmed tool may talk to the client before it runs.
-        let peer = tool.confirm().is_some().then(|| client.peer().clone());
+        let link = tool.confirm().is_some().then(|| client.link_shared());
         let judge = Judge {
             registry: &self.registry,
             confirmations: &self.confirmations,
-            client: peer.as_ref(),
+            client: link.as_deref(),
             records: self.records(),
             limiter: self.limiters.get(tool.name),
         };

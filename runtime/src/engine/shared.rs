@@ -49,6 +49,10 @@ pub(crate) struct Engine {
     /// The due instances of machines this server lacks that its sweeps leave to a server
     /// that has them (`timers.rs`).
     pub(crate) left_to_their_servers: LeftToTheirServers,
+    /// The server this engine serves, given at build, for a handler's
+    /// [`Ctx::server`](crate::Ctx::server) (`server/` sits above the engine and reads it
+    /// back as its own type).
+    pub(crate) host: std::sync::Weak<dyn std::any::Any + Send + Sync>,
 }
 
 /// How long calls wait, and may run.
@@ -97,6 +101,10 @@ impl crate::action::CallEngine for Engine {
 
     fn has_effect(&self, name: &str) -> bool {
         self.effects.has(name)
+    }
+
+    fn host(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        self.host.upgrade()
     }
 }
 

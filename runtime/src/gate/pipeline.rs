@@ -55,7 +55,7 @@ pub(crate) struct Judge<'a> {
     /// How confirmed tools are confirmed.
     pub(crate) confirmations: &'a Confirmations,
     /// The calling client, for a confirmation page offered by URL-mode elicitation.
-    pub(crate) client: Option<&'a rmcp::service::Peer<rmcp::RoleServer>>,
+    pub(crate) client: Option<&'a dyn crate::client::ClientLink>,
     pub(crate) records: Records<'a>,
     /// The tool's declared rate limit, if it has one.
     pub(crate) limiter: Option<&'a Limiter>,

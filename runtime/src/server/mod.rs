@@ -9,6 +9,7 @@ mod connection;
 pub(crate) mod front;
 mod listeners;
 mod refusal_log;
+mod rmcp_client;
 mod rounds;
 mod stdio;
 mod watchers;
@@ -31,6 +32,7 @@ pub use front::options::{
     DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT, DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_REQUEST_READ_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
+pub use rmcp_client::RmcpPeer;
 
 use crate::auth::Authenticator;
 use crate::auth::metadata::ProtectedResource;
@@ -51,8 +53,6 @@ pub struct Server {
 }
 
 pub(crate) struct Shared {
-    /// Itself, for what outlives a borrow of it (a handler's [`Ctx::server`](crate::Ctx::server)).
-    pub(crate) this: std::sync::Weak<Shared>,
     /// What judges, runs and commits calls.
     pub(crate) engine: Arc<Engine>,
     pub(crate) implementation: Implementation,
@@ -112,48 +112,12 @@ impl AuthOptions {
     }
 }
 
-/// The servers of this process by the address of their engine, for a handler's
-/// [`Ctx::server`](crate::Ctx::server): a call's `Ctx` holds the engine running it (a
-/// `dyn CallEngine`, since `action/` and `engine/` sit below `server/` and cannot name
-/// it), and each engine belongs to one server. Typed both ways: no `Any`, no downcast.
-/// A server is entered when built and leaves when dropped.
-static SERVERS: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<usize, std::sync::Weak<Shared>>>> =
-    std::sync::LazyLock::new(Default::default);
-
-fn servers() -> std::sync::MutexGuard<'static, std::collections::HashMap<usize, std::sync::Weak<Shared>>> {
-    SERVERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The key of the server whose engine is at `engine`.
-fn engine_address<T: ?Sized>(engine: *const T) -> usize {
-    engine.cast::<()>() as usize
-}
-
-impl Shared {
-    /// Enters this server among the process's servers (at build).
-    pub(crate) fn enter(&self) {
-        servers().insert(engine_address(Arc::as_ptr(&self.engine)), self.this.clone());
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        let mut servers = servers();
-        let key = engine_address(Arc::as_ptr(&self.engine));
-        // Another server may have been built at the same address since: only this one's
-        // entry leaves.
-        if servers.get(&key).is_some_and(|entry| entry.ptr_eq(&self.this)) {
-            servers.remove(&key);
-        }
-    }
-}
-
 impl crate::Ctx {
     /// The server serving the call: to offer another prompt, or to tell listening clients
     /// that something changed ([`Server::resource_updated`]).
     pub fn server(&self) -> Option<Server> {
-        let shared = servers().get(&engine_address(self.engine.as_ptr()))?.upgrade()?;
-        Some(Server::from_shared(shared))
+        let host = self.engine.upgrade()?.host()?;
+        Some(Server::from_shared(host.downcast::<Shared>().ok()?))
     }
 }
 

@@ -8,11 +8,13 @@ use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{ClientCapabilities, ErrorData, InputRequiredResult, InputResponses};
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
 use super::Shared;
+use super::rmcp_client::RmcpClient;
 use crate::auth::Principal;
+use crate::client::ClientLink;
 use crate::input::{self, Inputs, Unanswered};
 
 /// One round of a request: how its handler asks, and which call it is.
@@ -58,15 +60,16 @@ impl Shared {
         retry: Retry,
     ) -> Result<Round, ErrorData> {
         let rounds = context.protocol_version().is_some_and(|version| !version.has_initialize());
-        let client = (context.client_capabilities().unwrap_or_default(), &context.peer);
+        let link: Arc<dyn ClientLink> = Arc::new(RmcpClient(context.peer.clone()));
+        let client = (context.client_capabilities().unwrap_or_default(), &link);
         self.round_of(client, rounds, kept, principal, arguments, retry)
     }
 
-    /// [`round`](Self::round), from the client's capabilities and peer rather than rmcp's
+    /// [`round`](Self::round), from the client's capabilities and link rather than rmcp's
     /// context; `rounds`: whether the request is of a revision that asks in rounds.
     pub(super) fn round_of(
         &self,
-        (capabilities, peer): (ClientCapabilities, &Peer<RoleServer>),
+        (capabilities, link): (ClientCapabilities, &Arc<dyn ClientLink>),
         rounds: bool,
         kept: bool,
         principal: Option<&Principal>,
@@ -90,7 +93,7 @@ impl Shared {
         };
         // This round's answers; an answer to a question no round asked is never read.
         answers.extend(retry.input_responses.unwrap_or_default());
-        Ok(Round { inputs: Arc::new(Inputs::of_client(capabilities, peer, rounds, kept, answers)), call })
+        Ok(Round { inputs: Arc::new(Inputs::of_client(capabilities, link, rounds, kept, answers)), call })
     }
 }
 

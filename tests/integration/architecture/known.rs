@@ -81,6 +81,10 @@ pub(super) const FACES_IMPORTED: &[&str] = &[
     "store/redis/mod.rs: unavailable",
 ];
 
+/// Empty since issue 54; kept so that the rule has a list like the others.
+pub(super) const RMCP_SERVICE_OUTSIDE_SERVER: &[&str] = &[
+];
+
 /// issue 54: to remove.
 pub(super) const LONG_FILES: &[&str] = &[
     "runtime/src/store/conformance.rs",

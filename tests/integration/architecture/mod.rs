@@ -6,7 +6,9 @@
 //! - no cycle between the files of any one folder, its `mod.rs` included;
 //! - a `mod.rs` declares and re-exports: nothing it defines is imported by its children;
 //! - no file of `runtime/src` or `macros/src` is over 600 non-test lines;
-//! - generated code names the runtime only through `::toolgate::__private`.
+//! - generated code names the runtime only through `::toolgate::__private`;
+//! - the engine knows no transport: outside `server/`, rmcp is named only for the
+//!   protocol's model (`rmcp::model`), never its service (`Peer`, `RoleServer`, …).
 //!
 //! Each rule has a ratchet, `known.rs`: the findings of today's tree, to be removed by
 //! issue 54. A test fails on a finding not in its list, and on a listed one that is gone;
@@ -154,6 +156,29 @@ fn files_in_a_folder_import_each_other_without_cycles() {
     }
     assert!(folders > 10, "the resolver finds {folders} folders");
     ratchet("cycles between the files of a folder", "FOLDER_CYCLES", known::FOLDER_CYCLES, &found);
+}
+
+/// The engine knows no transport: below `server/`, a call reaches its client through
+/// `client::ClientLink`, and rmcp is named only for the protocol's data (`rmcp::model`).
+/// rmcp's service (`Peer`, `RoleServer`, `RequestContext`, `ServerHandler`, transports)
+/// stays in `server/`, which adapts it.
+#[test]
+fn only_the_server_names_rmcps_service() {
+    let (krate, _) = runtime();
+    let mut found = BTreeMap::new();
+    for module in krate.modules.iter().filter(|m| m.path.first().is_none_or(|room| room != "server")) {
+        for path in krate.written_paths(module) {
+            if path.first().is_some_and(|c| c == "rmcp") && path.get(1).is_none_or(|part| part != "model") {
+                found.insert(format!("{}: {}", module.file, path.join("::")), String::new());
+            }
+        }
+    }
+    ratchet(
+        "rmcp's service named outside server/",
+        "RMCP_SERVICE_OUTSIDE_SERVER",
+        known::RMCP_SERVICE_OUTSIDE_SERVER,
+        &found,
+    );
 }
 
 /// A `mod.rs` (or `lib.rs`, or `x.rs` beside its folder `x/`) declares modules and

@@ -302,6 +302,12 @@ impl Crate {
         }
     }
 
+    /// Every path a module names, in a `use` (globs included) or inline in its code, as
+    /// written: with the crates outside this one.
+    pub(super) fn written_paths(&self, module: &Module) -> Vec<Vec<String>> {
+        module.uses.iter().map(|(_, path)| path).chain(&module.globs).chain(&module.code_paths).cloned().collect()
+    }
+
     /// The paths that name nothing this resolver finds (`file: path`): a gap in it.
     pub(super) fn unresolved(&self) -> BTreeSet<String> {
         let mut lost = BTreeSet::new();

@@ -138,8 +138,7 @@ impl ServerBuilder {
             })
             .collect();
         let server = Server {
-            shared: Arc::new_cyclic(|this| Shared {
-                this: this.clone(),
+            shared: Arc::new_cyclic(|this: &std::sync::Weak<Shared>| Shared {
                 engine: Arc::new_cyclic(|engine| Engine {
                     this: engine.clone(),
                     registry,
@@ -158,6 +157,7 @@ impl ServerBuilder {
                     task_log: Default::default(),
                     dead_letters: Default::default(),
                     left_to_their_servers: Default::default(),
+                    host: this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>,
                 }),
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
@@ -174,7 +174,6 @@ impl ServerBuilder {
         };
         server.follow_other_replicas();
         server.follow_timers();
-        server.shared.enter();
         crate::engine::spawn_sweeper(Arc::downgrade(&server.shared.engine));
         Ok(server)
     }

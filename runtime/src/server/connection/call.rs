@@ -19,6 +19,7 @@ use crate::engine::{CallSource, Reply, Started, TaskCall};
 use crate::flow::Origin;
 use crate::gate::{Caller, Peer};
 use crate::server::Shared;
+use crate::server::rmcp_client::RmcpClient;
 use crate::server::rounds::Retry;
 
 /// A `tools/call` as a connection serves it, whoever read it off the wire: rmcp (from its
@@ -72,7 +73,7 @@ impl Connection {
             modern: context.protocol_version().is_some_and(|version| !version.has_initialize()),
             capabilities: context.client_capabilities().unwrap_or_default(),
             client: RequestSide {
-                peer: context.peer.clone(),
+                link: Arc::new(RmcpClient(context.peer.clone())),
                 progress_token: context.meta.get_progress_token(),
                 log_level: context.meta.log_level(),
                 cancel: context.ct.clone(),
@@ -112,7 +113,7 @@ impl Connection {
             input_responses: request.input_responses,
         };
         let (modern, capabilities) = (request.modern, request.capabilities);
-        let client_side = (capabilities.clone(), &request.client.peer);
+        let client_side = (capabilities.clone(), &request.client.link);
         let round = self.shared.round_of(client_side, modern, kept, caller.principal.as_ref(), &arguments, retry)?;
         let threshold = self.state.log_threshold.clone();
         let client = CallClient::of_request(request.client, threshold, request.stream, round.inputs.clone());

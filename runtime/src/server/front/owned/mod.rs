@@ -37,9 +37,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 use axum::response::Response;
-use rmcp::RoleServer;
 use rmcp::model::{ClientCapabilities, ClientJsonRpcMessage, ClientNotification};
-use rmcp::service::{Peer, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -51,14 +49,15 @@ use super::json_check::{Answered, Checked};
 use super::rmcp::CallStreamSessions;
 use crate::action::{RequestSide, TaskSupport};
 use crate::auth::Principal;
+use crate::client::{ClientLink, NoClient};
 use crate::server::accept::AllowedHost;
 use crate::server::connection::CallRequest;
+use crate::server::rmcp_client::RmcpClient;
 use crate::server::{Connection, Shared};
 use recognize::{Incoming, MCP_NAME, Params, REVISION, Wanted, one_header, plain_id, recognized_headers};
 use reply::{OwnedCall, envelope, json_response};
 
-/// What the owned path needs beside the server: made on the first request it serves
-/// (inside the runtime: the detached peer runs a task).
+/// What the owned path needs beside the server: made on the first request it serves.
 pub(crate) struct OwnedPath {
     shared: Arc<Shared>,
     /// The allowed `Host`s, parsed once: `None` for any host.
@@ -69,13 +68,11 @@ pub(crate) struct OwnedPath {
 }
 
 struct Ready {
-    /// What serves a sessionless call here: a connection the server does not keep, whose
-    /// peer is of MCP 2026-07-28 (it refuses server-to-client requests, as rmcp's own peer
-    /// of such a request does) and sends its notifications nowhere (a call's go to its own
-    /// stream).
+    /// What serves a sessionless call here: a connection the server does not keep.
     connection: Connection,
-    peer: Peer<RoleServer>,
-    _detached: RunningService<RoleServer, Connection>,
+    /// How its calls reach their client: they do not (an MCP 2026-07-28 call asks in
+    /// rounds, and its messages go to its own response stream).
+    link: Arc<dyn ClientLink>,
     /// The names a sessionless `tools/call` may be answered here for: a tool that never
     /// runs as a task, asks for no confirmation and has no argument travelling as a header
     /// (for a grouped tool, every action's).
@@ -87,28 +84,6 @@ struct Ready {
     /// The `tools/list` result, written once, when it is the same for every caller (no
     /// tool requires a scope).
     list: Option<String>,
-}
-
-/// A transport that never receives and drops what it is given: the detached peer's.
-struct Detached;
-
-impl rmcp::transport::Transport<RoleServer> for Detached {
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        _item: TxJsonRpcMessage<RoleServer>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        std::future::ready(Ok(()))
-    }
-
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        std::future::pending().await
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        Ok(())
-    }
 }
 
 /// The layer: a checked message (not one that opens a session or a stream) that the owned
@@ -179,13 +154,7 @@ impl OwnedPath {
 
     fn ready(&self) -> &Ready {
         self.ready.get_or_init(|| {
-            let info = rmcp::model::InitializeRequestParams::new(
-                ClientCapabilities::default(),
-                rmcp::model::Implementation::default(),
-            )
-            .with_protocol_version(rmcp::model::ProtocolVersion::V_2026_07_28);
             let connection = Connection::new(self.shared.clone(), false);
-            let detached = rmcp::service::serve_directly(connection.clone(), Detached, Some(info));
             let registry = &self.shared.engine.registry;
             let plain =
                 |tool: &crate::registry::ToolEntry| tool.task() == TaskSupport::Never && tool.confirm().is_none();
@@ -209,7 +178,7 @@ impl OwnedPath {
             let list = (!registry.has_scopes())
                 .then(|| self.shared.tools_list_result(None, true))
                 .and_then(|result| serde_json::to_string(&result).ok());
-            Ready { connection, peer: detached.peer().clone(), _detached: detached, callable, session_callable, list }
+            Ready { connection, link: Arc::new(NoClient), callable, session_callable, list }
         })
     }
 
@@ -273,7 +242,7 @@ impl OwnedPath {
         let meta = params.meta?;
         let cancel = CancellationToken::new();
         let client = RequestSide {
-            peer: ready.peer.clone(),
+            link: ready.link.clone(),
             progress_token: meta.progress_token,
             log_level: meta.log_level,
             cancel: cancel.clone(),
@@ -320,7 +289,8 @@ impl OwnedPath {
             meta.map(|meta| (meta.progress_token, meta.traceparent)).unwrap_or_default();
         let cancel = CancellationToken::new();
         let tracked = connection.track(request_id, cancel.clone());
-        let client = RequestSide { peer, progress_token, log_level: None, cancel: cancel.clone() };
+        let link = Arc::new(RmcpClient(peer));
+        let client = RequestSide { link, progress_token, log_level: None, cancel: cancel.clone() };
         let request = call_request(parts, name, params.arguments, (false, capabilities), client, traceparent);
         let call = OwnedCall { connection, request, modern: false, _tracked: Some(tracked) };
         Some(call.answer(id.get().to_string(), cancel).await)
