@@ -79,8 +79,8 @@
 //!   results ([`content`]), asking the client ([`input`]), where `machine!` and actions
 //!   go, resources, prompts and completions ([`resource`], [`prompt`], [`completion`]).
 //!
-//! How each call is judged, step by step, is `ARCHITECTURE.md`, "The call pipeline". The
-//! guide's `rust` examples compile as this crate's doctests.
+//! How each call is judged, step by step, is `docs/call-pipeline.md`. The guide's `rust`
+//! examples compile as this crate's doctests.
 
 pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::{

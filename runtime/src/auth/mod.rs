@@ -1,7 +1,7 @@
 //! Who is calling: the [`Principal`] an [`Authenticator`] resolves from the credentials a
 //! request presents, and how a Streamable HTTP server asks for them. The call pipeline's
-//! second step (see `ARCHITECTURE.md`, "The call pipeline") refuses a tool that needs a
-//! principal, or a scope, it does not have.
+//! second step (see `docs/call-pipeline.md`) refuses a tool that needs a principal, or a
+//! scope, it does not have.
 
 mod authenticator;
 #[cfg(feature = "jwt")]

@@ -11,7 +11,7 @@
 //! than the last, and challenges issued are capped too. Codes are compared in constant
 //! time and never logged.
 //!
-//! This is step 8 of the call pipeline (`ARCHITECTURE.md`), after the argument check and
+//! This is step 8 of the call pipeline (`docs/call-pipeline.md`), after the argument check and
 //! before the rate limit.
 
 mod digest;

@@ -2,7 +2,7 @@
 //! handler's context, run the handler (`engine::run_handler`: under its deadline, the
 //! client's cancellation and a panic guard), commit, and shape the one reply, with what
 //! the calling session's listing makes of it. Nothing here decides whether a call may
-//! run: that is the pipeline's (see `ARCHITECTURE.md`, "The call pipeline").
+//! run: that is the pipeline's (see `docs/call-pipeline.md`).
 //!
 //! A call that does not finish — its handler failed, timed out, panicked or was
 //! cancelled — commits nothing.

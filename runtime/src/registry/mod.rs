@@ -493,7 +493,7 @@ impl Registry {
     }
 
     /// Every tool's full definition: what a sessionless `tools/list` shows, the same for
-    /// everyone (`ARCHITECTURE.md`, "Visibility").
+    /// everyone (`docs/call-pipeline.md`, "Listing and calling").
     pub(crate) fn definitions(&self) -> Vec<Tool> {
         self.tools.iter().map(|t| t.tool.clone()).collect()
     }
