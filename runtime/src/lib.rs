@@ -26,6 +26,7 @@ mod gate;
 pub mod input;
 pub mod inspect;
 pub mod prompt;
+mod records;
 pub mod registry;
 pub mod resource;
 mod schema;
@@ -36,6 +37,7 @@ pub mod telemetry;
 #[cfg(feature = "tls")]
 mod tls;
 pub mod types;
+mod visibility;
 mod wait;
 
 pub use action::{

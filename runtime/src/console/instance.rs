@@ -53,7 +53,7 @@ pub(super) async fn instance(
         (true, None) => return not_found("this machine's instances are each their owner's: name the owner"),
         (false, _) => operator,
     };
-    let key = crate::gate::instance_key(machine, &search.key, Some(&owner));
+    let key = crate::visibility::instance_key(machine, &search.key, Some(&owner));
     let store = console.server.store();
     let Ok(snapshot) = store.load(&key).await else {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "error": "the store cannot answer now" })))

@@ -19,13 +19,15 @@
 //!   [`Snapshot::dead_effects`](crate::store::Snapshot::dead_effects) with the reason in
 //!   its `last_error`, logged and counted.
 
-pub(crate) mod attempts;
+mod attempts;
 mod call;
 mod functions;
+mod outbox;
 mod policy;
 mod record;
 
 pub use call::{Attempt, EffectCall, EffectError, EffectFnPtr};
 pub(crate) use functions::Effects;
+pub(crate) use outbox::Outbox;
 pub use policy::EffectPolicy;
 pub(crate) use record::{CallEffects, record_move, recorded};

@@ -1,29 +1,27 @@
 //! One tool call around the admission pipeline: after `gate::admit` lets it in, build the
 //! handler's context, run the handler (`engine::run_handler`: under its deadline, the
-//! client's cancellation and a panic guard), commit, and shape the one reply, with what
-//! the calling session's listing makes of it. Nothing here decides whether a call may
-//! run: that is the pipeline's (see `docs/call-pipeline.md`).
+//! client's cancellation and a panic guard), commit (`commit/`), and hand what it did to
+//! `reply.rs`, which builds the one reply. Nothing here decides whether a call may run:
+//! that is the pipeline's (see `docs/call-pipeline.md`).
 //!
 //! A call that does not finish — its handler failed, timed out, panicked or was
 //! cancelled — commits nothing.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::focus::{Focus, FocusEntry, SessionFocus, Ticket, focus_states};
+use super::focus::FocusEntry;
 use super::reply::Reply;
 use super::tasks::TaskStart;
 use super::{CallSource, Engine, Limits};
-use crate::action::{CallClient, CallNote, ContextSlot, Ctx, Output, TransactionSlot};
-use crate::auth::Principal;
+use crate::action::{CallClient, CallNote, ContextSlot, Ctx, TransactionSlot};
 use crate::commit::Committed;
-use crate::domain::field;
 use crate::engine::run_handler;
 use crate::error::ToolError;
 use crate::flow::FlowId;
-use crate::gate::{self, Admission, Admitted, Gate, Judge, Refused};
-use crate::registry::{NEXT_AFTER_SWITCH_FIELD, NEXT_FIELD, STATE_FIELD, ToolEntry, ToolKind};
-use crate::store::{Snapshot, StoreKey};
+use crate::gate::{self, Admission, Admitted, Judge, Refused};
+use crate::registry::{ToolEntry, ToolKind};
+use crate::store::StoreKey;
 use crate::telemetry::{self, CallSpan};
 
 /// A successful call, its result as the reply carries it.
@@ -148,22 +146,7 @@ impl Engine {
                 }
                 Reply { content, blocks, is_error: false, listing_changed, moved }
             }
-            Err(Refused { error, new_flow, active_domain }) => {
-                let mut content = error.to_structured();
-                if new_flow {
-                    self.flows.explain_new_flow(&error, &mut content);
-                }
-                // A refusal that names the state names what that state allows.
-                let state = content.get("current_state").and_then(Value::as_str).map(str::to_string);
-                if let (Some(machine), Some(state), Value::Object(fields)) =
-                    (tool.machine.as_deref(), state, &mut content)
-                {
-                    let flow = Snapshot { active_domain: active_domain.clone(), ..Snapshot::default() };
-                    self.name_next(fields, machine, &state, &flow, source.caller.principal.as_ref());
-                }
-                field::echo(&mut content, tool.domain.or(active_domain.as_deref()));
-                Reply { content, blocks: None, is_error: true, listing_changed: false, moved: None }
-            }
+            Err(refused) => self.refused(tool, refused, source.caller.principal.as_ref()),
         }
     }
 
@@ -329,74 +312,5 @@ impl Engine {
         };
 
         Ok(Done { content, blocks, listing_changed, moved: moved_instance, remembered })
-    }
-
-    /// A successful call's result: the handler's output with the instance's `state` and
-    /// what can be called next, or what `switch_domain` switched to; echoing its domain.
-    #[allow(clippy::too_many_arguments)]
-    fn result(
-        &self,
-        tool: &ToolEntry,
-        output: Option<Output>,
-        state: Option<&str>,
-        flow_now: &Snapshot,
-        session: Option<(&SessionFocus, Ticket)>,
-        principal: Option<&Principal>,
-        switch: Option<&str>,
-        previous_domain: Option<&str>,
-    ) -> (Value, Option<Vec<rmcp::model::ContentBlock>>) {
-        let (mut content, blocks, domain) = match output {
-            Some(Output { structured: mut content, blocks }) => {
-                if let (Some(state), Value::Object(fields)) = (state, &mut content) {
-                    fields.insert(STATE_FIELD.into(), state.into());
-                    if let Some(machine) = tool.machine.as_deref() {
-                        self.name_next(fields, machine, state, flow_now, principal);
-                    }
-                }
-                let domain = tool.domain.map(str::to_string).or_else(|| self.active_domain(flow_now));
-                (content, blocks, domain)
-            }
-            None => {
-                // `switch_domain`: the domain now active, and what can be called in it.
-                let focus = session.map(|(focus, _)| focus.current()).unwrap_or_default();
-                let callable = Gate::new(&self.registry, &gate::view(flow_now, focus_states(&focus)))
-                    .seen_by(principal)
-                    .callable_names();
-                let switched = json!({ "domain": switch, "previous_domain": previous_domain, "next": callable });
-                (switched, None, switch.map(str::to_string))
-            }
-        };
-        field::echo(&mut content, domain.as_deref());
-        (content, blocks)
-    }
-
-    /// Names in a result's `fields` what can be called after it: `next`, the tools
-    /// callable now on `machine`'s instance (or the flow's `machine`) in `state`, as
-    /// `principal` sees them; and, where some are left out only because another domain is
-    /// active, `next_after_switch`, those tools by the domain to switch to first.
-    fn name_next(
-        &self,
-        fields: &mut serde_json::Map<String, Value>,
-        machine: &crate::fsm::Machine,
-        state: &str,
-        flow: &Snapshot,
-        principal: Option<&Principal>,
-    ) {
-        let gate = Gate::new(&self.registry, flow).seen_by(principal);
-        fields.insert(NEXT_FIELD.into(), Value::Array(gate.next(machine, state).map(Value::from).collect()));
-        if !self.registry.is_cross_domain(machine.id()) {
-            return;
-        }
-        let elsewhere = gate.next_after_switch(machine, state);
-        if !elsewhere.is_empty() {
-            fields.insert(NEXT_AFTER_SWITCH_FIELD.into(), json!(elsewhere));
-        }
-    }
-
-    /// What a session with `focus` lists over `flow`.
-    /// (As `principal` sees it: a tool it lacks the scope for is in neither listing, and
-    /// one it holds the scope for is in both.)
-    fn listing(&self, flow: &Snapshot, focus: &Focus, principal: Option<&Principal>) -> Vec<gate::ListingEntry> {
-        Gate::new(&self.registry, &gate::view(flow, focus_states(focus))).seen_by(principal).listing()
     }
 }

@@ -10,7 +10,8 @@ use super::unserved::LeftToTheirServers;
 use crate::action::States;
 use crate::confirm::Confirmations;
 use crate::flow::Flows;
-use crate::gate::{Limiter, Records, TimerCommit};
+use crate::gate::Limiter;
+use crate::records::{Records, TimerCommit};
 use crate::registry::Registry;
 use crate::store::{FlowStore, Snapshot, StoreKey};
 use crate::telemetry::AuditSink;
@@ -38,14 +39,14 @@ pub(crate) struct Engine {
     /// The tables of yours the server creates before the first call writes them.
     pub(crate) tables: Option<Arc<crate::store::Tables>>,
     /// The effects commits record, and how they are dispatched.
-    pub(crate) effects: crate::effect::Effects,
+    pub(crate) effects: Arc<crate::effect::Effects>,
     /// The calls this process refused in the last day (the console's refusals page).
     pub(crate) refusals: crate::telemetry::Refusals,
     /// The tasks this process started lately (the console's tasks page).
     pub(crate) task_log: crate::telemetry::TaskLog,
     /// The instances this process dead-lettered an effect of lately (the console's
     /// effects page).
-    pub(crate) dead_letters: crate::telemetry::DeadLetterLog,
+    pub(crate) dead_letters: Arc<crate::telemetry::DeadLetterLog>,
     /// The due instances of machines this server lacks that its sweeps leave to a server
     /// that has them (`timers.rs`).
     pub(crate) left_to_their_servers: LeftToTheirServers,
@@ -92,7 +93,7 @@ impl crate::action::CallEngine for Engine {
 
     fn instance_key(&self, tool: &str, instance: &str, principal: Option<&crate::auth::Principal>) -> Option<StoreKey> {
         let machine = self.registry.tool(tool)?.machine.as_deref().filter(|m| m.key().is_some())?;
-        Some(crate::gate::instance_key(machine, instance, principal))
+        Some(crate::visibility::instance_key(machine, instance, principal))
     }
 
     fn transitions(&self, tool: &str) -> bool {

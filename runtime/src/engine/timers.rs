@@ -3,19 +3,18 @@
 //! the sweeper here also commits it at about its due time, so that the audit sinks, the
 //! history, and every listening session hear of it. Each transition is committed once,
 //! across replicas: under the instance's lease, by compare-and-set over what was read.
-//! The same sweep dispatches the effects commits recorded (`crate::effect`): each attempt
-//! claimed under the lease first, run outside it, and its end committed under it again.
+//! The same sweep hands each instance it holds to the effects' outbox
+//! (`crate::effect::Outbox`), which dispatches what commits recorded.
 
 use std::sync::Weak;
 use std::time::Duration;
 
 use super::Engine;
 use super::unserved::UNSERVED_AFTER;
-use crate::effect::attempts::{self, Next};
-use crate::effect::{EffectCall, EffectError};
+use crate::effect::Outbox;
 use crate::error::ToolError;
-use crate::gate::TimerCommit;
-use crate::store::{FlowLease, PendingEffect, Snapshot, StoreKey, now_ms};
+use crate::records::TimerCommit;
+use crate::store::{StoreKey, now_ms};
 use crate::telemetry;
 
 /// How often the sweeper asks the store what is due.
@@ -62,10 +61,11 @@ impl Engine {
         let before = records.load(key).await?;
         let retention = self.registry.history().retention;
         let after = records.settle(machine, key, before, &lease, retention).await?;
-        let (after, claimed) = self.claim_effects(key, after, &lease).await?;
+        let outbox = self.outbox();
+        let (after, claimed) = outbox.claim(key, after, &lease).await?;
         drop(lease);
         for effect in claimed {
-            self.dispatch(key.clone(), effect);
+            outbox.dispatch(key.clone(), effect);
         }
         self.store.due_changed(key, after.wake_at_ms()).await.map_err(|e| ToolError::store_unavailable(e, 1_000))
     }
@@ -89,118 +89,6 @@ impl Engine {
                 self.store.due_changed(key, None).await.map_err(unavailable)
             }
         }
-    }
-
-    /// Claims the instance's due effects, under its lease: each one's attempt counted and
-    /// its next due time set to the attempt's deadline, committed before any runs — so a
-    /// process that dies while dispatching leaves it to be tried again then, by whoever
-    /// sweeps, which records the attempt it finds still claimed as cut off. One out of
-    /// attempts or of cut-offs, or whose function this server lacks, is dead-lettered
-    /// (`effect::attempts`).
-    async fn claim_effects(
-        &self,
-        key: &StoreKey,
-        before: Snapshot,
-        lease: &FlowLease,
-    ) -> Result<(Snapshot, Vec<PendingEffect>), ToolError> {
-        let now = now_ms();
-        if !before.effects.iter().any(|effect| effect.due_at_ms <= now) {
-            return Ok((before, Vec::new()));
-        }
-        let policy = self.effects.policy;
-        let mut next = before.next();
-        let (mut claimed, mut dead) = (Vec::new(), Vec::new());
-        next.effects.retain_mut(|effect| {
-            if effect.due_at_ms > now {
-                return true;
-            }
-            let cut_off = effect.claimed_at_ms.is_some();
-            let next = attempts::claim(effect, &policy, self.effects.has(&effect.name), now);
-            if cut_off {
-                telemetry::record_effect(&effect.name, "cut_off");
-                let why = effect.last_error.as_deref().unwrap_or_default();
-                tracing::warn!(on = %key, effect = %effect.key, cut_offs = effect.cut_offs, why, "an effect's attempt was cut off");
-            }
-            match next {
-                Next::Run => claimed.push(effect.clone()),
-                Next::Dead => dead.push(effect.clone()),
-                Next::Wait => {}
-            }
-            next != Next::Dead
-        });
-        for effect in &dead {
-            self.dead_lettered(key, effect);
-        }
-        next.dead_effects.extend(dead);
-        let after = self.records().commit(key, &before, next, Some(lease)).await?;
-        Ok((after, claimed))
-    }
-
-    /// Runs one claimed attempt of `effect` outside the lease, then commits how it ended.
-    fn dispatch(&self, key: StoreKey, effect: PendingEffect) {
-        let (Some(engine), Some(function)) = (self.this.upgrade(), self.effects.functions.get(&effect.name).cloned())
-        else {
-            return;
-        };
-        let instance = key.instance_parts().map(|(_, _, id)| id.to_string()).unwrap_or_default();
-        let call = EffectCall {
-            name: effect.name.clone(),
-            key: effect.key.clone(),
-            instance,
-            attempt: effect.attempts,
-            input: effect.input.clone(),
-        };
-        let timeout = self.effects.policy.attempt_timeout;
-        tokio::spawn(async move {
-            let ended = match tokio::time::timeout(timeout, function(call)).await {
-                Ok(ended) => ended,
-                Err(_) => Err(EffectError::new(format!("the attempt did not end within {} ms", timeout.as_millis()))),
-            };
-            if let Err(error) = engine.effect_ended(&key, &effect, ended).await {
-                // Claimed, its end unrecorded: at the attempt's deadline a sweep records it as
-                // cut off, and tries it again.
-                tracing::warn!(on = %key, effect = %effect.key, %error, "cannot record how an effect's attempt ended");
-            }
-        });
-    }
-
-    /// Commits how an attempt of `effect` ended: done (it leaves the outbox), or failed
-    /// (tried again after the backoff, or dead-lettered after the last attempt).
-    async fn effect_ended(
-        &self,
-        key: &StoreKey,
-        effect: &PendingEffect,
-        ended: Result<(), EffectError>,
-    ) -> Result<(), ToolError> {
-        let records = self.records();
-        let lease = records.lease(key, "instance").await?;
-        let before = records.load(key).await?;
-        let Some(place) = before.effects.iter().position(|e| e.key == effect.key && e.attempts == effect.attempts)
-        else {
-            // This attempt outlived its deadline: a sweep recorded it as cut off meanwhile.
-            return Ok(());
-        };
-        let mut next = before.next();
-        let mut current = next.effects.remove(place);
-        match ended {
-            Ok(()) => {
-                telemetry::record_effect(&current.name, "done");
-                tracing::info!(on = %key, effect = %current.key, attempt = current.attempts, "effect dispatched");
-            }
-            Err(error) => {
-                tracing::warn!(on = %key, effect = %current.key, attempt = current.attempts, %error, "an effect's attempt failed");
-                telemetry::record_effect(&current.name, "failed");
-                if attempts::failed(&mut current, &self.effects.policy, &error, now_ms()) == Next::Dead {
-                    self.dead_lettered(key, &current);
-                    next.dead_effects.push(current);
-                } else {
-                    next.effects.insert(place, current);
-                }
-            }
-        }
-        let after = records.commit(key, &before, next, Some(&lease)).await?;
-        drop(lease);
-        self.store.due_changed(key, after.wake_at_ms()).await.map_err(|e| ToolError::store_unavailable(e, 1_000))
     }
 
     /// Hands a transition time fired to the audit sinks and the metrics.
@@ -244,17 +132,13 @@ pub(crate) fn spawn_sweeper(engine: Weak<Engine>) {
 }
 
 impl Engine {
-    /// Logs and counts an effect that will not be tried again, and remembers its instance
-    /// for the console's effects page.
-    fn dead_lettered(&self, key: &StoreKey, effect: &PendingEffect) {
-        self.dead_letters.record(key);
-        telemetry::record_effect(&effect.name, "dead");
-        tracing::error!(
-            on = %key,
-            effect = %effect.key,
-            attempts = effect.attempts,
-            error = effect.last_error.as_deref().unwrap_or("unknown"),
-            "an effect was dead-lettered: it will not be tried again"
-        );
+    /// The effects' outbox, over this engine's store.
+    fn outbox(&self) -> Outbox {
+        Outbox {
+            store: self.store.clone(),
+            effects: self.effects.clone(),
+            dead_letters: self.dead_letters.clone(),
+            lease_wait: self.limits.lease_wait,
+        }
     }
 }

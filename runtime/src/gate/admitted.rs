@@ -5,11 +5,12 @@
 use serde_json::{Map, Value};
 
 use super::idempotency::Recalled;
-use super::{Idempotency, Records, Spent};
+use super::{Idempotency, Spent};
 use crate::auth::Principal;
 use crate::domain::switch::SwitchRequest;
 use crate::flow::FlowRef;
 use crate::fsm::Machine;
+use crate::records::Records;
 use crate::registry::{InstanceHistory, ToolEntry};
 use crate::store::{FlowLease, Snapshot, StoreKey, StoreTransaction};
 

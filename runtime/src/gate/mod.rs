@@ -6,21 +6,18 @@
 //! Listing and calling use the same rules, so the call path enforces what `tools/list`
 //! shows whether or not the client refreshed its list. [`admit`] is the one place a call
 //! is let in or refused, step by step in one order, and what it lets in is an [`Admitted`]
-//! call (`admitted.rs`), which `commit/` commits; [`Records`] is how it reads and writes
-//! the store. `visible.rs` decides what a view lets a principal see and call ([`Gate`]).
+//! call (`admitted.rs`), which `commit/` commits; it reads and writes the store through
+//! `crate::records`, and judges what a view lets a principal see and call through
+//! `crate::visibility`, which `next` and every listing read too.
 
 mod admitted;
 mod caller;
 mod idempotency;
 mod pipeline;
 mod rate_limit;
-mod records;
-mod visible;
 
 pub(crate) use admitted::{Admission, Admitted, Instance};
 pub(crate) use caller::{Caller, Peer};
 pub(crate) use idempotency::Idempotency;
 pub(crate) use pipeline::{Judge, Refused, admit};
 pub(crate) use rate_limit::{Limiter, OverLimit, Spent};
-pub(crate) use records::{Records, TimerCommit};
-pub(crate) use visible::{Gate, ListingEntry, instance_key, view};

@@ -37,7 +37,7 @@ use serde_json::{Map, Value};
 
 use super::admitted::Leases;
 use super::idempotency::Recalled;
-use super::{Admission, Admitted, Caller, Gate, Idempotency, Instance, Limiter, Records, Spent, view};
+use super::{Admission, Admitted, Caller, Idempotency, Instance, Limiter, Spent};
 use crate::action::RatePer;
 use crate::auth::Principal;
 use crate::confirm::{self, Confirmations, Presented, Transaction};
@@ -46,8 +46,10 @@ use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
 use crate::fsm::{GuardRefusal, Machine, Mint, Verdict};
+use crate::records::Records;
 use crate::registry::{Registry, ToolEntry, ToolKind};
 use crate::store::{FlowLease, Snapshot, StoreKey, now_ms};
+use crate::visibility::{Visibility, view};
 
 /// What the pipeline judges a call with.
 pub(crate) struct Judge<'a> {
@@ -226,7 +228,7 @@ impl<'a> Candidate<'a> {
     async fn name_instance(&mut self) -> Result<(), ToolError> {
         let (Some(key), Some(machine)) = (&self.tool.instance, self.tool.machine.as_deref()) else { return Ok(()) };
         let id = key.read(&mut self.arguments)?;
-        let store_key = super::instance_key(machine, &id, self.principal.as_ref());
+        let store_key = crate::visibility::instance_key(machine, &id, self.principal.as_ref());
         // What time has made due is applied to what the gate judges; a call that writes
         // commits it under the instance's lease (step 10). A call that will write the
         // instance (and no flow, whose lease comes first) takes that lease now if it is
@@ -282,7 +284,7 @@ impl<'a> Candidate<'a> {
                 Mint::Random => random_key(),
             };
             let id = format.replace(mint.placeholder(), &minted);
-            let key = super::instance_key(machine, &id, self.principal.as_ref());
+            let key = crate::visibility::instance_key(machine, &id, self.principal.as_ref());
             let before = self.judge.records.load(&key).await?;
             if before.version == 0 {
                 self.instance_before = Some(before);
@@ -319,7 +321,7 @@ impl<'a> Candidate<'a> {
             (machine.id(), snapshot.state_of(machine.id(), machine.initial()))
         });
         let view = view(&self.flow_before, instance_state);
-        let admitted = Gate::new(self.judge.registry, &view)
+        let admitted = Visibility::new(self.judge.registry, &view)
             .seen_by(self.principal.as_ref())
             .admit(self.tool, self.instance.as_ref().map(|i| i.id.as_str()));
         // Refused in a state time moved the instance to: say when (a quote that expired).

@@ -130,7 +130,7 @@ impl Shared {
                     arguments.insert(key.field.clone(), raw);
                     let id = key.read(&mut arguments).ok()?;
                     variables.insert(instances.variable.clone(), id.clone());
-                    let key = crate::gate::instance_key(machine, &id, principal);
+                    let key = crate::visibility::instance_key(machine, &id, principal);
                     Some(InstanceRef { id, key })
                 }
             };

@@ -152,7 +152,7 @@ impl ServerBuilder {
                     timers: tokio::sync::broadcast::channel(1024).0,
                     running: Default::default(),
                     tables: self.tables.map(|sql| Arc::new(crate::store::Tables::new(sql))),
-                    effects,
+                    effects: Arc::new(effects),
                     refusals: Default::default(),
                     task_log: Default::default(),
                     dead_letters: Default::default(),

@@ -181,6 +181,27 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// `tools/list`, whoever read it off the wire (rmcp, or the owned path): on a kept
+    /// connection of MCP 2025-11-25, what its flow and focus let `principal` see now
+    /// (remembered, to tell it only of a change); else the list every caller with the same
+    /// authorization gets. `modern`: the request is of MCP 2026-07-28, whose list must not
+    /// vary per connection or with other requests, only with the authorization presented.
+    pub(crate) async fn list(&self, principal: Option<&Principal>, modern: bool) -> Result<ListToolsResult, ErrorData> {
+        let flow = match self.origin() {
+            Origin::Connection(flow) if !modern => flow,
+            // The same for every caller with the same authorization: every tool it may
+            // see, each saying when it is callable (the call path enforces the state).
+            _ => return Ok(self.shared.tools_list_result(principal, modern)),
+        };
+        let tools = self.listing(&flow, principal).await?;
+        if self.state.kept.load(std::sync::atomic::Ordering::Acquire) {
+            *super::lock(&self.state.listed) = Some(tools.iter().map(|t| t.name.to_string()).collect());
+        }
+        Ok(self.shared.list_result(tools, false))
+    }
+}
+
 impl Shared {
     /// The `tools/list` every caller with `principal`'s authorization gets where the list
     /// does not follow a flow (a sessionless request, any request of MCP 2026-07-28):

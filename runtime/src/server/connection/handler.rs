@@ -14,9 +14,8 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::json;
 
-use super::{Connection, lock, offered, task_error, visible_to};
+use super::{Connection, lock, offered, task_error};
 use crate::action::TaskSupport;
-use crate::flow::Origin;
 
 /// The task methods exist from MCP 2026-07-28 on (rmcp has already refused a client that
 /// did not declare the extension in the request).
@@ -112,20 +111,8 @@ impl ServerHandler for Connection {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let principal = self.principal(&context);
-        // MCP 2026-07-28 (over any transport, stdio included): the list must not vary per
-        // connection or with other requests, only with the authorization presented.
         let modern = context.protocol_version().is_some_and(|version| !version.has_initialize());
-        let flow = match self.origin() {
-            Origin::Connection(flow) if !modern => flow,
-            // The same for every caller with the same authorization: every tool it may
-            // see, each saying when it is callable (the call path enforces the state).
-            _ => return Ok(self.shared.tools_list_result(principal.as_ref(), modern)),
-        };
-        let tools = visible_to(&self.shared, self.listing(&flow, principal.as_ref()).await?, principal.as_ref());
-        if self.state.kept.load(Ordering::Acquire) {
-            *lock(&self.state.listed) = Some(tools.iter().map(|t| t.name.to_string()).collect());
-        }
-        Ok(self.shared.list_result(tools, false))
+        self.list(principal.as_ref(), modern).await
     }
 
     async fn get_task(

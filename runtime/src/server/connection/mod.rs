@@ -16,8 +16,8 @@ use crate::auth::Principal;
 use crate::engine::TaskError;
 use crate::engine::{SessionFocus, focus_states};
 use crate::flow::Origin;
-use crate::gate::{self, Gate};
 use crate::store::StoreKey;
+use crate::visibility::{self, Visibility};
 
 mod call;
 mod catalog;
@@ -167,14 +167,14 @@ impl Connection {
         let mut focus = self.state.focus.current();
         for (machine, entry) in &mut focus {
             let Some(m) = self.shared.engine.registry.machines().find(|m| m.id() == machine) else { continue };
-            let key = gate::instance_key(m, &entry.instance, principal);
+            let key = visibility::instance_key(m, &entry.instance, principal);
             let state = store.load(&key).await.map_err(store_unavailable)?;
             // What time has made due is applied to what is read.
             let state = m.settle(&state, crate::store::now_ms()).map_or(state, |(settled, _)| settled);
             entry.state = state.state_of(machine, m.initial()).to_string();
             self.state.focus.refresh(machine, &entry.instance, &entry.state);
         }
-        Ok(Gate::new(&self.shared.engine.registry, &gate::view(&snapshot, focus_states(&focus)))
+        Ok(Visibility::new(&self.shared.engine.registry, &visibility::view(&snapshot, focus_states(&focus)))
             .seen_by(principal)
             .tools())
     }

@@ -9,10 +9,10 @@ use rmcp::model::{ServerNotification, ToolListChangedNotification};
 use super::{Connection, ConnectionState, lock};
 use crate::auth::Principal;
 use crate::flow::Origin;
-use crate::gate;
 use crate::server::Shared;
 use crate::server::listeners::Listeners;
 use crate::store::StoreKey;
+use crate::visibility;
 
 impl Connection {
     /// This kept session lists from its focus instances: it watches them.
@@ -24,7 +24,7 @@ impl Connection {
         }
         for (machine, entry) in self.state.focus.current() {
             let Some(m) = self.shared.engine.registry.machines().find(|m| m.id() == machine) else { continue };
-            self.shared.watchers.watch(gate::instance_key(m, &entry.instance, principal), &self.state);
+            self.shared.watchers.watch(visibility::instance_key(m, &entry.instance, principal), &self.state);
         }
     }
 
@@ -35,8 +35,7 @@ impl Connection {
         let Origin::Connection(flow) = self.origin() else { return };
         let principal = self.state.opener.get().cloned().flatten();
         let Ok(tools) = self.listing(&flow, principal.as_ref()).await else { return };
-        let names: Vec<String> =
-            super::visible_to(&self.shared, tools, principal.as_ref()).iter().map(|t| t.name.to_string()).collect();
+        let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
         {
             let mut listed = lock(&self.state.listed);
             match listed.as_ref() {

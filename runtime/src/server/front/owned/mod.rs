@@ -199,7 +199,7 @@ impl OwnedPath {
                     return None;
                 }
                 match method {
-                    "tools/list" => (method, self.list(id, parts, params)?),
+                    "tools/list" => (method, self.list(id, parts, params).await?),
                     _ => (method, self.modern_call(id, parts, params).await?),
                 }
             }
@@ -214,16 +214,18 @@ impl OwnedPath {
         Some(response)
     }
 
-    /// A `tools/list` of MCP 2026-07-28: written once when it is the same for everyone.
-    fn list(&self, id: &RawValue, parts: &http::request::Parts, params: Params<'_>) -> Option<Response> {
+    /// A `tools/list` of MCP 2026-07-28, through the one list every transport answers
+    /// ([`Connection::list`]): written once when it is the same for everyone.
+    async fn list(&self, id: &RawValue, parts: &http::request::Parts, params: Params<'_>) -> Option<Response> {
         if params.name.is_some() || params.arguments.is_some() || params.cursor.is_some() {
             return None;
         }
-        let result = match &self.ready().list {
+        let ready = self.ready();
+        let result = match &ready.list {
             Some(list) => Cow::Borrowed(list.as_str()),
             None => {
                 let principal = parts.extensions.get::<Principal>();
-                Cow::Owned(serde_json::to_string(&self.shared.tools_list_result(principal, true)).ok()?)
+                Cow::Owned(serde_json::to_string(&ready.connection.list(principal, true).await.ok()?).ok()?)
             }
         };
         Some(json_response(envelope(id, "result", &result)))

@@ -1,5 +1,6 @@
-//! [`Gate`]: the registry seen through one flow's view — which tools a principal may see
-//! and call — and where a keyed machine's instance lives ([`instance_key`]).
+//! [`Visibility`]: the registry seen through one flow's view — which tools a principal may
+//! see and call, for the gate's admission, the reply's `next` and every listing alike —
+//! and where a keyed machine's instance lives ([`instance_key`]).
 
 use std::collections::BTreeMap;
 
@@ -36,7 +37,7 @@ pub(crate) fn view<'a>(flow: &Snapshot, instances: impl IntoIterator<Item = (&'a
 
 /// The registry seen through one flow's snapshot.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Gate<'a> {
+pub(crate) struct Visibility<'a> {
     registry: &'a Registry,
     snapshot: &'a Snapshot,
     /// Who looks: a tool whose scopes the principal lacks is neither shown nor named.
@@ -46,7 +47,7 @@ pub(crate) struct Gate<'a> {
 /// What a client sees of one tool: which tool, and whether with its compact description.
 pub(crate) type ListingEntry = (&'static str, bool);
 
-impl<'a> Gate<'a> {
+impl<'a> Visibility<'a> {
     pub(crate) fn new(registry: &'a Registry, snapshot: &'a Snapshot) -> Self {
         Self { registry, snapshot, principal: None }
     }
@@ -101,7 +102,7 @@ impl<'a> Gate<'a> {
         self.shown().map(|(t, compact)| (t.name, compact)).collect()
     }
 
-    /// The MCP definitions of [`Gate::listing`].
+    /// The MCP definitions of [`Visibility::listing`].
     pub(crate) fn tools(&self) -> Vec<Tool> {
         self.shown()
             .map(|(t, compact)| match (&t.compact, compact) {

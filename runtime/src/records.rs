@@ -1,6 +1,7 @@
-//! The records a call reads and writes — its flow and its instance — through the store:
-//! bounded lease waits (`FLOW_BUSY`), loads, commits (an instance's with its history
-//! entry), and a handle flow's expiry.
+//! [`Records`]: the store as one call sees it — its flow and its instance — for the gate
+//! that admits the call and the commit that writes it: bounded lease waits (`FLOW_BUSY`),
+//! loads, commits (an instance's with its history entry), a handle flow's expiry, the
+//! transitions time made due, and the counters ids are minted from.
 
 use std::time::Duration;
 

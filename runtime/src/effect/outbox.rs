@@ -1,0 +1,171 @@
+//! [`Outbox`]: dispatching the effects commits recorded in an instance's record. The
+//! engine's sweep hands it an instance whose lease it holds; each due attempt is claimed
+//! under that lease first, run outside it, and its end committed under the lease again
+//! (the [module docs](super) say why that makes an effect happen once across replicas
+//! and crashes).
+//!
+//! It reaches the store through the store alone — lease, load, commit over the version
+//! read, and the index of deadlines — with no history entry and no flow to refresh: an
+//! effect's bookkeeping is no transition.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::attempts::{self, Next};
+use super::{EffectCall, EffectError, Effects};
+use crate::error::{ToolError, store_failure};
+use crate::store::{FlowLease, FlowStore, PendingEffect, Snapshot, StoreKey, now_ms};
+use crate::telemetry::{self, DeadLetterLog};
+
+/// What dispatching needs: the store, the functions and their policy, where dead letters
+/// are remembered, and how long an attempt's end waits for the instance's lease.
+#[derive(Clone)]
+pub(crate) struct Outbox {
+    pub(crate) store: Arc<dyn FlowStore>,
+    pub(crate) effects: Arc<Effects>,
+    pub(crate) dead_letters: Arc<DeadLetterLog>,
+    pub(crate) lease_wait: Duration,
+}
+
+impl Outbox {
+    /// Claims the instance's due effects, under its `lease`: each one's attempt counted and
+    /// its next due time set to the attempt's deadline, committed before any runs — so a
+    /// process that dies while dispatching leaves it to be tried again then, by whoever
+    /// sweeps, which records the attempt it finds still claimed as cut off. One out of
+    /// attempts or of cut-offs, or whose function this server lacks, is dead-lettered
+    /// (`attempts.rs`). Returns the instance as committed, and the attempts to run.
+    pub(crate) async fn claim(
+        &self,
+        key: &StoreKey,
+        before: Snapshot,
+        lease: &FlowLease,
+    ) -> Result<(Snapshot, Vec<PendingEffect>), ToolError> {
+        let now = now_ms();
+        if !before.effects.iter().any(|effect| effect.due_at_ms <= now) {
+            return Ok((before, Vec::new()));
+        }
+        let policy = self.effects.policy;
+        let mut next = before.next();
+        let (mut claimed, mut dead) = (Vec::new(), Vec::new());
+        next.effects.retain_mut(|effect| {
+            if effect.due_at_ms > now {
+                return true;
+            }
+            let cut_off = effect.claimed_at_ms.is_some();
+            let next = attempts::claim(effect, &policy, self.effects.has(&effect.name), now);
+            if cut_off {
+                telemetry::record_effect(&effect.name, "cut_off");
+                let why = effect.last_error.as_deref().unwrap_or_default();
+                tracing::warn!(on = %key, effect = %effect.key, cut_offs = effect.cut_offs, why, "an effect's attempt was cut off");
+            }
+            match next {
+                Next::Run => claimed.push(effect.clone()),
+                Next::Dead => dead.push(effect.clone()),
+                Next::Wait => {}
+            }
+            next != Next::Dead
+        });
+        for effect in &dead {
+            self.dead_lettered(key, effect);
+        }
+        next.dead_effects.extend(dead);
+        let after = self.commit(key, &before, next, lease).await?;
+        Ok((after, claimed))
+    }
+
+    /// Runs one claimed attempt of `effect` outside the lease, then commits how it ended.
+    pub(crate) fn dispatch(&self, key: StoreKey, effect: PendingEffect) {
+        let Some(function) = self.effects.functions.get(&effect.name).cloned() else { return };
+        let instance = key.instance_parts().map(|(_, _, id)| id.to_string()).unwrap_or_default();
+        let call = EffectCall {
+            name: effect.name.clone(),
+            key: effect.key.clone(),
+            instance,
+            attempt: effect.attempts,
+            input: effect.input.clone(),
+        };
+        let timeout = self.effects.policy.attempt_timeout;
+        let outbox = self.clone();
+        tokio::spawn(async move {
+            let ended = match tokio::time::timeout(timeout, function(call)).await {
+                Ok(ended) => ended,
+                Err(_) => Err(EffectError::new(format!("the attempt did not end within {} ms", timeout.as_millis()))),
+            };
+            if let Err(error) = outbox.ended(&key, &effect, ended).await {
+                // Claimed, its end unrecorded: at the attempt's deadline a sweep records it as
+                // cut off, and tries it again.
+                tracing::warn!(on = %key, effect = %effect.key, %error, "cannot record how an effect's attempt ended");
+            }
+        });
+    }
+
+    /// Commits how an attempt of `effect` ended: done (it leaves the outbox), or failed
+    /// (tried again after the backoff, or dead-lettered after the last attempt).
+    async fn ended(
+        &self,
+        key: &StoreKey,
+        effect: &PendingEffect,
+        ended: Result<(), EffectError>,
+    ) -> Result<(), ToolError> {
+        let lease = match crate::wait::within(self.lease_wait, self.store.lease(key)).await {
+            Some(lease) => lease.map_err(store_failure)?,
+            None => return Err(ToolError::flow_busy("instance", self.lease_wait.as_millis().max(1) as u64)),
+        };
+        let before = self.store.load(key).await.map_err(store_failure)?;
+        let Some(place) = before.effects.iter().position(|e| e.key == effect.key && e.attempts == effect.attempts)
+        else {
+            // This attempt outlived its deadline: a sweep recorded it as cut off meanwhile.
+            return Ok(());
+        };
+        let mut next = before.next();
+        let mut current = next.effects.remove(place);
+        match ended {
+            Ok(()) => {
+                telemetry::record_effect(&current.name, "done");
+                tracing::info!(on = %key, effect = %current.key, attempt = current.attempts, "effect dispatched");
+            }
+            Err(error) => {
+                tracing::warn!(on = %key, effect = %current.key, attempt = current.attempts, %error, "an effect's attempt failed");
+                telemetry::record_effect(&current.name, "failed");
+                if attempts::failed(&mut current, &self.effects.policy, &error, now_ms()) == Next::Dead {
+                    self.dead_lettered(key, &current);
+                    next.dead_effects.push(current);
+                } else {
+                    next.effects.insert(place, current);
+                }
+            }
+        }
+        let after = self.commit(key, &before, next, &lease).await?;
+        drop(lease);
+        self.store.due_changed(key, after.wake_at_ms()).await.map_err(|e| ToolError::store_unavailable(e, 1_000))
+    }
+
+    /// Commits `next` over `before` under the instance's `lease`.
+    async fn commit(
+        &self,
+        key: &StoreKey,
+        before: &Snapshot,
+        mut next: Snapshot,
+        lease: &FlowLease,
+    ) -> Result<Snapshot, ToolError> {
+        let started = telemetry::store_clock();
+        let committed = self.store.commit_leased(key, before.version, &next, lease).await;
+        telemetry::record_store("commit", started);
+        next.version = committed.map_err(store_failure)?;
+        Ok(next)
+    }
+
+    /// Logs and counts an effect that will not be tried again, and remembers its instance
+    /// for the console's effects page.
+    fn dead_lettered(&self, key: &StoreKey, effect: &PendingEffect) {
+        self.dead_letters.record(key);
+        telemetry::record_effect(&effect.name, "dead");
+        tracing::error!(
+            on = %key,
+            effect = %effect.key,
+            attempts = effect.attempts,
+            error = effect.last_error.as_deref().unwrap_or("unknown"),
+            "an effect was dead-lettered: it will not be tried again"
+        );
+    }
+}
