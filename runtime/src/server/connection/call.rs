@@ -11,8 +11,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::json;
 
-use super::CallSink;
-use super::{Connection, task_error, visible_to};
+use super::errors::task_error;
+use super::state::{CallSink, Connection};
 use crate::action::{CallClient, RequestSide, TaskSupport};
 use crate::auth::Principal;
 use crate::engine::{CallSource, Reply, Started, TaskCall};
@@ -196,7 +196,7 @@ impl Connection {
         };
         let tools = self.listing(&flow, principal).await?;
         if self.state.kept.load(std::sync::atomic::Ordering::Acquire) {
-            *super::lock(&self.state.listed) = Some(tools.iter().map(|t| t.name.to_string()).collect());
+            *super::state::lock(&self.state.listed) = Some(tools.iter().map(|t| t.name.to_string()).collect());
         }
         Ok(self.shared.list_result(tools, false))
     }
@@ -275,4 +275,11 @@ impl Shared {
             ))
         })
     }
+}
+
+/// Keeps of `tools` those `principal` may see (every scope they require).
+fn visible_to(shared: &Shared, mut tools: Vec<Tool>, principal: Option<&Principal>) -> Vec<Tool> {
+    let registry = &shared.engine.registry;
+    tools.retain(|tool| registry.tool(&tool.name).is_none_or(|entry| entry.visible_to(principal)));
+    tools
 }

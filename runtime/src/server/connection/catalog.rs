@@ -8,7 +8,7 @@ use rmcp::model::{ErrorData, GetPromptRequestParams, GetPromptResponse};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-use super::Connection;
+use super::state::Connection;
 use crate::auth::Principal;
 use crate::flow::Origin;
 use crate::prompt::PromptCall;

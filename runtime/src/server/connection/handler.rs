@@ -14,7 +14,8 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::json;
 
-use super::{Connection, lock, offered, task_error};
+use super::errors::{offered, task_error};
+use super::state::{Connection, lock};
 use crate::action::TaskSupport;
 
 /// The task methods exist from MCP 2026-07-28 on (rmcp has already refused a client that

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use rmcp::RoleServer;
 
-use super::{Connection, ConnectionState, lock};
+use super::state::{Connection, ConnectionState, lock};
 use crate::server::Shared;
 
 /// A call the owned path serves on a session, registered for `notifications/cancelled`

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rmcp::model::{ServerNotification, ToolListChangedNotification};
 
-use super::{Connection, ConnectionState, lock};
+use super::state::{Connection, ConnectionState, lock};
 use crate::auth::Principal;
 use crate::flow::Origin;
 use crate::server::Shared;
