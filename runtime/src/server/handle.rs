@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::accept;
-use super::{Connection, ServeError, ServerBuilder, Shared, ctrl_c};
+use super::{Connection, ServeError, Shared, ctrl_c};
 use crate::registry::Registry;
 
 /// A toolgate MCP server: the registry of tools, the machines, and the flow store.
@@ -80,12 +80,6 @@ impl Server {
 
     pub(crate) fn from_shared(shared: Arc<Shared>) -> Self {
         Self { shared }
-    }
-
-    /// Starts building a server named `name` from every `#[action]` and `machine!` linked
-    /// into the binary.
-    pub fn from_registry(name: impl Into<String>) -> ServerBuilder {
-        ServerBuilder::new(name.into())
     }
 
     /// A handler for one new client connection the caller keeps open (stdio-like), with
@@ -256,8 +250,8 @@ impl Server {
 
     /// Serves [`Server::metrics_router`] on `listener` until Ctrl-C, through the accept
     /// path every listener shares: few connections (8 from one address, 64 in all), the
-    /// read timeout of [`ServerBuilder::request_read_timeout`], and the `Host`s of
-    /// [`ServerBuilder::allowed_hosts`] — and also any IP address, or no `Host` at all,
+    /// read timeout of [`ServerBuilder::request_read_timeout`](crate::ServerBuilder::request_read_timeout), and the `Host`s of
+    /// [`ServerBuilder::allowed_hosts`](crate::ServerBuilder::allowed_hosts) — and also any IP address, or no `Host` at all,
     /// which is what a scraper or a probe sends (DNS rebinding needs a name).
     pub async fn serve_metrics(
         &self,
@@ -272,8 +266,8 @@ impl Server {
     /// Serves the operator's console ([`Server::console_router`]) on `listener` until
     /// Ctrl-C, through the accept path every listener shares: few connections (32 from one
     /// address, 256 in all, so the console never holds the descriptors MCP calls need), the
-    /// read timeout of [`ServerBuilder::request_read_timeout`], and only the `Host`s of
-    /// [`ServerBuilder::allowed_hosts`]. `None` for a server without an authenticator (it
+    /// read timeout of [`ServerBuilder::request_read_timeout`](crate::ServerBuilder::request_read_timeout), and only the `Host`s of
+    /// [`ServerBuilder::allowed_hosts`](crate::ServerBuilder::allowed_hosts). `None` for a server without an authenticator (it
     /// has no console).
     pub async fn serve_console(&self, listener: tokio::net::TcpListener) -> Option<Result<(), ServeError>> {
         let router = self.console_router()?;

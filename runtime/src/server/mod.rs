@@ -8,10 +8,12 @@ mod cli;
 mod connection;
 pub(crate) mod front;
 mod handle;
+mod http_options;
 mod listeners;
 mod refusal_log;
 mod rmcp_client;
 mod rounds;
+mod serve_error;
 mod shared;
 mod signal;
 mod stdio;
@@ -23,14 +25,14 @@ pub(crate) use wire::check_counting;
 pub use wire::{MAX_MEMBERS_PER_MESSAGE, MAX_MEMBERS_PER_OBJECT};
 
 pub use builder::ServerBuilder;
-pub use cli::ServeError;
 pub use connection::Connection;
-pub use front::options::{
+pub use http_options::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_LISTEN_STREAMS,
     DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT, DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_REQUEST_READ_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
 pub use rmcp_client::RmcpPeer;
+pub use serve_error::ServeError;
 
 pub use crate::engine::{
     DEFAULT_HANDLER_TIMEOUT, DEFAULT_LEASE_WAIT, DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL,
@@ -38,5 +40,5 @@ pub use crate::engine::{
 };
 
 pub use handle::Server;
-pub(crate) use shared::{AuthOptions, Shared};
+pub(crate) use shared::{AuthOptions, ConnectionState, Shared};
 use signal::ctrl_c;

@@ -8,24 +8,6 @@ pub(super) const ROOM_CYCLES: &[&str] = &[
 
 /// issue 54: to remove.
 pub(super) const FOLDER_CYCLES: &[&str] = &[
-    "server/: builder/ → catalog.rs → shared.rs → front/ → cli/ → builder/",
-    "server/: builder/ → front/ → cli/ → builder/",
-    "server/: builder/ → front/ → handle.rs → builder/",
-    "server/: builder/ → handle.rs → builder/",
-    "server/: builder/ → handle.rs → cli/ → builder/",
-    "server/: builder/ → shared.rs → front/ → cli/ → builder/",
-    "server/: catalog.rs → shared.rs → catalog.rs",
-    "server/: catalog.rs → shared.rs → connection/ → catalog.rs",
-    "server/: cli/ → front/ → cli/",
-    "server/: connection/ → rounds.rs → shared.rs → connection/",
-    "server/: connection/ → shared.rs → connection/",
-    "server/: connection/ → shared.rs → front/ → connection/",
-    "server/: connection/ → shared.rs → front/ → handle.rs → connection/",
-    "server/: front/ → handle.rs → shared.rs → front/",
-    "server/: front/ → shared.rs → front/",
-    "server/cli/: args.rs → mod.rs → args.rs",
-    "server/cli/: args.rs → mod.rs → print.rs → args.rs",
-    "server/cli/: mod.rs → print.rs → mod.rs",
     "store/: leases.rs → mod.rs → memory.rs → leases.rs",
     "store/: leases.rs → mod.rs → sqlite.rs → leases.rs",
     "store/: memory.rs → mod.rs → memory.rs",
@@ -51,7 +33,6 @@ pub(super) const FOLDER_CYCLES: &[&str] = &[
 /// issue 54: to remove.
 pub(super) const FACES_IMPORTED: &[&str] = &[
     "server/builder/mod.rs: ServerBuilder",
-    "server/cli/mod.rs: ServeError",
     "store/mod.rs: FlowLease",
     "store/mod.rs: FlowStore",
     "store/mod.rs: LiveRecords",

@@ -365,3 +365,11 @@ fn missing_effects(registry: &Registry, effects: &crate::effect::Effects) -> Vec
         })
         .collect()
 }
+
+impl Server {
+    /// Starts building a server named `name` from every `#[action]` and `machine!` linked
+    /// into the binary.
+    pub fn from_registry(name: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(name.into())
+    }
+}

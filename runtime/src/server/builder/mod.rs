@@ -19,7 +19,7 @@ use crate::registry::RegistryOptions;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::server::AuthOptions;
 use crate::server::catalog::Catalog;
-use crate::server::front::options::HttpOptions;
+use crate::server::http_options::HttpOptions;
 use crate::store::{FlowStore, HistoryRetention};
 
 /// Configures a [`Server`](crate::Server); finish with [`ServerBuilder::build`] or

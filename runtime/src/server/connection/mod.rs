@@ -12,4 +12,4 @@ mod watch;
 pub(crate) use call::{CallRequest, Served};
 pub(crate) use session::OwnedCallGuard;
 pub use state::Connection;
-pub(crate) use state::{CallSink, ConnectionState, SessionTag};
+pub(crate) use state::{CallSink, SessionTag};

@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 
 use rmcp::RoleServer;
 
-use super::state::{Connection, ConnectionState, lock};
+use super::state::{Connection, lock};
+use crate::server::ConnectionState;
 use crate::server::Shared;
 
 /// A call the owned path serves on a session, registered for `notifications/cancelled`

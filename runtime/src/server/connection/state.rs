@@ -14,7 +14,7 @@ use crate::action::LogThreshold;
 use crate::auth::Principal;
 use crate::engine::{SessionFocus, focus_states};
 use crate::flow::Origin;
-use crate::server::Shared;
+use crate::server::{ConnectionState, Shared};
 use crate::store::StoreKey;
 use crate::visibility::{self, Visibility};
 
@@ -36,66 +36,6 @@ pub(crate) struct SessionTag(pub(crate) rmcp::transport::streamable_http_server:
 pub struct Connection {
     pub(super) shared: Arc<Shared>,
     pub(super) state: Arc<ConnectionState>,
-}
-
-pub(crate) struct ConnectionState {
-    pub(super) shared: Arc<Shared>,
-    /// Random, so no client can name it and replicas sharing a store never collide; made
-    /// when first needed (a sessionless request, served by a handler of its own, never
-    /// needs one).
-    pub(super) id: std::sync::OnceLock<String>,
-    /// Whether the server keeps this connection (stdio, or a session it initialized).
-    pub(super) kept: AtomicBool,
-    pub(super) focus: SessionFocus,
-    /// The focus's move count when this session last watched its focus instances.
-    pub(super) watched_moves: std::sync::atomic::AtomicU64,
-    /// The lowest log level the client asked for.
-    pub(super) log_threshold: LogThreshold,
-    /// The principal that opened the session, for its listings when another session's
-    /// commit moves an instance it lists from.
-    pub(super) opener: std::sync::OnceLock<Option<Principal>>,
-    /// The client, for notifications no call of its own causes.
-    pub(super) peer: std::sync::OnceLock<rmcp::service::Peer<RoleServer>>,
-    /// The names its latest `tools/list` (or notification) showed, to tell it only of a
-    /// change; `None` before it listed.
-    pub(super) listed: std::sync::Mutex<Option<Vec<String>>>,
-    /// One refresh at a time, so two commits never both tell it of one change.
-    pub(super) refreshing: tokio::sync::Mutex<()>,
-    /// The resources it subscribed to (`resources/subscribe`, MCP 2025-11-25), each with
-    /// the instance it names, for a template bound to instances.
-    pub(super) subscribed: std::sync::Mutex<BTreeMap<String, Option<StoreKey>>>,
-    /// Cancelled when the transport ends (stdin closed): its listening streams stop. Made
-    /// only for a transport that says when it ends (stdio).
-    pub(super) ended: std::sync::OnceLock<tokio_util::sync::CancellationToken>,
-    /// The calls the owned path serves on this session, by request id, for the client's
-    /// `notifications/cancelled` (which rmcp hands to `on_cancelled`).
-    pub(super) owned_calls:
-        std::sync::Mutex<std::collections::HashMap<rmcp::model::RequestId, tokio_util::sync::CancellationToken>>,
-    /// When the owned path last told rmcp's session that it is in use (ms since the epoch):
-    /// rmcp closes a session idle for its timeout, and sees none of the calls served here.
-    pub(super) owned_touch_ms: std::sync::atomic::AtomicU64,
-}
-
-/// A kept connection's flow is its own: removed from the store when the connection ends,
-/// by this connection only.
-impl Drop for ConnectionState {
-    fn drop(&mut self) {
-        // A connection that never named its flow stored none.
-        let (true, Some(id)) = (*self.kept.get_mut(), self.id.get()) else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let (store, key) = (self.shared.engine.store.clone(), StoreKey::connection(id));
-        runtime.spawn(async move {
-            if let Err(error) = store.remove(&key).await {
-                tracing::warn!(%key, %error, "cannot remove a finished connection's flow");
-            }
-        });
-    }
-}
-
-impl ConnectionState {
-    pub(super) fn id(&self) -> &str {
-        self.id.get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
-    }
 }
 
 impl std::fmt::Debug for Connection {

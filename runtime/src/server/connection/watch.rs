@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use rmcp::model::{ServerNotification, ToolListChangedNotification};
 
-use super::state::{Connection, ConnectionState, lock};
+use super::state::{Connection, lock};
 use crate::auth::Principal;
 use crate::flow::Origin;
+use crate::server::ConnectionState;
 use crate::server::Shared;
 use crate::server::listeners::Listeners;
 use crate::store::StoreKey;

@@ -16,7 +16,7 @@ use axum::extract::Request;
 use axum::response::Response;
 
 use super::super::wire::Refusal;
-use super::options::HttpOptions;
+use crate::server::http_options::HttpOptions;
 
 /// What one request's body may take.
 #[derive(Debug, Clone, Copy)]

@@ -22,7 +22,6 @@
 pub(crate) mod authentication;
 mod json_check;
 mod limits;
-pub(crate) mod options;
 mod owned;
 mod rmcp;
 mod session_owner;

@@ -30,8 +30,8 @@ pub(crate) use sessions::CallStreamSessions;
 use streams::StreamCap;
 
 use super::json_check::Checked;
-use super::options::HttpOptions;
 use crate::server::Connection;
+use crate::server::http_options::HttpOptions;
 
 /// rmcp's service with toolgate's caps around it, behind an `Arc`: a request clones a
 /// reference count and calls [`StreamableHttpService::handle`]. (Mounted as a service,
