@@ -107,6 +107,27 @@ pub(crate) fn tally(prefix: &str, counters: impl IntoIterator<Item = (String, i6
     counts
 }
 
+/// How many live records of each kind a store holds ([`FlowStore::count_live`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LiveRecords {
+    /// Flows: stdio connections and sessions, and the flows state handles name.
+    pub flows: u64,
+    /// Keyed machines' instances (an invoice, a payment).
+    pub instances: u64,
+}
+
+impl LiveRecords {
+    /// Counts `key` under its kind (a challenge, a lock or an idempotency record counts
+    /// under neither).
+    pub fn count(&mut self, key: &str) {
+        if StoreKey::FLOW_PREFIXES.iter().any(|p| key.starts_with(p)) {
+            self.flows += 1;
+        } else if StoreKey::INSTANCE_PREFIXES.iter().any(|p| key.starts_with(p)) {
+            self.instances += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,26 +24,6 @@ pub(super) const FOLDER_CYCLES: &[&str] = &[
     "server/cli/: mod.rs → print.rs → mod.rs",
     "server/connection/: call.rs → mod.rs → call.rs",
     "server/connection/: mod.rs → session.rs → mod.rs",
-    "store/: leases.rs → mod.rs → memory.rs → leases.rs",
-    "store/: leases.rs → mod.rs → sqlite.rs → leases.rs",
-    "store/: memory.rs → mod.rs → memory.rs",
-    "store/: mod.rs → postgres/ → mod.rs",
-    "store/: mod.rs → postgres/ → transaction.rs → mod.rs",
-    "store/: mod.rs → redis/ → mod.rs",
-    "store/: mod.rs → sqlite.rs → mod.rs",
-    "store/: mod.rs → sqlite.rs → transaction.rs → mod.rs",
-    "store/: mod.rs → tables.rs → mod.rs",
-    "store/: mod.rs → transaction.rs → mod.rs",
-    "store/postgres/: batch.rs → mod.rs → batch.rs",
-    "store/postgres/: batch.rs → mod.rs → transaction.rs → batch.rs",
-    "store/postgres/: migrations.rs → mod.rs → migrations.rs",
-    "store/postgres/: mod.rs → sweep.rs → mod.rs",
-    "store/postgres/: mod.rs → transaction.rs → mod.rs",
-    "store/redis/: commit.rs → durability.rs → mod.rs → commit.rs",
-    "store/redis/: commit.rs → mod.rs → commit.rs",
-    "store/redis/: durability.rs → mod.rs → durability.rs",
-    "store/redis/: durability.rs → mod.rs → restore.rs → durability.rs",
-    "store/redis/: mod.rs → restore.rs → mod.rs",
 ];
 
 /// issue 54: to remove.
@@ -62,30 +42,10 @@ pub(super) const FACES_IMPORTED: &[&str] = &[
     "server/mod.rs: Server",
     "server/mod.rs: Shared",
     "server/mod.rs: ctrl_c",
-    "store/mod.rs: FlowLease",
-    "store/mod.rs: FlowStore",
-    "store/mod.rs: LiveRecords",
-    "store/mod.rs: StoreError",
-    "store/postgres/mod.rs: Sql",
-    "store/postgres/mod.rs: payloads",
-    "store/postgres/mod.rs: unavailable",
-    "store/redis/mod.rs: COUNTS_NONE",
-    "store/redis/mod.rs: DUE_KEY",
-    "store/redis/mod.rs: RedisStore",
-    "store/redis/mod.rs: RedisStoreBuilder",
-    "store/redis/mod.rs: counts_key",
-    "store/redis/mod.rs: history_key",
-    "store/redis/mod.rs: lease_key",
-    "store/redis/mod.rs: record_key",
-    "store/redis/mod.rs: revision_key",
-    "store/redis/mod.rs: unavailable",
 ];
 
 /// issue 54: to remove.
 pub(super) const LONG_FILES: &[&str] = &[
-    "runtime/src/store/conformance.rs",
-    "runtime/src/store/postgres/mod.rs",
-    "runtime/src/store/sqlite.rs",
 ];
 
 /// issue 54: to remove.

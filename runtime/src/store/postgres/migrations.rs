@@ -3,9 +3,8 @@
 
 use deadpool_postgres::Pool;
 
-use super::unavailable;
 use crate::store::counts::{self, Counted};
-use crate::store::{Snapshot, StoreError, StoreKey};
+use crate::store::{Snapshot, StoreError, StoreKey, unavailable};
 
 /// The schema version this toolgate writes and reads: the number of its migrations.
 pub const POSTGRES_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

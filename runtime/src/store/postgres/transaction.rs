@@ -5,8 +5,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::batch::{Announcer, Writes, outcome};
-use super::{Sql, unavailable};
-use crate::store::{RecordWrite, SqlRow, SqlValue, StoreError, StoreTransaction};
+use super::sql::Sql;
+use crate::store::{RecordWrite, SqlRow, SqlValue, StoreError, StoreTransaction, unavailable};
 
 /// What toolgate's writes at a handler's transaction's commit run first: their plans as
 /// the pool's connections make them (the transaction began with Postgres's defaults).

@@ -1,0 +1,10 @@
+//! The in-process store: for tests, and for a server told `--store memory`.
+//!
+//! Its rooms, as every backend's: `store.rs` (the struct and the
+//! [`FlowStore`](crate::store::FlowStore) impl) and `windows.rs` (rate-limit windows). It
+//! has no schema to migrate and sweeps what expired as it commits.
+
+mod store;
+mod windows;
+
+pub use store::MemoryStore;
