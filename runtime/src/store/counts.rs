@@ -107,7 +107,7 @@ pub(crate) fn tally(prefix: &str, counters: impl IntoIterator<Item = (String, i6
     counts
 }
 
-/// How many live records of each kind a store holds ([`FlowStore::count_live`]).
+/// How many live records of each kind a store holds ([`FlowStore::count_live`](super::FlowStore::count_live)).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LiveRecords {
     /// Flows: stdio connections and sessions, and the flows state handles name.

@@ -1,4 +1,4 @@
-//! The behaviour every [`FlowStore`] must show; each backend's tests run [`check`].
+//! The behaviour every [`FlowStore`](crate::store::FlowStore) must show; each backend's tests run [`check`].
 //!
 //! Enabled by the `conformance` feature, for backends kept outside this crate.
 //!

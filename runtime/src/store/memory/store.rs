@@ -41,7 +41,7 @@ struct Records {
     snapshots: HashMap<StoreKey, Snapshot>,
     /// Each record's history, oldest entry first; only records that have one.
     histories: HashMap<StoreKey, VecDeque<HistoryEntry>>,
-    /// The instances counted by name ([`counts`](crate::store::counts)), changed with the records.
+    /// The instances counted by name ([`counts`]), changed with the records.
     counters: HashMap<String, i64>,
 }
 

@@ -419,7 +419,7 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
 }
 
 /// Commits: one transaction writes every record asked meanwhile (one disk flush for all),
-/// then announces the ones written. Each write's outcome as [`write_records`] gives it.
+/// then announces the ones written. Each write's outcome as [`write_records`](super::sql::write_records) gives it.
 /// The next batch is sent once this one's statement has answered, while its `COMMIT`
 /// waits for the disk.
 pub(super) fn commits(pool: Pool, sql: Arc<Sql>, announce: Announcer) -> Batcher<RecordWrite, i64> {

@@ -13,7 +13,7 @@
 //! order, the leases' fencing tokens checked, versions compared and bumped, histories
 //! appended and trimmed, in one statement — and one disk flush. Once committed, commits
 //! are announced by the next reads batch (`pg_notify`, a JSON array of keys a
-//! notification: [`payloads`]; outside the commit, whose disk flush it would otherwise
+//! notification: [`announce`]; outside the commit, whose disk flush it would otherwise
 //! hold Postgres's global notify lock through). Versions never go back for a key: a
 //! record removed or expired keeps its row's version until the sweep ([`sweep`]) deletes
 //! the row, and a key inserted again is given a version above any the sweep deleted.

@@ -105,7 +105,7 @@ impl Sql {
     }
 }
 
-/// The statement that writes a batch of records ([`batch::Writes`]), the rows that exist
+/// The statement that writes a batch of records ([`Writes`](super::batch::Writes)), the rows that exist
 /// already locked. A write passes if its lease's fencing token still holds, and its
 /// record is at the version expected (an `if_absent` write: if its record is not live).
 /// Then an existing row is written at its version plus one (a removed or expired record
@@ -118,7 +118,7 @@ impl Sql {
 /// when the history keeps none). Answers each key with the version written, or why not:
 /// -1, an `if_absent` write over a live record; -2, a lease lost; -3 - N, a conflict with
 /// the version N.
-fn write_records(s: &str) -> String {
+pub(super) fn write_records(s: &str) -> String {
     let live =
         |r: &str| format!("({r}.snapshot IS NOT NULL AND ({r}.expires_at_ms IS NULL OR {r}.expires_at_ms > $12))");
     let (live_r, live_found) = (live("r"), live("found"));

@@ -4,7 +4,7 @@
 //!   `toolgate:{<key>}:record`; its version counter at `toolgate:{<key>}:revision` outlives
 //!   removals, so versions never go back. Both keys share the Cluster hash tag `{<key>}`.
 //! - Compare-and-set is one Lua script: the version check, the new version and the write
-//!   happen atomically in Redis — and, for a transition, the [`HistoryEntry`] appended to
+//!   happen atomically in Redis — and, for a transition, the [`HistoryEntry`](crate::store::HistoryEntry) appended to
 //!   the instance's history (a list at `toolgate:{<key>}:history`, oldest first) and the
 //!   list trimmed by the retention, so no entry exists without its transition.
 //! - A record with an expiry (a handle's flow, a challenge, an idempotency record) gets it as

@@ -25,7 +25,7 @@
 //!   with every commit and removal (a call that only reads costs no SQL), bounded to
 //!   [`CACHED_KEYS`] keys (present or absent), emptied when full.
 //! - **Histories in the same transaction.** An instance's transition and its
-//!   [`HistoryEntry`] (a `history` table row, numbered by the commit's version) are written
+//!   [`HistoryEntry`](crate::store::HistoryEntry) (a `history` table row, numbered by the commit's version) are written
 //!   by one SQLite transaction, trimmed by the retention in it too.
 //! - **Bounded.** Reads store nothing (a million `invoice_view`s of made-up ids add no
 //!   record); expired records — flows named by handles, confirmation challenges,
