@@ -32,6 +32,8 @@ mod key;
 mod lease;
 mod leases;
 mod memory;
+mod open;
+mod options;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "redis")]
@@ -57,6 +59,8 @@ pub(crate) use history::{Transition, rfc3339};
 pub use key::StoreKey;
 pub use lease::FlowLease;
 pub use memory::MemoryStore;
+pub use open::open;
+pub use options::{OpenStoreError, Opened, StoreOptions};
 pub(crate) use snapshot::now_ms;
 pub use snapshot::{PendingEffect, Snapshot};
 pub(crate) use sql::SqlRow;

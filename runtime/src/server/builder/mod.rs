@@ -347,6 +347,25 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps the server's state in the store `url` names, through the one table of
+    /// schemes ([`store::open`](crate::store::open)): `sqlite:PATH` (opened by
+    /// [`build`](Self::build), as [`store_file`](Self::store_file)), `redis://…`,
+    /// `postgres://…` (reached now, as `options` say) or `memory`. What `--store` does.
+    pub async fn store_url(
+        mut self,
+        url: &str,
+        options: &crate::store::StoreOptions,
+    ) -> Result<Self, crate::store::OpenStoreError> {
+        Ok(match crate::store::open(url, options).await? {
+            crate::store::Opened::Store(store) => {
+                self.store = Some(store);
+                self.store_file = None;
+                self
+            }
+            crate::store::Opened::File(path) => self.store_file(path),
+        })
+    }
+
     /// Records every committed transition in `sink` as well (after its commit): a
     /// [`JsonLinesSink`](crate::telemetry::JsonLinesSink) file (`--audit-log PATH`), or
     /// your own. Call once per sink.

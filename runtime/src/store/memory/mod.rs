@@ -4,7 +4,9 @@
 //! [`FlowStore`](crate::store::FlowStore) impl) and `windows.rs` (rate-limit windows). It
 //! has no schema to migrate and sweeps what expired as it commits.
 
+mod open;
 mod store;
 mod windows;
 
+pub(crate) use open::open;
 pub use store::MemoryStore;

@@ -31,6 +31,7 @@
 mod announce;
 mod batch;
 mod migrations;
+mod open;
 mod sql;
 mod store;
 mod sweep;
@@ -39,4 +40,5 @@ mod testing;
 mod transaction;
 
 pub use migrations::POSTGRES_SCHEMA_VERSION;
+pub(crate) use open::open;
 pub use store::{DEFAULT_POSTGRES_SCHEMA, PostgresStore};

@@ -34,6 +34,7 @@ mod announce;
 mod commit;
 mod durability;
 mod keys;
+mod open;
 mod read;
 mod restore;
 mod rollback;
@@ -41,5 +42,6 @@ mod scripts;
 mod store;
 
 pub use durability::RedisDurability;
+pub(crate) use open::open;
 pub use restore::{DEFAULT_MINT_MARGIN, Restored};
 pub use store::{LEASE_TTL, MIN_LEASE_TTL, RedisStore, RedisStoreBuilder};

@@ -40,11 +40,13 @@
 
 mod commit;
 mod migrations;
+mod open;
 mod queue;
 mod store;
 mod sweep;
 mod transaction;
 mod windows;
 
+pub(crate) use open::open;
 pub use store::{CACHED_KEYS, OpenError, SqliteStore};
 pub use sweep::SWEEP_EVERY;
