@@ -33,7 +33,7 @@ pub struct InstanceCounts {
 /// a keyed machine's instance.
 pub(crate) fn counted(key: &StoreKey, snapshot: &Snapshot) -> Option<Counted> {
     let (scope, machine, _id) = key.instance_parts()?;
-    let scope = if key.as_str().starts_with("owned-instance:") { snapshot.tenant.as_deref() } else { scope };
+    let scope = if key.is_owned_instance() { snapshot.tenant.as_deref() } else { scope };
     let prefix = prefix(scope.unwrap_or_default(), machine);
     let state = snapshot.states.get(machine).map_or("", String::as_str);
     let mut names = vec![format!("{prefix}{STATE}{state}")];

@@ -269,8 +269,8 @@ async fn count_stored_instances(transaction: &deadpool_postgres::Transaction<'_>
     let rows = transaction
         .query(
             &format!(
-                "SELECT key, snapshot FROM {s}.records WHERE snapshot IS NOT NULL AND counted IS NULL \
-                 AND (key LIKE 'instance:%' OR key LIKE 'tenant-instance:%' OR key LIKE 'owned-instance:%')"
+                "SELECT key, snapshot FROM {s}.records WHERE snapshot IS NOT NULL AND counted IS NULL AND {}",
+                StoreKey::sql_is_instance("key")
             ),
             &[],
         )

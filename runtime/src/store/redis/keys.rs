@@ -9,6 +9,17 @@ pub(super) fn record_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:record")
 }
 
+/// The store key of a record's Redis key ([`record_key`]'s inverse); `None` for another.
+pub(super) fn stored_key(record_key: &str) -> Option<StoreKey> {
+    let inner = record_key.strip_prefix("toolgate:{")?.strip_suffix("}:record")?;
+    Some(StoreKey::from_stored(inner.to_string()))
+}
+
+/// A `SCAN` pattern of the records of key counters ([`StoreKey::minted`] and
+/// [`StoreKey::minted_for_owner`], both `minted…`), and perhaps others: filter with
+/// [`StoreKey::is_mint_counter`].
+pub(super) const COUNTER_RECORDS: &str = "toolgate:{minted*}:record";
+
 pub(super) fn revision_key(key: &StoreKey) -> String {
     format!("toolgate:{{{key}}}:revision")
 }

@@ -19,17 +19,12 @@ pub(super) async fn load(
 ) -> Result<(StoredRecord, Option<String>, Option<u64>, Option<u64>), StoreError> {
     let mut pipe = redis::pipe();
     pipe.cmd("HMGET").arg(record_key(key)).arg("v").arg("s").cmd("GET").arg(MARKER_KEY).cmd("GET").arg(CLOCK_KEY);
-    if !is_counter(key) {
+    if !key.is_mint_counter() {
         let (record, marker, clock) = pipe.query_async(connection).await.map_err(unavailable)?;
         return Ok((record, marker, clock, None));
     }
     pipe.cmd("GET").arg(MINT_FLOOR_KEY);
     pipe.query_async(connection).await.map_err(unavailable)
-}
-
-/// Whether `key` is a key counter ([`StoreKey::minted`], [`StoreKey::minted_for_owner`]).
-pub(super) fn is_counter(key: &StoreKey) -> bool {
-    key.as_str().starts_with("minted:") || key.as_str().starts_with("minted-owned:")
 }
 
 /// What a key counter never written reads as: its last number the floor (none before a

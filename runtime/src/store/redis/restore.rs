@@ -18,8 +18,7 @@
 //! Running it twice only advances the counters further: safe to run again after a failure.
 
 use super::durability::MARKER_KEY;
-use super::keys::MINT_FLOOR_KEY;
-use super::read::is_counter;
+use super::keys::{COUNTER_RECORDS, MINT_FLOOR_KEY, stored_key};
 use super::store::{RedisStore, RedisStoreBuilder};
 use crate::store::{FlowStore, Snapshot, StoreError, StoreKey, unavailable};
 
@@ -85,14 +84,13 @@ async fn counter_keys(connection: &mut redis::aio::MultiplexedConnection) -> Res
         let (next, found): (u64, Vec<String>) = redis::cmd("SCAN")
             .arg(cursor)
             .arg("MATCH")
-            .arg("toolgate:{minted*}:record")
+            .arg(COUNTER_RECORDS)
             .arg("COUNT")
             .arg(1000)
             .query_async(connection)
             .await
             .map_err(unavailable)?;
-        let inner = found.iter().filter_map(|key| key.strip_prefix("toolgate:{")?.strip_suffix("}:record"));
-        keys.extend(inner.map(|key| StoreKey::from_stored(key.to_string())).filter(is_counter));
+        keys.extend(found.iter().filter_map(|key| stored_key(key)).filter(StoreKey::is_mint_counter));
         if next == 0 {
             return Ok(keys);
         }
@@ -124,9 +122,9 @@ mod tests {
 
     #[test]
     fn only_key_counters_start_past_the_floor() {
-        assert!(is_counter(&StoreKey::minted("payment", Some("acme"))));
-        assert!(is_counter(&StoreKey::minted_for_owner("quote", "digest")));
-        assert!(!is_counter(&StoreKey::instance("payment", "PAY-1")));
+        assert!(StoreKey::minted("payment", Some("acme")).is_mint_counter());
+        assert!(StoreKey::minted_for_owner("quote", "digest").is_mint_counter());
+        assert!(!StoreKey::instance("payment", "PAY-1").is_mint_counter());
         assert_eq!(unused_counter(None), Snapshot::default());
         assert_eq!(unused_counter(Some(0)), Snapshot::default());
         assert_eq!(unused_counter(Some(7)).record, Some(serde_json::json!({ "n": 7 })));
