@@ -65,6 +65,6 @@ pub(crate) use snapshot::now_ms;
 pub use snapshot::{PendingEffect, Snapshot};
 pub(crate) use sql::SqlRow;
 pub use sql::SqlValue;
-pub use sqlite::{CACHED_KEYS, OpenError, SWEEP_EVERY, SqliteStore};
+pub use sqlite::{CACHED_KEYS, OpenError, SQLITE_SCHEMA_VERSION, SWEEP_EVERY, SqliteStore};
 pub(crate) use tables::Tables;
 pub use transaction::{RecordWrite, StoreTransaction};

@@ -23,7 +23,7 @@
 //! transaction: your rows and the state commit together, or neither does.
 //!
 //! Its rooms, as every backend's: `store.rs` (the struct, connecting, the
-//! [`FlowStore`](crate::store::FlowStore) impl), `migrations.rs` (the versioned schema),
+//! [`FlowStore`](crate::store::FlowStore) impl), `migrations.rs` (the versioned schema, `migrations/NNN_name.sql`),
 //! `sql.rs` (its statements, written once per schema), `batch.rs` (the calls of a moment
 //! sharing statements: the commit path), `announce.rs` (the commits feed), `sweep.rs`
 //! (deleting what expired), `transaction.rs` (a handler's transaction).

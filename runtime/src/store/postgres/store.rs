@@ -473,7 +473,7 @@ mod tests {
             .batch_execute(&format!(
                 "CREATE SCHEMA {s}; CREATE TABLE {s}.migrations (version bigint PRIMARY KEY, toolgate text NOT NULL, \
                  applied_at timestamptz NOT NULL DEFAULT now()); INSERT INTO {s}.migrations VALUES (1, '0.0.1'); {}",
-                MIGRATIONS[0].replace("{s}", &s)
+                MIGRATIONS[0].sql.replace("{s}", &s)
             ))
             .await
             .unwrap();

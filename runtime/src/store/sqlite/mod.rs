@@ -34,7 +34,7 @@
 //!   make a paid invoice payable again.
 //!
 //! Its rooms, as every backend's: `store.rs` (the struct, opening, the [`FlowStore`](crate::store::FlowStore)
-//! impl), `migrations.rs` (the versioned schema), `commit.rs` (the group commit), `queue.rs`
+//! impl), `migrations.rs` (the versioned schema, `migrations/NNN_name.sql`), `commit.rs` (the group commit), `queue.rs`
 //! (what waits for a group), `sweep.rs` (deleting what expired), `windows.rs` (rate-limit
 //! windows), `transaction.rs` (a handler's transaction).
 
@@ -47,6 +47,7 @@ mod sweep;
 mod transaction;
 mod windows;
 
+pub use migrations::SQLITE_SCHEMA_VERSION;
 pub(crate) use open::open;
 pub use store::{CACHED_KEYS, OpenError, SqliteStore};
 pub use sweep::SWEEP_EVERY;
