@@ -140,12 +140,14 @@ impl StoreKey {
 
     /// Whether the key names a counter keys are minted from ([`StoreKey::minted`],
     /// [`StoreKey::minted_for_owner`]).
+    #[cfg(any(feature = "redis", test))]
     pub(crate) fn is_mint_counter(&self) -> bool {
         self.0.starts_with(MINTED) || self.0.starts_with(MINTED_OWNED)
     }
 
     /// An SQL condition on the text column `column` that holds for the keys of instances
     /// ([`StoreKey::INSTANCE_PREFIXES`]): `(key LIKE 'instance:%' OR …)`.
+    #[cfg(any(feature = "postgres", test))]
     pub(crate) fn sql_is_instance(column: &str) -> String {
         let each: Vec<String> = Self::INSTANCE_PREFIXES.iter().map(|p| format!("{column} LIKE '{p}%'")).collect();
         format!("({})", each.join(" OR "))

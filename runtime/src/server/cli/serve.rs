@@ -375,4 +375,43 @@ mod tests {
         assert!(error.starts_with("`--store nowhere`: a store is"), "{error}");
         assert!(error.contains("\n\nUsage: ") && error.contains("--help"), "{error}");
     }
+
+    /// What `--store` answered before the table of schemes moved to `store::open`, word
+    /// for word (the usage line after it aside).
+    async fn refused(url: &str, options: &StoreOptions) -> String {
+        let error = match crate::server::Server::from_registry("t").store_url(url, options).await {
+            Err(error) => store_error(url, error),
+            Ok(_) => panic!("`{url}` opened"),
+        };
+        let text = error.to_string();
+        text.split("\n\nUsage: ").next().unwrap().trim_end().to_string()
+    }
+
+    #[tokio::test]
+    async fn store_urls_are_refused_as_before() {
+        let none = StoreOptions::default();
+        let known = "a store is `sqlite:PATH`, `redis://HOST:PORT/DB`, `postgres://USER@HOST:PORT/DB` or `memory`";
+        for url in ["nowhere", "sqlite:", "mysql://a:hunter2@db/x"] {
+            // The URL as given: it names no store.
+            assert!(refused(url, &none).await.ends_with(&format!("`--store {url}`: {known}")), "{url}");
+        }
+        #[cfg(not(feature = "postgres"))]
+        assert!(refused("postgres://app:hunter2@db/x", &none).await.ends_with(
+            "`--store postgres://app:***@db/x`: this server was built without Postgres (toolgate's `postgres` feature)"
+        ));
+        #[cfg(not(feature = "redis"))]
+        assert!(refused("redis://:hunter2@cache/0", &none).await.ends_with(
+            "`--store redis://:***@cache/0`: this server was built without Redis (toolgate's `redis` feature)"
+        ));
+        #[cfg(all(feature = "redis", not(feature = "redis-tls")))]
+        assert!(refused("rediss://cache/0", &none).await.ends_with(
+            "`--store rediss://cache/0`: this server was built without Redis over TLS (toolgate's `redis-tls` feature)"
+        ));
+        #[cfg(feature = "redis-tls")]
+        {
+            let missing = StoreOptions::default().redis_ca("/nonexistent/ca.pem");
+            let refused = refused("rediss://127.0.0.1:1/0", &missing).await;
+            assert!(refused.contains("`--redis-ca /nonexistent/ca.pem`: No such file or directory"), "{refused}");
+        }
+    }
 }
