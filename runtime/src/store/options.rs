@@ -1,4 +1,4 @@
-//! What opening a store by URL ([`open`](super::open)) takes and gives: [`StoreOptions`],
+//! What opening a store by URL ([`open`](fn@super::open)) takes and gives: [`StoreOptions`],
 //! [`Opened`], [`OpenStoreError`].
 
 use std::future::Future;
@@ -57,7 +57,7 @@ impl StoreOptions {
     }
 }
 
-/// A store [`open`](super::open) opened.
+/// A store [`open`](fn@super::open) opened.
 #[derive(Clone)]
 pub enum Opened {
     /// A store open now (a server reached, its schema migrated).

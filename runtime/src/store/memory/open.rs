@@ -1,4 +1,4 @@
-//! The memory store's line of the table of schemes ([`open`](crate::store::open)): `memory`.
+//! The memory store's line of the table of schemes ([`open`](fn@crate::store::open)): `memory`.
 
 use std::sync::Arc;
 

@@ -23,10 +23,13 @@
 //! transaction: your rows and the state commit together, or neither does.
 //!
 //! Its rooms, as every backend's: `store.rs` (the struct, connecting, the
-//! [`FlowStore`](crate::store::FlowStore) impl), `migrations.rs` (the versioned schema, `migrations/NNN_name.sql`),
-//! `sql.rs` (its statements, written once per schema), `batch.rs` (the calls of a moment
-//! sharing statements: the commit path), `announce.rs` (the commits feed), `sweep.rs`
-//! (deleting what expired), `transaction.rs` (a handler's transaction).
+//! [`FlowStore`](crate::store::FlowStore) impl), `open.rs` (its line of
+//! [`open`](fn@crate::store::open)), `migrations.rs` (the versioned schema,
+//! `migrations/NNN_name.sql`), `sql.rs` (its statements, written once per schema),
+//! `batch.rs` (the calls of a moment sharing statements: the commit path), `announce.rs`
+//! (the commits feed), `sweep.rs` (deleting what expired), `transaction.rs` (a handler's
+//! transaction) and `values.rs` (its [`SqlValue`](crate::store::SqlValue)s bound, its rows
+//! read).
 
 mod announce;
 mod batch;
@@ -38,6 +41,7 @@ mod sweep;
 #[cfg(test)]
 mod testing;
 mod transaction;
+mod values;
 
 pub use migrations::POSTGRES_SCHEMA_VERSION;
 pub(crate) use open::open;

@@ -1,4 +1,4 @@
-//! The Postgres store's line of the table of schemes ([`open`](crate::store::open)):
+//! The Postgres store's line of the table of schemes ([`open`](fn@crate::store::open)):
 //! `postgres://USER@HOST:PORT/DB`, or `postgresql://`.
 
 use std::sync::Arc;

@@ -25,10 +25,12 @@
 //!   the counters' floor, `toolgate:{clock}` and `toolgate:{mint-floor}`, are under it).
 //!
 //! Its rooms, as every backend's: `store.rs` (the struct, connecting, leases, the
-//! [`FlowStore`](crate::store::FlowStore) impl), `commit.rs` (the commit path), `keys.rs`
-//! (every Redis key it names), `scripts.rs` (its Lua), `announce.rs` (the commits feed),
-//! `read.rs` (a record read with its marker and clock), `durability.rs`, `rollback.rs` and `restore.rs` (what Redis keeps, and going back). It
-//! has no schema to migrate, and no sweep: Redis expires what expires.
+//! [`FlowStore`](crate::store::FlowStore) impl), `open.rs` (its line of
+//! [`open`](fn@crate::store::open)), `commit.rs` (the commit path), `keys.rs` (every Redis key
+//! it names), `scripts.rs` (its Lua), `announce.rs` (the commits feed), `read.rs` (a record
+//! read with its marker and clock), `durability.rs`, `rollback.rs` and `restore.rs` (what
+//! Redis keeps, and going back). It has no schema to migrate, and no sweep: Redis expires
+//! what expires.
 
 mod announce;
 mod commit;

@@ -1,4 +1,4 @@
-//! The Redis store's line of the table of schemes ([`open`](crate::store::open)):
+//! The Redis store's line of the table of schemes ([`open`](fn@crate::store::open)):
 //! `redis://HOST:PORT/DB`, and `rediss://` for TLS.
 
 use std::sync::Arc;

@@ -157,7 +157,7 @@ impl SqliteStore {
 pub(super) fn unit_in(connection: &Connection, queued: &Queued) -> Result<Vec<Option<Snapshot>>, StoreError> {
     for statement in &queued.statements {
         let done = match statement {
-            Statement::One(sql, params) => crate::store::sql::execute_sqlite(connection, sql, params).map(drop),
+            Statement::One(sql, params) => super::values::execute(connection, sql, params).map(drop),
             Statement::Batch(sql) => connection.execute_batch(sql),
         };
         done.map_err(|error| StoreError::Statement(error.to_string()))?;

@@ -33,10 +33,13 @@
 //!   the store opens and then every [`SWEEP_EVERY`] commits. Instances in a final state are kept: forgetting one would
 //!   make a paid invoice payable again.
 //!
-//! Its rooms, as every backend's: `store.rs` (the struct, opening, the [`FlowStore`](crate::store::FlowStore)
-//! impl), `migrations.rs` (the versioned schema, `migrations/NNN_name.sql`), `commit.rs` (the group commit), `queue.rs`
-//! (what waits for a group), `sweep.rs` (deleting what expired), `windows.rs` (rate-limit
-//! windows), `transaction.rs` (a handler's transaction).
+//! Its rooms, as every backend's: `store.rs` (the struct, opening, the
+//! [`FlowStore`](crate::store::FlowStore) impl), `open.rs` (its line of
+//! [`open`](fn@crate::store::open)), `migrations.rs` (the versioned schema,
+//! `migrations/NNN_name.sql`), `commit.rs` (the group commit), `queue.rs` (what waits for a
+//! group), `sweep.rs` (deleting what expired), `windows.rs` (rate-limit windows),
+//! `transaction.rs` (a handler's transaction) and `values.rs` (its
+//! [`SqlValue`](crate::store::SqlValue)s bound, its rows read).
 
 mod commit;
 mod migrations;
@@ -45,6 +48,7 @@ mod queue;
 mod store;
 mod sweep;
 mod transaction;
+mod values;
 mod windows;
 
 pub use migrations::SQLITE_SCHEMA_VERSION;

@@ -1,4 +1,4 @@
-//! The SQLite store's line of the table of schemes ([`open`](crate::store::open)):
+//! The SQLite store's line of the table of schemes ([`open`](fn@crate::store::open)):
 //! `sqlite:PATH`.
 
 use crate::store::options::{OpenStoreError, Opened, Opening, StoreOptions};

@@ -33,7 +33,7 @@ impl StoreTransaction for SqliteTransaction {
 
     async fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlRow>, StoreError> {
         let (store, sql, params) = (self.store.clone(), sql.to_string(), params.to_vec());
-        tokio::task::spawn_blocking(move || crate::store::sql::query_sqlite(&lock(&store.inner.reader), &sql, &params))
+        tokio::task::spawn_blocking(move || super::values::query(&lock(&store.inner.reader), &sql, &params))
             .await
             .map_err(unavailable)?
             .map_err(|error| StoreError::Statement(error.to_string()))
