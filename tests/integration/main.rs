@@ -25,6 +25,7 @@ mod hardening;
 mod invoice;
 mod json_schema;
 mod listeners;
+mod older_stores;
 mod other_sessions;
 mod output_schemas;
 mod own_postgres;

@@ -96,7 +96,7 @@ pub(super) async fn visible<'c>(
     tenant: &str,
 ) -> Result<Option<(&'c crate::fsm::Machine, crate::store::Snapshot)>, ()> {
     let Some((scope, machine_id, _)) = key.instance_parts() else { return Ok(None) };
-    let owned = key.as_str().starts_with("owned-instance:");
+    let owned = key.is_owned_instance();
     if !owned && scope.is_some_and(|scope| scope != tenant) {
         return Ok(None);
     }

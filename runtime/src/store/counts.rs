@@ -33,7 +33,7 @@ pub struct InstanceCounts {
 /// a keyed machine's instance.
 pub(crate) fn counted(key: &StoreKey, snapshot: &Snapshot) -> Option<Counted> {
     let (scope, machine, _id) = key.instance_parts()?;
-    let scope = if key.as_str().starts_with("owned-instance:") { snapshot.tenant.as_deref() } else { scope };
+    let scope = if key.is_owned_instance() { snapshot.tenant.as_deref() } else { scope };
     let prefix = prefix(scope.unwrap_or_default(), machine);
     let state = snapshot.states.get(machine).map_or("", String::as_str);
     let mut names = vec![format!("{prefix}{STATE}{state}")];
@@ -105,6 +105,27 @@ pub(crate) fn tally(prefix: &str, counters: impl IntoIterator<Item = (String, i6
         }
     }
     counts
+}
+
+/// How many live records of each kind a store holds ([`FlowStore::count_live`](super::FlowStore::count_live)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LiveRecords {
+    /// Flows: stdio connections and sessions, and the flows state handles name.
+    pub flows: u64,
+    /// Keyed machines' instances (an invoice, a payment).
+    pub instances: u64,
+}
+
+impl LiveRecords {
+    /// Counts `key` under its kind (a challenge, a lock or an idempotency record counts
+    /// under neither).
+    pub fn count(&mut self, key: &str) {
+        if StoreKey::FLOW_PREFIXES.iter().any(|p| key.starts_with(p)) {
+            self.flows += 1;
+        } else if StoreKey::INSTANCE_PREFIXES.iter().any(|p| key.starts_with(p)) {
+            self.instances += 1;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,57 +8,67 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StoreKey(String);
 
+// How each kind of key begins: spelled here only. Code elsewhere builds keys with
+// [`StoreKey`]'s constructors and asks a key its kind with its methods.
+const CONNECTION: &str = "connection:";
+const HANDLE: &str = "handle:";
+const INSTANCE: &str = "instance:";
+const TENANT_INSTANCE: &str = "tenant-instance:";
+const OWNED_INSTANCE: &str = "owned-instance:";
+const MINTED: &str = "minted:";
+const MINTED_OWNED: &str = "minted-owned:";
+
 impl StoreKey {
     /// How the keys of flows begin (a connection's, a handle's).
-    pub const FLOW_PREFIXES: [&'static str; 2] = ["connection:", "handle:"];
+    pub const FLOW_PREFIXES: [&'static str; 2] = [CONNECTION, HANDLE];
 
     /// How the keys of keyed machines' instances begin (in no tenant, in a tenant, of a
     /// principal).
-    pub const INSTANCE_PREFIXES: [&'static str; 3] = ["instance:", "tenant-instance:", "owned-instance:"];
+    pub const INSTANCE_PREFIXES: [&'static str; 3] = [INSTANCE, TENANT_INSTANCE, OWNED_INSTANCE];
 
     /// The flow of one connection: stdio, or one stateful Streamable HTTP session.
     /// `connection_id` is random per connection, so replicas sharing a store never collide.
     pub fn connection(connection_id: &str) -> Self {
-        Self(format!("connection:{connection_id}"))
+        Self(format!("{CONNECTION}{connection_id}"))
     }
 
     /// The flow a signed state handle names (`flow_id` is the random id minted with it).
     pub fn handle(flow_id: &str) -> Self {
-        Self(format!("handle:{flow_id}"))
+        Self(format!("{HANDLE}{flow_id}"))
     }
 
     /// The instance of keyed machine `machine` for the object `key` (invoice `INV-7`).
     /// The machine id's length is part of the key, so no id/key pair can spell another's.
     pub fn instance(machine: &str, key: &str) -> Self {
-        Self(format!("instance:{}:{machine}:{key}", machine.len()))
+        Self(format!("{INSTANCE}{}:{machine}:{key}", machine.len()))
     }
 
     /// The instance of tenant-scoped machine `machine` for the object `key` of `tenant`:
     /// `INV-1` of tenant A and `INV-1` of tenant B are two records. Lengths are part of the
     /// key, so no tenant/machine/key triple can spell another's.
     pub fn tenant_instance(tenant: &str, machine: &str, key: &str) -> Self {
-        Self(format!("tenant-instance:{}:{tenant}:{}:{machine}:{key}", tenant.len(), machine.len()))
+        Self(format!("{TENANT_INSTANCE}{}:{tenant}:{}:{machine}:{key}", tenant.len(), machine.len()))
     }
 
     /// The instance of principal-owned machine `machine` for the object `key` of the
     /// principal whose digest is `owner`: another principal's `Q-1` is another record.
     /// Lengths are part of the key, so no owner/machine/key triple can spell another's.
     pub fn owned_instance(owner: &str, machine: &str, key: &str) -> Self {
-        Self(format!("owned-instance:{}:{owner}:{}:{machine}:{key}", owner.len(), machine.len()))
+        Self(format!("{OWNED_INSTANCE}{}:{owner}:{}:{machine}:{key}", owner.len(), machine.len()))
     }
 
     /// The counter new keys of a principal-owned `machine` are minted from, per owner (the
     /// principal's digest).
     pub fn minted_for_owner(machine: &str, owner: &str) -> Self {
-        Self(format!("minted-owned:{}:{owner}:{machine}", owner.len()))
+        Self(format!("{MINTED_OWNED}{}:{owner}:{machine}", owner.len()))
     }
 
     /// The counter new keys of `machine` are minted from (`mint: "PAY-{n}"`), per tenant
     /// for a tenant-scoped machine.
     pub fn minted(machine: &str, tenant: Option<&str>) -> Self {
         match tenant {
-            Some(tenant) => Self(format!("minted:{}:{tenant}:{machine}", tenant.len())),
-            None => Self(format!("minted:{machine}")),
+            Some(tenant) => Self(format!("{MINTED}{}:{tenant}:{machine}", tenant.len())),
+            None => Self(format!("{MINTED}{machine}")),
         }
     }
 
@@ -102,11 +112,11 @@ impl StoreKey {
             let (value, rest) = (rest.get(..len)?, rest.get(len..)?);
             Some((value, rest.strip_prefix(':')?))
         }
-        if let Some(rest) = self.0.strip_prefix("instance:") {
+        if let Some(rest) = self.0.strip_prefix(INSTANCE) {
             let (machine, id) = counted(rest)?;
             return Some((None, machine, id));
         }
-        let rest = (self.0.strip_prefix("tenant-instance:")).or_else(|| self.0.strip_prefix("owned-instance:"))?;
+        let rest = (self.0.strip_prefix(TENANT_INSTANCE)).or_else(|| self.0.strip_prefix(OWNED_INSTANCE))?;
         let (tenant, rest) = counted(rest)?;
         let (machine, id) = counted(rest)?;
         Some((Some(tenant), machine, id))
@@ -119,7 +129,28 @@ impl StoreKey {
 
     /// Whether the key names a flow a state handle names (such flows expire).
     pub(crate) fn is_handle_flow(&self) -> bool {
-        self.0.starts_with("handle:")
+        self.0.starts_with(HANDLE)
+    }
+
+    /// Whether the key names a principal-owned machine's instance
+    /// ([`StoreKey::owned_instance`]): its scope is its owner's, not a tenant.
+    pub(crate) fn is_owned_instance(&self) -> bool {
+        self.0.starts_with(OWNED_INSTANCE)
+    }
+
+    /// Whether the key names a counter keys are minted from ([`StoreKey::minted`],
+    /// [`StoreKey::minted_for_owner`]).
+    #[cfg(any(feature = "redis", test))]
+    pub(crate) fn is_mint_counter(&self) -> bool {
+        self.0.starts_with(MINTED) || self.0.starts_with(MINTED_OWNED)
+    }
+
+    /// An SQL condition on the text column `column` that holds for the keys of instances
+    /// ([`StoreKey::INSTANCE_PREFIXES`]): `(key LIKE 'instance:%' OR …)`.
+    #[cfg(any(feature = "postgres", test))]
+    pub(crate) fn sql_is_instance(column: &str) -> String {
+        let each: Vec<String> = Self::INSTANCE_PREFIXES.iter().map(|p| format!("{column} LIKE '{p}%'")).collect();
+        format!("({})", each.join(" OR "))
     }
 
     /// The key as stored.
@@ -153,5 +184,19 @@ mod tests {
         assert_ne!(StoreKey::owned_instance("t", "m", "k"), StoreKey::tenant_instance("t", "m", "k"));
         assert_ne!(StoreKey::minted_for_owner("m", "t"), StoreKey::minted("m", Some("t")));
         assert_eq!(StoreKey::connection("x").instance_parts(), None);
+    }
+
+    #[test]
+    fn keys_tell_their_kind() {
+        assert!(StoreKey::owned_instance("ab", "m", "k").is_owned_instance());
+        assert!(!StoreKey::tenant_instance("ab", "m", "k").is_owned_instance());
+        assert!(StoreKey::minted("payment", Some("acme")).is_mint_counter());
+        assert!(StoreKey::minted("payment", None).is_mint_counter());
+        assert!(StoreKey::minted_for_owner("quote", "digest").is_mint_counter());
+        assert!(!StoreKey::instance("payment", "PAY-1").is_mint_counter());
+        assert_eq!(
+            StoreKey::sql_is_instance("key"),
+            "(key LIKE 'instance:%' OR key LIKE 'tenant-instance:%' OR key LIKE 'owned-instance:%')"
+        );
     }
 }

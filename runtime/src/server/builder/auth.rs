@@ -1,7 +1,7 @@
 //! Who may call, and how a call is confirmed: authenticators, the stdio principal, and
 //! the confirmation channels.
 
-use super::ServerBuilder;
+use super::server_builder::ServerBuilder;
 use crate::auth::{Authenticator, Principal};
 use crate::confirm::{Channel, OtpSender, TotpSecrets};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! [`ServerBuilder::build`]: the registry collected and every setting checked at once —
 //! each problem reported, none after the first only — and the server assembled.
 
-use super::ServerBuilder;
+use super::server_builder::ServerBuilder;
 use crate::auth::metadata::ProtectedResource;
 use crate::auth::{Principal, Roster, StaticTokens};
 use crate::confirm::Confirmations;

@@ -1,7 +1,7 @@
 //! What a Streamable HTTP deployment of the server allows: hosts, origins, sessions,
 //! request sizes and rates, connections.
 
-use super::ServerBuilder;
+use super::server_builder::ServerBuilder;
 use std::time::Duration;
 
 impl ServerBuilder {

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::ServeError;
 use super::args::{CallerArgs, ServeArgs, Token, usage};
 use crate::server::ServerBuilder;
+use crate::store::{OpenStoreError, StoreOptions};
 
 /// The store, from the environment: `sqlite:PATH`, `redis://HOST:PORT/DB`,
 /// `postgres://USER@HOST:PORT/DB` or `memory`.
@@ -110,12 +111,19 @@ impl ServerBuilder {
             self = self.audit_sink(sink);
         }
         let store = args.store.or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
-        let redis = RedisOptions {
-            lease_ttl: args.lease_ttl,
-            ca: args.redis_ca.or_else(|| std::env::var_os(REDIS_CA_ENV).filter(|s| !s.is_empty()).map(Into::into)),
-            volatile: args.redis_volatile,
-        };
-        self = self.store_from(store.as_deref(), &redis).await?;
+        let mut options = StoreOptions::default();
+        if let Some(ttl) = args.lease_ttl {
+            options = options.lease_ttl(ttl);
+        }
+        if let Some(ca) =
+            args.redis_ca.or_else(|| std::env::var_os(REDIS_CA_ENV).filter(|s| !s.is_empty()).map(Into::into))
+        {
+            options = options.redis_ca(ca);
+        }
+        if args.redis_volatile {
+            options = options.redis_volatile();
+        }
+        self = self.store_from(store.as_deref(), &options).await?;
         // The addresses are taken before the build opens the store's file: a server that
         // cannot listen refuses to start without creating the file or locking it.
         let metrics_listener = match args.metrics {
@@ -169,26 +177,11 @@ impl ServerBuilder {
         }
     }
 
-    /// The store the command line (or `TOOLGATE_STORE`) names; without one, the store the
-    /// builder was given, else the file `./<server name>.db`.
-    async fn store_from(self, spec: Option<&str>, redis: &RedisOptions) -> Result<Self, ServeError> {
+    /// The store the command line (or `TOOLGATE_STORE`) names ([`ServerBuilder::store_url`]);
+    /// without one, the store the builder was given, else the file `./<server name>.db`.
+    async fn store_from(self, spec: Option<&str>, options: &StoreOptions) -> Result<Self, ServeError> {
         match spec {
-            Some("memory") => {
-                tracing::warn!("state is kept in memory (`--store memory`): a restart forgets every transition");
-                Ok(self.store(crate::store::MemoryStore::new()))
-            }
-            Some(spec) if spec.starts_with("sqlite:") && spec.len() > "sqlite:".len() => {
-                Ok(self.store_file(&spec["sqlite:".len()..]))
-            }
-            Some(spec) if spec.starts_with("redis://") || spec.starts_with("rediss://") => {
-                redis_store(self, spec, redis).await
-            }
-            Some(spec) if spec.starts_with("postgres://") || spec.starts_with("postgresql://") => {
-                postgres_store(self, spec, redis.lease_ttl).await
-            }
-            Some(other) => Err(usage(format!(
-                "`--store {other}`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB`, `postgres://USER@HOST:PORT/DB` or `memory`"
-            ))),
+            Some(url) => self.store_url(url, options).await.map_err(|error| store_error(url, error)),
             None if self.store.is_some() || self.store_file.is_some() => Ok(self),
             None => {
                 let path = format!("./{}.db", self.name);
@@ -198,84 +191,18 @@ impl ServerBuilder {
     }
 }
 
-/// How a Redis store is connected and leased.
-#[derive(Debug, PartialEq, Default)]
-struct RedisOptions {
-    /// `--lease-ttl`.
-    lease_ttl: Option<Duration>,
-    /// `--redis-ca` (or `TOOLGATE_REDIS_CA`): trust only these authorities.
-    ca: Option<std::path::PathBuf>,
-    /// `--redis-volatile`: a Redis that forgets when it restarts is accepted.
-    volatile: bool,
-}
-
-/// A Redis store, in a build with the `redis` feature: connected before the server is
-/// built; a Redis that cannot be reached stops the start.
-#[cfg(feature = "redis")]
-async fn redis_store(builder: ServerBuilder, url: &str, options: &RedisOptions) -> Result<ServerBuilder, ServeError> {
-    use crate::store::RedisStore;
-    #[cfg(not(feature = "redis-tls"))]
-    if url.starts_with("rediss://") {
-        return Err(usage(format!(
-            "`--store {}`: this server was built without Redis over TLS (toolgate's `redis-tls` feature)",
-            redacted(url)
-        )));
+/// Why `--store URL` cannot be used, as the command line says it: a URL of no scheme, or
+/// of a store this build lacks, or a `--redis-ca` that cannot be read, is a usage error;
+/// a store that cannot be reached is not.
+fn store_error(url: &str, error: OpenStoreError) -> ServeError {
+    match error {
+        OpenStoreError::UnknownScheme(_) => usage(format!("`--store {url}`: {error}")),
+        OpenStoreError::NotBuilt(_) => usage(format!("`--store {}`: {error}", redacted(url))),
+        OpenStoreError::CertificateAuthorities { path, problem } => {
+            usage(format!("`--redis-ca {}`: {problem}", path.display()))
+        }
+        other => ServeError::Store(format!("`--store {}`: {other}", redacted(url))),
     }
-    let mut connecting = RedisStore::builder(url);
-    if let Some(path) = &options.ca {
-        let pem = std::fs::read(path).map_err(|e| usage(format!("`--redis-ca {}`: {e}", path.display())))?;
-        connecting = connecting.trusting(&pem);
-    }
-    if options.volatile {
-        connecting = connecting.accept_volatile();
-    }
-    let lease_ttl = options.lease_ttl;
-    let store = connecting.connect().await.map_err(|error| {
-        let error = match error {
-            crate::store::StoreError::Unavailable(why) => why,
-            other => other.to_string(),
-        };
-        ServeError::Store(format!("`--store {}`: {error}", redacted(url)))
-    })?;
-    Ok(builder.store(match lease_ttl {
-        Some(ttl) => store.with_lease_ttl(ttl),
-        None => store,
-    }))
-}
-
-#[cfg(not(feature = "redis"))]
-async fn redis_store(_builder: ServerBuilder, url: &str, _options: &RedisOptions) -> Result<ServerBuilder, ServeError> {
-    Err(usage(format!("`--store {}`: this server was built without Redis (toolgate's `redis` feature)", redacted(url))))
-}
-
-/// A Postgres store, in a build with the `postgres` feature: connected (and its tables
-/// created or migrated) before the server is built; a Postgres that cannot be reached, or
-/// a schema a newer toolgate wrote, stops the start.
-#[cfg(feature = "postgres")]
-async fn postgres_store(
-    builder: ServerBuilder,
-    url: &str,
-    lease_ttl: Option<Duration>,
-) -> Result<ServerBuilder, ServeError> {
-    let store = crate::store::PostgresStore::connect(url)
-        .await
-        .map_err(|error| ServeError::Store(format!("`--store {}`: {error}", redacted(url))))?;
-    Ok(builder.store(match lease_ttl {
-        Some(ttl) => store.with_lease_ttl(ttl),
-        None => store,
-    }))
-}
-
-#[cfg(not(feature = "postgres"))]
-async fn postgres_store(
-    _builder: ServerBuilder,
-    url: &str,
-    _lease_ttl: Option<Duration>,
-) -> Result<ServerBuilder, ServeError> {
-    Err(usage(format!(
-        "`--store {}`: this server was built without Postgres (toolgate's `postgres` feature)",
-        redacted(url)
-    )))
 }
 
 /// `url` as a message may show it: a password it carries is replaced by `***`.
@@ -447,5 +374,44 @@ mod tests {
             usage("`--store nowhere`: a store is `sqlite:PATH`, `redis://HOST:PORT/DB`, `postgres://USER@HOST:PORT/DB` or `memory`").to_string();
         assert!(error.starts_with("`--store nowhere`: a store is"), "{error}");
         assert!(error.contains("\n\nUsage: ") && error.contains("--help"), "{error}");
+    }
+
+    /// What `--store` answered before the table of schemes moved to `store::open`, word
+    /// for word (the usage line after it aside).
+    async fn refused(url: &str, options: &StoreOptions) -> String {
+        let error = match crate::server::Server::from_registry("t").store_url(url, options).await {
+            Err(error) => store_error(url, error),
+            Ok(_) => panic!("`{url}` opened"),
+        };
+        let text = error.to_string();
+        text.split("\n\nUsage: ").next().unwrap().trim_end().to_string()
+    }
+
+    #[tokio::test]
+    async fn store_urls_are_refused_as_before() {
+        let none = StoreOptions::default();
+        let known = "a store is `sqlite:PATH`, `redis://HOST:PORT/DB`, `postgres://USER@HOST:PORT/DB` or `memory`";
+        for url in ["nowhere", "sqlite:", "mysql://a:hunter2@db/x"] {
+            // The URL as given: it names no store.
+            assert!(refused(url, &none).await.ends_with(&format!("`--store {url}`: {known}")), "{url}");
+        }
+        #[cfg(not(feature = "postgres"))]
+        assert!(refused("postgres://app:hunter2@db/x", &none).await.ends_with(
+            "`--store postgres://app:***@db/x`: this server was built without Postgres (toolgate's `postgres` feature)"
+        ));
+        #[cfg(not(feature = "redis"))]
+        assert!(refused("redis://:hunter2@cache/0", &none).await.ends_with(
+            "`--store redis://:***@cache/0`: this server was built without Redis (toolgate's `redis` feature)"
+        ));
+        #[cfg(all(feature = "redis", not(feature = "redis-tls")))]
+        assert!(refused("rediss://cache/0", &none).await.ends_with(
+            "`--store rediss://cache/0`: this server was built without Redis over TLS (toolgate's `redis-tls` feature)"
+        ));
+        #[cfg(feature = "redis-tls")]
+        {
+            let missing = StoreOptions::default().redis_ca("/nonexistent/ca.pem");
+            let refused = refused("rediss://127.0.0.1:1/0", &missing).await;
+            assert!(refused.contains("`--redis-ca /nonexistent/ca.pem`: No such file or directory"), "{refused}");
+        }
     }
 }

@@ -36,9 +36,10 @@ use futures_util::stream::FuturesUnordered;
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::types::ToSql;
 
-use super::{Sql, unavailable};
+use super::announce::payloads;
+use super::sql::Sql;
 use crate::store::counts::{self, Counted};
-use crate::store::{RecordWrite, Snapshot, StoreError, StoreKey, now_ms};
+use crate::store::{RecordWrite, Snapshot, StoreError, StoreKey, now_ms, unavailable};
 
 /// The most requests one batch answers.
 const MAX_BATCH: usize = 256;
@@ -347,7 +348,7 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
             }
             announced.sort_unstable();
             announced.dedup();
-            let payloads = super::payloads(&announced);
+            let payloads = payloads(&announced);
             let notifying: &[&(dyn ToSql + Sync)] = &[&sql.channel, &payloads];
             let keys: Vec<&str> = leases.iter().map(|lease| lease.key.as_str()).collect();
             let tokens: Vec<&str> = leases.iter().map(|lease| lease.token.as_str()).collect();
@@ -418,7 +419,7 @@ pub(super) fn reads(pool: Pool, sql: Arc<Sql>) -> Batcher<Read, ReadAnswer> {
 }
 
 /// Commits: one transaction writes every record asked meanwhile (one disk flush for all),
-/// then announces the ones written. Each write's outcome as [`write_records`] gives it.
+/// then announces the ones written. Each write's outcome as [`write_records`](super::sql::write_records) gives it.
 /// The next batch is sent once this one's statement has answered, while its `COMMIT`
 /// waits for the disk.
 pub(super) fn commits(pool: Pool, sql: Arc<Sql>, announce: Announcer) -> Batcher<RecordWrite, i64> {

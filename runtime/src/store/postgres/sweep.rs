@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use deadpool_postgres::Pool;
 
-use super::{Sql, unavailable};
-use crate::store::{StoreError, StoreKey, now_ms};
+use super::sql::Sql;
+use crate::store::{StoreError, StoreKey, now_ms, unavailable};
 
 /// How often a replica sweeps.
 pub(super) const SWEEP_INTERVAL: Duration = Duration::from_secs(10);
@@ -34,46 +34,6 @@ pub(super) const SWEEP_BATCH: i64 = 1_000;
 /// The most statements one pass runs: a pass deletes at most `SWEEP_BATCH` times this many
 /// records, and the rest wait for the next.
 pub(super) const SWEEP_STATEMENTS: usize = 10;
-
-/// How long past its time an abandoned lease (its holder ended without releasing it) is
-/// kept: far longer than a holder renews it, so that a deleted lease is one nobody holds.
-const ABANDONED_LEASE_MS: i64 = 60_000;
-
-/// The statement that deletes at most `$2` records expired at `$1` (a removed record
-/// counts as expired since always: `expires_at_ms` 0), the oldest first, skipping the
-/// rows another transaction holds, and finds them again by their keys (`= ANY`: a join
-/// could read the index's entry of every expired row, however many wait); then deletes
-/// their histories, and raises the highest version swept, which the versions of keys
-/// inserted again start above. Answers how many records it deleted.
-pub(super) fn sweep_records(s: &str) -> String {
-    format!(
-        r#"
-WITH doomed AS (
-    SELECT key FROM {s}.records WHERE expires_at_ms <= $1 ORDER BY expires_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED
-), gone AS (
-    DELETE FROM {s}.records r WHERE r.key = ANY(ARRAY(SELECT key FROM doomed)) AND r.expires_at_ms <= $1
-    RETURNING r.key, r.version
-), forgotten AS (
-    DELETE FROM {s}.history h WHERE h.key = ANY(ARRAY(SELECT key FROM gone))
-), raised AS (
-    UPDATE {s}.swept SET highest = gone_most.version
-    FROM (SELECT max(version) AS version FROM gone) gone_most
-    WHERE swept.id = 1 AND gone_most.version > swept.highest
-)
-SELECT count(*) FROM gone
-"#
-    )
-}
-
-/// The statement that deletes at most `$1` leases past their time by
-/// [`ABANDONED_LEASE_MS`] (their holders ended without releasing them).
-pub(super) fn sweep_leases(s: &str) -> String {
-    let abandoned = format!("expires_at < clock_timestamp() - {ABANDONED_LEASE_MS} * interval '1 millisecond'");
-    format!(
-        "DELETE FROM {s}.leases WHERE key IN (SELECT key FROM {s}.leases WHERE {abandoned} LIMIT $1 FOR UPDATE SKIP LOCKED) \
-         AND {abandoned}"
-    )
-}
 
 /// One pass: records expired or removed deleted, at most [`SWEEP_STATEMENTS`] statements
 /// of [`SWEEP_BATCH`] (another only while the last one deleted some), then abandoned
@@ -123,7 +83,7 @@ pub(super) async fn periodically(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{fresh_store, test_url};
+    use super::super::testing::{fresh_store, test_url};
     use super::*;
     use crate::store::{FlowStore, HistoryEntry, HistoryRetention, PostgresStore, Snapshot};
 

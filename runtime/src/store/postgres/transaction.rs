@@ -5,8 +5,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::batch::{Announcer, Writes, outcome};
-use super::{Sql, unavailable};
-use crate::store::{RecordWrite, SqlRow, SqlValue, StoreError, StoreTransaction};
+use super::sql::Sql;
+use crate::store::{RecordWrite, SqlRow, SqlValue, StoreError, StoreTransaction, unavailable};
 
 /// What toolgate's writes at a handler's transaction's commit run first: their plans as
 /// the pool's connections make them (the transaction began with Postgres's defaults).
@@ -46,14 +46,14 @@ impl Drop for PostgresTransaction {
 impl StoreTransaction for PostgresTransaction {
     async fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<Option<u64>, StoreError> {
         let client = self.client()?;
-        let rows = client.execute(sql, &crate::store::sql::postgres_params(params)).await.map_err(statement)?;
+        let rows = client.execute(sql, &super::values::params(params)).await.map_err(statement)?;
         Ok(Some(rows))
     }
 
     async fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlRow>, StoreError> {
         let client = self.client()?;
-        let rows = client.query(sql, &crate::store::sql::postgres_params(params)).await.map_err(statement)?;
-        rows.iter().map(|row| crate::store::sql::postgres_row(row).map_err(statement)).collect()
+        let rows = client.query(sql, &super::values::params(params)).await.map_err(statement)?;
+        rows.iter().map(|row| super::values::row(row).map_err(statement)).collect()
     }
 
     async fn execute_batch(&mut self, sql: &str) -> Result<(), StoreError> {

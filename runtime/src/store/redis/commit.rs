@@ -8,76 +8,10 @@ use std::time::Duration;
 use redis::aio::ConnectionManager;
 
 use super::durability::{self, MARKER_KEY, RedisDurability};
+use super::keys::{COUNTS_NONE, DUE_KEY, counts_key, history_key, lease_key, record_key, revision_key};
 use super::rollback::CLOCK_KEY;
-use super::{
-    COUNTS_NONE, DUE_KEY, RedisStore, counts_key, history_key, lease_key, record_key, revision_key, unavailable,
-};
-use crate::store::{FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, counts};
-
-/// Compare-and-set, and every check a write passes first: the marker, the clock, the lease,
-/// the version.
-pub(super) const COMPARE_AND_SET: &str = r#"
-if redis.call('GET', KEYS[5]) ~= ARGV[9] then
-  return {3, 0, 0}
-end
--- Redis's clock, lower than a value the store saw: Redis went back, and nothing is written.
-local clock = tonumber(redis.call('GET', KEYS[7]) or '0')
-if clock < tonumber(ARGV[11]) then
-  return {4, 0, clock}
-end
-local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
-if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[4] then
-  return {2, current, clock}
-end
-if current ~= tonumber(ARGV[1]) then
-  return {0, current, clock}
-end
-local version = redis.call('INCR', KEYS[2])
-clock = redis.call('INCR', KEYS[7])
--- The instances counted by state: the record's names move from its old counters to its new.
-local counted, names = redis.call('HGET', KEYS[1], 'ck'), redis.call('HGET', KEYS[1], 'cn')
-if ARGV[10] ~= '' and (counted ~= KEYS[6] or names ~= ARGV[10]) or ARGV[10] == '' and counted then
-  if counted then
-    for name in string.gmatch(names, '[^\n]+') do redis.call('HINCRBY', counted, name, -1) end
-  end
-  for name in string.gmatch(ARGV[10], '[^\n]+') do redis.call('HINCRBY', KEYS[6], name, 1) end
-end
-redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2])
-if ARGV[10] ~= '' then
-  redis.call('HSET', KEYS[1], 'ck', KEYS[6], 'cn', ARGV[10])
-elseif counted then
-  redis.call('HDEL', KEYS[1], 'ck', 'cn')
-end
-redis.call('PUBLISH', 'toolgate:commits', ARGV[5])
-if current == 0 then
-  -- What an expired or removed record left behind went with it.
-  redis.call('DEL', KEYS[4])
-end
-if ARGV[6] ~= '' then
-  redis.call('RPUSH', KEYS[4], ARGV[6])
-  if ARGV[7] == '0' then
-    redis.call('DEL', KEYS[4])
-  elseif ARGV[7] ~= '' then
-    redis.call('LTRIM', KEYS[4], -tonumber(ARGV[7]), -1)
-  end
-  if ARGV[8] ~= '' then
-    local oldest = tonumber(ARGV[8])
-    while true do
-      local first = redis.call('LINDEX', KEYS[4], 0)
-      if not first or cjson.decode(first).at_ms >= oldest then break end
-      redis.call('LPOP', KEYS[4])
-    end
-  end
-end
-if ARGV[3] ~= '' then
-  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-  redis.call('PEXPIREAT', KEYS[4], ARGV[3])
-else
-  redis.call('PERSIST', KEYS[1])
-  redis.call('PERSIST', KEYS[4])
-end
-return {1, version, clock}
-"#;
+use super::store::RedisStore;
+use crate::store::{FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, counts, unavailable};
 
 impl RedisStore {
     /// Compare-and-set in one script; with `fence`, only while the key's lease holds it;

@@ -32,8 +32,7 @@ use std::time::Duration;
 use redis::aio::ConnectionManager;
 
 use super::rollback::{CLOCK_KEY, Clock};
-use super::unavailable;
-use crate::store::StoreError;
+use crate::store::{StoreError, unavailable};
 
 /// Where the marker lives.
 pub(super) const MARKER_KEY: &str = "toolgate:marker";

@@ -17,21 +17,16 @@
 //!
 //! Running it twice only advances the counters further: safe to run again after a failure.
 
-use redis::aio::ConnectionManager;
-
 use super::durability::MARKER_KEY;
-use super::rollback::CLOCK_KEY;
-use super::{RedisStore, RedisStoreBuilder, record_key, unavailable};
-use crate::store::{FlowStore, Snapshot, StoreError, StoreKey};
+use super::keys::{COUNTER_RECORDS, MINT_FLOOR_KEY, stored_key};
+use super::store::{RedisStore, RedisStoreBuilder};
+use crate::store::{FlowStore, Snapshot, StoreError, StoreKey, unavailable};
 
 /// How far a restore advances every key counter by default: more than any counter mints
 /// between a backup and its restore at eleven keys a second for a day (a daily backup),
 /// with room for 18 million million restores before a `u64` runs out. Pass a larger one for
 /// an older backup or busier counters.
 pub const DEFAULT_MINT_MARGIN: u64 = 1_000_000;
-
-/// Where counters the backup does not have start: past this.
-const MINT_FLOOR_KEY: &str = "toolgate:{mint-floor}";
 
 /// What [`RedisStoreBuilder::restored_from_backup`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,39 +40,6 @@ pub struct Restored {
     pub counters: Vec<(String, u64, u64)>,
     /// Where a counter the backup does not have starts: past this.
     pub floor: u64,
-}
-
-/// A record's version and snapshot as stored, if any.
-pub(super) type StoredRecord = (Option<u64>, Option<String>);
-
-/// A record with what tells whether it can be trusted — the marker and the clock — read in
-/// one round trip; and for a key counter, the floor it starts past.
-pub(super) async fn load(
-    connection: &mut ConnectionManager,
-    key: &StoreKey,
-) -> Result<(StoredRecord, Option<String>, Option<u64>, Option<u64>), StoreError> {
-    let mut pipe = redis::pipe();
-    pipe.cmd("HMGET").arg(record_key(key)).arg("v").arg("s").cmd("GET").arg(MARKER_KEY).cmd("GET").arg(CLOCK_KEY);
-    if !is_counter(key) {
-        let (record, marker, clock) = pipe.query_async(connection).await.map_err(unavailable)?;
-        return Ok((record, marker, clock, None));
-    }
-    pipe.cmd("GET").arg(MINT_FLOOR_KEY);
-    pipe.query_async(connection).await.map_err(unavailable)
-}
-
-/// Whether `key` is a key counter ([`StoreKey::minted`], [`StoreKey::minted_for_owner`]).
-fn is_counter(key: &StoreKey) -> bool {
-    key.as_str().starts_with("minted:") || key.as_str().starts_with("minted-owned:")
-}
-
-/// What a key counter never written reads as: its last number the floor (none before a
-/// restore). A counter holds `{"n": last}` (`Records::mint`).
-pub(super) fn unused_counter(floor: Option<u64>) -> Snapshot {
-    match floor.filter(|floor| *floor > 0) {
-        Some(floor) => Snapshot { record: Some(serde_json::json!({ "n": floor })), ..Snapshot::default() },
-        None => Snapshot::default(),
-    }
 }
 
 impl RedisStoreBuilder {
@@ -122,14 +84,13 @@ async fn counter_keys(connection: &mut redis::aio::MultiplexedConnection) -> Res
         let (next, found): (u64, Vec<String>) = redis::cmd("SCAN")
             .arg(cursor)
             .arg("MATCH")
-            .arg("toolgate:{minted*}:record")
+            .arg(COUNTER_RECORDS)
             .arg("COUNT")
             .arg(1000)
             .query_async(connection)
             .await
             .map_err(unavailable)?;
-        let inner = found.iter().filter_map(|key| key.strip_prefix("toolgate:{")?.strip_suffix("}:record"));
-        keys.extend(inner.map(|key| StoreKey::from_stored(key.to_string())).filter(is_counter));
+        keys.extend(found.iter().filter_map(|key| stored_key(key)).filter(StoreKey::is_mint_counter));
         if next == 0 {
             return Ok(keys);
         }
@@ -156,13 +117,14 @@ async fn advance(store: &RedisStore, key: &StoreKey, margin: u64) -> Result<Opti
 
 #[cfg(test)]
 mod tests {
+    use super::super::read::unused_counter;
     use super::*;
 
     #[test]
     fn only_key_counters_start_past_the_floor() {
-        assert!(is_counter(&StoreKey::minted("payment", Some("acme"))));
-        assert!(is_counter(&StoreKey::minted_for_owner("quote", "digest")));
-        assert!(!is_counter(&StoreKey::instance("payment", "PAY-1")));
+        assert!(StoreKey::minted("payment", Some("acme")).is_mint_counter());
+        assert!(StoreKey::minted_for_owner("quote", "digest").is_mint_counter());
+        assert!(!StoreKey::instance("payment", "PAY-1").is_mint_counter());
         assert_eq!(unused_counter(None), Snapshot::default());
         assert_eq!(unused_counter(Some(0)), Snapshot::default());
         assert_eq!(unused_counter(Some(7)).record, Some(serde_json::json!({ "n": 7 })));

@@ -1,4 +1,4 @@
-//! The in-process store: for tests, and for a server told `--store memory`.
+//! [`MemoryStore`]: the struct and the [`FlowStore`] it is.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 
-use super::leases::LocalLeases;
 use super::windows::WindowLog;
-use super::{
+use crate::store::leases::LocalLeases;
+use crate::store::{
     FlowLease, FlowStore, HistoryEntry, HistoryRetention, InstanceCounts, LiveRecords, Snapshot, StoreError, StoreKey,
     counts, now_ms,
 };
@@ -41,7 +41,7 @@ struct Records {
     snapshots: HashMap<StoreKey, Snapshot>,
     /// Each record's history, oldest entry first; only records that have one.
     histories: HashMap<StoreKey, VecDeque<HistoryEntry>>,
-    /// The instances counted by name ([`counts`](super::counts)), changed with the records.
+    /// The instances counted by name ([`counts`]), changed with the records.
     counters: HashMap<String, i64>,
 }
 
