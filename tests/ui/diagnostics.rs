@@ -24,7 +24,7 @@ fn ui() {
 #[test]
 fn no_pinned_diagnostic_shows_an_internal_name() {
     // Generated names (they are no item of the crates).
-    const GENERATED: [&str; 5] = ["__toolgate", "other___", "toolgate_machine_", "_registration_at_line_", "__private"];
+    const GENERATED: [&str; 5] = ["__toolgate", "other___", "`machine_id_", "_registration_at_line_", "__private"];
     let mut internal = hidden_names();
     assert!(internal.len() > 20, "found too few hidden names to guard: {internal:?}");
     internal.extend(GENERATED.iter().map(|name| name.to_string()));
@@ -47,9 +47,9 @@ fn no_pinned_diagnostic_shows_an_internal_name() {
 
 /// `text` without the name `machine!` claims an id with, where rustc's E0428 shows it
 /// for two declarations of one id: the name is meant to be read there (it is
-/// `__toolgate_machine_` and the id), and nowhere else.
+/// `machine_id_` and the id), and nowhere else.
 fn without_claim_names(text: &str) -> String {
-    const CLAIM: &str = "`__toolgate_machine_";
+    const CLAIM: &str = "`machine_id_";
     const SAID: [&str; 4] =
         ["the name ", "previous definition of the macro ", " redefined here", " must be defined only once"];
     text.lines()

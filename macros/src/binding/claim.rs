@@ -3,7 +3,7 @@
 //! Each `machine!` claims its id with a `#[macro_export] macro_rules!` named after the id
 //! (`claim_name`): exported macros are the one crate-wide namespace generated code shares
 //! (from any module, or a function body), so a second claim of the id is rustc's E0428
-//! "the name `__toolgate_machine_invoice` is defined multiple times", spanned at both
+//! "the name `machine_id_invoice` is defined multiple times", spanned at both
 //! `id:` literals, and the crate keeps the first claim only.
 //!
 //! The impl through which actions find the machine is emitted *through* the macro the
@@ -53,9 +53,10 @@ pub(crate) fn claim(id: &syn::LitStr, declaration: TokenStream) -> TokenStream {
     quote! { #definition #use_site }
 }
 
-/// The name of the macro claiming `id`: `__toolgate_machine_` and the id, so that rustc's
-/// E0428 names it, and no user's name collides with it by accident (the leading `__`
-/// marks it generated).
+/// The name of the macro claiming `id`: `machine_id_` and the id, so that rustc's
+/// E0428 says, in words a user reads as their own, that the machine id is declared twice
+/// ("the name `machine_id_invoice` is defined multiple times"). It is hidden from docs,
+/// and lives in the macro namespace only, where no item of the user's can collide with it.
 ///
 /// Ids are any string, and the name must be an identifier, one per id (two ids mapped to
 /// one name would be refused as duplicates): lowercase ASCII letters, digits and `_` are
@@ -65,7 +66,7 @@ pub(crate) fn claim(id: &syn::LitStr, declaration: TokenStream) -> TokenStream {
 /// uppercase, so an `X` after `_` always starts an escape: the encoding can be read back,
 /// and two ids never share a name.
 pub(crate) fn claim_name(id: &str) -> String {
-    let mut name = String::from("__toolgate_machine_");
+    let mut name = String::from("machine_id_");
     for c in id.chars() {
         if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
             name.push(c);
@@ -98,16 +99,16 @@ mod tests {
 
     #[test]
     fn snake_case_ids_read_as_written() {
-        assert_eq!(claim_name("invoice"), "__toolgate_machine_invoice");
-        assert_eq!(claim_name("purchase_order2"), "__toolgate_machine_purchase_order2");
+        assert_eq!(claim_name("invoice"), "machine_id_invoice");
+        assert_eq!(claim_name("purchase_order2"), "machine_id_purchase_order2");
     }
 
     #[test]
     fn other_characters_are_escaped_into_an_identifier() {
-        assert_eq!(claim_name("order-v2"), "__toolgate_machine_order_X2D_v2");
-        assert_eq!(claim_name("Invoice"), "__toolgate_machine__X49_nvoice");
-        assert_eq!(claim_name("façade"), "__toolgate_machine_fa_XE7_ade");
-        assert_eq!(claim_name(""), "__toolgate_machine_");
+        assert_eq!(claim_name("order-v2"), "machine_id_order_X2D_v2");
+        assert_eq!(claim_name("Invoice"), "machine_id__X49_nvoice");
+        assert_eq!(claim_name("façade"), "machine_id_fa_XE7_ade");
+        assert_eq!(claim_name(""), "machine_id_");
         for id in ["a b", "a.b", "a/b", "é", "🧾", "A", "-"] {
             let name = claim_name(id);
             assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{id:?} -> {name}");
