@@ -44,6 +44,14 @@ pub(super) struct Module {
     macro_made: bool,
 }
 
+/// Where one segment of a path leads ([`Crate::outside_paths`]).
+enum Step {
+    /// Into this module: the path goes on.
+    Module(usize),
+    /// Here the path ends: outside the crate (the outside path), or inside it (`None`).
+    Done(Option<Vec<String>>),
+}
+
 /// What a path names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Resolved {
@@ -302,10 +310,66 @@ impl Crate {
         }
     }
 
-    /// Every path a module names, in a `use` (globs included) or inline in its code, as
-    /// written: with the crates outside this one.
-    pub(super) fn written_paths(&self, module: &Module) -> Vec<Vec<String>> {
-        module.uses.iter().map(|(_, path)| path).chain(&module.globs).chain(&module.code_paths).cloned().collect()
+    /// Every path module `at` names, in a `use` (globs included) or inline in its code,
+    /// that means something outside this crate: as the outside path it comes to once
+    /// followed through the crate's `use` and `pub use` chains (`super::Peer`, where the
+    /// parent has `pub use rmcp::service::Peer`, is `rmcp::service::Peer`).
+    pub(super) fn outside_paths(&self, at: usize) -> BTreeSet<Vec<String>> {
+        let module = &self.modules[at];
+        let written = module.uses.iter().map(|(_, path)| path).chain(&module.globs).chain(&module.code_paths);
+        written.filter_map(|path| self.outside(at, path, 0)).collect()
+    }
+
+    /// The outside path `path`, written in module `from`, comes to; `None` when it names an
+    /// item of this crate (or nothing the resolver finds).
+    fn outside(&self, from: usize, path: &[String], depth: usize) -> Option<Vec<String>> {
+        if depth > 32 || path.is_empty() {
+            return None;
+        }
+        let (mut at, rest) = match path[0].as_str() {
+            "crate" => (0, &path[1..]),
+            "self" => (from, &path[1..]),
+            "super" => (self.modules[from].parent?, &path[1..]),
+            "Self" => return None,
+            first => match self.step(from, first, &path[1..], depth) {
+                Step::Module(module) => (module, &path[1..]),
+                Step::Done(found) => return found,
+            },
+        };
+        for (i, segment) in rest.iter().enumerate() {
+            at = match segment.as_str() {
+                "super" => self.modules[at].parent?,
+                "self" => at,
+                _ => match self.step(at, segment, &rest[i + 1..], depth) {
+                    Step::Module(module) => module,
+                    Step::Done(found) => return found,
+                },
+            };
+        }
+        None
+    }
+
+    /// One segment `name` of a path inside module `module`, `rest` the segments after it:
+    /// a child module to go on in, an item of the crate (`None`), a `use` to follow, or
+    /// (when nothing of the crate binds it at a path's start) another crate.
+    fn step(&self, module: usize, name: &str, rest: &[String], depth: usize) -> Step {
+        let m = &self.modules[module];
+        if let Some(&child) = m.modules.get(name) {
+            return Step::Module(child);
+        }
+        if m.items.contains_key(name) {
+            return Step::Done(None);
+        }
+        if let Some((_, path)) = m.uses.iter().find(|(bound, _)| bound == name) {
+            let followed: Vec<String> = path.iter().chain(rest).cloned().collect();
+            return Step::Done(self.outside(module, &followed, depth + 1));
+        }
+        match self.resolve(module, &[name.to_string()]) {
+            Resolved::Outside => {
+                Step::Done(Some(std::iter::once(name.to_string()).chain(rest.iter().cloned()).collect()))
+            }
+            _ => Step::Done(None),
+        }
     }
 
     /// The paths that name nothing this resolver finds (`file: path`): a gap in it.

@@ -100,3 +100,18 @@ fn the_resolver_follows_pub_use_chains_to_the_defining_file() {
     ]);
     assert_eq!(krate.imports(), expected);
 }
+
+/// A path that means another crate's item is followed through the crate's `use` chains to
+/// that outside path: an alias of rmcp's peer re-exported by a parent is still rmcp's peer.
+#[test]
+fn outside_paths_follow_reexports_to_the_other_crate() {
+    let files: BTreeMap<&str, &str> = BTreeMap::from([
+        ("lib.rs", "mod net;\nmod user;\npub use net::Link;\n"),
+        ("net.rs", "pub use rmcp::service::Peer as Link;\npub use rmcp::model;\n"),
+        ("user.rs", "use crate::Link;\nuse super::net::model::Tool;\nfn f() { let _ = rmcp::RoleServer; }\n"),
+    ]);
+    let krate = Crate::load(&|file| files.get(file).map(|text| text.to_string()));
+    let user = krate.module(&["user"]).unwrap();
+    let found: Vec<String> = krate.outside_paths(user).into_iter().map(|p| p.join("::")).collect();
+    assert_eq!(found, ["rmcp::RoleServer", "rmcp::model::Tool", "rmcp::service::Peer"]);
+}
