@@ -31,7 +31,7 @@ async fn rate(store: Arc<dyn FlowStore>, tasks: usize, run: Duration, tag: &str)
                 while start.elapsed() < run {
                     flip = !flip;
                     let next = current.with_state("bench", if flip { "b" } else { "a" });
-                    let version = store.compare_and_set(&key, current.version, &next).await.expect("commit");
+                    let version = store.commit(&key, current.version, &next, None, None).await.expect("commit");
                     current = Snapshot { version, ..next };
                     committed.fetch_add(1, Ordering::Relaxed);
                 }

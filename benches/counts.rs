@@ -1,7 +1,7 @@
 //! The console's counts on a store holding `INSTANCES` (default 100,000) instances: how
 //! long reading one machine's counts in one scope takes
-//! ([`FlowStore::count_instances`], counters kept as records commit), against a pass over
-//! every live record ([`FlowStore::count_live`], what counting without counters would
+//! ([`Counts::instances`](toolgate::store::Counts::instances), counters kept as records commit), against a pass over
+//! every live record ([`Counts::live`](toolgate::store::Counts::live), what counting without counters would
 //! read). The instances are invoices spread over four states and two tenants, written by
 //! 64 writers at once.
 //!
@@ -63,7 +63,7 @@ async fn main() {
                     let tenant = TENANTS[n % TENANTS.len()];
                     let key = StoreKey::tenant_instance(tenant, "invoice", &format!("INV-{n}"));
                     let next = Snapshot::default().with_state("invoice", STATES[n / 2 % STATES.len()]);
-                    store.compare_and_set(&key, 0, &next).await.expect("commit");
+                    store.commit(&key, 0, &next, None, None).await.expect("commit");
                 }
             })
         })
@@ -72,15 +72,16 @@ async fn main() {
         writer.await.unwrap();
     }
     let written = started.elapsed();
-    let counts = store.count_instances("acme", "invoice").await.unwrap().expect("the store counts");
+    let counter = store.capabilities().counts.expect("the store counts");
+    let counts = counter.instances("acme", "invoice").await.unwrap();
     let counted: u64 = counts.states.values().sum();
     assert_eq!(counted as usize, instances.div_ceil(2), "acme's invoices, all counted: {counts:?}");
     let read = median(101, || async {
-        store.count_instances("acme", "invoice").await.unwrap().unwrap();
+        counter.instances("acme", "invoice").await.unwrap();
     })
     .await;
     let scan = median(5, || async {
-        store.count_live().await.unwrap().unwrap();
+        counter.live().await.unwrap();
     })
     .await;
     println!(

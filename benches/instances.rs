@@ -35,9 +35,9 @@ async fn main() {
         }))
         .expect("a history entry");
         if with_history {
-            store.commit_with_history(&key, 0, &next, None, &entry, retention).await.expect("commit");
+            store.commit(&key, 0, &next, None, Some((&entry, retention))).await.expect("commit");
         } else {
-            store.compare_and_set(&key, 0, &next).await.expect("commit");
+            store.commit(&key, 0, &next, None, None).await.expect("commit");
         }
     }
     let grown = resident().saturating_sub(before);

@@ -9,7 +9,7 @@ use common::TestClient;
 use common::clients::Lifecycle;
 use serde_json::json;
 use toolgate::prelude::*;
-use toolgate::store::{FlowStore, MemoryStore, Snapshot, StoreKey};
+use toolgate::store::{FlowStore, Histories, MemoryStore, Snapshot, StoreKey};
 
 toolgate::machine! {
     id: "tally",
@@ -129,7 +129,7 @@ async fn concurrent_updates_without_a_transition_lose_nothing() {
     assert_eq!(record.context.as_ref().and_then(|c| c["count"].as_u64()), Some(16));
     assert_eq!(record.context.as_ref().and_then(|c| c["label"].as_str()), Some("closed"));
     // The history says the transition changed the data, and keeps none of it.
-    let history = store.history(&StoreKey::instance("tally", "T-1")).await.unwrap().unwrap();
+    let history = store.history(&StoreKey::instance("tally", "T-1")).await.unwrap();
     assert_eq!(history.len(), 1, "updates without a transition keep no history: {history:?}");
     assert!(history[0].context_changed, "{history:?}");
 }
@@ -165,7 +165,7 @@ async fn a_context_that_no_longer_reads_is_a_clear_error_never_a_panic() {
     let key = StoreKey::instance("tally", "T-4");
     let old =
         Snapshot { context: Some(json!({ "count": "seven" })), ..Snapshot::default().with_state("tally", "open") };
-    store.compare_and_set(&key, 0, &old).await.unwrap();
+    store.commit(&key, 0, &old, None, None).await.unwrap();
     let client = serve(store.clone(), 1024).await;
     for tool in ["tally_view", "tally_count"] {
         let refused = client.refused(tool, tally("T-4")).await;
@@ -186,7 +186,7 @@ async fn a_history_that_keeps_the_data_holds_what_each_transition_committed() {
     let client = TestClient::http_as(&common::serve_in_process(server).await, Lifecycle::Sessionless, None).await;
     client.ok("tally_count", tally("T-5")).await;
     client.ok("tally_close", tally("T-5")).await;
-    let history = store.history(&StoreKey::instance("tally", "T-5")).await.unwrap().unwrap();
+    let history = store.history(&StoreKey::instance("tally", "T-5")).await.unwrap();
     assert_eq!(history.len(), 1, "{history:?}");
     assert_eq!(history[0].context, Some(json!({ "count": 1, "label": "closed" })), "{history:?}");
     // Only a machine with data can keep it.

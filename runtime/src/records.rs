@@ -9,7 +9,8 @@ use crate::error::{ToolError, store_failure};
 use crate::flow::{FlowRef, Flows};
 use crate::fsm::Machine;
 use crate::store::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, RecordWrite, Snapshot, StoreError, StoreKey, now_ms,
+    FlowLease, FlowStore, HistoryEntry, HistoryRetention, Hold, RecordWrite, Snapshot, Step, StoreError, StoreKey,
+    now_ms,
 };
 
 /// The store as one call sees it.
@@ -35,41 +36,24 @@ pub(crate) struct TimerCommit {
 use crate::telemetry;
 
 impl Records<'_> {
-    /// Waits at most `lease_wait` for `key`'s lease (`what`: `flow` or `instance`).
-    pub(crate) async fn lease(&self, key: &StoreKey, what: &'static str) -> Result<FlowLease, ToolError> {
-        self.wait_for_lease(what, self.store.lease(key)).await
-    }
-
-    /// [`Records::lease`], and the record as committed once it is held.
-    pub(crate) async fn lease_and_load(
-        &self,
-        key: &StoreKey,
-        what: &'static str,
-    ) -> Result<(FlowLease, Snapshot), ToolError> {
-        self.wait_for_lease(what, self.store.lease_and_load(key)).await
-    }
-
-    /// `leasing`, given at most `lease_wait` (then `FLOW_BUSY`), timed as a lease.
-    async fn wait_for_lease<T>(
-        &self,
-        what: &'static str,
-        leasing: impl Future<Output = Result<T, StoreError>>,
-    ) -> Result<T, ToolError> {
+    /// Begins a step of `key` (`what`: `flow` or `instance`): its lease, waited for at most
+    /// `lease_wait` (then `FLOW_BUSY`), and the record as committed once it is held.
+    pub(crate) async fn begin(&self, key: &StoreKey, what: &'static str) -> Result<(FlowLease, Snapshot), ToolError> {
         let started = telemetry::store_clock();
-        let leased = crate::wait::within(self.lease_wait, leasing).await;
+        let begun = crate::wait::within(self.lease_wait, self.store.begin(key, Hold::Wait)).await;
         telemetry::record_store("lease", started);
-        match leased {
-            Some(leased) => leased.map_err(store_failure),
+        match begun {
+            Some(step) => step.and_then(Step::leased).map_err(store_failure),
             None => Err(ToolError::flow_busy(what, self.lease_wait.as_millis().max(1) as u64)),
         }
     }
 
     /// The record as committed, and its lease if it is free now (never waited for).
-    pub(crate) async fn load_and_try_lease(&self, key: &StoreKey) -> Result<(Snapshot, Option<FlowLease>), ToolError> {
+    pub(crate) async fn begin_if_free(&self, key: &StoreKey) -> Result<(Snapshot, Option<FlowLease>), ToolError> {
         let started = telemetry::store_clock();
-        let loaded = self.store.load_and_try_lease(key).await;
+        let begun = self.store.begin(key, Hold::IfFree).await;
         telemetry::record_store("load", started);
-        loaded.map_err(store_failure)
+        begun.map(|step| (step.loaded, step.lease)).map_err(store_failure)
     }
 
     pub(crate) async fn load(&self, key: &StoreKey) -> Result<Snapshot, ToolError> {
@@ -82,14 +66,23 @@ impl Records<'_> {
     /// The flow's snapshot (a new flow's is empty); a flow a handle names must still exist.
     pub(crate) async fn load_flow(&self, flow: Option<&FlowRef>) -> Result<Snapshot, ToolError> {
         let Some(flow) = flow.filter(|f| !f.is_new) else { return Ok(Snapshot::default()) };
-        let snapshot = self.load(&flow.key).await?;
-        if flow.handle_id.is_some() && snapshot.version == 0 {
+        let loaded = self.load(&flow.key).await?;
+        self.flow_as_named(flow, loaded)
+    }
+
+    /// The flow as `loaded` from its key (a new flow's is empty); a flow a handle names
+    /// must still exist.
+    pub(crate) fn flow_as_named(&self, flow: &FlowRef, loaded: Snapshot) -> Result<Snapshot, ToolError> {
+        if flow.is_new {
+            return Ok(Snapshot::default());
+        }
+        if flow.handle_id.is_some() && loaded.version == 0 {
             return Err(ToolError::handle_expired(
                 "the conversation this handle names has ended or expired",
                 self.flows.restart_hint(),
             ));
         }
-        Ok(snapshot)
+        Ok(loaded)
     }
 
     /// Writes `next` over `before` (with its history `entry`, for a transition): committed
@@ -144,10 +137,7 @@ impl Records<'_> {
             next.expires_at_ms = Some(self.flows.expiry_from(next.updated_at_ms));
         }
         let started = telemetry::store_clock();
-        let committed = match lease {
-            Some(lease) => self.store.commit_leased(key, before.version, &next, lease).await,
-            None => self.store.compare_and_set(key, before.version, &next).await,
-        };
+        let committed = self.store.commit(key, before.version, &next, lease, None).await;
         telemetry::record_store("commit", started);
         next.version = committed.map_err(store_failure)?;
         Ok(next)
@@ -165,7 +155,7 @@ impl Records<'_> {
         retention: HistoryRetention,
     ) -> Result<u64, ToolError> {
         let started = telemetry::store_clock();
-        let committed = self.store.commit_with_history(key, before.version, next, lease, entry, retention).await;
+        let committed = self.store.commit(key, before.version, next, lease, Some((entry, retention))).await;
         telemetry::record_store("commit", started);
         committed.map_err(store_failure)
     }
@@ -216,7 +206,7 @@ impl Records<'_> {
             let last =
                 current.record.as_ref().and_then(|r| r.get("n")).and_then(serde_json::Value::as_u64).unwrap_or(0);
             let next = crate::store::Snapshot { record: Some(serde_json::json!({ "n": last + 1 })), ..current.next() };
-            match self.store.compare_and_set(counter, current.version, &next).await {
+            match self.store.commit(counter, current.version, &next, None, None).await {
                 Ok(_) => return Ok(last + 1),
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(error) => return Err(store_failure(error)),

@@ -91,11 +91,11 @@ async fn a_write_to_a_redis_kept_by_its_replica_is_acknowledged_once_the_replica
     let store = RedisStore::connect(&primary.url()).await.expect("a Redis with a replica is accepted");
     assert_eq!(store.durability(), RedisDurability::Replica);
     let key = StoreKey::instance("invoice", "replicated");
-    let v1 = store.compare_and_set(&key, 0, &Snapshot::default().with_state("invoice", "review")).await.unwrap();
+    let v1 = store.commit(&key, 0, &Snapshot::default().with_state("invoice", "review"), None, None).await.unwrap();
     assert!(copy.ask(&["keys", "toolgate:*:record"]).contains("replicated"), "the replica has the write");
 
     drop(copy);
-    let unknown = store.compare_and_set(&key, v1, &Snapshot::default().with_state("invoice", "approved")).await;
+    let unknown = store.commit(&key, v1, &Snapshot::default().with_state("invoice", "approved"), None, None).await;
     assert!(matches!(unknown, Err(StoreError::OutcomeUnknown(_))), "{unknown:?}");
 }
 
@@ -114,7 +114,7 @@ async fn a_commit_made_is_reported_made_when_indexing_its_deadline_fails() {
     let in_a_minute =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64 + 60_000;
     let due = Snapshot { due_at_ms: Some(in_a_minute), ..Default::default() };
-    let written = store.compare_and_set(&key, 0, &due.with_state("payment", "authorized")).await;
+    let written = store.commit(&key, 0, &due.with_state("payment", "authorized"), None, None).await;
     assert!(written.is_ok(), "the commit was made, and reported failed: {written:?}");
     assert_eq!(store.load(&key).await.unwrap().state_of("payment", "created"), "authorized");
 }

@@ -33,11 +33,11 @@ impl Ctx {
                 self.tool
             )));
         };
-        match engine.store().history(&key).await {
-            Ok(Some(entries)) => Ok(entries),
-            Ok(None) => Err(ToolError::internal("the server's store keeps no history of instances")),
-            Err(error) => Err(ToolError::store_unavailable(error, 1_000)),
-        }
+        let store = engine.store();
+        let Some(histories) = store.capabilities().history else {
+            return Err(ToolError::internal("the server's store keeps no history of instances"));
+        };
+        histories.history(&key).await.map_err(|error| ToolError::store_unavailable(error, 1_000))
     }
 
     /// Attaches a short reason (`"amount mismatch"`) to the transition this call fires:

@@ -71,8 +71,10 @@ impl Transaction {
             if let Some(tables) = &slot.tables {
                 tables.create(slot.store.as_ref()).await.map_err(failed)?;
             }
-            let opened = slot.store.begin().await.map_err(failed)?;
-            let opened = opened.ok_or_else(|| ToolError::internal("the server's store keeps no tables of yours"))?;
+            let Some(tables) = slot.store.capabilities().tables else {
+                return Err(ToolError::internal("the server's store keeps no tables of yours"));
+            };
+            let opened = tables.transaction().await.map_err(failed)?;
             slot.open = Some(opened);
         }
         slot.wrote |= writes;

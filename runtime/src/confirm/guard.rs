@@ -175,7 +175,7 @@ async fn update(
         let expires_at_ms = now + MEMORY.as_millis() as u64;
         let record = serde_json::to_value(&guard).expect("a guard serializes");
         let written = Snapshot { expires_at_ms: Some(expires_at_ms), record: Some(record), ..snapshot.next() };
-        match store.compare_and_set(key, snapshot.version, &written).await {
+        match store.commit(key, snapshot.version, &written, None, None).await {
             Ok(_) => return Ok(()),
             Err(StoreError::Conflict { .. }) => continue,
             Err(error) => return Err(unavailable(error)),

@@ -336,7 +336,7 @@ impl Confirmations {
             ..Snapshot::default().next()
         };
         let key = StoreKey::challenge(&challenge_id);
-        store.compare_and_set(&key, 0, &record).await.map_err(unavailable)?;
+        store.commit(&key, 0, &record, None, None).await.map_err(unavailable)?;
         if let (Some((page, client)), Some(otp)) = (page, &code) {
             let url = format!(
                 "{page}#challenge={challenge_id}&code={otp}&tool={}&expires={}",
@@ -431,7 +431,7 @@ impl Confirmations {
             }
             let record = serde_json::to_value(&next).expect("a challenge serializes");
             let written = Snapshot { record: Some(record), ..snapshot.next() };
-            match store.compare_and_set(&key, snapshot.version, &written).await {
+            match store.commit(&key, snapshot.version, &written, None, None).await {
                 Ok(_) => {}
                 // Another call moved the challenge meanwhile (a concurrent confirmation
                 // may have spent it): judge again on what it is now.

@@ -65,7 +65,10 @@ pub(super) async fn instance(
     }
     let spec = machine.spec();
     let state = snapshot.state_of(machine.id(), machine.initial()).to_string();
-    let history = store.history(&key).await.ok().flatten().unwrap_or_default();
+    let history = match store.capabilities().history {
+        Some(histories) => histories.history(&key).await.unwrap_or_default(),
+        None => Vec::new(),
+    };
     let timeline: Vec<_> = history
         .iter()
         .map(|entry| {

@@ -1,7 +1,7 @@
 //! The machines page's answer (`GET /api/machines`): each machine's states and, for a keyed
 //! machine, how many of its instances are in each state, wait on a timer and are held by a
 //! running task — in the operator's tenant, from the counters the store keeps as it commits
-//! ([`FlowStore::count_instances`](crate::store::FlowStore::count_instances)): a page load
+//! ([`Counts::instances`](crate::store::Counts::instances)): a page load
 //! reads a few counters, never the instances.
 
 use std::sync::Arc;
@@ -26,10 +26,10 @@ pub(super) async fn machines(
     for machine in registry.machines() {
         let spec = machine.spec();
         let keyed = registry.instance_key_of(machine.id()).is_some();
-        let counts = if keyed {
-            console.server.store().count_instances(scope(machine, &operator), machine.id()).await
-        } else {
-            Ok(None)
+        let store = console.server.store();
+        let counts = match (keyed, store.capabilities().counts) {
+            (true, Some(counts)) => counts.instances(scope(machine, &operator), machine.id()).await.map(Some),
+            _ => Ok(None),
         };
         let Ok(counts) = counts else {
             return (http::StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "error": "the store cannot answer now" })))

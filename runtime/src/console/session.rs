@@ -153,7 +153,7 @@ pub(super) async fn login(State(sign_in): State<Arc<SignIn>>, request: Request) 
         ..Snapshot::default().next()
     };
     let id = fresh_session_id();
-    if sign_in.store.compare_and_set(&key_of(&id), 0, &record).await.is_err() {
+    if sign_in.store.commit(&key_of(&id), 0, &record, None, None).await.is_err() {
         return store_unavailable();
     }
     spent.refund().await;

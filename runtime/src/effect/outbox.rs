@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::attempts::{self, Next};
 use super::{EffectCall, EffectError, Effects};
 use crate::error::{ToolError, store_failure};
-use crate::store::{FlowLease, FlowStore, PendingEffect, Snapshot, StoreKey, now_ms};
+use crate::store::{FlowLease, FlowStore, Hold, PendingEffect, Snapshot, Step, StoreKey, now_ms};
 use crate::telemetry::{self, DeadLetterLog};
 
 /// What dispatching needs: the store, the functions and their policy, where dead letters
@@ -107,11 +107,10 @@ impl Outbox {
         effect: &PendingEffect,
         ended: Result<(), EffectError>,
     ) -> Result<(), ToolError> {
-        let lease = match crate::wait::within(self.lease_wait, self.store.lease(key)).await {
-            Some(lease) => lease.map_err(store_failure)?,
+        let (lease, before) = match crate::wait::within(self.lease_wait, self.store.begin(key, Hold::Wait)).await {
+            Some(step) => step.and_then(Step::leased).map_err(store_failure)?,
             None => return Err(ToolError::flow_busy("instance", self.lease_wait.as_millis().max(1) as u64)),
         };
-        let before = self.store.load(key).await.map_err(store_failure)?;
         let Some(place) = before.effects.iter().position(|e| e.key == effect.key && e.attempts == effect.attempts)
         else {
             // This attempt outlived its deadline: a sweep recorded it as cut off meanwhile.
@@ -149,7 +148,7 @@ impl Outbox {
         lease: &FlowLease,
     ) -> Result<Snapshot, ToolError> {
         let started = telemetry::store_clock();
-        let committed = self.store.commit_leased(key, before.version, &next, lease).await;
+        let committed = self.store.commit(key, before.version, &next, Some(lease), None).await;
         telemetry::record_store("commit", started);
         next.version = committed.map_err(store_failure)?;
         Ok(next)

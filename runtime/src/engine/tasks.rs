@@ -31,7 +31,7 @@ use crate::error::ToolError;
 use crate::flow::Origin;
 use crate::gate::{Admitted, Caller};
 use crate::input::{Inputs, TaskQuestions};
-use crate::store::{Snapshot, StoreError, StoreKey, now_ms};
+use crate::store::{Hold, Snapshot, Step, StoreError, StoreKey, now_ms};
 use crate::task::{HEARTBEAT_MS, TaskRecord, status_name};
 
 /// Why a task request is refused.
@@ -240,7 +240,7 @@ impl Engine {
         admitted.hold_for_task(&start.id).await?;
         start.record.holds = admitted.held_instance();
         let created = start.record.snapshot(&Snapshot::default());
-        let stored = self.store.compare_and_set(&StoreKey::task(&start.id), 0, &created).await;
+        let stored = self.store.commit(&StoreKey::task(&start.id), 0, &created, None, None).await;
         stored.map_err(|error| ToolError::store_unavailable(error, 1_000))?;
         tracing::info!(held = start.record.holds.as_ref().map(|(_, id)| id.as_str()), "task stored");
         self.task_log.record(&start.id, start.principal.as_ref());
@@ -315,7 +315,7 @@ impl Engine {
                 return;
             }
             record.updated_at_ms = now_ms();
-            match self.store.compare_and_set(&key, before.version, &record.snapshot(&before)).await {
+            match self.store.commit(&key, before.version, &record.snapshot(&before), None, None).await {
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(error) => tracing::warn!(task = id, %error, "cannot record a task's change"),
                 Ok(_) => {}
@@ -417,16 +417,19 @@ impl Engine {
         let Some((key, _)) = record.holds.as_ref() else { return Ok(None) };
         let key = StoreKey::from_stored(key.clone());
         let busy = || TaskError::Store(StoreError::Unavailable("the instance the task held stayed leased".into()));
-        let lease =
-            crate::wait::within(self.limits.lease_wait, self.store.take_over_lease(&key)).await.ok_or_else(busy)?;
-        let lease = lease.map_err(TaskError::Store)?;
-        let instance = self.store.load(&key).await.map_err(TaskError::Store)?;
+        let step = crate::wait::within(self.limits.lease_wait, self.store.begin(&key, Hold::TakeOver))
+            .await
+            .ok_or_else(busy)?;
+        let (lease, instance) = step.and_then(Step::leased).map_err(TaskError::Store)?;
         if instance.task.as_deref() == Some(id) {
             let freed = Snapshot { task: None, ..instance.next() };
-            self.store.commit_leased(&key, instance.version, &freed, &lease).await.map_err(TaskError::Store)?;
+            self.store.commit(&key, instance.version, &freed, Some(&lease), None).await.map_err(TaskError::Store)?;
             return Ok(None);
         }
-        let history = self.store.history(&key).await.map_err(TaskError::Store)?.unwrap_or_default();
+        let history = match self.store.capabilities().history {
+            Some(histories) => histories.history(&key).await.map_err(TaskError::Store)?,
+            None => Vec::new(),
+        };
         Ok(history.iter().rev().find(|entry| entry.call_id == id).map(|entry| entry.to.clone()))
     }
 
@@ -455,7 +458,11 @@ impl Engine {
             if !record.lapsed(now_ms()) {
                 // Another replica runs it: it stops it at its next heartbeat.
                 record.cancel_requested = true;
-                match self.store.compare_and_set(&StoreKey::task(id), before.version, &record.snapshot(&before)).await {
+                match self
+                    .store
+                    .commit(&StoreKey::task(id), before.version, &record.snapshot(&before), None, None)
+                    .await
+                {
                     Err(StoreError::Conflict { .. }) => continue,
                     Err(error) => return Err(TaskError::Store(error)),
                     Ok(_) => return Ok(()),
@@ -471,7 +478,7 @@ impl Engine {
             record.input_requests = None;
             record.status_message = Some("cancelled by the client".into());
             record.updated_at_ms = now_ms();
-            match self.store.compare_and_set(&StoreKey::task(id), before.version, &record.snapshot(&before)).await {
+            match self.store.commit(&StoreKey::task(id), before.version, &record.snapshot(&before), None, None).await {
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(error) => return Err(TaskError::Store(error)),
                 Ok(_) => return Ok(()),

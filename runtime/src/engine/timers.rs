@@ -14,7 +14,7 @@ use super::unserved::UNSERVED_AFTER;
 use crate::effect::Outbox;
 use crate::error::ToolError;
 use crate::records::TimerCommit;
-use crate::store::{StoreKey, now_ms};
+use crate::store::{Hold, Step, StoreKey, now_ms};
 use crate::telemetry;
 
 /// How often the sweeper asks the store what is due.
@@ -55,10 +55,11 @@ impl Engine {
     async fn settle(&self, key: &StoreKey) -> Result<(), ToolError> {
         let machine = key.instance_parts().and_then(|(_, machine, _)| self.registry.machine(machine));
         let Some(machine) = machine else { return self.leave_to_its_server(key).await };
-        let Some(lease) = crate::wait::within(SWEEP_LEASE_WAIT, self.store.lease(key)).await else { return Ok(()) };
-        let lease = lease.map_err(|e| ToolError::store_unavailable(e, 1_000))?;
+        let Some(step) = crate::wait::within(SWEEP_LEASE_WAIT, self.store.begin(key, Hold::Wait)).await else {
+            return Ok(());
+        };
+        let (lease, before) = step.and_then(Step::leased).map_err(|e| ToolError::store_unavailable(e, 1_000))?;
         let records = self.records();
-        let before = records.load(key).await?;
         let retention = self.registry.history().retention;
         let after = records.settle(machine, key, before, &lease, retention).await?;
         let outbox = self.outbox();

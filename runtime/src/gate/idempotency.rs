@@ -112,7 +112,7 @@ impl Idempotency {
     /// Keeps a successful call's result (and its content blocks, JSON) for its retries.
     pub(crate) async fn remember(&self, store: &dyn FlowStore, content: &Value, blocks: Option<Value>) {
         let snapshot = self.snapshot(content, blocks);
-        match store.compare_and_set(&self.key, 0, &snapshot).await {
+        match store.commit(&self.key, 0, &snapshot, None, None).await {
             Ok(_) => {}
             // A concurrent first call with the same key recorded first; its result stands.
             Err(StoreError::Conflict { .. }) => {}

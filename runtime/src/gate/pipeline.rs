@@ -234,7 +234,7 @@ impl<'a> Candidate<'a> {
         // instance (and no flow, whose lease comes first) takes that lease now if it is
         // free, with this read: one round trip, not two, and no wait.
         let before = if self.writes_instance() && !self.writes_flow_beside_instance() {
-            let (loaded, lease) = self.judge.records.load_and_try_lease(&store_key).await?;
+            let (loaded, lease) = self.judge.records.begin_if_free(&store_key).await?;
             self.leased_early = lease.map(|lease| (lease, loaded.clone()));
             loaded
         } else {
@@ -448,14 +448,7 @@ impl<'a> Candidate<'a> {
             RatePer::Instance => self.instance.as_ref().map_or("tool", |i| i.key.as_str()).into(),
             RatePer::Tool => "tool".into(),
         };
-        let store = self.judge.records.store;
-        let window = format!("{}:{key}", self.tool.name);
-        match store.spend_window(&window, limit.calls, limit.per_ms).await {
-            Ok(Some(Ok(ticket))) => Ok(Some(Spent::Stored { store, window, ticket })),
-            Ok(Some(Err(retry_after_ms))) => Err(ToolError::rate_limited(limit.to_string(), retry_after_ms)),
-            Ok(None) => limiter.admit(&key).map(Some),
-            Err(error) => Err(ToolError::store_unavailable(error, 1_000)),
-        }
+        limiter.admit_in(self.judge.records.store.capabilities().windows, self.tool.name, &key).await.map(Some)
     }
 
     /// Whether the call may write its flow — a conversation machine's transition, a domain
@@ -506,13 +499,14 @@ impl<'a> Candidate<'a> {
         if let (true, Some(flow)) = (self.may_write_flow(), &self.flow) {
             // Never the instance's lease before the flow's.
             self.leased_early = None;
-            leases.flow = Some(records.lease(&flow.key, "flow").await?);
-            self.flow_before = records.load_flow(Some(flow)).await?;
+            let (lease, loaded) = records.begin(&flow.key, "flow").await?;
+            leases.flow = Some(lease);
+            self.flow_before = records.flow_as_named(flow, loaded)?;
         }
         if let (true, Some(instance)) = (self.writes_instance(), &self.instance) {
             let (lease, loaded) = match self.leased_early.take() {
                 Some(leased) => leased,
-                None => records.lease_and_load(&instance.key, "instance").await?,
+                None => records.begin(&instance.key, "instance").await?,
             };
             if loaded.task.is_some() {
                 Box::pin(crate::task::refuse_if_held(records.store, &loaded, &instance.id)).await?;

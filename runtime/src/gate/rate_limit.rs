@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use crate::action::RateLimit;
 use crate::error::ToolError;
-use crate::store::FlowStore;
+use crate::store::RateWindows;
 
 /// A call over its limit: when the next one will be admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub(crate) enum Spent<'a> {
     /// Counted by this process.
     Local { limiter: &'a Limiter, key: String, serial: u64 },
     /// Counted in the store.
-    Stored { store: &'a dyn FlowStore, window: String, ticket: String },
+    Stored { windows: &'a dyn RateWindows, window: String, ticket: String },
 }
 
 impl Spent<'_> {
@@ -66,8 +66,8 @@ impl Spent<'_> {
                     }
                 }
             }
-            Self::Stored { store, window, ticket } => {
-                if let Err(error) = store.refund_window(&window, &ticket).await {
+            Self::Stored { windows, window, ticket } => {
+                if let Err(error) = windows.refund(&window, &ticket).await {
                     tracing::warn!(%error, "cannot give a refused call's allowance back");
                 }
             }
@@ -120,6 +120,23 @@ impl Limiter {
     pub(crate) fn admit(&self, key: &str) -> Result<Spent<'_>, ToolError> {
         self.spend(key)
             .map_err(|OverLimit { retry_after_ms }| ToolError::rate_limited(self.limit.to_string(), retry_after_ms))
+    }
+
+    /// Admits one call of `tool` for `key`: in the store's `windows` when it keeps them
+    /// (every replica sharing it counts together), else in this process.
+    pub(crate) async fn admit_in<'a>(
+        &'a self,
+        windows: Option<&'a dyn RateWindows>,
+        tool: &str,
+        key: &str,
+    ) -> Result<Spent<'a>, ToolError> {
+        let Some(windows) = windows else { return self.admit(key) };
+        let window = format!("{tool}:{key}");
+        match windows.spend(&window, self.limit.calls, self.limit.per_ms).await {
+            Ok(Ok(ticket)) => Ok(Spent::Stored { windows, window, ticket }),
+            Ok(Err(retry_after_ms)) => Err(ToolError::rate_limited(self.limit.to_string(), retry_after_ms)),
+            Err(error) => Err(ToolError::store_unavailable(error, 1_000)),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<(Instant, u64)>>> {

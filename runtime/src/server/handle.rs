@@ -39,7 +39,8 @@ impl Server {
     /// lives. Needs a Tokio runtime; built outside one, the server hears only its own
     /// sessions' commits.
     pub(super) fn follow_other_replicas(&self) {
-        if let Some(commits) = self.shared.engine.store.commits() {
+        if let Some(replicas) = self.shared.engine.store.capabilities().replicas {
+            let commits = replicas.commits();
             self.follow(commits, "missed commits of other replicas", |shared, key| shared.tell_watchers(&key, None));
         }
     }
@@ -234,7 +235,11 @@ impl Server {
                     ::metrics::gauge!(names).set(server.shared.open_sessions().len() as f64);
                     ::metrics::gauge!(crate::telemetry::names::LISTENING_STREAMS)
                         .set(server.listening_streams() as f64);
-                    match server.shared.engine.store.count_live().await {
+                    let counted = match server.shared.engine.store.capabilities().counts {
+                        Some(counts) => counts.live().await.map(Some),
+                        None => Ok(None),
+                    };
+                    match counted {
                         Ok(Some(live)) => {
                             ::metrics::gauge!(crate::telemetry::names::LIVE_FLOWS).set(live.flows as f64);
                             ::metrics::gauge!(crate::telemetry::names::LIVE_INSTANCES).set(live.instances as f64);

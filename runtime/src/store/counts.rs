@@ -1,6 +1,6 @@
 //! Instances counted by state, kept by each store as its records commit, so that the
 //! console reads how many invoices are `draft` without reading the invoices
-//! ([`FlowStore::count_instances`](super::FlowStore::count_instances)).
+//! ([`Counts::instances`](super::Counts::instances)).
 //!
 //! Each instance record counts under a few names, all about its machine in its scope: its
 //! state, and whether a timer is pending on it, and whether a task holds it. A store keeps
@@ -107,7 +107,7 @@ pub(crate) fn tally(prefix: &str, counters: impl IntoIterator<Item = (String, i6
     counts
 }
 
-/// How many live records of each kind a store holds ([`FlowStore::count_live`](super::FlowStore::count_live)).
+/// How many live records of each kind a store holds ([`Counts::live`](super::Counts::live)).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LiveRecords {
     /// Flows: stdio connections and sessions, and the flows state handles name.

@@ -14,7 +14,7 @@ impl FlowLease {
     }
 
     /// A lease a shared backend can lose (it expires unless renewed), with the fencing
-    /// token that names this holding: [`FlowStore::commit_leased`](super::FlowStore::commit_leased) commits only while the
+    /// token that names this holding: [`FlowStore::commit`](super::FlowStore::commit) under it commits only while the
     /// store still holds that token for the key.
     pub fn fenced(guard: impl Send + Sync + 'static, fence: impl Into<String>) -> Self {
         Self { _guard: Box::new(guard), fence: Some(fence.into()) }

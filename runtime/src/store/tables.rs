@@ -32,9 +32,10 @@ impl Tables {
             if self.created.initialized() {
                 return Ok(());
             }
-            let Some(mut transaction) = store.begin().await? else {
+            let Some(tables) = store.capabilities().tables else {
                 return Err(StoreError::Statement("the store keeps no tables of yours".into()));
             };
+            let mut transaction = tables.transaction().await?;
             transaction.execute_batch(&self.sql).await?;
             transaction.commit(Vec::new()).await?;
             let _ = self.created.set(());

@@ -1,7 +1,7 @@
 //! A call's transaction on a store that keeps tables of yours beside its own (SQLite's
 //! file, Postgres's database): the handler's SQL and the call's commit — state, context,
 //! history entry, idempotency record — are one database transaction, committed together
-//! or not at all ([`FlowStore::begin`](super::FlowStore::begin)).
+//! or not at all ([`YourTables::transaction`](super::YourTables::transaction)).
 
 use async_trait::async_trait;
 
@@ -29,7 +29,7 @@ pub struct RecordWrite {
     pub if_absent: bool,
 }
 
-/// A transaction a store opened for one call ([`FlowStore::begin`](super::FlowStore::begin)):
+/// A transaction a store opened for one call ([`YourTables::transaction`](super::YourTables::transaction)):
 /// the handler's statements run in it, then [`StoreTransaction::commit`] writes the call's
 /// records in it and commits the whole. Dropped without a commit, nothing of it is kept.
 #[async_trait]

@@ -227,7 +227,8 @@ fn store_problems(
     let writers: Vec<&str> = registry
         .map(|r| r.tools().iter().filter(|t| t.takes_transaction).map(|t| t.name).collect())
         .unwrap_or_default();
-    if (!writers.is_empty() || has_tables) && !store.keeps_your_tables() {
+    let capabilities = store.capabilities();
+    if (!writers.is_empty() || has_tables) && capabilities.tables.is_none() {
         let who = match writers.as_slice() {
             [] => "the server creates tables of yours".to_string(),
             tools => format!(
@@ -242,7 +243,7 @@ fn store_problems(
         });
     }
     let history_tools: Vec<&str> = registry.map(|r| r.history_tools().collect()).unwrap_or_default();
-    if !history_tools.is_empty() && !store.keeps_history() {
+    if !history_tools.is_empty() && capabilities.history.is_none() {
         problems.push(StartupProblem::Store {
             problem: format!(
                 "{} show instances' histories, and the store keeps none: give the server a store that keeps them (memory, SQLite, Redis)",
@@ -250,7 +251,7 @@ fn store_problems(
             ),
         });
     }
-    if store.is_shared() && !has_handle_key {
+    if capabilities.replicas.is_some() && !has_handle_key {
         problems.push(StartupProblem::HandleKey {
             problem: "a store shared by replicas needs a state-handle key every replica knows; a random one per process would make each replica refuse the others' handles".into(),
         });

@@ -1,6 +1,6 @@
 //! Instances: a context committed with its state, and deadlines the sweeper reads.
 
-use super::fixtures::{entry_of, key};
+use super::fixtures::{entry_of, key, lease};
 use crate::store::{FlowStore, Snapshot, StoreKey, now_ms};
 
 /// An instance's context is committed with its state, in one compare-and-set (with its
@@ -11,28 +11,25 @@ pub(super) async fn an_instance_context_commits_with_its_state<S: FlowStore>(sto
     let context =
         serde_json::json!({ "amount": { "currency": "EUR", "minor": 500_000 }, "captured": null, "note": "ü" });
     let first = Snapshot { context: Some(context.clone()), ..Snapshot::default().with_state("m", "created") };
-    let v1 = store.compare_and_set(&record, 0, &first).await.unwrap();
+    let v1 = store.commit(&record, 0, &first, None, None).await.unwrap();
     let read = store.load(&record).await.unwrap();
     assert_eq!((read.context.as_ref(), read.state_of("m", "?")), (Some(&context), "created"));
 
     let changed = serde_json::json!({ "amount": { "currency": "EUR", "minor": 500_000 }, "captured": 1 });
     let stale = Snapshot { context: Some(serde_json::json!({ "stale": true })), ..read.with_state("m", "voided") };
-    assert!(store.compare_and_set(&record, v1 + 1_000, &stale).await.is_err());
-    let lease = store.lease(&record).await.unwrap();
+    assert!(store.commit(&record, v1 + 1_000, &stale, None, None).await.is_err());
+    let lease = lease(store, &record).await.unwrap();
     let next = Snapshot { context: Some(changed.clone()), ..read.with_state("m", "captured") };
     let entry = entry_of("alice", "created", "captured", "context-1", now_ms());
-    let v2 = store.commit_with_history(&record, v1, &next, Some(&lease), &entry, Default::default()).await.unwrap();
+    let v2 = store.commit(&record, v1, &next, Some(&lease), Some((&entry, Default::default()))).await.unwrap();
     drop(lease);
     let read = store.load(&record).await.unwrap();
     assert_eq!((read.context.as_ref(), read.state_of("m", "?"), read.version), (Some(&changed), "captured", v2));
 
-    store.compare_and_set(&record, v2, &Snapshot { context: None, ..read.next() }).await.unwrap();
+    store.commit(&record, v2, &Snapshot { context: None, ..read.next() }, None, None).await.unwrap();
     assert_eq!(store.load(&record).await.unwrap().context, None, "a commit without a context keeps none");
 }
 
-/// A store that keeps no history says so twice alike — [`FlowStore::keeps_history`] is
-/// `false` and [`FlowStore::history`] answers `None` — and still commits transitions;
-/// the history checks are then skipped. Whether the rest of the suite runs.
 /// [`FlowStore::due`]: instances whose deadline has passed, soonest first, none whose
 /// deadline is ahead or gone (once the store is told, for one that indexes deadlines), and
 /// none removed. A store that keeps no index names none at all.
@@ -44,7 +41,7 @@ pub(super) async fn due_instances_are_named_soonest_first<S: FlowStore>(store: &
     for (id, due) in
         [("late", Some(now - 1_000)), ("later", Some(now - 500)), ("ahead", Some(now + 60_000)), ("none", None)]
     {
-        store.compare_and_set(&at(id), 0, &with_due(due)).await.unwrap();
+        store.commit(&at(id), 0, &with_due(due), None, None).await.unwrap();
     }
     let named = |keys: Vec<StoreKey>| -> Vec<String> {
         keys.into_iter()
@@ -60,7 +57,7 @@ pub(super) async fn due_instances_are_named_soonest_first<S: FlowStore>(store: &
     assert_eq!(due, ["late", "later"], "due instances, soonest first");
     // Moved on: its deadline gone (a call took it out of its timed state).
     let version = store.load(&at("late")).await.unwrap().version;
-    store.compare_and_set(&at("late"), version, &with_due(None)).await.unwrap();
+    store.commit(&at("late"), version, &with_due(None), None, None).await.unwrap();
     store.due_changed(&at("late"), None).await.unwrap();
     store.remove(&at("later")).await.unwrap();
     assert_eq!(named(store.due(now, 10_000).await.unwrap()), Vec::<String>::new());

@@ -22,6 +22,8 @@ use super::records::{
     removed_records_load_as_absent, versions_never_go_back,
 };
 use super::windows::{concurrent_spenders_share_one_window, rate_limit_windows_admit_n_per_period};
+#[cfg(doc)]
+use crate::store::{Capabilities, Counts};
 use crate::store::{FlowStore, LiveRecords, Snapshot, StoreError, StoreKey, now_ms};
 
 /// Runs the conformance suite against `store`, panicking on the first violation.
@@ -59,12 +61,13 @@ pub async fn check<S: FlowStore + Clone>(store: &S) {
     histories_are_independent_and_go_with_their_record(store).await;
 }
 
-/// Checks [`FlowStore::count_live`], if the store counts (one that answers `None` passes
-/// untested: assert that yours counts, if it should): flows and instances by kind, expired
+/// Checks [`Counts::live`], if the store counts ([`Capabilities::counts`]; one that does
+/// not passes untested: assert that yours counts, if it should): flows and instances by kind, expired
 /// records not at all, removed ones no more. It compares counts before and after
 /// its own writes, so nothing else may write to the store while it runs.
 pub async fn check_live_counts<S: FlowStore>(store: &S) {
-    let Some(before) = store.count_live().await.expect("count") else { return };
+    let Some(counter) = store.capabilities().counts else { return };
+    let before = counter.live().await.expect("count");
     let instance = |kind: &str| StoreKey::instance("conformance-count", kind);
     // Long enough for the writes and the first count on a loaded machine (50 ms was not).
     let expires_at_ms = now_ms() + 1_500;
@@ -77,64 +80,62 @@ pub async fn check_live_counts<S: FlowStore>(store: &S) {
     ];
     for (record, expires_at_ms) in &written {
         let snapshot = Snapshot { expires_at_ms: *expires_at_ms, ..Snapshot::default().with_state("m", "x") };
-        store.compare_and_set(record, 0, &snapshot).await.unwrap();
+        store.commit(record, 0, &snapshot, None, None).await.unwrap();
     }
-    let counted = |live: Option<LiveRecords>| {
-        let live = live.expect("a store that counted counts again");
-        (live.flows - before.flows, live.instances - before.instances)
-    };
-    assert_eq!(counted(store.count_live().await.unwrap()), (2, 2), "two flows and two instances (not the challenge)");
+    let counted = |live: LiveRecords| (live.flows - before.flows, live.instances - before.instances);
+    assert_eq!(counted(counter.live().await.unwrap()), (2, 2), "two flows and two instances (not the challenge)");
     tokio::time::sleep(Duration::from_millis(expires_at_ms.saturating_sub(now_ms()) + 50)).await;
-    assert_eq!(counted(store.count_live().await.unwrap()), (1, 2), "an expired flow is not live");
+    assert_eq!(counted(counter.live().await.unwrap()), (1, 2), "an expired flow is not live");
     for (record, _) in &written {
         store.remove(record).await.unwrap();
     }
-    assert_eq!(counted(store.count_live().await.unwrap()), (0, 0), "removed records are not live");
+    assert_eq!(counted(counter.live().await.unwrap()), (0, 0), "removed records are not live");
 }
 
-/// Checks [`FlowStore::count_instances`], if the store counts (one that answers `None`
-/// passes untested): instances by state, timer and task, per machine and scope, moved by
+/// Checks [`Counts::instances`], if the store counts ([`Capabilities::counts`]; one that
+/// does not passes untested): instances by state, timer and task, per machine and scope, moved by
 /// each commit and removal, untouched by a refused one, and never another scope's or
 /// machine's. It compares counts before and after its own writes, so nothing else may
 /// write its machines (`conformance-counted`, `conformance-owned`) while it runs.
 pub async fn check_instance_counts<S: FlowStore>(store: &S) {
     const MACHINE: &str = "conformance-counted";
     const OWNED: &str = "conformance-owned";
-    let Some(start) = store.count_instances("acme", MACHINE).await.expect("count") else { return };
+    let Some(counter) = store.capabilities().counts else { return };
+    let start = counter.instances("acme", MACHINE).await.expect("count");
     let counts = || async {
-        let now = store.count_instances("acme", MACHINE).await.unwrap().expect("a store that counted counts again");
+        let now = counter.instances("acme", MACHINE).await.unwrap();
         let states = ["", "draft", "sent"]
             .map(|state| now.states.get(state).copied().unwrap_or(0) - start.states.get(state).copied().unwrap_or(0));
         (states, now.timers - start.timers, now.tasks - start.tasks)
     };
     let key = |id: &str| StoreKey::tenant_instance("acme", MACHINE, id);
     let draft = Snapshot::default().with_state(MACHINE, "draft");
-    let a = store.compare_and_set(&key("a"), 0, &draft).await.unwrap();
+    let a = store.commit(&key("a"), 0, &draft, None, None).await.unwrap();
     let timed = Snapshot { due_at_ms: Some(now_ms() + 3_600_000), ..draft.clone() };
-    let b = store.compare_and_set(&key("b"), 0, &timed).await.unwrap();
+    let b = store.commit(&key("b"), 0, &timed, None, None).await.unwrap();
     let held = Snapshot { task: Some("conformance-task".into()), ..Snapshot::default() };
-    store.compare_and_set(&key("c"), 0, &held).await.unwrap();
+    store.commit(&key("c"), 0, &held, None, None).await.unwrap();
     assert_eq!(counts().await, ([1, 2, 0], 1, 1), "one in the initial state (held by a task), two drafts (one timed)");
 
     let sent = Snapshot { version: a, ..draft.with_state(MACHINE, "sent") };
-    store.compare_and_set(&key("a"), a, &sent).await.unwrap();
+    store.commit(&key("a"), a, &sent, None, None).await.unwrap();
     assert_eq!(counts().await, ([1, 1, 1], 1, 1), "a transition moves one instance from draft to sent");
-    let refused = store.compare_and_set(&key("b"), b + 1_000_000_000, &sent).await;
+    let refused = store.commit(&key("b"), b + 1_000_000_000, &sent, None, None).await;
     assert!(matches!(refused, Err(StoreError::Conflict { .. })), "{refused:?}");
     assert_eq!(counts().await, ([1, 1, 1], 1, 1), "a refused commit moves nothing");
-    store.compare_and_set(&key("b"), b, &draft).await.unwrap();
+    store.commit(&key("b"), b, &draft, None, None).await.unwrap();
     assert_eq!(counts().await, ([1, 1, 1], 0, 1), "a timer no longer pending is no longer counted");
 
     // Other scopes, machines and kinds of record count apart, or not at all.
-    store.compare_and_set(&StoreKey::tenant_instance("globex", MACHINE, "a"), 0, &draft).await.unwrap();
-    store.compare_and_set(&StoreKey::instance(MACHINE, "a"), 0, &draft).await.unwrap();
-    store.compare_and_set(&StoreKey::connection("conformance-counted"), 0, &draft).await.unwrap();
+    store.commit(&StoreKey::tenant_instance("globex", MACHINE, "a"), 0, &draft, None, None).await.unwrap();
+    store.commit(&StoreKey::instance(MACHINE, "a"), 0, &draft, None, None).await.unwrap();
+    store.commit(&StoreKey::connection("conformance-counted"), 0, &draft, None, None).await.unwrap();
     let owned = Snapshot { tenant: Some("acme".into()), ..Snapshot::default().with_state(OWNED, "quoted") };
-    store.compare_and_set(&StoreKey::owned_instance("digest", OWNED, "q"), 0, &owned).await.unwrap();
+    store.commit(&StoreKey::owned_instance("digest", OWNED, "q"), 0, &owned, None, None).await.unwrap();
     assert_eq!(counts().await, ([1, 1, 1], 0, 1), "another tenant's, everyone's and a flow are not acme's");
-    let everyone = store.count_instances("", MACHINE).await.unwrap().unwrap();
+    let everyone = counter.instances("", MACHINE).await.unwrap();
     assert!(everyone.states.get("draft").is_some_and(|n| *n >= 1), "{everyone:?}");
-    let quotes = store.count_instances("acme", OWNED).await.unwrap().unwrap();
+    let quotes = counter.instances("acme", OWNED).await.unwrap();
     assert!(quotes.states.get("quoted").is_some_and(|n| *n >= 1), "an owned instance counts in its owner's tenant");
 
     for removed in [key("a"), key("b"), key("c")] {
@@ -154,10 +155,9 @@ pub async fn check_instance_counts<S: FlowStore>(store: &S) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::FlowLease;
-    use crate::store::MemoryStore;
+    use crate::store::{Capabilities, FlowLease, HistoryEntry, HistoryRetention, Hold, MemoryStore, Step};
 
-    /// A store of someone else's, written before histories: only the required methods.
+    /// A store of someone else's that keeps no history: the core, and no capabilities.
     #[derive(Clone, Default)]
     struct WithoutHistory(MemoryStore);
 
@@ -167,16 +167,35 @@ mod tests {
             self.0.load(key).await
         }
 
-        async fn compare_and_set(&self, key: &StoreKey, expected: u64, next: &Snapshot) -> Result<u64, StoreError> {
-            self.0.compare_and_set(key, expected, next).await
+        async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
+            self.0.begin(key, hold).await
         }
 
-        async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-            self.0.lease(key).await
+        async fn commit(
+            &self,
+            key: &StoreKey,
+            expected: u64,
+            next: &Snapshot,
+            lease: Option<&FlowLease>,
+            _entry: Option<(&HistoryEntry, HistoryRetention)>,
+        ) -> Result<u64, StoreError> {
+            self.0.commit(key, expected, next, lease, None).await
         }
 
         async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
             self.0.remove(key).await
+        }
+
+        async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
+            self.0.due(now_ms, limit).await
+        }
+
+        async fn due_changed(&self, key: &StoreKey, due_at_ms: Option<u64>) -> Result<(), StoreError> {
+            self.0.due_changed(key, due_at_ms).await
+        }
+
+        fn capabilities(&self) -> Capabilities<'_> {
+            Capabilities::default()
         }
     }
 
@@ -184,7 +203,6 @@ mod tests {
     async fn a_store_that_keeps_no_history_says_so_and_passes() {
         let store = WithoutHistory::default();
         check(&store).await;
-        assert!(!store.keeps_history());
-        assert_eq!(store.history(&key("history-order")).await.unwrap(), None);
+        assert!(store.capabilities().history.is_none());
     }
 }

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use super::windows::WindowLog;
 use crate::store::leases::LocalLeases;
 use crate::store::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, InstanceCounts, LiveRecords, Snapshot, StoreError, StoreKey,
-    counts, now_ms,
+    Capabilities, Counts, FlowLease, FlowStore, Histories, HistoryEntry, HistoryRetention, Hold, InstanceCounts,
+    LiveRecords, RateWindows, Snapshot, Step, StoreError, StoreKey, counts, now_ms,
 };
 
 /// Keeps flows and instances in this process's memory. Cheap to clone; clones share them.
@@ -95,7 +95,7 @@ impl MemoryStore {
     }
 
     /// Compare-and-set, appending `entry` (trimmed by `retention`) under the same lock.
-    fn commit(
+    fn write(
         &self,
         key: &StoreKey,
         expected_version: u64,
@@ -148,43 +148,32 @@ impl MemoryStore {
 
 #[async_trait]
 impl FlowStore for MemoryStore {
-    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
-        let records = self.records();
-        let mut due: Vec<(u64, &StoreKey)> = (records.snapshots.iter())
-            .filter(|(_, s)| !s.is_expired(now_ms))
-            .filter_map(|(key, s)| s.wake_at_ms().filter(|&at| at <= now_ms).map(|at| (at, key)))
-            .collect();
-        due.sort();
-        Ok(due.into_iter().take(limit).map(|(_, key)| key.clone()).collect())
-    }
-
     async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
         let now = now_ms();
         Ok(self.records().snapshots.get(key).filter(|s| !s.is_expired(now)).cloned().unwrap_or_default())
     }
 
-    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
-        self.commit(key, expected_version, next, None)
+    async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
+        // This process's leases end with it: taking one over is waiting for it.
+        let lease = match hold {
+            Hold::Wait | Hold::TakeOver => Some(self.inner.leases.lease(key).await),
+            // The read and a lease are two steps here either way: judged on what is
+            // committed, the call leases when it writes.
+            Hold::IfFree => None,
+        };
+        Ok(Step { loaded: self.load(key).await?, lease })
     }
 
-    async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
-        let now = now_ms();
-        let mut live = LiveRecords::default();
-        for (key, _) in self.records().snapshots.iter().filter(|(_, s)| !s.is_expired(now)) {
-            live.count(key.as_str());
-        }
-        Ok(Some(live))
-    }
-
-    async fn count_instances(&self, scope: &str, machine: &str) -> Result<Option<InstanceCounts>, StoreError> {
-        let prefix = counts::prefix(scope, machine);
-        let records = self.records();
-        let counters = (records.counters.iter()).filter(|(name, _)| name.starts_with(&prefix));
-        Ok(Some(counts::tally(&prefix, counters.map(|(name, n)| (name.clone(), *n)))))
-    }
-
-    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-        Ok(self.inner.leases.lease(key).await)
+    async fn commit(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        _lease: Option<&FlowLease>,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
+    ) -> Result<u64, StoreError> {
+        // This process's leases cannot be lost: the compare-and-set is the whole guard.
+        self.write(key, expected_version, next, entry)
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
@@ -195,44 +184,65 @@ impl FlowStore for MemoryStore {
         Ok(())
     }
 
-    async fn spend_window(
-        &self,
-        window: &str,
-        calls: u32,
-        per_ms: u64,
-    ) -> Result<Option<Result<String, u64>>, StoreError> {
-        Ok(Some(self.windows().spend(window, calls, per_ms, now_ms())))
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
+        let records = self.records();
+        let mut due: Vec<(u64, &StoreKey)> = (records.snapshots.iter())
+            .filter(|(_, s)| !s.is_expired(now_ms))
+            .filter_map(|(key, s)| s.wake_at_ms().filter(|&at| at <= now_ms).map(|at| (at, key)))
+            .collect();
+        due.sort();
+        Ok(due.into_iter().take(limit).map(|(_, key)| key.clone()).collect())
     }
 
-    async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
-        self.windows().refund(window, ticket);
+    async fn due_changed(&self, _key: &StoreKey, _due_at_ms: Option<u64>) -> Result<(), StoreError> {
+        // `due` reads the records themselves: there is no index to tell.
         Ok(())
     }
 
-    fn keeps_history(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities<'_> {
+        Capabilities { history: Some(self), windows: Some(self), counts: Some(self), ..Capabilities::default() }
     }
+}
 
-    async fn commit_with_history(
-        &self,
-        key: &StoreKey,
-        expected_version: u64,
-        next: &Snapshot,
-        _lease: Option<&FlowLease>,
-        entry: &HistoryEntry,
-        retention: HistoryRetention,
-    ) -> Result<u64, StoreError> {
-        // This process's leases cannot be lost: the compare-and-set is the whole guard.
-        self.commit(key, expected_version, next, Some((entry, retention)))
-    }
-
-    async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
+#[async_trait]
+impl Histories for MemoryStore {
+    async fn history(&self, key: &StoreKey) -> Result<Vec<HistoryEntry>, StoreError> {
         let records = self.records();
-        let entries = match records.histories.get(key) {
+        Ok(match records.histories.get(key) {
             Some(history) if records.is_live(key, now_ms()) => history.iter().cloned().collect(),
             _ => Vec::new(),
-        };
-        Ok(Some(entries))
+        })
+    }
+}
+
+#[async_trait]
+impl RateWindows for MemoryStore {
+    async fn spend(&self, window: &str, calls: u32, per_ms: u64) -> Result<Result<String, u64>, StoreError> {
+        Ok(self.windows().spend(window, calls, per_ms, now_ms()))
+    }
+
+    async fn refund(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
+        self.windows().refund(window, ticket);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Counts for MemoryStore {
+    async fn live(&self) -> Result<LiveRecords, StoreError> {
+        let now = now_ms();
+        let mut live = LiveRecords::default();
+        for (key, _) in self.records().snapshots.iter().filter(|(_, s)| !s.is_expired(now)) {
+            live.count(key.as_str());
+        }
+        Ok(live)
+    }
+
+    async fn instances(&self, scope: &str, machine: &str) -> Result<InstanceCounts, StoreError> {
+        let prefix = counts::prefix(scope, machine);
+        let records = self.records();
+        let counters = (records.counters.iter()).filter(|(name, _)| name.starts_with(&prefix));
+        Ok(counts::tally(&prefix, counters.map(|(name, n)| (name.clone(), *n))))
     }
 }
 
@@ -244,7 +254,7 @@ mod tests {
     async fn passes_the_store_conformance_suite() {
         crate::store::conformance::check(&MemoryStore::new()).await;
         let store = MemoryStore::new();
-        assert!(store.count_live().await.unwrap().is_some(), "the memory store counts its live records");
+        assert!(store.capabilities().counts.is_some(), "the memory store counts its live records");
         crate::store::conformance::check_live_counts(&store).await;
         crate::store::conformance::check_instance_counts(&store).await;
     }
@@ -253,7 +263,7 @@ mod tests {
     async fn lease_entries_go_with_their_last_holder() {
         let store = MemoryStore::new();
         let key = StoreKey::connection("x");
-        drop(store.lease(&key).await.unwrap());
+        drop(store.begin(&key, Hold::Wait).await.unwrap());
         assert!(store.inner.leases.is_empty());
     }
 }

@@ -14,8 +14,9 @@ use super::sql::Sql;
 use super::sweep;
 use super::transaction::PostgresTransaction;
 use crate::store::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, InstanceCounts, LiveRecords, RecordWrite, Snapshot,
-    StoreError, StoreKey, StoreTransaction, counts, now_ms, unavailable,
+    Capabilities, Counts, FlowLease, FlowStore, Histories, HistoryEntry, HistoryRetention, Hold, InstanceCounts,
+    LiveRecords, RateWindows, RecordWrite, Replicas, Snapshot, Step, StoreError, StoreKey, StoreTransaction,
+    YourTables, counts, now_ms, unavailable,
 };
 
 /// The schema toolgate's tables live in, unless [`PostgresStore::connect_in_schema`] names
@@ -132,7 +133,7 @@ impl PostgresStore {
     /// Compare-and-set, in the next batch's transaction; with `fence`, only while the
     /// key's lease holds it; with `entry`, appending it to the key's history (trimmed by
     /// the retention).
-    async fn commit(
+    async fn write(
         &self,
         key: &StoreKey,
         expected_version: u64,
@@ -182,6 +183,17 @@ impl PostgresStore {
         }
     }
 
+    /// Takes `key`'s lease from whoever holds it, at once.
+    async fn take_over_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
+        storable(key)?;
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let ttl_ms = self.lease_ttl.as_millis() as i64;
+        let client = self.client().await?;
+        let statement = client.prepare_cached(&self.sql.take_over_lease).await.map_err(unavailable)?;
+        client.execute(&statement, &[&key.as_str(), &token, &ttl_ms]).await.map_err(unavailable)?;
+        Ok(self.held(self.reads.taken(key.as_str().to_string(), token)))
+    }
+
     /// The lease `taken` holds, renewed until dropped.
     fn held(&self, taken: Taken) -> FlowLease {
         let ttl_ms = self.lease_ttl.as_millis() as i64;
@@ -218,76 +230,42 @@ impl FlowStore for PostgresStore {
         }
     }
 
-    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
-        self.commit(key, expected_version, next, None, None).await
+    async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
+        match hold {
+            Hold::Wait => {
+                let (lease, loaded) = self.take_lease_and_load(key).await?;
+                Ok(Step { loaded, lease: Some(lease) })
+            }
+            Hold::IfFree => {
+                if storable(key).is_err() {
+                    // No record can have it, nor a lease: the call's commit refuses it.
+                    return Ok(Step { loaded: Snapshot::default(), lease: None });
+                }
+                let token = uuid::Uuid::new_v4().simple().to_string();
+                let (lease, loaded) = self.try_lease_and_load(key, token).await?;
+                Ok(Step { loaded, lease })
+            }
+            Hold::TakeOver => {
+                let lease = self.take_over_lease(key).await?;
+                Ok(Step { loaded: self.load(key).await?, lease: Some(lease) })
+            }
+        }
     }
 
-    async fn commit_leased(
-        &self,
-        key: &StoreKey,
-        expected_version: u64,
-        next: &Snapshot,
-        lease: &FlowLease,
-    ) -> Result<u64, StoreError> {
-        // A lease of this store always has its token; one without is not this store's.
-        let fence = lease.fence().ok_or(StoreError::LeaseLost)?;
-        self.commit(key, expected_version, next, Some(fence), None).await
-    }
-
-    fn keeps_history(&self) -> bool {
-        true
-    }
-
-    async fn commit_with_history(
+    async fn commit(
         &self,
         key: &StoreKey,
         expected_version: u64,
         next: &Snapshot,
         lease: Option<&FlowLease>,
-        entry: &HistoryEntry,
-        retention: HistoryRetention,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
     ) -> Result<u64, StoreError> {
+        // A lease of this store always has its token; one without is not this store's.
         let fence = match lease {
             Some(lease) => Some(lease.fence().ok_or(StoreError::LeaseLost)?),
             None => None,
         };
-        self.commit(key, expected_version, next, fence, Some((entry, retention))).await
-    }
-
-    async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
-        let client = self.client().await?;
-        let statement = client.prepare_cached(&self.sql.history).await.map_err(unavailable)?;
-        let rows = client.query(&statement, &[&key.as_str(), &(now_ms() as i64)]).await.map_err(unavailable)?;
-        let entries = rows.iter().map(|row| serde_json::from_str(row.get::<_, &str>(0))).collect::<Result<_, _>>();
-        entries.map(Some).map_err(unavailable)
-    }
-
-    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-        Ok(self.take_lease_and_load(key).await?.0)
-    }
-
-    async fn lease_and_load(&self, key: &StoreKey) -> Result<(FlowLease, Snapshot), StoreError> {
-        self.take_lease_and_load(key).await
-    }
-
-    async fn take_over_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-        storable(key)?;
-        let token = uuid::Uuid::new_v4().simple().to_string();
-        let ttl_ms = self.lease_ttl.as_millis() as i64;
-        let client = self.client().await?;
-        let statement = client.prepare_cached(&self.sql.take_over_lease).await.map_err(unavailable)?;
-        client.execute(&statement, &[&key.as_str(), &token, &ttl_ms]).await.map_err(unavailable)?;
-        Ok(self.held(self.reads.taken(key.as_str().to_string(), token)))
-    }
-
-    async fn load_and_try_lease(&self, key: &StoreKey) -> Result<(Snapshot, Option<FlowLease>), StoreError> {
-        if storable(key).is_err() {
-            // No record can have it, nor a lease: the call's commit refuses it.
-            return Ok((Snapshot::default(), None));
-        }
-        let token = uuid::Uuid::new_v4().simple().to_string();
-        let (lease, loaded) = self.try_lease_and_load(key, token).await?;
-        Ok((loaded, lease))
+        self.write(key, expected_version, next, fence, entry).await
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
@@ -312,54 +290,73 @@ impl FlowStore for PostgresStore {
         Ok(())
     }
 
-    fn keeps_your_tables(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities<'_> {
+        Capabilities {
+            replicas: Some(self),
+            history: Some(self),
+            windows: Some(self),
+            tables: Some(self),
+            counts: Some(self),
+        }
     }
+}
 
-    async fn begin(&self) -> Result<Option<Box<dyn StoreTransaction>>, StoreError> {
+impl Replicas for PostgresStore {
+    fn commits(&self) -> tokio::sync::broadcast::Receiver<StoreKey> {
+        self.commits.subscribe()
+    }
+}
+
+#[async_trait]
+impl Histories for PostgresStore {
+    async fn history(&self, key: &StoreKey) -> Result<Vec<HistoryEntry>, StoreError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(&self.sql.history).await.map_err(unavailable)?;
+        let rows = client.query(&statement, &[&key.as_str(), &(now_ms() as i64)]).await.map_err(unavailable)?;
+        let entries = rows.iter().map(|row| serde_json::from_str(row.get::<_, &str>(0))).collect::<Result<_, _>>();
+        entries.map_err(unavailable)
+    }
+}
+
+#[async_trait]
+impl YourTables for PostgresStore {
+    async fn transaction(&self) -> Result<Box<dyn StoreTransaction>, StoreError> {
         let client = self.client().await?;
         client.batch_execute(&format!("BEGIN; {YOUR_PLANS}")).await.map_err(unavailable)?;
         let announce = self.announce.clone();
-        Ok(Some(Box::new(PostgresTransaction { sql: self.sql.clone(), announce, client: Some(client) })))
+        Ok(Box::new(PostgresTransaction { sql: self.sql.clone(), announce, client: Some(client) }))
     }
+}
 
-    fn is_shared(&self) -> bool {
-        true
-    }
-
-    /// Counted over the live records' keys at each scrape (every replica counts the same
-    /// records: aggregate with `max`, not `sum`).
-    async fn count_instances(&self, scope: &str, machine: &str) -> Result<Option<InstanceCounts>, StoreError> {
-        let (low, high) = counts::range(scope, machine);
-        let client = self.client().await?;
-        let statement = client.prepare_cached(&self.sql.count_instances).await.map_err(unavailable)?;
-        let rows = client.query(&statement, &[&low, &high]).await.map_err(unavailable)?;
-        Ok(Some(counts::tally(&low, rows.iter().map(|row| (row.get(0), row.get(1))))))
-    }
-
-    async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
+#[async_trait]
+impl Counts for PostgresStore {
+    async fn live(&self) -> Result<LiveRecords, StoreError> {
         let client = self.client().await?;
         let rows = client.query(&self.sql.live_keys, &[&(now_ms() as i64)]).await.map_err(unavailable)?;
         let mut live = LiveRecords::default();
         for row in &rows {
             live.count(row.get::<_, &str>(0));
         }
-        Ok(Some(live))
+        Ok(live)
     }
 
-    fn commits(&self) -> Option<tokio::sync::broadcast::Receiver<StoreKey>> {
-        Some(self.commits.subscribe())
+    /// Counted over the live records' keys at each scrape (every replica counts the same
+    /// records: aggregate with `max`, not `sum`).
+    async fn instances(&self, scope: &str, machine: &str) -> Result<InstanceCounts, StoreError> {
+        let (low, high) = counts::range(scope, machine);
+        let client = self.client().await?;
+        let statement = client.prepare_cached(&self.sql.count_instances).await.map_err(unavailable)?;
+        let rows = client.query(&statement, &[&low, &high]).await.map_err(unavailable)?;
+        Ok(counts::tally(&low, rows.iter().map(|row| (row.get(0), row.get(1)))))
     }
+}
 
+#[async_trait]
+impl RateWindows for PostgresStore {
     /// A sliding-window log on the database's clock, one transaction under an advisory
     /// lock on the window: at most `calls` in every window of `per_ms`, and the exact wait
     /// when over.
-    async fn spend_window(
-        &self,
-        window: &str,
-        calls: u32,
-        per_ms: u64,
-    ) -> Result<Option<Result<String, u64>>, StoreError> {
+    async fn spend(&self, window: &str, calls: u32, per_ms: u64) -> Result<Result<String, u64>, StoreError> {
         let mut client = self.client().await?;
         let sql = &self.sql;
         let transaction = client.transaction().await.map_err(unavailable)?;
@@ -377,10 +374,10 @@ impl FlowStore for PostgresStore {
             Err(wait.unwrap_or(1).max(1) as u64)
         };
         transaction.commit().await.map_err(unavailable)?;
-        Ok(Some(outcome))
+        Ok(outcome)
     }
 
-    async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
+    async fn refund(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
         let client = self.client().await?;
         client.execute(&self.sql.window_refund, &[&window, &ticket]).await.map_err(unavailable)?;
         Ok(())
@@ -430,9 +427,9 @@ mod tests {
                     let nul = StoreKey::instance("invoice", &format!("INV-{n}\0"));
                     let (loaded, leased, written, committed) = tokio::join!(
                         store.load(&nul),
-                        store.lease(&nul),
-                        store.compare_and_set(&nul, 0, &next),
-                        store.compare_and_set(&fine, 0, &next),
+                        store.begin(&nul, Hold::Wait),
+                        store.commit(&nul, 0, &next, None, None),
+                        store.commit(&fine, 0, &next, None, None),
                     );
                     assert_eq!(loaded.unwrap().version, 0);
                     assert!(matches!(leased, Err(StoreError::Unavailable(_))));
@@ -451,14 +448,16 @@ mod tests {
         let Some(url) = test_url() else { return };
         let store = fresh_store(&url).await.with_lease_ttl(Duration::from_millis(300));
         let key = StoreKey::instance("invoice", "lost-lease");
-        let held = store.lease(&key).await.unwrap();
+        let held = store.begin(&key, Hold::Wait).await.unwrap().lease.unwrap();
         // Paused past its time: renewals stop, another holder takes the lease.
         let expire = format!("DELETE FROM \"{}\".leases WHERE token = $1", store.sql.schema);
         store.client().await.unwrap().execute(&expire, &[&held.fence().unwrap()]).await.unwrap();
-        let other = tokio::time::timeout(Duration::from_secs(2), store.lease(&key)).await.expect("taken over").unwrap();
+        let other =
+            tokio::time::timeout(Duration::from_secs(2), store.begin(&key, Hold::Wait)).await.expect("taken over");
+        let other = other.unwrap().lease.unwrap();
         let next = Snapshot::default().with_state("invoice", "paid");
-        assert_eq!(store.commit_leased(&key, 0, &next, &held).await, Err(StoreError::LeaseLost));
-        assert_eq!(store.commit_leased(&key, 0, &next, &other).await, Ok(1));
+        assert_eq!(store.commit(&key, 0, &next, Some(&held), None).await, Err(StoreError::LeaseLost));
+        assert_eq!(store.commit(&key, 0, &next, Some(&other), None).await, Ok(1));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -502,11 +501,11 @@ mod tests {
         let counted = |state: &str| {
             let state = state.to_string();
             let store = store.clone();
-            async move { store.count_instances("", "invoice").await.unwrap().unwrap().states.get(&state).copied() }
+            async move { store.instances("", "invoice").await.unwrap().states.get(&state).copied() }
         };
         assert_eq!(counted("approved").await, Some(1));
         let next = before.with_state("invoice", "discharged");
-        assert_eq!(store.compare_and_set(&key, 4, &next).await.unwrap(), 5);
+        assert_eq!(store.commit(&key, 4, &next, None, None).await.unwrap(), 5);
         assert_eq!((counted("approved").await, counted("discharged").await), (None, Some(1)));
         client.batch_execute(&format!("DROP SCHEMA {s} CASCADE")).await.unwrap();
     }
@@ -536,14 +535,14 @@ mod tests {
         let store = fresh_store(&url).await;
         let schema = store.sql.schema.clone();
         let replica = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
-        let mut heard = replica.commits().unwrap();
+        let mut heard = replica.commits();
         let key = StoreKey::instance("invoice", "announced");
         // The replica's LISTEN may not be in place yet: commit until it hears one.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         let mut version = 0;
         loop {
             version =
-                store.compare_and_set(&key, version, &Snapshot::default().with_state("invoice", "x")).await.unwrap();
+                store.commit(&key, version, &Snapshot::default().with_state("invoice", "x"), None, None).await.unwrap();
             if let Ok(Ok(announced)) = tokio::time::timeout(Duration::from_millis(200), heard.recv()).await {
                 assert_eq!(announced, key);
                 break;

@@ -16,7 +16,7 @@ use crate::store::{FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreErr
 impl RedisStore {
     /// Compare-and-set in one script; with `fence`, only while the key's lease holds it;
     /// with `entry`, appending it to the key's history (trimmed by the retention).
-    pub(super) async fn commit(
+    pub(super) async fn write(
         &self,
         key: &StoreKey,
         expected_version: u64,

@@ -107,7 +107,7 @@ async fn advance(store: &RedisStore, key: &StoreKey, margin: u64) -> Result<Opti
         let last = record.get("n").and_then(serde_json::Value::as_u64).unwrap_or(0);
         let after = last.saturating_add(margin);
         let next = Snapshot { record: Some(serde_json::json!({ "n": after })), ..current.next() };
-        match store.compare_and_set(key, current.version, &next).await {
+        match store.commit(key, current.version, &next, None, None).await {
             Ok(_) => return Ok(Some((last, after))),
             Err(StoreError::Conflict { .. }) => continue,
             Err(error) => return Err(error),

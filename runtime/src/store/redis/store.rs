@@ -12,8 +12,8 @@ use super::keys::{DUE_KEY, counts_key, history_key, lease_key, record_key, windo
 use super::read;
 use super::scripts::Scripts;
 use crate::store::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, InstanceCounts, LiveRecords, Snapshot, StoreError, StoreKey,
-    counts, unavailable,
+    Capabilities, Counts, FlowLease, FlowStore, Histories, HistoryEntry, HistoryRetention, Hold, InstanceCounts,
+    LiveRecords, RateWindows, Replicas, Snapshot, Step, StoreError, StoreKey, counts, unavailable,
 };
 
 /// How long a lease lives unless renewed; renewed every third of it while held.
@@ -239,62 +239,31 @@ impl FlowStore for RedisStore {
         }
     }
 
-    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
-        self.commit(key, expected_version, next, "", None).await
+    async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
+        let lease = match hold {
+            Hold::Wait => Some(self.take_lease(key, false).await?),
+            Hold::TakeOver => Some(self.take_lease(key, true).await?),
+            // The lease and the read are two round trips here: judged on what is
+            // committed, the call leases when it writes.
+            Hold::IfFree => None,
+        };
+        Ok(Step { loaded: self.load(key).await?, lease })
     }
 
-    async fn commit_leased(
-        &self,
-        key: &StoreKey,
-        expected_version: u64,
-        next: &Snapshot,
-        lease: &FlowLease,
-    ) -> Result<u64, StoreError> {
-        // A lease of this store always has its token; one without is not this store's.
-        let fence = lease.fence().ok_or(StoreError::LeaseLost)?;
-        self.commit(key, expected_version, next, fence, None).await
-    }
-
-    fn keeps_history(&self) -> bool {
-        true
-    }
-
-    async fn commit_with_history(
+    async fn commit(
         &self,
         key: &StoreKey,
         expected_version: u64,
         next: &Snapshot,
         lease: Option<&FlowLease>,
-        entry: &HistoryEntry,
-        retention: HistoryRetention,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
     ) -> Result<u64, StoreError> {
+        // A lease of this store always has its token; one without is not this store's.
         let fence = match lease {
             Some(lease) => lease.fence().ok_or(StoreError::LeaseLost)?,
             None => "",
         };
-        self.commit(key, expected_version, next, fence, Some((entry, retention))).await
-    }
-
-    async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
-        let mut connection = self.connection.clone();
-        let entries: Vec<String> = self
-            .scripts
-            .history
-            .key(record_key(key))
-            .key(history_key(key))
-            .invoke_async(&mut connection)
-            .await
-            .map_err(unavailable)?;
-        let entries = entries.iter().map(|text| serde_json::from_str(text)).collect::<Result<_, _>>();
-        entries.map(Some).map_err(unavailable)
-    }
-
-    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-        self.take_lease(key, false).await
-    }
-
-    async fn take_over_lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-        self.take_lease(key, true).await
+        self.write(key, expected_version, next, fence, entry).await
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
@@ -331,21 +300,53 @@ impl FlowStore for RedisStore {
         command.query_async::<()>(&mut connection).await.map_err(unavailable)
     }
 
-    fn is_shared(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities<'_> {
+        Capabilities {
+            replicas: Some(self),
+            history: Some(self),
+            windows: Some(self),
+            counts: Some(self),
+            ..Capabilities::default()
+        }
     }
+}
 
-    async fn count_instances(&self, scope: &str, machine: &str) -> Result<Option<InstanceCounts>, StoreError> {
+impl Replicas for RedisStore {
+    fn commits(&self) -> tokio::sync::broadcast::Receiver<StoreKey> {
+        self.commits.subscribe()
+    }
+}
+
+#[async_trait]
+impl Histories for RedisStore {
+    async fn history(&self, key: &StoreKey) -> Result<Vec<HistoryEntry>, StoreError> {
+        let mut connection = self.connection.clone();
+        let entries: Vec<String> = self
+            .scripts
+            .history
+            .key(record_key(key))
+            .key(history_key(key))
+            .invoke_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+        let entries = entries.iter().map(|text| serde_json::from_str(text)).collect::<Result<_, _>>();
+        entries.map_err(unavailable)
+    }
+}
+
+#[async_trait]
+impl Counts for RedisStore {
+    async fn instances(&self, scope: &str, machine: &str) -> Result<InstanceCounts, StoreError> {
         let prefix = counts::prefix(scope, machine);
         let mut connection = self.connection.clone();
         let counters: Vec<(String, i64)> =
             redis::cmd("HGETALL").arg(counts_key(&prefix)).query_async(&mut connection).await.map_err(unavailable)?;
-        Ok(Some(counts::tally(&prefix, counters)))
+        Ok(counts::tally(&prefix, counters))
     }
 
     /// Counted with `SCAN` over the records' keys: a pass over the keyspace, in batches, for
     /// each scrape (every replica counts the same records: aggregate with `max`, not `sum`).
-    async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
+    async fn live(&self) -> Result<LiveRecords, StoreError> {
         let mut connection = self.connection.clone();
         let mut live = LiveRecords::default();
         let mut cursor: u64 = 0;
@@ -364,22 +365,16 @@ impl FlowStore for RedisStore {
                 live.count(inner.unwrap_or_default());
             }
             if next == 0 {
-                return Ok(Some(live));
+                return Ok(live);
             }
             cursor = next;
         }
     }
+}
 
-    fn commits(&self) -> Option<tokio::sync::broadcast::Receiver<StoreKey>> {
-        Some(self.commits.subscribe())
-    }
-
-    async fn spend_window(
-        &self,
-        window: &str,
-        calls: u32,
-        per_ms: u64,
-    ) -> Result<Option<Result<String, u64>>, StoreError> {
+#[async_trait]
+impl RateWindows for RedisStore {
+    async fn spend(&self, window: &str, calls: u32, per_ms: u64) -> Result<Result<String, u64>, StoreError> {
         let mut connection = self.connection.clone();
         let ticket = uuid::Uuid::new_v4().simple().to_string();
         let (admitted, wait): (u8, u64) = self
@@ -392,10 +387,10 @@ impl FlowStore for RedisStore {
             .invoke_async(&mut connection)
             .await
             .map_err(unavailable)?;
-        Ok(Some(if admitted == 1 { Ok(ticket) } else { Err(wait) }))
+        Ok(if admitted == 1 { Ok(ticket) } else { Err(wait) })
     }
 
-    async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
+    async fn refund(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
         let mut connection = self.connection.clone();
         redis::cmd("ZREM")
             .arg(window_key(window))
@@ -470,7 +465,7 @@ mod tests {
         let (scheme, rest) = url.split_once("://").expect("a Redis URL");
         let host = rest.split('/').next().unwrap_or(rest);
         let store = RedisStore::connect(&format!("{scheme}://{host}/7")).await.expect("connect to the test Redis");
-        assert!(store.count_live().await.unwrap().is_some(), "the Redis store counts its live records");
+        assert!(store.capabilities().counts.is_some(), "the Redis store counts its live records");
         crate::store::conformance::check_live_counts(&store).await;
         crate::store::conformance::check_instance_counts(&store).await;
     }
@@ -490,7 +485,7 @@ mod tests {
             .query_async::<()>(&mut connection)
             .await
             .unwrap();
-        let waited = tokio::time::timeout(Duration::from_secs(5), store.lease(&key)).await;
+        let waited = tokio::time::timeout(Duration::from_secs(5), store.begin(&key, Hold::Wait)).await;
         assert!(waited.is_ok(), "the lease of a holder that stopped renewing expires");
     }
 
@@ -501,12 +496,12 @@ mod tests {
         let window = format!("test:{}", uuid::Uuid::new_v4().simple());
         let mut tickets = Vec::new();
         for store in [&a, &b, &a] {
-            tickets.push(store.spend_window(&window, 3, 60_000).await.unwrap().unwrap().expect("within the limit"));
+            tickets.push(store.spend(&window, 3, 60_000).await.unwrap().expect("within the limit"));
         }
-        let wait = b.spend_window(&window, 3, 60_000).await.unwrap().unwrap().expect_err("the fourth of 3/minute");
+        let wait = b.spend(&window, 3, 60_000).await.unwrap().expect_err("the fourth of 3/minute");
         assert!((59_000..=60_000).contains(&wait), "the oldest call leaves the window in about a minute: {wait}");
-        a.refund_window(&window, &tickets[1]).await.unwrap();
-        b.spend_window(&window, 3, 60_000).await.unwrap().unwrap().expect("a refunded call frees its place");
+        a.refund(&window, &tickets[1]).await.unwrap();
+        b.spend(&window, 3, 60_000).await.unwrap().expect("a refunded call frees its place");
     }
 
     /// A holder that lost its lease (it expired, and another took it) cannot commit, even
@@ -516,14 +511,15 @@ mod tests {
         let Some(url) = test_url() else { return };
         let store = RedisStore::connect(&url).await.unwrap();
         let key = StoreKey::instance("invoice", &format!("fencing-{}", uuid::Uuid::new_v4().simple()));
-        let v1 = store.compare_and_set(&key, 0, &Snapshot::default().with_state("invoice", "approved")).await.unwrap();
-        let first = store.lease(&key).await.unwrap();
+        let v1 =
+            store.commit(&key, 0, &Snapshot::default().with_state("invoice", "approved"), None, None).await.unwrap();
+        let first = store.begin(&key, Hold::Wait).await.unwrap().lease.unwrap();
         // Its lease expires (as under a long pause) and a second holder takes the key.
         let mut connection = store.connection.clone();
         redis::cmd("DEL").arg(lease_key(&key)).query_async::<()>(&mut connection).await.unwrap();
-        let second = store.lease(&key).await.unwrap();
+        let second = store.begin(&key, Hold::Wait).await.unwrap().lease.unwrap();
         let paid = Snapshot::default().with_state("invoice", "discharged");
-        assert_eq!(store.commit_leased(&key, v1, &paid, &first).await, Err(StoreError::LeaseLost));
+        assert_eq!(store.commit(&key, v1, &paid, Some(&first), None).await, Err(StoreError::LeaseLost));
         let principal = crate::auth::Principal::new("clerk");
         let transition = crate::store::Transition {
             principal: Some(&principal),
@@ -536,11 +532,11 @@ mod tests {
             context_changed: false,
         };
         let entry = HistoryEntry::new(transition, crate::store::now_ms());
-        let fenced = store.commit_with_history(&key, v1, &paid, Some(&first), &entry, Default::default()).await;
+        let fenced = store.commit(&key, v1, &paid, Some(&first), Some((&entry, Default::default()))).await;
         assert_eq!(fenced, Err(StoreError::LeaseLost));
         assert_eq!(store.load(&key).await.unwrap().version, v1, "nothing was written");
-        assert_eq!(store.history(&key).await.unwrap(), Some(Vec::new()), "no entry without its transition");
-        store.commit_leased(&key, v1, &paid, &second).await.expect("the holder commits");
+        assert_eq!(store.history(&key).await.unwrap(), Vec::new(), "no entry without its transition");
+        store.commit(&key, v1, &paid, Some(&second), None).await.expect("the holder commits");
         drop((first, second));
     }
 }

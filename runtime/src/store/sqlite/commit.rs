@@ -15,7 +15,7 @@ use crate::store::{HistoryEntry, HistoryRetention, RecordWrite, Snapshot, StoreE
 impl SqliteStore {
     /// Compare-and-set, and with `entry` the history row, durably: queued for the next
     /// group commit, answered once the group's sync returned.
-    pub(super) async fn commit(
+    pub(super) async fn write(
         &self,
         key: &StoreKey,
         expected: u64,

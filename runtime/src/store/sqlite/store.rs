@@ -14,8 +14,8 @@ use super::queue::Queue;
 use crate::store::counts;
 use crate::store::leases::LocalLeases;
 use crate::store::{
-    FlowLease, FlowStore, HistoryEntry, HistoryRetention, InstanceCounts, LiveRecords, Snapshot, StoreError, StoreKey,
-    StoreTransaction, now_ms, unavailable,
+    Capabilities, Counts, FlowLease, FlowStore, Histories, HistoryEntry, HistoryRetention, Hold, InstanceCounts,
+    LiveRecords, RateWindows, Snapshot, Step, StoreError, StoreKey, StoreTransaction, YourTables, now_ms, unavailable,
 };
 
 /// The most keys whose record (or absence) the read cache holds.
@@ -217,12 +217,27 @@ impl FlowStore for SqliteStore {
         self.load_blocking(key)
     }
 
-    async fn compare_and_set(&self, key: &StoreKey, expected_version: u64, next: &Snapshot) -> Result<u64, StoreError> {
-        self.commit(key, expected_version, next, None).await
+    async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
+        // One process per file: its leases end with it, so taking one over is waiting for
+        // it; and a read with a free lease is two steps here either way.
+        let lease = match hold {
+            Hold::Wait | Hold::TakeOver => Some(self.inner.leases.lease(key).await),
+            Hold::IfFree => None,
+        };
+        Ok(Step { loaded: self.load_blocking(key)?, lease })
     }
 
-    async fn lease(&self, key: &StoreKey) -> Result<FlowLease, StoreError> {
-        Ok(self.inner.leases.lease(key).await)
+    async fn commit(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        _lease: Option<&FlowLease>,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
+    ) -> Result<u64, StoreError> {
+        // One process per file: its leases cannot be lost, the compare-and-set guards.
+        let entry = entry.map(|(entry, retention)| (entry.clone(), retention));
+        self.write(key, expected_version, next, entry).await
     }
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
@@ -239,78 +254,6 @@ impl FlowStore for SqliteStore {
         .await
         .map_err(unavailable)?
         .map_err(unavailable)
-    }
-
-    async fn spend_window(
-        &self,
-        window: &str,
-        calls: u32,
-        per_ms: u64,
-    ) -> Result<Option<Result<String, u64>>, StoreError> {
-        let (store, window) = (self.clone(), window.to_string());
-        tokio::task::spawn_blocking(move || store.spend_window_blocking(&window, calls, per_ms))
-            .await
-            .map_err(unavailable)?
-            .map(Some)
-    }
-
-    async fn refund_window(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
-        let (store, window) = (self.clone(), window.to_string());
-        let Ok(ticket) = ticket.parse::<i64>() else { return Ok(()) };
-        tokio::task::spawn_blocking(move || {
-            store
-                .connection()
-                .execute("DELETE FROM windows WHERE window = ?1 AND ticket = ?2", params![window, ticket])
-                .map(drop)
-        })
-        .await
-        .map_err(unavailable)?
-        .map_err(unavailable)
-    }
-
-    fn keeps_history(&self) -> bool {
-        true
-    }
-
-    fn keeps_your_tables(&self) -> bool {
-        true
-    }
-
-    async fn begin(&self) -> Result<Option<Box<dyn StoreTransaction>>, StoreError> {
-        Ok(Some(self.transaction()))
-    }
-
-    async fn commit_with_history(
-        &self,
-        key: &StoreKey,
-        expected_version: u64,
-        next: &Snapshot,
-        _lease: Option<&FlowLease>,
-        entry: &HistoryEntry,
-        retention: HistoryRetention,
-    ) -> Result<u64, StoreError> {
-        // One process per file: its leases cannot be lost, the compare-and-set guards.
-        self.commit(key, expected_version, next, Some((entry.clone(), retention))).await
-    }
-
-    async fn history(&self, key: &StoreKey) -> Result<Option<Vec<HistoryEntry>>, StoreError> {
-        // A read, like `load`: no sync to wait for.
-        let connection = self.connection();
-        let mut statement = connection
-            .prepare_cached(
-                "SELECT history.entry FROM history JOIN records ON records.key = history.key
-                 WHERE history.key = ?1 AND (records.expires_at_ms IS NULL OR records.expires_at_ms > ?2)
-                 ORDER BY history.version",
-            )
-            .map_err(unavailable)?;
-        let rows = statement
-            .query_map(params![key.as_str(), now_ms() as i64], |row| row.get::<_, String>(0))
-            .map_err(unavailable)?;
-        let mut entries = Vec::new();
-        for row in rows {
-            entries.push(serde_json::from_str(&row.map_err(unavailable)?).map_err(unavailable)?);
-        }
-        Ok(Some(entries))
     }
 
     async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
@@ -330,21 +273,79 @@ impl FlowStore for SqliteStore {
         .map_err(|error: rusqlite::Error| unavailable(error))
     }
 
-    async fn count_instances(&self, scope: &str, machine: &str) -> Result<Option<InstanceCounts>, StoreError> {
-        let (store, (low, high)) = (self.clone(), counts::range(scope, machine));
+    async fn due_changed(&self, _key: &StoreKey, _due_at_ms: Option<u64>) -> Result<(), StoreError> {
+        // `due` reads the records' own column: there is no index to tell.
+        Ok(())
+    }
+
+    fn capabilities(&self) -> Capabilities<'_> {
+        Capabilities {
+            history: Some(self),
+            windows: Some(self),
+            tables: Some(self),
+            counts: Some(self),
+            ..Capabilities::default()
+        }
+    }
+}
+
+#[async_trait]
+impl Histories for SqliteStore {
+    async fn history(&self, key: &StoreKey) -> Result<Vec<HistoryEntry>, StoreError> {
+        // A read, like `load`: no sync to wait for.
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT history.entry FROM history JOIN records ON records.key = history.key
+                 WHERE history.key = ?1 AND (records.expires_at_ms IS NULL OR records.expires_at_ms > ?2)
+                 ORDER BY history.version",
+            )
+            .map_err(unavailable)?;
+        let rows = statement
+            .query_map(params![key.as_str(), now_ms() as i64], |row| row.get::<_, String>(0))
+            .map_err(unavailable)?;
+        let mut entries = Vec::new();
+        for row in rows {
+            entries.push(serde_json::from_str(&row.map_err(unavailable)?).map_err(unavailable)?);
+        }
+        Ok(entries)
+    }
+}
+
+#[async_trait]
+impl RateWindows for SqliteStore {
+    async fn spend(&self, window: &str, calls: u32, per_ms: u64) -> Result<Result<String, u64>, StoreError> {
+        let (store, window) = (self.clone(), window.to_string());
+        tokio::task::spawn_blocking(move || store.spend_window_blocking(&window, calls, per_ms))
+            .await
+            .map_err(unavailable)?
+    }
+
+    async fn refund(&self, window: &str, ticket: &str) -> Result<(), StoreError> {
+        let (store, window) = (self.clone(), window.to_string());
+        let Ok(ticket) = ticket.parse::<i64>() else { return Ok(()) };
         tokio::task::spawn_blocking(move || {
-            // The reader's connection: it never waits on a commit's sync.
-            let reader = lock(&store.inner.reader);
-            let mut statement = reader.prepare_cached("SELECT name, n FROM counts WHERE name >= ?1 AND name < ?2")?;
-            let counters = statement.query_map(params![low, high], |row| Ok((row.get(0)?, row.get(1)?)))?;
-            Ok(Some(counts::tally(&low, counters.collect::<rusqlite::Result<Vec<_>>>()?)))
+            store
+                .connection()
+                .execute("DELETE FROM windows WHERE window = ?1 AND ticket = ?2", params![window, ticket])
+                .map(drop)
         })
         .await
         .map_err(unavailable)?
-        .map_err(|error: rusqlite::Error| unavailable(error))
+        .map_err(unavailable)
     }
+}
 
-    async fn count_live(&self) -> Result<Option<LiveRecords>, StoreError> {
+#[async_trait]
+impl YourTables for SqliteStore {
+    async fn transaction(&self) -> Result<Box<dyn StoreTransaction>, StoreError> {
+        Ok(self.open_transaction())
+    }
+}
+
+#[async_trait]
+impl Counts for SqliteStore {
+    async fn live(&self) -> Result<LiveRecords, StoreError> {
         let store = self.clone();
         tokio::task::spawn_blocking(move || {
             let connection = store.connection();
@@ -366,7 +367,21 @@ impl FlowStore for SqliteStore {
             for prefix in StoreKey::INSTANCE_PREFIXES {
                 live.instances += count(prefix)?;
             }
-            Ok(Some(live))
+            Ok(live)
+        })
+        .await
+        .map_err(unavailable)?
+        .map_err(|error: rusqlite::Error| unavailable(error))
+    }
+
+    async fn instances(&self, scope: &str, machine: &str) -> Result<InstanceCounts, StoreError> {
+        let (store, (low, high)) = (self.clone(), counts::range(scope, machine));
+        tokio::task::spawn_blocking(move || {
+            // The reader's connection: it never waits on a commit's sync.
+            let reader = lock(&store.inner.reader);
+            let mut statement = reader.prepare_cached("SELECT name, n FROM counts WHERE name >= ?1 AND name < ?2")?;
+            let counters = statement.query_map(params![low, high], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            Ok(counts::tally(&low, counters.collect::<rusqlite::Result<Vec<_>>>()?))
         })
         .await
         .map_err(unavailable)?
@@ -413,7 +428,7 @@ mod tests {
                     let key = StoreKey::instance("m", &format!("k{}", i % 32));
                     let next = Snapshot::default().with_state("m", if i < 32 { "a" } else { "b" });
                     started.fetch_add(1, Ordering::SeqCst);
-                    let outcome = store.compare_and_set(&key, 0, &next).await;
+                    let outcome = store.commit(&key, 0, &next, None, None).await;
                     (key, next.states["m"].clone(), outcome)
                 })
             })
@@ -457,7 +472,7 @@ mod tests {
         cleanup(&path);
         let path = temp_path("counts");
         let store = SqliteStore::open(&path).unwrap();
-        assert!(store.count_live().await.unwrap().is_some(), "the SQLite store counts its live records");
+        assert!(store.capabilities().counts.is_some(), "the SQLite store counts its live records");
         crate::store::conformance::check_live_counts(&store).await;
         crate::store::conformance::check_instance_counts(&store).await;
         cleanup(&path);
@@ -469,17 +484,19 @@ mod tests {
         let key = StoreKey::instance("invoice", "INV-1");
         let (first, removed_at) = {
             let store = SqliteStore::open(&path).unwrap();
-            let first =
-                store.compare_and_set(&key, 0, &Snapshot::default().with_state("invoice", "discharged")).await.unwrap();
+            let first = store
+                .commit(&key, 0, &Snapshot::default().with_state("invoice", "discharged"), None, None)
+                .await
+                .unwrap();
             let gone = StoreKey::connection("gone");
-            let removed_at = store.compare_and_set(&gone, 0, &Snapshot::default()).await.unwrap();
+            let removed_at = store.commit(&gone, 0, &Snapshot::default(), None, None).await.unwrap();
             store.remove(&gone).await.unwrap();
             (first, removed_at)
         };
         let store = SqliteStore::open(&path).unwrap();
         let loaded = store.load(&key).await.unwrap();
         assert_eq!((loaded.version, loaded.state_of("invoice", "draft")), (first, "discharged"));
-        let next = store.compare_and_set(&StoreKey::connection("gone"), 0, &Snapshot::default()).await.unwrap();
+        let next = store.commit(&StoreKey::connection("gone"), 0, &Snapshot::default(), None, None).await.unwrap();
         assert!(next > removed_at, "versions never go back across a restart: {removed_at} then {next}");
         drop(store);
         cleanup(&path);
@@ -505,19 +522,16 @@ mod tests {
             old.execute("INSERT INTO records VALUES ('connection:c', 3, NULL, '{\"states\":{}}')", []).unwrap();
         }
         let store = SqliteStore::open(&path).unwrap();
-        let states = || async { store.count_instances("", "invoice").await.unwrap().unwrap().states };
+        let states = || async { store.instances("", "invoice").await.unwrap().states };
         assert_eq!(states().await, [("approved".to_string(), 1)].into());
         let key = StoreKey::instance("invoice", "INV-1");
         let before = store.load(&key).await.unwrap();
-        store.compare_and_set(&key, before.version, &before.with_state("invoice", "discharged")).await.unwrap();
+        store.commit(&key, before.version, &before.with_state("invoice", "discharged"), None, None).await.unwrap();
         assert_eq!(states().await, [("discharged".to_string(), 1)].into());
         drop(store);
         // Opened again, nothing is counted twice.
         let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(
-            store.count_instances("", "invoice").await.unwrap().unwrap().states,
-            [("discharged".to_string(), 1)].into()
-        );
+        assert_eq!(store.instances("", "invoice").await.unwrap().states, [("discharged".to_string(), 1)].into());
         drop(store);
         cleanup(&path);
     }
@@ -555,8 +569,8 @@ mod tests {
             }
             assert_eq!(store.record_count().unwrap(), 0, "a read of an instance that does not exist stores nothing");
             let expiring = Snapshot { expires_at_ms: Some(now_ms() + 20), ..Snapshot::default() };
-            store.compare_and_set(&StoreKey::handle("short"), 0, &expiring).await.unwrap();
-            store.compare_and_set(&StoreKey::instance("invoice", "INV-1"), 0, &Snapshot::default()).await.unwrap();
+            store.commit(&StoreKey::handle("short"), 0, &expiring, None, None).await.unwrap();
+            store.commit(&StoreKey::instance("invoice", "INV-1"), 0, &Snapshot::default(), None, None).await.unwrap();
         }
         tokio::time::sleep(std::time::Duration::from_millis(40)).await;
         let store = SqliteStore::open(&path).unwrap();

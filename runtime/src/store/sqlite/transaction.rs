@@ -52,7 +52,7 @@ impl StoreTransaction for SqliteTransaction {
 
 impl SqliteStore {
     /// A transaction for one call: its statements run when it commits.
-    pub(super) fn transaction(&self) -> Box<dyn StoreTransaction> {
+    pub(super) fn open_transaction(&self) -> Box<dyn StoreTransaction> {
         Box::new(SqliteTransaction { store: self.clone(), statements: Vec::new() })
     }
 }
