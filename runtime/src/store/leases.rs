@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::OwnedMutexGuard;
 
-use super::{FlowLease, StoreKey};
+use super::{FlowLease, Hold, StoreKey};
 
 /// Exclusive leases by key, one waiting line per key; a key's entry goes when its last
 /// holder or waiter does.
@@ -23,6 +23,17 @@ impl LocalLeases {
         // stays until the current holder's drop finds it unshared.
         let guard = mutex.lock_owned().await;
         FlowLease::new(LocalLease { guard: Some(guard), key: key.clone(), held: self.held.clone() })
+    }
+
+    /// The lease a step of `key` takes as `hold` says. A holder of a lease kept in this
+    /// process stops only when the process ends, so taking it over is waiting for it; and
+    /// a read with a free lease is two steps here either way, so [`Hold::IfFree`] takes
+    /// none (the call is judged on what is committed, and leases when it writes).
+    pub(crate) async fn for_step(&self, key: &StoreKey, hold: Hold) -> Option<FlowLease> {
+        match hold {
+            Hold::Wait | Hold::TakeOver => Some(self.lease(key).await),
+            Hold::IfFree => None,
+        }
     }
 
     /// Whether no lease is held or awaited (tests).

@@ -154,13 +154,7 @@ impl FlowStore for MemoryStore {
     }
 
     async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
-        // This process's leases end with it: taking one over is waiting for it.
-        let lease = match hold {
-            Hold::Wait | Hold::TakeOver => Some(self.inner.leases.lease(key).await),
-            // The read and a lease are two steps here either way: judged on what is
-            // committed, the call leases when it writes.
-            Hold::IfFree => None,
-        };
+        let lease = self.inner.leases.for_step(key, hold).await;
         Ok(Step { loaded: self.load(key).await?, lease })
     }
 

@@ -218,12 +218,7 @@ impl FlowStore for SqliteStore {
     }
 
     async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
-        // One process per file: its leases end with it, so taking one over is waiting for
-        // it; and a read with a free lease is two steps here either way.
-        let lease = match hold {
-            Hold::Wait | Hold::TakeOver => Some(self.inner.leases.lease(key).await),
-            Hold::IfFree => None,
-        };
+        let lease = self.inner.leases.for_step(key, hold).await;
         Ok(Step { loaded: self.load_blocking(key)?, lease })
     }
 
