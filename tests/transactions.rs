@@ -174,6 +174,24 @@ async fn what_fails_writes_nothing_on_sqlite() {
     }
 }
 
+/// The tables of yours exist as soon as the server serves, before any call writes them: a
+/// report or another program that reads them first finds them (empty), not missing.
+#[tokio::test]
+async fn your_tables_exist_before_the_first_call() {
+    let path = std::env::temp_dir().join(format!("toolgate-transactions-tables-{}.db", std::process::id()));
+    let client = serve(SqliteStore::open(&path).unwrap()).await;
+    // A round trip that writes nothing: the server is serving.
+    assert!(!client.tools().await.is_empty());
+    let reader = rusqlite::Connection::open(&path).unwrap();
+    let tables: i64 =
+        reader.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'moves'", [], |row| row.get(0)).unwrap();
+    assert_eq!(tables, 1, "the table `moves` was not created as the server started");
+    drop((reader, client));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
 #[tokio::test]
 async fn what_fails_writes_nothing_on_postgres() {
     let Ok(admin) = std::env::var("TOOLGATE_TEST_POSTGRES_URL") else {

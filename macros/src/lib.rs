@@ -1,4 +1,4 @@
-//! Procedural macros of [toolgate](https://docs.rs/toolgate). Use them through the
+//! Procedural macros of toolgate (the `toolgate` crate). Use them through the
 //! `toolgate` crate, which documents them: `toolgate::action` and `toolgate::machine!`.
 //!
 //! Each entry point is parse → check → expand; on error the user's item is still emitted
@@ -20,9 +20,11 @@ use proc_macro::TokenStream;
 ///
 /// The handler is an `async fn … -> Result<O, ToolError>` whose parameters are all
 /// optional: the input `I` first, if it takes one, then `State<T>`, `Ctx`, `Principal`,
-/// `Instance<T>` and `InstanceMut<T>` parameters in any order (`Ctx` at most once). **The
-/// first parameter is the input unless its type is written `Ctx`, `State<…>`, `Principal`
-/// or `Option<Principal>`**; every later parameter is filled in by the call through
+/// `Instance<T>`, `InstanceMut<T>` and `Transaction` (the call's database transaction on
+/// the SQLite file or Postgres: its SQL commits with the transition, or not at all)
+/// parameters in any order (`Ctx` at most once). **The
+/// first parameter is the input unless its type is written `Ctx`, `State<…>`, `Principal`,
+/// `Option<Principal>` or `Transaction`**; every later parameter is filled in by the call through
 /// `toolgate::FromCtx`. `I: Deserialize + JsonSchema` gives the tool's `inputSchema`, so
 /// its schema must be a JSON object (a struct with named fields). `O: Serialize +
 /// JsonSchema` gives the tool's `outputSchema` and `structuredContent`: a struct's fields,
@@ -50,7 +52,7 @@ use proc_macro::TokenStream;
 /// | `scope` | `"payments:refund"` or `["a", "b"]` | the scopes a principal must hold: without them the tool is not listed to it and a call gets `INSUFFICIENT_SCOPE` |
 /// | `confirm` | `"otp"` | every call must be confirmed with a one-time code bound to *this* call (principal, tool, instance, arguments): the first gets `CONFIRMATION_REQUIRED`, the code goes to the person through the server's `OtpSender` (or TOTP), and the call repeated with `challenge_id` and `otp` runs |
 /// | `confirm_above` | `"amount > 500.00 EUR"` | with `confirm`: only calls whose `Money` argument is above that amount are confirmed |
-/// | `idempotency_key` | `"request_id"` | the argument that names a call: a retry with the same key and arguments gets the first result, with other arguments `IDEMPOTENCY_CONFLICT` |
+/// | `idempotency_key` | `"request_id"` | the argument that names a call: a retry with the same key and arguments gets the first result, with other arguments `IDEMPOTENCY_CONFLICT`; needs `transactional` (a call's records are kept per principal, so there must be one), or it does not compile |
 /// | `expensive` | flag | each call costs money or a slow backend: the audit asks for a `rate_limit` |
 /// | `task` | `"optional"` or `"required"` | the call may (or must) run as an MCP task for a 2026-07-28 client that declares the Tasks extension: judged in its request, then stored, holding its instance (`TASK_RUNNING` for other changes) and committing once; `required` refuses other clients with `-32021` |
 ///

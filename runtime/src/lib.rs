@@ -1,4 +1,4 @@
-//! The runtime of [toolgate](https://docs.rs/toolgate): registry, state machines, gate,
+//! The runtime of toolgate (the `toolgate` crate; `cargo doc --open -p toolgate`): registry, state machines, gate,
 //! flows and stores, the error contract, and the rmcp server.
 //!
 //! Most users depend on the `toolgate` facade crate instead, which re-exports this crate

@@ -253,6 +253,17 @@ impl Server {
         )
     }
 
+    /// Creates the tables of yours (`ServerBuilder::tables`) before the first call is
+    /// served, so that a query of them — a report, another program — finds them from the
+    /// start, not only after the first call that writes (a call that finds them missing
+    /// still creates them).
+    pub(super) async fn create_your_tables(&self) -> Result<(), ServeError> {
+        let engine = &self.shared.engine;
+        let Some(tables) = &engine.tables else { return Ok(()) };
+        let created = tables.create(engine.store.as_ref()).await;
+        created.map_err(|error| ServeError::Store(format!("the tables of yours could not be created: {error}")))
+    }
+
     /// Serves [`Server::metrics_router`] on `listener` until Ctrl-C, through the accept
     /// path every listener shares: few connections (8 from one address, 64 in all), the
     /// read timeout of [`ServerBuilder::request_read_timeout`](crate::ServerBuilder::request_read_timeout), and the `Host`s of

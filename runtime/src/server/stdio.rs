@@ -113,6 +113,7 @@ impl CheckedStdio {
 impl Server {
     /// Serves one client over this process's stdin/stdout until it disconnects.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
+        self.create_your_tables().await?;
         // rmcp's line transport, but a line that is not one JSON-RPC message is answered.
         let connection = self.connection();
         let ended = connection.ended();

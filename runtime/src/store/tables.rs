@@ -1,5 +1,6 @@
 //! The tables of yours a server keeps beside its own ([`ServerBuilder::tables`](crate::ServerBuilder::tables)):
-//! created once, before the first call's [`Transaction`](crate::Transaction) opens.
+//! created once, as the server starts serving (and, should that have failed, before the
+//! first call's [`Transaction`](crate::Transaction) opens).
 
 use super::{FlowStore, StoreError};
 

@@ -199,8 +199,9 @@ impl ServerBuilder {
     /// [`Transaction`](crate::Transaction), kept in the store's own database (the SQLite
     /// file, or the Postgres database, in your schema): statements without parameters,
     /// separated by `;`, that create them if they are missing (`CREATE TABLE IF NOT
-    /// EXISTS …`). They run once, in a transaction of their own, before the first call's
-    /// transaction opens. A store that keeps no tables of yours (memory, Redis) refuses to
+    /// EXISTS …`). They run once, in a transaction of their own, as the server starts
+    /// serving (`serve_http`, `serve_stdio`), so the tables exist before any call writes
+    /// them. A store that keeps no tables of yours (memory, Redis) refuses to
     /// start with them.
     pub fn tables(mut self, sql: impl Into<String>) -> Self {
         self.tables = Some(sql.into());

@@ -126,6 +126,7 @@ impl Server {
     /// says otherwise (`request_read_timeout`, `max_connections_per_client`,
     /// `max_connections`).
     pub async fn serve_http(&self, listener: TcpListener) -> Result<(), ServeError> {
+        self.create_your_tables().await?;
         let addr = listener.local_addr()?;
         let router = axum::Router::new().nest_service("/mcp", self.http_service()).merge(self.well_known_router());
         tracing::info!(url = %format!("http://{addr}/mcp"), sessionless = self.shared.sessionless, "serving Streamable HTTP");
