@@ -156,3 +156,29 @@ async fn a_sessions_first_call_selects_its_domain() {
     let drifted = client.refused("billing_refund", billing("T-3")).await;
     assert_eq!(drifted["code"], "DOMAIN_MISMATCH", "{drifted}");
 }
+
+/// A machine whose tools span two domains has a history tool in each, which the intent
+/// lock judges as it judges that domain's tools; both read the one history.
+#[tokio::test]
+async fn a_machine_in_two_domains_has_a_history_tool_in_each() {
+    let server = Server::from_registry("desk").history_tool("ticket").build().expect("a history tool per domain");
+    let client = TestClient::sessionless(&serve_in_process(server).await).await;
+    let names: Vec<String> = client.tools().await.iter().map(|t| t.name.to_string()).collect();
+    assert!(names.contains(&"ticket_history".into()) && names.contains(&"billing_ticket_history".into()), "{names:?}");
+    client.ok("ticket_resolve", ticket("T-7")).await;
+    client.ok("billing_refund", billing("T-7")).await;
+    let events = |history: &Value| -> Vec<String> {
+        let entries = history["entries"].as_array().cloned().unwrap_or_default();
+        entries.iter().map(|e| e["event"].as_str().unwrap_or_default().to_string()).collect()
+    };
+    let from_billing = client.ok("billing_ticket_history", billing("T-7")).await;
+    let from_ticket = client.ok("ticket_history", ticket("T-7")).await;
+    assert_eq!(events(&from_billing), ["RESOLVE", "REFUND"], "{from_billing}");
+    assert_eq!(events(&from_ticket), events(&from_billing), "{from_ticket}");
+    // In a conversation of the ticket domain, billing's history tool is billing's.
+    let found = client.ok("ticket_search", json!({ "domain": "ticket", "words": "printer" })).await;
+    let handle = found["flow"].as_str().unwrap().to_string();
+    let locked =
+        client.refused("billing_ticket_history", json!({ "domain": "billing", "id": "T-7", "flow": handle })).await;
+    assert_eq!(locked["code"], "DOMAIN_MISMATCH", "{locked}");
+}

@@ -73,6 +73,7 @@ pub(super) fn history_tools(
                 .map_err(|problem| problems.push(StartupProblem::HistoryTool { machine: machine.to_string(), problem }))
                 .ok()
         })
+        .flatten()
         .collect()
 }
 
@@ -83,7 +84,7 @@ impl ToolEntry {
         tools: &[ToolEntry],
         context: &Context,
         retention: HistoryRetention,
-    ) -> Result<Self, String> {
+    ) -> Result<Vec<Self>, String> {
         let Some(machine) = context.machines.get(machine) else {
             let known: Vec<&str> = context.machines.keys().map(String::as_str).collect();
             return Err(format!("there is no such machine; machines: {}", known.join(", ")));
@@ -99,17 +100,30 @@ impl ToolEntry {
         let Some(source) = of_machine.iter().find(|t| t.instance.is_some()) else {
             return Err("no tool names its instances".into());
         };
+        // A machine whose tools span domains gets one history tool in each: the intent lock
+        // judges it as it judges that domain's tools.
         let domains: BTreeSet<Option<&'static str>> = of_machine.iter().map(|t| t.domain).collect();
-        let domain = match domains.into_iter().collect::<Vec<_>>()[..] {
-            [domain] => domain,
-            ref several => {
-                let names: Vec<&str> = several.iter().map(|d| d.unwrap_or("(none)")).collect();
-                return Err(format!(
-                    "its tools belong to several domains ({}), and the history tool can belong to one only",
-                    names.join(", ")
-                ));
-            }
+        let in_domain = |domain: Option<&'static str>| -> Result<Self, String> {
+            let of_domain: Vec<&ToolEntry> = of_machine.iter().copied().filter(|t| t.domain == domain).collect();
+            let source = of_domain.iter().copied().find(|t| t.instance.is_some()).unwrap_or(source);
+            Self::history_in(domain, machine, key, source, &of_domain, tools, context, retention)
         };
+        domains.into_iter().map(in_domain).collect()
+    }
+
+    /// The history tool of `machine` in `domain`, named and seen as `of_domain`, the
+    /// machine's tools there; `source` names its instances.
+    #[allow(clippy::too_many_arguments)]
+    fn history_in(
+        domain: Option<&'static str>,
+        machine: &Arc<Machine>,
+        key: &str,
+        source: &ToolEntry,
+        of_domain: &[&ToolEntry],
+        tools: &[ToolEntry],
+        context: &Context,
+        retention: HistoryRetention,
+    ) -> Result<Self, String> {
         let name = match domain {
             Some(domain) if domain != machine.id() => format!("{domain}_{}_history", machine.id()),
             _ => format!("{}_history", machine.id()),
@@ -142,7 +156,7 @@ impl ToolEntry {
             needs_flow,
             arguments: Some(arguments),
             unlocked_by: HashMap::new(),
-            seen_with: of_machine.iter().map(|t| t.scopes()).collect(),
+            seen_with: of_domain.iter().map(|t| t.scopes()).collect(),
             wraps_output: false,
         })
     }

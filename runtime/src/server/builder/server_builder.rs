@@ -400,7 +400,9 @@ impl ServerBuilder {
     }
 
     /// Offers the history tool of the keyed machine `machine`: `<machine>_history` (in a
-    /// domain of another name, `<domain>_<machine>_history`), taking the machine's key as
+    /// domain of another name, `<domain>_<machine>_history`; a machine whose tools span
+    /// domains gets one in each, judged by the intent lock as that domain's tools are),
+    /// taking the machine's key as
     /// its tools do, and answering with the instance's transitions, oldest first, each
     /// with a one-line summary a model can quote — so it can say why a tool is refused
     /// instead of guessing. Read-only; a principal sees it when it may see at least one
