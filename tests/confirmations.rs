@@ -254,3 +254,27 @@ async fn the_server_serves_the_confirmation_page() {
     let html = page.text().await.unwrap();
     assert!(html.contains("one-time code") && html.contains("location.hash"), "{html}");
 }
+
+/// How many challenges one principal may be issued for a tool is the builder's to say (a
+/// manager confirming a queue of approvals needs more than 10 in 10 minutes), and the
+/// refusal says the limit once, plainly.
+#[tokio::test]
+async fn the_builder_sets_how_many_challenges_a_principal_gets() {
+    let (hook, _received) = webhook().await;
+    let server = Server::from_registry("payouts")
+        .authenticator(StaticTokens::new().token(TOKEN, payer()))
+        .otp_sender(WebhookSender::new(hook, "sms"))
+        .challenges_per(3, std::time::Duration::from_secs(3600))
+        .build()
+        .expect("server");
+    let client = TestClient::http_as(&serve_in_process(server).await, Lifecycle::Sessionless, Some(TOKEN)).await;
+    let call = json!({ "domain": "payout", "to": "bob", "amount": eur("500.00") });
+    for _ in 0..3 {
+        assert_eq!(client.refused("payout_send", call.clone()).await["code"], "CONFIRMATION_REQUIRED");
+    }
+    let capped = client.refused("payout_send", call).await;
+    assert_eq!(capped["code"], "RATE_LIMITED", "{capped}");
+    let message = capped["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("`3 confirmation challenges per hour` reached: wait "), "{capped}");
+    assert_eq!(message.matches('`').count(), 2, "one quoted limit, no quotes inside it: {message}");
+}

@@ -2,9 +2,10 @@
 //! and per instance and tool (whoever the principal), in the store — so every replica
 //! counts together and a restart forgets nothing — not per challenge, which a guesser
 //! simply replaces. Past the threshold confirmations lock, each lock twice as long as the
-//! one before (for a day). Challenges issued are counted too: at most
-//! [`MAX_CHALLENGES`] per principal and tool in [`CHALLENGE_WINDOW`], whether or not the
-//! tool declares a rate limit (which is spent only after the confirmation).
+//! one before (for a day). Challenges issued are counted too: at most so many per
+//! principal and tool in a window (by default [`MAX_CHALLENGES`] in [`CHALLENGE_WINDOW`];
+//! `ServerBuilder::challenges_per`), whether or not the tool declares a rate limit (which
+//! is spent only after the confirmation).
 
 use std::time::Duration;
 
@@ -13,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::ToolError;
 use crate::store::{FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 
-/// Challenges one principal may be issued for one tool in [`CHALLENGE_WINDOW`].
-pub(crate) const MAX_CHALLENGES: usize = 10;
+/// Challenges one principal may be issued for one tool in [`CHALLENGE_WINDOW`], by default.
+pub(crate) const MAX_CHALLENGES: u32 = 10;
 /// The window [`MAX_CHALLENGES`] counts in.
 pub(crate) const CHALLENGE_WINDOW: Duration = Duration::from_secs(10 * 60);
 /// How long a guard remembers its strikes and locks after its last change.
@@ -48,6 +49,8 @@ pub(crate) struct Guards {
     max_wrong: u32,
     /// The first lock's length.
     lock: Duration,
+    /// Challenges one principal may be issued for the tool, and the window they count in.
+    challenges: (u32, Duration),
 }
 
 /// What the guards said of a wrong code.
@@ -58,17 +61,30 @@ pub(crate) enum Strike {
     Locked(u64),
 }
 
+/// `window` as a person says it: `10 minutes`, `hour`, `90 seconds`.
+fn in_words(window: Duration) -> String {
+    let seconds = window.as_secs().max(1);
+    let (n, unit) = match seconds {
+        s if s % 86_400 == 0 => (s / 86_400, "day"),
+        s if s % 3_600 == 0 => (s / 3_600, "hour"),
+        s if s % 60 == 0 => (s / 60, "minute"),
+        s => (s, "second"),
+    };
+    if n == 1 { unit.to_string() } else { format!("{n} {unit}s") }
+}
+
 fn unavailable(error: StoreError) -> ToolError {
     ToolError::store_unavailable(error, 1_000)
 }
 
 impl Guards {
-    pub(crate) fn new(principal: &str, subject: &str, tool: &str, max_wrong: u32, lock: Duration) -> Self {
+    pub(crate) fn new(principal: &str, subject: &str, tool: &str, limits: &super::Confirmations) -> Self {
         Self {
             principal: StoreKey::confirmation_guard(&format!("principal:{principal}"), tool),
             instance: (!subject.is_empty()).then(|| StoreKey::confirmation_guard(&format!("subject:{subject}"), tool)),
-            max_wrong: max_wrong.max(1),
-            lock,
+            max_wrong: limits.max_attempts.max(1),
+            lock: limits.lock,
+            challenges: limits.challenges,
         }
     }
 
@@ -85,14 +101,15 @@ impl Guards {
         Ok(longest)
     }
 
-    /// Counts a challenge about to be issued; refuses past [`MAX_CHALLENGES`] in the window.
-    pub(crate) async fn issue(&self, store: &dyn FlowStore, tool: &str) -> Result<(), ToolError> {
-        let window = CHALLENGE_WINDOW.as_millis() as u64;
+    /// Counts a challenge about to be issued; refuses past the limit in the window.
+    pub(crate) async fn issue(&self, store: &dyn FlowStore) -> Result<(), ToolError> {
+        let (most, window) = self.challenges;
+        let window_ms = window.as_millis().max(1) as u64;
         let mut refused = None;
         update(store, &self.principal, |guard, now| {
-            guard.issued_ms.retain(|&at| at + window > now);
-            if guard.issued_ms.len() >= MAX_CHALLENGES {
-                refused = Some(guard.issued_ms[0] + window - now);
+            guard.issued_ms.retain(|&at| at + window_ms > now);
+            if guard.issued_ms.len() >= most.max(1) as usize {
+                refused = Some(guard.issued_ms[0] + window_ms - now);
                 return false;
             }
             refused = None;
@@ -102,7 +119,7 @@ impl Guards {
         .await?;
         match refused {
             Some(retry_after_ms) => Err(ToolError::rate_limited(
-                format!("{MAX_CHALLENGES} confirmation challenges of `{tool}` per {} minutes", window / 60_000),
+                format!("{most} confirmation challenges per {}", in_words(window)),
                 retry_after_ms.max(1),
             )),
             None => Ok(()),

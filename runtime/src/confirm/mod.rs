@@ -113,6 +113,8 @@ pub(crate) struct Confirmations {
     pub(crate) ttl: Duration,
     pub(crate) max_attempts: u32,
     pub(crate) lock: Duration,
+    /// Challenges one principal may be issued for one tool, and the window they count in.
+    pub(crate) challenges: (u32, Duration),
 }
 
 impl Default for Confirmations {
@@ -123,6 +125,7 @@ impl Default for Confirmations {
             ttl: DEFAULT_CHALLENGE_TTL,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             lock: DEFAULT_LOCK,
+            challenges: (guard::MAX_CHALLENGES, guard::CHALLENGE_WINDOW),
         }
     }
 }
@@ -276,13 +279,13 @@ impl Confirmations {
                 )));
             }
         };
-        let guards = guard::Guards::new(&principal.digest(), transaction.subject, tool, self.max_attempts, self.lock);
+        let guards = guard::Guards::new(&principal.digest(), transaction.subject, tool, self);
         if let Some(retry_after_ms) = guards.locked_for(store).await? {
             return Err(ToolError::confirmation_locked(tool, retry_after_ms.max(1)));
         }
         match (presented, route) {
             (None, route) => {
-                guards.issue(store, tool).await?;
+                guards.issue(store).await?;
                 self.issue(store, route, principal, transaction).await
             }
             // A code from the page is checked like any delivered one.

@@ -114,6 +114,15 @@ impl ServerBuilder {
         self
     }
 
+    /// How many confirmation challenges one principal may be issued for one tool in every
+    /// `window` (default 10 in 10 minutes): past it a challenge is refused `RATE_LIMITED`
+    /// until the oldest leaves the window. A desk where one manager confirms a queue of
+    /// approvals raises it (`challenges_per(60, Duration::from_secs(600))`).
+    pub fn challenges_per(mut self, challenges: u32, window: Duration) -> Self {
+        self.confirmations.challenges = (challenges.max(1), window.max(Duration::from_secs(1)));
+        self
+    }
+
     /// Who a stdio connection is: the principal `subject`, in no tenant, with every scope
     /// the server's tools declare (`--stdio-principal NAME`).
     pub fn stdio_principal_with_every_scope(mut self, subject: impl Into<String>) -> Self {
