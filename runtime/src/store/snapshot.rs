@@ -5,6 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::auth::Principal;
+
 /// A committed record: the state of each machine it holds, the active domain (flows
 /// only), and the version compare-and-set uses.
 ///
@@ -55,11 +57,18 @@ pub struct Snapshot {
     /// The effects that failed every attempt (dead letters), kept for an operator to see.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dead_effects: Vec<PendingEffect>,
-    /// The tenant of a principal-owned machine's instance: its owner's (the key names the
-    /// owner, not the owner's tenant). What the console counts the instance under;
-    /// `None` for every other record.
+    /// The tenant of a principal-owned machine's instance, as toolgate wrote it before such
+    /// instances were keyed by their tenant (their key named the owner). Read only by the
+    /// stores' migrations, which rewrite those records to tenant keys and clear it; `None`
+    /// on every record written since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
+    /// Who owns a principal-owned machine's instance: the digest of the principal whose
+    /// call created it, written by that commit and never changed. The gate judges it on
+    /// every call (another principal is told what a key never minted gets); `None` for
+    /// every other record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// An effect a commit recorded: what to run, with what, under which idempotency key, and
@@ -132,6 +141,14 @@ impl Snapshot {
             (Some(due), Some(effect)) => Some(due.min(effect)),
             (due, effect) => due.or(effect),
         }
+    }
+
+    /// Whether the record, an instance of a principal-owned machine (`owned`), exists and
+    /// is not `principal`'s: what `principal` must be told of it is what a key never
+    /// minted gets. Always the same work (the owner compared whatever the record holds).
+    pub(crate) fn hidden_from(&self, owned: bool, principal: Option<&Principal>) -> bool {
+        let owns = principal.is_some_and(|principal| principal.owns(self.owner.as_deref()));
+        owned & (self.version != 0) & !owns
     }
 
     /// Whether the record has expired at `now_ms`.

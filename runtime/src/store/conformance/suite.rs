@@ -129,8 +129,8 @@ pub async fn check_instance_counts<S: FlowStore>(store: &S) {
     store.compare_and_set(&StoreKey::tenant_instance("globex", MACHINE, "a"), 0, &draft).await.unwrap();
     store.compare_and_set(&StoreKey::instance(MACHINE, "a"), 0, &draft).await.unwrap();
     store.compare_and_set(&StoreKey::connection("conformance-counted"), 0, &draft).await.unwrap();
-    let owned = Snapshot { tenant: Some("acme".into()), ..Snapshot::default().with_state(OWNED, "quoted") };
-    store.compare_and_set(&StoreKey::owned_instance("digest", OWNED, "q"), 0, &owned).await.unwrap();
+    let owned = Snapshot { owner: Some("digest".into()), ..Snapshot::default().with_state(OWNED, "quoted") };
+    store.compare_and_set(&StoreKey::tenant_instance("acme", OWNED, "q"), 0, &owned).await.unwrap();
     assert_eq!(counts().await, ([1, 1, 1], 0, 1), "another tenant's, everyone's and a flow are not acme's");
     let everyone = store.count_instances("", MACHINE).await.unwrap().unwrap();
     assert!(everyone.states.get("draft").is_some_and(|n| *n >= 1), "{everyone:?}");
@@ -145,7 +145,7 @@ pub async fn check_instance_counts<S: FlowStore>(store: &S) {
         StoreKey::tenant_instance("globex", MACHINE, "a"),
         StoreKey::instance(MACHINE, "a"),
         StoreKey::connection("conformance-counted"),
-        StoreKey::owned_instance("digest", OWNED, "q"),
+        StoreKey::tenant_instance("acme", OWNED, "q"),
     ] {
         store.remove(&removed).await.unwrap();
     }
