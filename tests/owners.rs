@@ -258,7 +258,10 @@ fn legacy_records(tenant: &str) -> (Vec<(String, String)>, Vec<(String, String)>
                 "context": { "by": by }, "tenant": tenant })
         .to_string()
     };
-    let counter = |n: u64| json!({ "states": {}, "active_domain": null, "version": 0, "updated_at_ms": 0, "record": { "n": n } }).to_string();
+    let counter = |n: u64| {
+        json!({ "states": {}, "active_domain": null, "version": 0, "updated_at_ms": 0, "record": { "n": n } })
+            .to_string()
+    };
     let records = vec![
         (legacy_memo(&alice, "M-1"), memo("alice")),
         (legacy_memo(&alice, "M-2"), memo("alice")),
@@ -337,7 +340,11 @@ async fn a_sqlite_file_s_owned_instances_move_to_their_tenant_s_keys() {
     migrated_memos_answer_their_owners(&url, "a").await;
     let file = rusqlite::Connection::open(&path).unwrap();
     let left: i64 = file
-        .query_row("SELECT count(*) FROM records WHERE key LIKE 'owned-instance:%' OR key LIKE 'minted-owned:%'", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM records WHERE key LIKE 'owned-instance:%' OR key LIKE 'minted-owned:%'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(left, 0, "every record of the older keys moved");
 }
@@ -366,7 +373,8 @@ async fn a_postgres_schema_s_owned_instances_move_to_their_tenant_s_keys() {
     client_.execute(&format!("DELETE FROM {schema}.migrations WHERE version = 10"), &[]).await.unwrap();
     let store = toolgate::store::PostgresStore::connect_in_schema(&url, &schema).await.expect("migrated");
     migrated_memos_answer_their_owners(&memo_server(store, "a").await, "a").await;
-    let left = format!("SELECT count(*) FROM {schema}.records WHERE key LIKE 'owned-instance:%' OR key LIKE 'minted-owned:%'");
+    let left =
+        format!("SELECT count(*) FROM {schema}.records WHERE key LIKE 'owned-instance:%' OR key LIKE 'minted-owned:%'");
     let left: i64 = client_.query_one(&left, &[]).await.unwrap().get(0);
     assert_eq!(left, 0, "every record of the older keys moved");
     client_.batch_execute(&format!("DROP SCHEMA {schema} CASCADE")).await.unwrap();
@@ -385,19 +393,35 @@ async fn a_redis_s_owned_instances_move_to_their_tenant_s_keys() {
     drop(toolgate::store::RedisStore::connect(&url).await.expect("a store"));
     let (records, history) = legacy_records(&tenant);
     for (key, snapshot) in &records {
-        let _: () = redis::cmd("HSET").arg(format!("toolgate:{{{key}}}:record")).arg("v").arg(1).arg("s").arg(snapshot).query_async(&mut redis).await.unwrap();
-        let _: () = redis::cmd("SET").arg(format!("toolgate:{{{key}}}:revision")).arg(1).query_async(&mut redis).await.unwrap();
+        let _: () = redis::cmd("HSET")
+            .arg(format!("toolgate:{{{key}}}:record"))
+            .arg("v")
+            .arg(1)
+            .arg("s")
+            .arg(snapshot)
+            .query_async(&mut redis)
+            .await
+            .unwrap();
+        let _: () =
+            redis::cmd("SET").arg(format!("toolgate:{{{key}}}:revision")).arg(1).query_async(&mut redis).await.unwrap();
     }
     for (key, entry) in &history {
-        let _: () = redis::cmd("RPUSH").arg(format!("toolgate:{{{key}}}:history")).arg(entry).query_async(&mut redis).await.unwrap();
+        let _: () = redis::cmd("RPUSH")
+            .arg(format!("toolgate:{{{key}}}:history"))
+            .arg(entry)
+            .query_async(&mut redis)
+            .await
+            .unwrap();
     }
     // What Redis held before the migration: no version key. Two replicas start at once.
     let _: () = redis::cmd("DEL").arg("toolgate:{migrations}").query_async(&mut redis).await.unwrap();
-    let (first, second) = tokio::join!(toolgate::store::RedisStore::connect(&url), toolgate::store::RedisStore::connect(&url));
+    let (first, second) =
+        tokio::join!(toolgate::store::RedisStore::connect(&url), toolgate::store::RedisStore::connect(&url));
     drop(second.expect("migrated"));
     migrated_memos_answer_their_owners(&memo_server(first.expect("migrated"), &tenant).await, &tenant).await;
     for (key, _) in records.iter().filter(|(key, _)| key.starts_with("owned-instance:")) {
-        let left: bool = redis::cmd("EXISTS").arg(format!("toolgate:{{{key}}}:record")).query_async(&mut redis).await.unwrap();
+        let left: bool =
+            redis::cmd("EXISTS").arg(format!("toolgate:{{{key}}}:record")).query_async(&mut redis).await.unwrap();
         assert!(!left, "{key} was not moved");
     }
 }

@@ -3,10 +3,10 @@
 //! keys `mint: "…{random}"` makes.
 
 use super::Instance;
-use super::pipeline::Judge;
 use crate::auth::Principal;
 use crate::error::ToolError;
 use crate::fsm::Machine;
+use crate::records::Records;
 use crate::registry::Registry;
 
 /// `NOT_FOUND` for a key no creating action of `machine` minted, naming those actions
@@ -35,7 +35,7 @@ pub(super) fn never_created(
 /// a machine whose ids clients name), which reads as a key never created — a busy
 /// instance must not tell anyone it is someone's.
 pub(super) async fn busy_or_hidden(
-    judge: &Judge<'_>,
+    (records, registry): (Records<'_>, &Registry),
     principal: Option<&Principal>,
     instance: &Instance<'_>,
     busy: ToolError,
@@ -43,9 +43,9 @@ pub(super) async fn busy_or_hidden(
     if !instance.machine.is_principal_owned() {
         return busy;
     }
-    match judge.records.load(&instance.key).await {
+    match records.load(&instance.key).await {
         Ok(loaded) if loaded.hidden_from(true, principal) => {
-            never_created(judge.registry, principal, instance.machine, &instance.id)
+            never_created(registry, principal, instance.machine, &instance.id)
         }
         _ => busy,
     }

@@ -506,7 +506,13 @@ impl<'a> Candidate<'a> {
                 None => match records.lease_and_load(&instance.key, "instance").await {
                     Ok(leased) => leased,
                     Err(busy) => {
-                        return Err(naming::busy_or_hidden(self.judge, self.principal.as_ref(), instance, busy).await);
+                        return Err(naming::busy_or_hidden(
+                            (records, self.judge.registry),
+                            self.principal.as_ref(),
+                            instance,
+                            busy,
+                        )
+                        .await);
                     }
                 },
             };

@@ -118,6 +118,7 @@ impl Counters {
 
     /// The highest number `rekey`'s machine's per-owner counters reached, and the
     /// per-tenant counter to raise to it; `None` without such counters.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn floor_for(&self, rekey: &Rekey) -> Option<(StoreKey, u64)> {
         let highest = *self.highest.get(&rekey.machine)?;
         Some((StoreKey::minted(&rekey.machine, Some(&rekey.tenant)), highest))
