@@ -248,10 +248,13 @@ fn legacy_counter(owner: &str) -> String {
     format!("minted-owned:{}:{owner}:memo", owner.len())
 }
 
+/// Rows of (key, JSON).
+type Rows = Vec<(String, String)>;
+
 /// What an older toolgate wrote in `tenant`: Alice's `M-1` (its history one creation) and
 /// `M-2`, Carol's `M-1`, their counters at 2 and 5 — records as (key, snapshot), history
 /// entries as (key, entry).
-fn legacy_records(tenant: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
+fn legacy_records(tenant: &str) -> (Rows, Rows) {
     let (alice, carol) = (digest(tenant, "alice"), digest(tenant, "carol"));
     let memo = |by: &str| {
         json!({ "states": { "memo": "draft" }, "active_domain": null, "version": 0, "updated_at_ms": 1_780_000_000_000_u64,
