@@ -131,6 +131,8 @@ pub async fn check_instance_counts<S: FlowStore>(store: &S) {
     store.compare_and_set(&StoreKey::connection("conformance-counted"), 0, &draft).await.unwrap();
     let owned = Snapshot { owner: Some("digest".into()), ..Snapshot::default().with_state(OWNED, "quoted") };
     store.compare_and_set(&StoreKey::tenant_instance("acme", OWNED, "q"), 0, &owned).await.unwrap();
+    let loaded = store.load(&StoreKey::tenant_instance("acme", OWNED, "q")).await.unwrap();
+    assert_eq!(loaded.owner.as_deref(), Some("digest"), "an owned instance's owner is kept with it");
     assert_eq!(counts().await, ([1, 1, 1], 0, 1), "another tenant's, everyone's and a flow are not acme's");
     let everyone = store.count_instances("", MACHINE).await.unwrap().unwrap();
     assert!(everyone.states.get("draft").is_some_and(|n| *n >= 1), "{everyone:?}");
