@@ -147,8 +147,12 @@ impl Snapshot {
     /// is not `principal`'s: what `principal` must be told of it is what a key never
     /// minted gets. Always the same work (the owner compared whatever the record holds).
     pub(crate) fn hidden_from(&self, owned: bool, principal: Option<&Principal>) -> bool {
+        // Whether the machine is owned says nothing of the record: no digest for the rest.
+        if !owned {
+            return false;
+        }
         let owns = principal.is_some_and(|principal| principal.owns(self.owner.as_deref()));
-        owned & (self.version != 0) & !owns
+        (self.version != 0) & !owns
     }
 
     /// Whether the record has expired at `now_ms`.
@@ -160,4 +164,26 @@ impl Snapshot {
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owned_instance_is_hidden_from_all_but_its_owner() {
+        let (alice, carol) = (Principal::new("alice").with_tenant("a"), Principal::new("carol").with_tenant("a"));
+        let record = Snapshot { version: 3, owner: Some(alice.owner_id()), ..Snapshot::default() };
+        assert!(!record.hidden_from(true, Some(&alice)));
+        assert!(record.hidden_from(true, Some(&carol)));
+        assert!(record.hidden_from(true, None));
+        // Alice of another tenant is another principal.
+        assert!(record.hidden_from(true, Some(&Principal::new("alice").with_tenant("b"))));
+        // A record never created hides nothing (it is what every principal gets), and a
+        // machine that is not principal-owned has no owner to judge.
+        assert!(!Snapshot::default().hidden_from(true, Some(&carol)));
+        assert!(!record.hidden_from(false, Some(&carol)));
+        // One without an owner (a machine made owned after its instances were) is no one's.
+        assert!(Snapshot { version: 1, ..Snapshot::default() }.hidden_from(true, Some(&alice)));
+    }
 }
