@@ -26,8 +26,9 @@ pub(crate) const LAPSE_MS: u64 = 5_000;
 /// A task as the store keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct TaskRecord {
-    /// The principal that created it (its key), or `None` for a caller that did not
-    /// authenticate: only the same caller may read or cancel it.
+    /// The principal that created it ([`Principal::owner_id`](crate::auth::Principal::owner_id),
+    /// its digest), or `None` for a caller that did not authenticate: only the same caller
+    /// may read or cancel it.
     pub(crate) owner: Option<String>,
     pub(crate) tool: String,
     pub(crate) status: TaskStatus,

@@ -12,18 +12,23 @@ use crate::fsm::Machine;
 use crate::registry::{Registry, ToolEntry};
 use crate::store::{Snapshot, StoreKey};
 
-/// Where the instance `id` of keyed `machine` lives: for a principal-owned machine, among
-/// the instances of `principal` (with none, among those of no one, which no call can
-/// create); for a tenant-scoped machine, in the tenant of `principal` (a principal without
-/// a tenant is in the default one).
+/// Where the instance `id` of keyed `machine` lives: for a tenant-scoped or principal-owned
+/// machine, in the tenant of `principal` (a principal without a tenant is in the default
+/// one). An owned instance's key does not name its owner: one id is one instance in a
+/// tenant, and whoever reads it judges its owner ([`Snapshot::hidden_from`], [`seen_by`]).
 pub(crate) fn instance_key(machine: &Machine, id: &str, principal: Option<&Principal>) -> StoreKey {
-    if machine.is_principal_owned() {
-        StoreKey::owned_instance(&principal.map(Principal::digest).unwrap_or_default(), machine.id(), id)
-    } else if machine.is_tenant_scoped() {
+    if machine.is_owned() {
         StoreKey::tenant_instance(principal.and_then(Principal::tenant).unwrap_or_default(), machine.id(), id)
     } else {
         StoreKey::instance(machine.id(), id)
     }
+}
+
+/// The instance `snapshot` of `machine` as `principal` may see it: another principal's
+/// instance of a principal-owned machine reads as a key never created (the default
+/// record: version 0, the initial state).
+pub(crate) fn seen_by(machine: &Machine, snapshot: Snapshot, principal: Option<&Principal>) -> Snapshot {
+    if snapshot.hidden_from(machine.is_principal_owned(), principal) { Snapshot::default() } else { snapshot }
 }
 
 /// The view of `flow` with keyed machines' instance states laid over it.

@@ -1,5 +1,5 @@
-//! A store the previous toolgate wrote (`main` at 12f601d) opens, reads back as written,
-//! and takes new transitions: a SQLite file, whose migrations were then unversioned
+//! A store the previous toolgate wrote (`main` at 12f601d) opens, reads back as written
+//! (its principal-owned instance moved to its tenant's key), and takes new transitions: a SQLite file, whose migrations were then unversioned
 //! functions (it is recognized and stamped), and a Postgres schema (its dump loaded
 //! first; `TOOLGATE_TEST_POSTGRES_URL`, `.ci/run` starts one). The fixtures are in
 //! `tests/fixtures/stores/`, written by `write_fixtures.rs` there, run on that commit.
@@ -46,8 +46,16 @@ async fn reads_back_and_moves_on<S: FlowStore + Histories + Counts>(store: &S) {
 
     let tenant = store.load(&StoreKey::tenant_instance("acme", "invoice", "INV-1")).await.unwrap();
     assert_eq!((tenant.state_of("invoice", ""), &tenant.context), ("submitted", &Some(json!({ "amount": 7 }))));
-    let owned = store.load(&StoreKey::owned_instance("digest-of-carol", "quote", "Q-1")).await.unwrap();
-    assert_eq!((owned.state_of("quote", ""), owned.tenant.as_deref()), ("sent", Some("acme")));
+    // The principal-owned instance, keyed by its owner then, is now its tenant's, its owner
+    // in the record, its history moved with it.
+    let owned_key = StoreKey::tenant_instance("acme", "quote", "Q-1");
+    let owned = store.load(&owned_key).await.unwrap();
+    assert_eq!(
+        (owned.state_of("quote", ""), owned.owner.as_deref(), owned.tenant.as_deref()),
+        ("sent", Some("digest-of-carol"), None)
+    );
+    let moved = store.history(&owned_key).await.unwrap();
+    assert_eq!(moved.iter().map(|e| e.call_id.as_str()).collect::<Vec<_>>(), ["call-5"]);
     let counter = store.load(&StoreKey::minted("payment", None)).await.unwrap();
     assert_eq!(counter.record, Some(json!({ "n": 4 })));
     let flow = store.load(&StoreKey::connection("fixture-connection")).await.unwrap();

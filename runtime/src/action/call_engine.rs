@@ -12,8 +12,9 @@ pub(crate) trait CallEngine: Send + Sync {
     /// The store the engine commits to.
     fn store(&self) -> Arc<dyn FlowStore>;
     /// Where the instance of `tool`'s keyed machine named `instance` lives, for
-    /// `principal`; `None` if the tool's machine is not keyed.
-    fn instance_key(&self, tool: &str, instance: &str, principal: Option<&Principal>) -> Option<StoreKey>;
+    /// `principal`, and whether the machine is principal-owned (what is read there is
+    /// judged by its owner); `None` if the tool's machine is not keyed.
+    fn instance_key(&self, tool: &str, instance: &str, principal: Option<&Principal>) -> Option<(StoreKey, bool)>;
     /// Whether `tool` fires a transition.
     fn transitions(&self, tool: &str) -> bool;
     /// Whether an effect is registered under `name`.

@@ -27,13 +27,21 @@ impl Ctx {
     /// ```
     pub async fn history(&self) -> Result<Vec<HistoryEntry>, ToolError> {
         let engine = self.engine.upgrade().ok_or_else(|| ToolError::internal("the server of this call is gone"))?;
-        let Some(key) = self.instance_key(engine.as_ref()) else {
+        let Some((key, owned)) = self.instance_key(engine.as_ref()) else {
             return Err(ToolError::internal(format_args!(
                 "`{}` called `Ctx::history`, but it names no instance of a keyed machine",
                 self.tool
             )));
         };
         let store = engine.store();
+        // Another principal's instance (created since the gate found the id free) has, to
+        // this caller, the history of an id never moved.
+        if owned {
+            let snapshot = store.load(&key).await.map_err(|error| ToolError::store_unavailable(error, 1_000))?;
+            if snapshot.hidden_from(owned, self.principal.as_ref()) {
+                return Ok(Vec::new());
+            }
+        }
         let Some(histories) = store.capabilities().history else {
             return Err(ToolError::internal("the server's store keeps no history of instances"));
         };
@@ -89,17 +97,21 @@ impl Ctx {
     /// the call names no instance of a keyed machine.
     pub(crate) async fn instance_now(&self) -> InstanceNow {
         let Some(engine) = self.engine.upgrade() else { return InstanceNow::default() };
-        let Some(key) = self.instance_key(engine.as_ref()) else { return InstanceNow::default() };
+        let Some((key, owned)) = self.instance_key(engine.as_ref()) else { return InstanceNow::default() };
         let store = engine.store();
         let Ok(snapshot) = store.load(&key).await else { return InstanceNow::default() };
+        if snapshot.hidden_from(owned, self.principal.as_ref()) {
+            return InstanceNow::default();
+        }
         let running_task = crate::task::holder(store.as_ref(), &snapshot)
             .await
             .map(|(id, task)| (id, task.tool, crate::store::rfc3339(task.created_at_ms)));
         InstanceNow { running_task, pending_effects: snapshot.effects, dead_effects: snapshot.dead_effects }
     }
 
-    /// Where the instance the call names lives, if it names one.
-    fn instance_key(&self, engine: &dyn CallEngine) -> Option<StoreKey> {
+    /// Where the instance the call names lives, if it names one, and whether its machine
+    /// is principal-owned.
+    fn instance_key(&self, engine: &dyn CallEngine) -> Option<(StoreKey, bool)> {
         engine.instance_key(self.tool, self.instance.as_deref()?, self.principal.as_ref())
     }
 }

@@ -92,6 +92,26 @@ impl Principal {
         digest[..16].iter().map(|b| format!("{b:02x}")).collect()
     }
 
+    /// Who owns a record, as the record keeps it: [`Principal::digest`]. The one encoding
+    /// of ownership — an owned instance's `owner`, an MCP task's — so that a record never
+    /// holds the subject or the tenant in clear.
+    pub(crate) fn owner_id(&self) -> String {
+        self.digest()
+    }
+
+    /// Whether `recorded` (a record's owner, [`Principal::owner_id`]) names this principal.
+    /// Always the same work, whatever it holds: the digest computed and every byte
+    /// compared, so that how long the answer takes tells nothing of whose record it is.
+    pub(crate) fn owns(&self, recorded: Option<&str>) -> bool {
+        let mine = self.owner_id();
+        let theirs = recorded.unwrap_or_default().as_bytes();
+        let mut differ = u8::from(mine.len() != theirs.len() || recorded.is_none());
+        for (index, byte) in mine.bytes().enumerate() {
+            differ |= byte ^ theirs.get(index).copied().unwrap_or(0);
+        }
+        differ == 0
+    }
+
     /// The first of `required` it was not granted.
     pub(crate) fn missing_scope<'s>(&self, required: &[&'s str]) -> Option<&'s str> {
         required.iter().copied().find(|scope| !self.has_scope(scope))

@@ -1,6 +1,6 @@
 //! Step 12 of a call: [`Admitted::commit`] writes what the successful call changes — its
-//! flow, its instance's state and context, the history entry, the owner's tenant, the
-//! effects it recorded — in the handler's transaction when it opened one, then settles
+//! flow, its instance's state and context, the history entry, the owner of an instance it
+//! creates, the effects it recorded — in the handler's transaction when it opened one, then settles
 //! the leases.
 
 use super::log::{CommitLog, SwitchLog, TransitionLog};
@@ -95,18 +95,19 @@ impl Admitted<'_> {
             Some(instance) => crate::effect::recorded(&instance.key, commit_id, std::mem::take(&mut self.effects)),
             None => Vec::new(),
         };
-        // A principal-owned instance is counted in its owner's tenant (its key names the
-        // owner alone): the owner is the caller.
-        let owners_tenant = (self.instance.as_ref())
-            .filter(|instance| instance.machine.is_principal_owned())
-            .and_then(|_| self.principal.as_ref()?.tenant().map(str::to_string));
+        // A principal-owned instance is its creator's: the commit that creates it (from no
+        // record) writes who owns it, and no later commit changes it (the gate let only
+        // its owner this far).
+        let owner = (self.instance.as_ref().zip(self.instance_before.as_ref()))
+            .filter(|(instance, before)| instance.machine.is_principal_owned() && before.version == 0)
+            .and_then(|_| self.principal.as_ref().map(crate::auth::Principal::owner_id));
         // Every commit of the instance ends a task's hold on it.
         let with_context = |mut next: Snapshot| {
             if let Some(context) = &context {
                 next.context = Some(context.clone());
             }
-            if owners_tenant.is_some() {
-                next.tenant.clone_from(&owners_tenant);
+            if owner.is_some() {
+                next.owner.clone_from(&owner);
             }
             next.task = None;
             next.effects.extend(effects.iter().cloned());

@@ -59,6 +59,8 @@ pub(super) async fn instance(
         return (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "error": "the store cannot answer now" })))
             .into_response();
     };
+    // The key names the tenant's one instance of that id; the owner named must be its own.
+    let snapshot = crate::visibility::seen_by(machine, snapshot, Some(&owner));
     let now = now_ms();
     if snapshot.version == 0 || snapshot.is_expired(now) {
         return not_found("no instance has this key in your tenant");

@@ -96,13 +96,12 @@ pub(super) async fn visible<'c>(
     tenant: &str,
 ) -> Result<Option<(&'c crate::fsm::Machine, crate::store::Snapshot)>, ()> {
     let Some((scope, machine_id, _)) = key.instance_parts() else { return Ok(None) };
-    let owned = key.is_owned_instance();
-    if !owned && scope.is_some_and(|scope| scope != tenant) {
+    if scope.is_some_and(|scope| scope != tenant) {
         return Ok(None);
     }
     let Some(machine) = console.server.registry().machine(machine_id) else { return Ok(None) };
     let snapshot = console.server.store().load(key).await.map_err(drop)?;
-    if snapshot.version == 0 || (owned && snapshot.tenant.as_deref().unwrap_or_default() != tenant) {
+    if snapshot.version == 0 {
         return Ok(None);
     }
     Ok(Some((machine, snapshot)))

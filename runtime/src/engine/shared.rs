@@ -91,9 +91,14 @@ impl crate::action::CallEngine for Engine {
         self.store.clone()
     }
 
-    fn instance_key(&self, tool: &str, instance: &str, principal: Option<&crate::auth::Principal>) -> Option<StoreKey> {
+    fn instance_key(
+        &self,
+        tool: &str,
+        instance: &str,
+        principal: Option<&crate::auth::Principal>,
+    ) -> Option<(StoreKey, bool)> {
         let machine = self.registry.tool(tool)?.machine.as_deref().filter(|m| m.key().is_some())?;
-        Some(crate::visibility::instance_key(machine, instance, principal))
+        Some((crate::visibility::instance_key(machine, instance, principal), machine.is_principal_owned()))
     }
 
     fn transitions(&self, tool: &str) -> bool {

@@ -117,8 +117,10 @@ impl Announcer {
     }
 }
 
+/// Who owns a task, as its record keeps it ([`Principal::owner_id`], as an owned
+/// instance's owner); `None` for a caller that did not authenticate.
 fn owner_of(principal: Option<&Principal>) -> Option<String> {
-    principal.map(Principal::key)
+    principal.map(Principal::owner_id)
 }
 
 impl Engine {
@@ -436,7 +438,9 @@ impl Engine {
     async fn task_record(&self, id: &str, principal: Option<&Principal>) -> Result<(Snapshot, TaskRecord), TaskError> {
         let snapshot = self.store.load(&StoreKey::task(id)).await.map_err(TaskError::Store)?;
         match TaskRecord::read(&snapshot) {
-            Some(record) if record.owner == owner_of(principal) => Ok((snapshot, record)),
+            Some(record) if principal.map_or(record.owner.is_none(), |p| p.owns(record.owner.as_deref())) => {
+                Ok((snapshot, record))
+            }
             _ => Err(TaskError::Unknown),
         }
     }

@@ -13,6 +13,7 @@
 mod admitted;
 mod caller;
 mod idempotency;
+mod naming;
 mod pipeline;
 mod rate_limit;
 

@@ -37,6 +37,7 @@ use serde_json::{Map, Value};
 
 use super::admitted::Leases;
 use super::idempotency::Recalled;
+use super::naming;
 use super::{Admission, Admitted, Caller, Idempotency, Instance, Limiter, Spent};
 use crate::action::RatePer;
 use crate::auth::Principal;
@@ -45,7 +46,7 @@ use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
-use crate::fsm::{GuardRefusal, Machine, Mint, Verdict};
+use crate::fsm::{GuardRefusal, Mint, Verdict};
 use crate::records::Records;
 use crate::registry::{Registry, ToolEntry, ToolKind};
 use crate::store::{FlowLease, Snapshot, StoreKey, now_ms};
@@ -223,8 +224,9 @@ impl<'a> Candidate<'a> {
 
     /// Step 5: the instance a keyed tool names — its key field alone is read, checked
     /// and canonicalized — and its committed state.
-    /// A tenant-scoped machine's instance is the caller's tenant's (step 2 saw to it that
-    /// there is a caller).
+    /// A tenant-scoped or principal-owned machine's instance is in the caller's tenant
+    /// (step 2 saw to it that there is a caller); a principal-owned one that is another
+    /// principal's is judged after the load, with the same work, as a key never created.
     async fn name_instance(&mut self) -> Result<(), ToolError> {
         let (Some(key), Some(machine)) = (&self.tool.instance, self.tool.machine.as_deref()) else { return Ok(()) };
         let id = key.read(&mut self.arguments)?;
@@ -240,48 +242,37 @@ impl<'a> Candidate<'a> {
         } else {
             self.judge.records.load(&store_key).await?
         };
-        let before = machine.settle(&before, now_ms()).map_or(before, |(settled, _)| settled);
         // A machine that mints its keys has only the instances its creating actions made:
-        // a key never created names nothing (not an instance in the initial state).
-        if machine.mint().is_some() && before.version == 0 {
-            return Err(self.never_created(machine, &id));
+        // a key never created names nothing (not an instance in the initial state); and
+        // another principal's instance is, to this one, a key never created (for a machine
+        // whose ids clients name, a taken id is refused the same way).
+        let hidden = before.hidden_from(machine.is_principal_owned(), self.principal.as_ref());
+        if hidden | (machine.mint().is_some() & (before.version == 0)) {
+            return Err(naming::never_created(self.judge.registry, self.principal.as_ref(), machine, &id));
         }
+        let before = machine.settle(&before, now_ms()).map_or(before, |(settled, _)| settled);
         self.instance_before = Some(before);
         self.instance = Some(Instance { machine, id, key: store_key });
         Ok(())
     }
 
-    /// `NOT_FOUND` for a key no creating action of `machine` minted, naming those actions.
-    fn never_created(&self, machine: &Machine, id: &str) -> ToolError {
-        let creators: Vec<String> = (self.judge.registry.tools().iter())
-            .filter(|t| t.creates && t.machine.as_deref().is_some_and(|m| m.id() == machine.id()))
-            .filter(|t| t.visible_to(self.principal.as_ref()))
-            .map(|t| format!("`{}`", t.name))
-            .collect();
-        let how = match creators.as_slice() {
-            [] => String::new(),
-            creators => format!("; a new one is created by {}, which gives its id", creators.join(" or ")),
-        };
-        ToolError::not_found(format!("no {} `{id}` exists{how}", machine.id()))
-    }
-
     /// Step 9½: a creating call's new instance, under a key the store mints (never one an
-    /// instance already has, even one made before the machine minted its keys): the next
-    /// number of the machine's counter (per tenant, or per owner), or 128 random bits.
+    /// instance already has — another principal's, or one made before the machine minted
+    /// its keys): the next number of the machine's counter (per tenant for a tenant-scoped
+    /// or principal-owned machine), or 128 random bits.
     async fn mint_instance(&mut self) -> Result<(), ToolError> {
         let Some(machine) = self.tool.machine.as_deref().filter(|_| self.tool.creates) else { return Ok(()) };
         let Some((format, mint)) = machine.minting() else { return Ok(()) };
-        let counter = match (machine.is_principal_owned(), &self.principal) {
-            (true, Some(owner)) => StoreKey::minted_for_owner(machine.id(), &owner.digest()),
-            _ => {
-                let tenant = machine.is_tenant_scoped().then(|| self.principal.as_ref().and_then(Principal::tenant));
-                StoreKey::minted(machine.id(), tenant.flatten())
-            }
+        let tenant = self.principal.as_ref().and_then(Principal::tenant);
+        let counter = match (machine.is_principal_owned(), machine.is_tenant_scoped()) {
+            (true, _) => StoreKey::minted(machine.id(), Some(tenant.unwrap_or_default())),
+            (false, true) => StoreKey::minted(machine.id(), tenant),
+            (false, false) => StoreKey::minted(machine.id(), None),
         };
         for _ in 0..64 {
             let minted = match mint {
                 Mint::Counter => self.judge.records.mint(&counter).await?.to_string(),
-                Mint::Random => random_key(),
+                Mint::Random => naming::random_key(),
             };
             let id = format.replace(mint.placeholder(), &minted);
             let key = crate::visibility::instance_key(machine, &id, self.principal.as_ref());
@@ -506,8 +497,24 @@ impl<'a> Candidate<'a> {
         if let (true, Some(instance)) = (self.writes_instance(), &self.instance) {
             let (lease, loaded) = match self.leased_early.take() {
                 Some(leased) => leased,
-                None => records.begin(&instance.key, "instance").await?,
+                None => match records.begin(&instance.key, "instance").await {
+                    Ok(leased) => leased,
+                    Err(busy) => {
+                        return Err(naming::busy_or_hidden(
+                            (records, self.judge.registry),
+                            self.principal.as_ref(),
+                            instance,
+                            busy,
+                        )
+                        .await);
+                    }
+                },
             };
+            // Created by another principal since step 5 read it free (an id clients name).
+            if loaded.hidden_from(instance.machine.is_principal_owned(), self.principal.as_ref()) {
+                let principal = self.principal.as_ref();
+                return Err(naming::never_created(self.judge.registry, principal, instance.machine, &instance.id));
+            }
             if loaded.task.is_some() {
                 Box::pin(crate::task::refuse_if_held(records.store, &loaded, &instance.id)).await?;
             }
@@ -580,14 +587,4 @@ impl<'a> Candidate<'a> {
         let active = self.judge.registry.lock().active(&self.flow_before).map(str::to_string);
         Refused { error, new_flow: self.flow.as_ref().is_some_and(|f| f.is_new), active_domain: active }
     }
-}
-
-/// 128 random bits as 26 characters of lowercase base32 (RFC 4648's alphabet, unpadded):
-/// what `{random}` in a `mint` format becomes.
-fn random_key() -> String {
-    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
-    let mut bytes = [0; 16];
-    getrandom::fill(&mut bytes).expect("the OS random number generator is unavailable");
-    let bits = u128::from_le_bytes(bytes);
-    (0..26).map(|i| ALPHABET[((bits >> (i * 5)) & 31) as usize] as char).collect()
 }

@@ -8,9 +8,9 @@
 //! changes them, changes the counters in the same atomic step (SQLite's and Postgres's
 //! triggers, Redis's commit script, the memory store's lock): a count is never a scan.
 //!
-//! The scope is the instance's tenant for a tenant-scoped machine (from its key), its
-//! owner's tenant for a principal-owned one ([`Snapshot::tenant`]), and none (`""`) for a
-//! machine whose instances are everyone's.
+//! The scope is the instance's tenant, from its key: a tenant-scoped machine's, or a
+//! principal-owned one's (its owner's tenant); none (`""`) for a machine whose instances
+//! are everyone's.
 
 use std::collections::BTreeMap;
 
@@ -33,7 +33,6 @@ pub struct InstanceCounts {
 /// a keyed machine's instance.
 pub(crate) fn counted(key: &StoreKey, snapshot: &Snapshot) -> Option<Counted> {
     let (scope, machine, _id) = key.instance_parts()?;
-    let scope = if key.is_owned_instance() { snapshot.tenant.as_deref() } else { scope };
     let prefix = prefix(scope.unwrap_or_default(), machine);
     let state = snapshot.states.get(machine).map_or("", String::as_str);
     let mut names = vec![format!("{prefix}{STATE}{state}")];
@@ -152,9 +151,11 @@ mod tests {
 
     #[test]
     fn an_owned_instance_counts_in_its_owners_tenant_and_other_records_not_at_all() {
-        let key = StoreKey::owned_instance("digest", "bus", "Q-1");
-        let snapshot = Snapshot { tenant: Some("acme".into()), ..Snapshot::default() };
+        let key = StoreKey::tenant_instance("acme", "bus", "Q-1");
+        let snapshot = Snapshot { owner: Some("digest".into()), ..Snapshot::default() };
         assert_eq!(counted(&key, &snapshot).unwrap().names, ["4:acme:3:bus:state:"]);
+        // What an older toolgate wrote counts under nothing until migrated.
+        assert!(counted(&StoreKey::legacy_owned_instance("digest", "bus", "Q-1"), &snapshot).is_none());
         assert_eq!(counted(&StoreKey::instance("invoice", "INV-1"), &snapshot).unwrap().prefix, "0::7:invoice:");
         assert!(counted(&StoreKey::connection("c"), &snapshot).is_none());
         assert!(counted(&StoreKey::challenge("c"), &snapshot).is_none());

@@ -14,17 +14,25 @@ const CONNECTION: &str = "connection:";
 const HANDLE: &str = "handle:";
 const INSTANCE: &str = "instance:";
 const TENANT_INSTANCE: &str = "tenant-instance:";
-const OWNED_INSTANCE: &str = "owned-instance:";
 const MINTED: &str = "minted:";
-const MINTED_OWNED: &str = "minted-owned:";
+// What toolgate wrote before a principal-owned machine's instances were keyed by tenant:
+// read only by the migrations that rewrite them (`store/owned_keys.rs`).
+const LEGACY_OWNED_INSTANCE: &str = "owned-instance:";
+const LEGACY_MINTED_OWNED: &str = "minted-owned:";
 
 impl StoreKey {
     /// How the keys of flows begin (a connection's, a handle's).
     pub const FLOW_PREFIXES: [&'static str; 2] = [CONNECTION, HANDLE];
 
-    /// How the keys of keyed machines' instances begin (in no tenant, in a tenant, of a
-    /// principal).
-    pub const INSTANCE_PREFIXES: [&'static str; 3] = [INSTANCE, TENANT_INSTANCE, OWNED_INSTANCE];
+    /// How the keys of keyed machines' instances begin (in no tenant, in a tenant: a
+    /// principal-owned machine's instances are in their owner's tenant).
+    pub const INSTANCE_PREFIXES: [&'static str; 2] = [INSTANCE, TENANT_INSTANCE];
+
+    /// How the keys of principal-owned instances began before they were keyed by tenant
+    /// (`owned-instance:<len>:<owner digest>:<len>:<machine>:<id>`), and their key
+    /// counters (`minted-owned:<len>:<owner digest>:<machine>`): what the stores'
+    /// migrations look for.
+    pub(crate) const LEGACY_OWNED_PREFIXES: [&'static str; 2] = [LEGACY_OWNED_INSTANCE, LEGACY_MINTED_OWNED];
 
     /// The flow of one connection: stdio, or one stateful Streamable HTTP session.
     /// `connection_id` is random per connection, so replicas sharing a store never collide.
@@ -45,26 +53,30 @@ impl StoreKey {
 
     /// The instance of tenant-scoped machine `machine` for the object `key` of `tenant`:
     /// `INV-1` of tenant A and `INV-1` of tenant B are two records. Lengths are part of the
-    /// key, so no tenant/machine/key triple can spell another's.
+    /// key, so no tenant/machine/key triple can spell another's. A principal-owned
+    /// machine's instances are keyed so too, in their owner's tenant (`""` for none): the
+    /// owner is a field of the record ([`Snapshot::owner`](super::Snapshot::owner)), which
+    /// the gate judges, so one id names one instance in a tenant.
     pub fn tenant_instance(tenant: &str, machine: &str, key: &str) -> Self {
         Self(format!("{TENANT_INSTANCE}{}:{tenant}:{}:{machine}:{key}", tenant.len(), machine.len()))
     }
 
-    /// The instance of principal-owned machine `machine` for the object `key` of the
-    /// principal whose digest is `owner`: another principal's `Q-1` is another record.
-    /// Lengths are part of the key, so no owner/machine/key triple can spell another's.
-    pub fn owned_instance(owner: &str, machine: &str, key: &str) -> Self {
-        Self(format!("{OWNED_INSTANCE}{}:{owner}:{}:{machine}:{key}", owner.len(), machine.len()))
+    /// The key an older toolgate gave the instance `key` of principal-owned `machine`
+    /// owned by the principal whose digest is `owner` (the migrations' tests write it).
+    #[cfg(test)]
+    pub(crate) fn legacy_owned_instance(owner: &str, machine: &str, key: &str) -> Self {
+        Self(format!("{LEGACY_OWNED_INSTANCE}{}:{owner}:{}:{machine}:{key}", owner.len(), machine.len()))
     }
 
-    /// The counter new keys of a principal-owned `machine` are minted from, per owner (the
-    /// principal's digest).
-    pub fn minted_for_owner(machine: &str, owner: &str) -> Self {
-        Self(format!("{MINTED_OWNED}{}:{owner}:{machine}", owner.len()))
+    /// The per-owner key counter an older toolgate kept for principal-owned `machine`.
+    #[cfg(test)]
+    pub(crate) fn legacy_minted_for_owner(machine: &str, owner: &str) -> Self {
+        Self(format!("{LEGACY_MINTED_OWNED}{}:{owner}:{machine}", owner.len()))
     }
 
     /// The counter new keys of `machine` are minted from (`mint: "PAY-{n}"`), per tenant
-    /// for a tenant-scoped machine.
+    /// for a tenant-scoped machine and for a principal-owned one (its owner's tenant, `""`
+    /// for none).
     pub fn minted(machine: &str, tenant: Option<&str>) -> Self {
         match tenant {
             Some(tenant) => Self(format!("{MINTED}{}:{tenant}:{machine}", tenant.len())),
@@ -102,24 +114,30 @@ impl StoreKey {
     }
 
     /// The machine and the object's id of an instance's key (and its tenant, for a
-    /// tenant-scoped machine, or its owner's digest, for a principal-owned one); `None` for
-    /// any other key.
+    /// tenant-scoped or principal-owned machine); `None` for any other key.
     pub(crate) fn instance_parts(&self) -> Option<(Option<&str>, &str, &str)> {
-        /// `"{len}:{text}:{rest}"` → `(text, rest)`.
-        fn counted(text: &str) -> Option<(&str, &str)> {
-            let (len, rest) = text.split_once(':')?;
-            let len: usize = len.parse().ok()?;
-            let (value, rest) = (rest.get(..len)?, rest.get(len..)?);
-            Some((value, rest.strip_prefix(':')?))
-        }
         if let Some(rest) = self.0.strip_prefix(INSTANCE) {
             let (machine, id) = counted(rest)?;
             return Some((None, machine, id));
         }
-        let rest = (self.0.strip_prefix(TENANT_INSTANCE)).or_else(|| self.0.strip_prefix(OWNED_INSTANCE))?;
-        let (tenant, rest) = counted(rest)?;
+        let (tenant, rest) = counted(self.0.strip_prefix(TENANT_INSTANCE)?)?;
         let (machine, id) = counted(rest)?;
         Some((Some(tenant), machine, id))
+    }
+
+    /// The owner's digest, the machine and the id of a key an older toolgate gave a
+    /// principal-owned instance (`owned-instance:…`); `None` for any other key.
+    pub(crate) fn legacy_owned_parts(&self) -> Option<(&str, &str, &str)> {
+        let (owner, rest) = counted(self.0.strip_prefix(LEGACY_OWNED_INSTANCE)?)?;
+        let (machine, id) = counted(rest)?;
+        Some((owner, machine, id))
+    }
+
+    /// The machine of a per-owner key counter an older toolgate kept
+    /// (`minted-owned:<len>:<owner>:<machine>`); `None` for any other key.
+    pub(crate) fn legacy_owner_counter_machine(&self) -> Option<&str> {
+        let (_owner, machine) = counted(self.0.strip_prefix(LEGACY_MINTED_OWNED)?)?;
+        Some(machine)
     }
 
     /// A key as a store wrote it (a shared store's commit feed).
@@ -132,17 +150,11 @@ impl StoreKey {
         self.0.starts_with(HANDLE)
     }
 
-    /// Whether the key names a principal-owned machine's instance
-    /// ([`StoreKey::owned_instance`]): its scope is its owner's, not a tenant.
-    pub(crate) fn is_owned_instance(&self) -> bool {
-        self.0.starts_with(OWNED_INSTANCE)
-    }
-
-    /// Whether the key names a counter keys are minted from ([`StoreKey::minted`],
-    /// [`StoreKey::minted_for_owner`]).
+    /// Whether the key names a counter keys are minted from ([`StoreKey::minted`], or an
+    /// older toolgate's per-owner one).
     #[cfg(any(feature = "redis", test))]
     pub(crate) fn is_mint_counter(&self) -> bool {
-        self.0.starts_with(MINTED) || self.0.starts_with(MINTED_OWNED)
+        self.0.starts_with(MINTED) || self.0.starts_with(LEGACY_MINTED_OWNED)
     }
 
     /// An SQL condition on the text column `column` that holds for the keys of instances
@@ -157,6 +169,14 @@ impl StoreKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// `"{len}:{text}:{rest}"` → `(text, rest)`.
+fn counted(text: &str) -> Option<(&str, &str)> {
+    let (len, rest) = text.split_once(':')?;
+    let len: usize = len.parse().ok()?;
+    let (value, rest) = (rest.get(..len)?, rest.get(len..)?);
+    Some((value, rest.strip_prefix(':')?))
 }
 
 impl fmt::Display for StoreKey {
@@ -180,23 +200,20 @@ mod tests {
     fn instance_keys_give_back_their_parts() {
         assert_eq!(StoreKey::instance("a:b", "c:d").instance_parts(), Some((None, "a:b", "c:d")));
         assert_eq!(StoreKey::tenant_instance("t:1", "m", "k").instance_parts(), Some((Some("t:1"), "m", "k")));
-        assert_eq!(StoreKey::owned_instance("ab", "m", "k").instance_parts(), Some((Some("ab"), "m", "k")));
-        assert_ne!(StoreKey::owned_instance("t", "m", "k"), StoreKey::tenant_instance("t", "m", "k"));
-        assert_ne!(StoreKey::minted_for_owner("m", "t"), StoreKey::minted("m", Some("t")));
+        assert_eq!(StoreKey::legacy_owned_instance("ab", "m", "k").instance_parts(), None);
+        assert_eq!(StoreKey::legacy_owned_instance("a:b", "m:1", "k").legacy_owned_parts(), Some(("a:b", "m:1", "k")));
+        assert_eq!(StoreKey::tenant_instance("t", "m", "k").legacy_owned_parts(), None);
+        assert_eq!(StoreKey::legacy_minted_for_owner("m:1", "a:b").legacy_owner_counter_machine(), Some("m:1"));
+        assert_eq!(StoreKey::minted("m", Some("t")).legacy_owner_counter_machine(), None);
         assert_eq!(StoreKey::connection("x").instance_parts(), None);
     }
 
     #[test]
     fn keys_tell_their_kind() {
-        assert!(StoreKey::owned_instance("ab", "m", "k").is_owned_instance());
-        assert!(!StoreKey::tenant_instance("ab", "m", "k").is_owned_instance());
         assert!(StoreKey::minted("payment", Some("acme")).is_mint_counter());
         assert!(StoreKey::minted("payment", None).is_mint_counter());
-        assert!(StoreKey::minted_for_owner("quote", "digest").is_mint_counter());
+        assert!(StoreKey::legacy_minted_for_owner("quote", "digest").is_mint_counter());
         assert!(!StoreKey::instance("payment", "PAY-1").is_mint_counter());
-        assert_eq!(
-            StoreKey::sql_is_instance("key"),
-            "(key LIKE 'instance:%' OR key LIKE 'tenant-instance:%' OR key LIKE 'owned-instance:%')"
-        );
+        assert_eq!(StoreKey::sql_is_instance("key"), "(key LIKE 'instance:%' OR key LIKE 'tenant-instance:%')");
     }
 }

@@ -36,6 +36,7 @@ mod leases;
 mod memory;
 mod open;
 mod options;
+mod owned_keys;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "redis")]

@@ -5,6 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::auth::Principal;
+
 /// A committed record: the state of each machine it holds, the active domain (flows
 /// only), and the version compare-and-set uses.
 ///
@@ -55,11 +57,18 @@ pub struct Snapshot {
     /// The effects that failed every attempt (dead letters), kept for an operator to see.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dead_effects: Vec<PendingEffect>,
-    /// The tenant of a principal-owned machine's instance: its owner's (the key names the
-    /// owner, not the owner's tenant). What the console counts the instance under;
-    /// `None` for every other record.
+    /// The tenant of a principal-owned machine's instance, as toolgate wrote it before such
+    /// instances were keyed by their tenant (their key named the owner). Read only by the
+    /// stores' migrations, which rewrite those records to tenant keys and clear it; `None`
+    /// on every record written since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
+    /// Who owns a principal-owned machine's instance: the digest of the principal whose
+    /// call created it, written by that commit and never changed. The gate judges it on
+    /// every call (another principal is told what a key never minted gets); `None` for
+    /// every other record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// An effect a commit recorded: what to run, with what, under which idempotency key, and
@@ -134,6 +143,18 @@ impl Snapshot {
         }
     }
 
+    /// Whether the record, an instance of a principal-owned machine (`owned`), exists and
+    /// is not `principal`'s: what `principal` must be told of it is what a key never
+    /// minted gets. Always the same work (the owner compared whatever the record holds).
+    pub(crate) fn hidden_from(&self, owned: bool, principal: Option<&Principal>) -> bool {
+        // Whether the machine is owned says nothing of the record: no digest for the rest.
+        if !owned {
+            return false;
+        }
+        let owns = principal.is_some_and(|principal| principal.owns(self.owner.as_deref()));
+        (self.version != 0) & !owns
+    }
+
     /// Whether the record has expired at `now_ms`.
     pub fn is_expired(&self, now_ms: u64) -> bool {
         self.expires_at_ms.is_some_and(|at| at <= now_ms)
@@ -143,4 +164,26 @@ impl Snapshot {
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owned_instance_is_hidden_from_all_but_its_owner() {
+        let (alice, carol) = (Principal::new("alice").with_tenant("a"), Principal::new("carol").with_tenant("a"));
+        let record = Snapshot { version: 3, owner: Some(alice.owner_id()), ..Snapshot::default() };
+        assert!(!record.hidden_from(true, Some(&alice)));
+        assert!(record.hidden_from(true, Some(&carol)));
+        assert!(record.hidden_from(true, None));
+        // Alice of another tenant is another principal.
+        assert!(record.hidden_from(true, Some(&Principal::new("alice").with_tenant("b"))));
+        // A record never created hides nothing (it is what every principal gets), and a
+        // machine that is not principal-owned has no owner to judge.
+        assert!(!Snapshot::default().hidden_from(true, Some(&carol)));
+        assert!(!record.hidden_from(false, Some(&carol)));
+        // One without an owner (a machine made owned after its instances were) is no one's.
+        assert!(Snapshot { version: 1, ..Snapshot::default() }.hidden_from(true, Some(&alice)));
+    }
 }

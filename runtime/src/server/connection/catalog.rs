@@ -202,7 +202,9 @@ impl Shared {
                                 Some(json!({ "code": "STORE_UNAVAILABLE" })),
                             )
                         })?;
-                        // What time has made due is applied to what is read.
+                        // Another principal's instance is one that does not exist; what time has
+                        // made due is applied to what is read.
+                        let snapshot = crate::visibility::seen_by(machine, snapshot, principal);
                         let snapshot = machine.settle(&snapshot, now_ms()).map_or(snapshot, |(settled, _)| settled);
                         let state = snapshot.state_of(machine.id(), machine.initial());
                         let exists = snapshot.version > 0;

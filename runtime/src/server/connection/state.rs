@@ -99,7 +99,9 @@ impl Connection {
             let Some(m) = self.shared.engine.registry.machines().find(|m| m.id() == machine) else { continue };
             let key = visibility::instance_key(m, &entry.instance, principal);
             let state = store.load(&key).await.map_err(store_unavailable)?;
-            // What time has made due is applied to what is read.
+            // Another principal's instance (the id was free when the session focused on it)
+            // lists as one never created; what time has made due is applied to what is read.
+            let state = visibility::seen_by(m, state, principal);
             let state = m.settle(&state, crate::store::now_ms()).map_or(state, |(settled, _)| settled);
             entry.state = state.state_of(machine, m.initial()).to_string();
             self.state.focus.refresh(machine, &entry.instance, &entry.state);

@@ -130,8 +130,10 @@ pub async fn check_instance_counts<S: FlowStore>(store: &S) {
     store.commit(&StoreKey::tenant_instance("globex", MACHINE, "a"), 0, &draft, None, None).await.unwrap();
     store.commit(&StoreKey::instance(MACHINE, "a"), 0, &draft, None, None).await.unwrap();
     store.commit(&StoreKey::connection("conformance-counted"), 0, &draft, None, None).await.unwrap();
-    let owned = Snapshot { tenant: Some("acme".into()), ..Snapshot::default().with_state(OWNED, "quoted") };
-    store.commit(&StoreKey::owned_instance("digest", OWNED, "q"), 0, &owned, None, None).await.unwrap();
+    let owned = Snapshot { owner: Some("digest".into()), ..Snapshot::default().with_state(OWNED, "quoted") };
+    store.commit(&StoreKey::tenant_instance("acme", OWNED, "q"), 0, &owned, None, None).await.unwrap();
+    let loaded = store.load(&StoreKey::tenant_instance("acme", OWNED, "q")).await.unwrap();
+    assert_eq!(loaded.owner.as_deref(), Some("digest"), "an owned instance's owner is kept with it");
     assert_eq!(counts().await, ([1, 1, 1], 0, 1), "another tenant's, everyone's and a flow are not acme's");
     let everyone = counter.instances("", MACHINE).await.unwrap();
     assert!(everyone.states.get("draft").is_some_and(|n| *n >= 1), "{everyone:?}");
@@ -146,7 +148,7 @@ pub async fn check_instance_counts<S: FlowStore>(store: &S) {
         StoreKey::tenant_instance("globex", MACHINE, "a"),
         StoreKey::instance(MACHINE, "a"),
         StoreKey::connection("conformance-counted"),
-        StoreKey::owned_instance("digest", OWNED, "q"),
+        StoreKey::tenant_instance("acme", OWNED, "q"),
     ] {
         store.remove(&removed).await.unwrap();
     }

@@ -15,8 +15,8 @@ pub(super) fn stored_key(record_key: &str) -> Option<StoreKey> {
     Some(StoreKey::from_stored(inner.to_string()))
 }
 
-/// A `SCAN` pattern of the records of key counters ([`StoreKey::minted`] and
-/// [`StoreKey::minted_for_owner`], both `minted…`), and perhaps others: filter with
+/// A `SCAN` pattern of the records of key counters ([`StoreKey::minted`], and an older
+/// toolgate's per-owner ones, both `minted…`), and perhaps others: filter with
 /// [`StoreKey::is_mint_counter`].
 pub(super) const COUNTER_RECORDS: &str = "toolgate:{minted*}:record";
 

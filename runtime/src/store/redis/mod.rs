@@ -29,13 +29,15 @@
 //! [`open`](fn@crate::store::open)), `commit.rs` (the commit path), `keys.rs` (every Redis key
 //! it names), `scripts.rs` (its Lua), `announce.rs` (the commits feed), `read.rs` (a record
 //! read with its marker and clock), `durability.rs`, `rollback.rs` and `restore.rs` (what
-//! Redis keeps, and going back). It has no schema to migrate, and no sweep: Redis expires
-//! what expires.
+//! Redis keeps, and going back), `migrate.rs` (what an older toolgate wrote, rewritten
+//! once when the store connects). It has no schema, and no sweep: Redis expires what
+//! expires.
 
 mod announce;
 mod commit;
 mod durability;
 mod keys;
+mod migrate;
 mod open;
 mod read;
 mod restore;

@@ -123,7 +123,7 @@ mod tests {
     #[test]
     fn only_key_counters_start_past_the_floor() {
         assert!(StoreKey::minted("payment", Some("acme")).is_mint_counter());
-        assert!(StoreKey::minted_for_owner("quote", "digest").is_mint_counter());
+        assert!(StoreKey::legacy_minted_for_owner("quote", "digest").is_mint_counter());
         assert!(!StoreKey::instance("payment", "PAY-1").is_mint_counter());
         assert_eq!(unused_counter(None), Snapshot::default());
         assert_eq!(unused_counter(Some(0)), Snapshot::default());

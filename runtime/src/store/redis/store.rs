@@ -151,6 +151,7 @@ impl RedisStore {
             tracing::warn!("this Redis loses what it holds when it restarts, and the server was told to accept it");
         }
         let marker = Marker::claim(&mut connection, durability).await?;
+        super::migrate::migrate(&mut connection).await?;
         marker.watch(connection.clone());
         let scripts = Scripts::new();
         let (commits, _) = tokio::sync::broadcast::channel(1024);

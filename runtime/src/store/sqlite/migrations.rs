@@ -7,9 +7,10 @@
 //! (all `IF NOT EXISTS`) runs again, and the columns the later ones add tell how far it
 //! went.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::store::counts::{self, Counted};
+use crate::store::owned_keys::{self, Counters, MAX_SUFFIX, Rekey};
 use crate::store::{Snapshot, StoreKey};
 
 /// The schema version this toolgate writes and reads: the number of its migrations.
@@ -23,10 +24,11 @@ struct Migration {
 }
 
 /// The migrations, in order. Applied ones are never edited: a change is a new migration.
-const MIGRATIONS: [Migration; 3] = [
+const MIGRATIONS: [Migration; 4] = [
     Migration { sql: include_str!("migrations/001_tables.sql"), then: None },
     Migration { sql: include_str!("migrations/002_due.sql"), then: None },
     Migration { sql: include_str!("migrations/003_counts.sql"), then: Some(count_stored_instances) },
+    Migration { sql: include_str!("migrations/004_owned_keys.sql"), then: Some(rekey_owned_instances) },
 ];
 
 /// Brings the file to [`SQLITE_SCHEMA_VERSION`]: the migrations it lacks, one transaction
@@ -96,6 +98,77 @@ fn count_stored_instances(connection: &Connection) -> rusqlite::Result<()> {
     }
     for (key, counted) in instances {
         connection.execute("UPDATE records SET counted = ?2 WHERE key = ?1", params![key.as_str(), counted])?;
+    }
+    Ok(())
+}
+
+/// Moves the instances an older toolgate keyed by their owner to their tenant's key, with
+/// their owner in the record and their history, and folds the per-owner key counters into
+/// the per-tenant ones (migration 4, [`owned_keys`]): in key order, so of two owners with
+/// one id in one tenant, the first keeps it.
+fn rekey_owned_instances(connection: &Connection) -> rusqlite::Result<()> {
+    let [instances, minted] = StoreKey::LEGACY_OWNED_PREFIXES;
+    let mut counters = Counters::default();
+    let (mut moves, mut old_counters) = (Vec::new(), Vec::new());
+    {
+        let mut select = connection.prepare(
+            "SELECT key, snapshot FROM records WHERE substr(key, 1, ?1) = ?2 OR substr(key, 1, ?3) = ?4 ORDER BY key",
+        )?;
+        let mut rows = select.query(params![instances.len() as i64, instances, minted.len() as i64, minted])?;
+        while let Some(row) = rows.next()? {
+            let key = StoreKey::from_stored(row.get(0)?);
+            let text: String = row.get(1)?;
+            if counters.saw_counter(&key, &text) {
+                old_counters.push(key);
+            } else if let Some(rekey) = Rekey::of(&key, &text) {
+                moves.push(rekey);
+            }
+        }
+    }
+    for rekey in moves {
+        let taken = |key: &StoreKey| connection.prepare("SELECT 1 FROM records WHERE key = ?1")?.exists([key.as_str()]);
+        let mut attempt = 0;
+        let key = loop {
+            let key = rekey.key(attempt);
+            if !taken(&key)? {
+                break key;
+            }
+            attempt += 1;
+            if attempt == MAX_SUFFIX {
+                let why = format!("no free id for the owned instance `{}`", rekey.old);
+                return Err(rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+                    Some(why),
+                ));
+            }
+        };
+        let counted = Counted::json(rekey.counted(&key).as_ref());
+        connection.execute(
+            "UPDATE records SET key = ?2, snapshot = ?3, counted = ?4 WHERE key = ?1",
+            params![rekey.old.as_str(), key.as_str(), rekey.snapshot, counted],
+        )?;
+        connection.execute("UPDATE history SET key = ?2 WHERE key = ?1", params![rekey.old.as_str(), key.as_str()])?;
+        rekey.moved(&key, attempt);
+        counters.saw_instance(&rekey);
+    }
+    for (key, floor) in counters.floors() {
+        let current: Option<String> = connection
+            .query_row("SELECT snapshot FROM records WHERE key = ?1", [key.as_str()], |row| row.get(0))
+            .optional()?;
+        if let Some(raised) = owned_keys::raised(current.as_deref(), floor) {
+            let version: i64 =
+                connection.query_row("UPDATE revision SET last = last + 1 WHERE id = 1 RETURNING last", [], |row| {
+                    row.get(0)
+                })?;
+            connection.execute(
+                "INSERT INTO records (key, version, snapshot) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (key) DO UPDATE SET version = excluded.version, snapshot = excluded.snapshot",
+                params![key.as_str(), version, raised],
+            )?;
+        }
+    }
+    for key in old_counters {
+        connection.execute("DELETE FROM records WHERE key = ?1", [key.as_str()])?;
     }
     Ok(())
 }

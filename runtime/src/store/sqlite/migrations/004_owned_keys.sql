@@ -1,0 +1,5 @@
+-- Migration 4: a principal-owned machine's instances are keyed by their tenant, with their
+-- owner in the record (`store/owned_keys.rs`). No table changes: the records an older
+-- toolgate keyed by their owner (`owned-instance:…`) are moved by toolgate right after,
+-- in Rust, their histories with them, and the per-owner key counters folded into the
+-- per-tenant ones. Applied migrations are never edited: a change is a new one.
