@@ -473,11 +473,12 @@ async fn two_replicas_let_time_expire_a_quote_once() {
     tokio::time::sleep(std::time::Duration::from_millis(1_000)).await;
     let fired = [ours(common::timer_lines(&audit_a)), ours(common::timer_lines(&audit_b))].concat();
     assert_eq!(fired.len(), 1, "{fired:?}");
-    // The quote is its searcher's: its key names the owner's digest, then the machine and id.
+    // The quote is its searcher's, keyed in its searcher's tenant (the owner is a field of
+    // the record): the tenant, then the machine and id.
     let connection = redis::Client::open(redis.as_str()).unwrap();
     let mut connection = connection.get_multiplexed_async_connection().await.unwrap();
     let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("toolgate:{{owned-instance:*:3:bus:{quote}}}:history"))
+        .arg(format!("toolgate:{{tenant-instance:*:3:bus:{quote}}}:history"))
         .query_async(&mut connection)
         .await
         .unwrap();

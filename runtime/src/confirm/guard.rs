@@ -78,13 +78,23 @@ fn unavailable(error: StoreError) -> ToolError {
 }
 
 impl Guards {
-    pub(crate) fn new(principal: &str, subject: &str, tool: &str, limits: &super::Confirmations) -> Self {
+    /// The guards of `tool` for `principal` (and `subject`, the instance or flow it acts
+    /// on): locked after `max_wrong` wrong codes for `lock`, and issuing at most
+    /// `challenges` (so many in a window).
+    pub(crate) fn new(
+        principal: &str,
+        subject: &str,
+        tool: &str,
+        max_wrong: u32,
+        lock: Duration,
+        challenges: (u32, Duration),
+    ) -> Self {
         Self {
             principal: StoreKey::confirmation_guard(&format!("principal:{principal}"), tool),
             instance: (!subject.is_empty()).then(|| StoreKey::confirmation_guard(&format!("subject:{subject}"), tool)),
-            max_wrong: limits.max_attempts.max(1),
-            lock: limits.lock,
-            challenges: limits.challenges,
+            max_wrong: max_wrong.max(1),
+            lock,
+            challenges,
         }
     }
 

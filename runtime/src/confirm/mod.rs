@@ -279,7 +279,14 @@ impl Confirmations {
                 )));
             }
         };
-        let guards = guard::Guards::new(&principal.digest(), transaction.subject, tool, self);
+        let guards = guard::Guards::new(
+            &principal.digest(),
+            transaction.subject,
+            tool,
+            self.max_attempts,
+            self.lock,
+            self.challenges,
+        );
         if let Some(retry_after_ms) = guards.locked_for(store).await? {
             return Err(ToolError::confirmation_locked(tool, retry_after_ms.max(1)));
         }
