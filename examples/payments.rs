@@ -1,7 +1,8 @@
 //! Payments: money moves only for an authenticated principal, with a one-time code bound to
 //! exactly that movement, and each tenant sees only its own payments.
 //!
-//! - `payment_create` records a payment for an amount and returns its id (`PAY-1`, …,
+//! - `payment_create` records a payment for an amount (with the `payments:create` scope:
+//!   signing in says who calls, not who may set amounts) and returns its id (`PAY-1`, …,
 //!   numbered per tenant by a counter in toolgate's store: never reused, across restarts
 //!   and replicas, and the model never picks one). A payment id never created is refused
 //!   by the gate, whatever the call.
@@ -157,8 +158,8 @@ fn within(amount: Money, limit: Money, what: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Record a new payment for an amount and get its id. Does not authorize or move money.
-#[action(domain = "payment", creates, transactional)]
+/// Record a new payment for an amount and get its id. Needs the `payments:create` scope. Does not authorize or move money.
+#[action(domain = "payment", creates, transactional, scope = "payments:create")]
 async fn payment_create(
     input: NewPayment,
     principal: Principal,

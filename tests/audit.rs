@@ -152,10 +152,10 @@ fn a_bad_server_fails_each_rule_it_can_break_saying_why() {
         ("order_ship", Rule::DatesTyped, "`ship_date`"),
         ("order_ship", Rule::NumbersBounded, "`weight`"),
         // Judged by the amount it takes, not by its name.
-        ("order_refund", Rule::MoneyGuarded, "it takes an amount of money (`amount`) and nothing protects it"),
+        ("order_refund", Rule::MoneyGuarded, "it takes an amount of money (`amount`) and nothing authorizes it"),
         ("order_settle", Rule::MoneyGuarded, "it fires a transition with an amount of money"),
         // An optional amount is an amount; gated by a state or not, it needs a protection.
-        ("order_tip", Rule::MoneyGuarded, "it takes an amount of money (`amount`) and nothing protects it"),
+        ("order_tip", Rule::MoneyGuarded, "it takes an amount of money (`amount`) and nothing authorizes it"),
         ("order_view", Rule::StrictKey, "the key `id` accepts any string"),
         ("order_hold", Rule::NoDeadEnd, "`held` is not final and has no way out"),
         ("order_quote", Rule::ExpensiveLimited, "marked `expensive` but declares no `rate_limit`"),
@@ -385,22 +385,26 @@ fn money_is_judged_by_the_types_a_tool_takes_and_returns_not_by_its_name() {
     assert!(why.contains("so its caller chooses none: its result reports one (`fine`)"), "{why}");
 }
 
-/// A tool that takes an amount of money in a state, with nothing that protects it, lets
-/// anyone credit any amount: it fails, saying what would protect it; each protection counts.
+/// A tool that takes an amount of money in a state, with nothing that authorizes it, lets
+/// anyone credit any amount: it fails, saying what would protect it. An authenticated
+/// caller alone — `transactional`, a `Principal` parameter — is not an authorization: any
+/// signed-in employee could still credit any amount.
 #[test]
 fn a_bound_tool_that_takes_money_needs_something_that_protects_it() {
     let verdict = library_audit();
     let (deposit, why) = verdict("loan_deposit", Rule::MoneyGuarded);
     assert_eq!(deposit, Verdict::Fail, "{why}");
-    assert!(why.contains("it takes an amount of money (`amount`) and nothing protects it"), "{why}");
-    assert!(why.contains("`confirm`, a `scope` or `transactional`"), "{why}");
+    assert!(why.contains("it takes an amount of money (`amount`) and nothing authorizes it"), "{why}");
+    assert!(why.contains("add a `scope` or `confirm`"), "{why}");
     let (prepay, why) = verdict("loan_prepay", Rule::MoneyGuarded);
-    assert_eq!(prepay, Verdict::Pass, "{why}");
-    assert!(why.contains("protected by `transactional`"), "{why}");
-    // A `Principal` parameter refuses unauthenticated callers as `transactional` does.
+    assert_eq!(prepay, Verdict::Fail, "`transactional` alone passed: {why}");
+    assert!(why.contains("(`transactional` says who calls, not what they may do)"), "{why}");
     let (top_up, why) = verdict("loan_top_up", Rule::MoneyGuarded);
-    assert_eq!(top_up, Verdict::Pass, "{why}");
-    assert!(why.contains("protected by an authenticated caller (its handler takes a `Principal`)"), "{why}");
+    assert_eq!(top_up, Verdict::Fail, "a `Principal` parameter alone passed: {why}");
+    assert!(why.contains("(a `Principal` parameter says who calls, not what they may do)"), "{why}");
+    // A scope is an authorization.
+    let (charge, why) = verdict("loan_charge", Rule::MoneyGuarded);
+    assert_eq!(charge, Verdict::Pass, "{why}");
     // The table says it too.
     let report = with_a_clerk().build().unwrap().audit();
     assert!(report.table().contains("FAIL loan_deposit money_guarded: it takes an amount of money"));
@@ -466,8 +470,8 @@ async fn voucher_spend(_input: VoucherSpend) -> Result<Done, ToolError> {
 
 /// An owned machine whose keys come from a counter is warned about (a key is guessed
 /// wherever the owner rule is not the only guard), one minting random keys passes, and
-/// a warning leaves the audit passing on that rule. A tool bound to an owned machine has
-/// an authenticated caller, which protects an amount of money as `transactional` does.
+/// a warning leaves the audit passing on that rule. A tool bound to an owned machine has an
+/// authenticated caller, which alone authorizes no amount of money.
 #[test]
 fn an_owned_machine_minting_from_a_counter_is_warned_about() {
     let report = with_a_clerk().build().expect("a server that starts").audit();
@@ -480,6 +484,66 @@ fn an_owned_machine_minting_from_a_counter_is_warned_about() {
     assert!(report.table().contains("WARN coupon_issue unguessable_keys: its keys come from a counter"));
     assert!(!report.failures().any(|f| f.rule == Rule::UnguessableKeys));
     let (spend, why) = verdict(&report, "voucher_spend", Rule::MoneyGuarded);
-    assert_eq!(spend, Verdict::Pass, "{why}");
-    assert!(why.contains("an authenticated caller (its machine's instances are their creator's)"), "{why}");
+    assert_eq!(spend, Verdict::Fail, "`owner: principal` alone passed: {why}");
+    assert!(why.contains("(`owner: principal` says who calls, not what they may do)"), "{why}");
+}
+
+// An expense desk as its new user first wrote it: a report is its creator's, and a manager
+// approves it. Under `owner: principal` alone nobody but the creator reaches a report.
+toolgate::machine! {
+    id: "expense",
+    key: "expense_id",
+    owner: principal,
+    mint: "E-{random}",
+    initial: "submitted",
+    states: {
+        submitted: { on: { APPROVE: "approved" } },
+        approved:  { type: "final" },
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // only its schema is audited
+struct ExpenseRef {
+    /// The report.
+    #[schemars(pattern(r"^E-[a-z2-7]{26}$"))]
+    expense_id: String,
+}
+
+/// File an expense report. Does not approve it.
+#[action(domain = "expense", creates, scope = "expenses:file")]
+async fn expense_file(_input: Nothing) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// Approve a submitted report. Does not pay it.
+#[action(domain = "expense", bind_state = "submitted", transition = "APPROVE", scope = "expenses:approve")]
+async fn expense_approve(_input: ExpenseRef) -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// A tool on an owned machine's instance is reached only by the instance's creator: one
+/// whose scope no principal who may create an instance holds can never be called on one,
+/// however many principals hold that scope. The expense desk's manager held
+/// `expenses:approve`, nobody could ever approve, and the audit said nothing.
+#[test]
+fn a_scope_only_non_creators_hold_reaches_no_owned_instance() {
+    let desk = |tokens: StaticTokens| Server::from_registry("desk").authenticator(tokens).build().unwrap().audit();
+    let employee = Principal::new("erin").with_scopes(["expenses:file"]);
+    let manager = Principal::new("max").with_scopes(["expenses:approve"]);
+    let report = desk(
+        StaticTokens::new()
+            .token("erin-token-0123456789", employee.clone())
+            .token("max-token-0123456789ab", manager.clone()),
+    );
+    let (approve, why) = verdict(&report, "expense_approve", Rule::ScopesHeld);
+    assert_eq!(approve, Verdict::Fail, "a scope only the manager holds passed: {why}");
+    assert!(why.contains("no principal who may create one (by `expense_file`) holds `expenses:approve`"), "{why}");
+    // A principal who files and approves reaches their own reports.
+    let both = Principal::new("bo").with_scopes(["expenses:file", "expenses:approve"]);
+    let report =
+        desk(StaticTokens::new().token("erin-token-0123456789", employee).token("bo-token-0123456789ab", both));
+    let (approve, why) = verdict(&report, "expense_approve", Rule::ScopesHeld);
+    assert_eq!(approve, Verdict::Pass, "{why}");
+    assert!(why.contains("held by `bo`, who may create an instance"), "{why}");
 }

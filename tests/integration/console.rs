@@ -155,7 +155,7 @@ async fn an_operator_never_finds_another_tenants_instance() {
     let file = format!(
         "[[token]]\nsecret = \"{ACME_OPERATOR}\"\nprincipal = \"olga\"\ntenant = \"acme\"\nscopes = [\"toolgate:operator\"]\n\n\
          [[token]]\nsecret = \"{GLOBEX_OPERATOR}\"\nprincipal = \"gus\"\ntenant = \"globex\"\nscopes = [\"toolgate:operator\"]\n\n\
-         [[token]]\nsecret = \"{GLOBEX_CLERK}\"\nprincipal = \"gina\"\ntenant = \"globex\"\nscopes = [\"payments:capture\"]\n"
+         [[token]]\nsecret = \"{GLOBEX_CLERK}\"\nprincipal = \"gina\"\ntenant = \"globex\"\nscopes = [\"payments:create\", \"payments:capture\"]\n"
     );
     std::fs::write(&tokens, file).unwrap();
     let outbox = dir.join("otp.jsonl");
@@ -372,7 +372,7 @@ async fn the_counts_are_the_same_on_every_store() {
         let tokens = dir.join(format!("tokens-{nanos}.toml"));
         let file = format!(
             "[[token]]\nsecret = \"{operator}\"\nprincipal = \"olga\"\ntenant = \"{tenant}\"\nscopes = [\"toolgate:operator\"]\n\n\
-             [[token]]\nsecret = \"{clerk}\"\nprincipal = \"carl\"\ntenant = \"{tenant}\"\nscopes = []\n"
+             [[token]]\nsecret = \"{clerk}\"\nprincipal = \"carl\"\ntenant = \"{tenant}\"\nscopes = [\"payments:create\"]\n"
         );
         std::fs::write(&tokens, file).unwrap();
         let outbox = dir.join("otp.jsonl");
@@ -539,7 +539,7 @@ async fn the_payments_console_fits_the_page_and_links_its_rows_in_a_browser() {
     let tokens = dir.join("tokens.toml");
     let file = format!(
         "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\ntenant = \"acme\"\nscopes = [\"toolgate:operator\"]\n\n\
-         [[token]]\nsecret = \"{CLERK}\"\nprincipal = \"carl\"\ntenant = \"acme\"\nscopes = [\"payments:capture\"]\n"
+         [[token]]\nsecret = \"{CLERK}\"\nprincipal = \"carl\"\ntenant = \"acme\"\nscopes = [\"payments:create\", \"payments:capture\"]\n"
     );
     std::fs::write(&tokens, file).unwrap();
     let outbox = dir.join("otp.jsonl");

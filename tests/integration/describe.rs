@@ -171,12 +171,13 @@ fn the_audit_checks_the_scopes_against_who_may_call() {
     );
     assert!(table.contains("FAIL payment_refund scopes_held"), "{table}");
     assert!(table.contains("FAIL payment_settle scopes_held"), "{table}");
-    assert!(table.ends_with("tools, 3 failures\n"), "{table}");
+    assert!(table.contains("FAIL payment_create scopes_held"), "{table}");
+    assert!(table.ends_with("tools, 4 failures\n"), "{table}");
     // A clerk who may capture and not refund.
     let file = std::env::temp_dir().join(format!("toolgate-audit-tokens-{}.toml", std::process::id()));
     std::fs::write(
         &file,
-        "[[token]]\nsecret = \"clerk-0123456789abcdef\"\nprincipal = \"clerk\"\nscopes = [\"payments:capture\"]\n",
+        "[[token]]\nsecret = \"clerk-0123456789abcdef\"\nprincipal = \"clerk\"\nscopes = [\"payments:create\", \"payments:capture\"]\n",
     )
     .unwrap();
     let (table, passed) = run("payments", &["audit", "--tokens", file.to_str().unwrap()]);

@@ -47,25 +47,25 @@ async fn deploy(extra: &[&str]) -> Deployment {
 secret = "{CLERK}"
 principal = "clerk"
 tenant = "acme"
-scopes = ["payments:capture"]
+scopes = ["payments:create", "payments:capture"]
 
 [[token]]
 secret = "{AUDITOR}"
 principal = "auditor"
 tenant = "acme"
-scopes = ["payments:capture"]
+scopes = ["payments:create", "payments:capture"]
 
 [[token]]
 secret = "{REFUNDER}"
 principal = "refunder"
 tenant = "acme"
-scopes = ["payments:refund", "payments:capture"]
+scopes = ["payments:create", "payments:refund", "payments:capture"]
 
 [[token]]
 secret = "{OTHER_TENANT}"
 principal = "clerk"
 tenant = "globex"
-scopes = ["payments:capture"]
+scopes = ["payments:create", "payments:capture"]
 "#
         ),
     )

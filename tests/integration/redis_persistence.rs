@@ -129,7 +129,7 @@ const GLOBEX: &str = "globex-clerk-token-0123456789";
 async fn payments(store: &str, dir: &Path, name: &str) -> (tokio::process::Child, TestClient, TestClient) {
     let tokens = dir.join("tokens.toml");
     let clerks = [(ACME, "acme"), (GLOBEX, "globex")].map(|(secret, tenant)| {
-        format!("[[token]]\nsecret = \"{secret}\"\nprincipal = \"clerk\"\ntenant = \"{tenant}\"\nscopes = []\n")
+        format!("[[token]]\nsecret = \"{secret}\"\nprincipal = \"clerk\"\ntenant = \"{tenant}\"\nscopes = [\"payments:create\"]\n")
     });
     std::fs::write(&tokens, clerks.concat()).unwrap();
     let log = dir.join(format!("{name}.log"));

@@ -266,7 +266,7 @@ async fn wrong_codes_given_to_two_replicas_lock_on_both() {
     let tokens = dir.join("tokens.toml");
     let secret = format!("clerk-secret-{nanos}");
     let text = format!(
-        "[[token]]\nsecret = \"{secret}\"\nprincipal = \"clerk-{nanos}\"\ntenant = \"t-{nanos}\"\nscopes = [\"payments:capture\"]\n"
+        "[[token]]\nsecret = \"{secret}\"\nprincipal = \"clerk-{nanos}\"\ntenant = \"t-{nanos}\"\nscopes = [\"payments:create\", \"payments:capture\"]\n"
     );
     std::fs::write(&tokens, text).unwrap();
     let outbox = dir.join("otp.jsonl");

@@ -393,13 +393,13 @@ fn payments_options(dir: &std::path::Path) -> Vec<String> {
 secret = "{CLERK}"
 principal = "clerk"
 tenant = "acme"
-scopes = ["payments:capture"]
+scopes = ["payments:create", "payments:capture"]
 
 [[token]]
 secret = "{AUDITOR}"
 principal = "auditor"
 tenant = "acme"
-scopes = ["payments:capture"]
+scopes = ["payments:create", "payments:capture"]
 
 [[token]]
 secret = "{OPERATOR}"

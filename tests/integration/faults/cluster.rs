@@ -86,7 +86,7 @@ impl Cluster {
         let entries: String = (0..clients)
             .map(|client| {
                 format!(
-                    "[[token]]\nsecret = \"{}\"\nprincipal = \"{}\"\ntenant = \"acme\"\nscopes = [\"payments:capture\"]\n\n",
+                    "[[token]]\nsecret = \"{}\"\nprincipal = \"{}\"\ntenant = \"acme\"\nscopes = [\"payments:create\", \"payments:capture\"]\n\n",
                     token(client),
                     principal(client)
                 )

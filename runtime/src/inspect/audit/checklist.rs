@@ -20,10 +20,10 @@ pub enum Rule {
     NumbersBounded,
     /// A tool that takes an amount of money (toolgate's `Money`, anywhere in its input) is
     /// protected by what the server enforces: one that fires a transition with it is
-    /// `transactional`, confirmed and scoped; any other has at least one of `confirm`, a
-    /// `scope` and an authenticated caller (`transactional`, a `Principal` parameter, a
-    /// per-tenant machine). One that takes none, whatever its name or what its result
-    /// reports, chooses no amount.
+    /// `transactional`, confirmed and scoped; any other has `confirm` or a `scope`. An
+    /// authenticated caller alone (`transactional`, a `Principal` parameter, an owned or a
+    /// per-tenant machine) is no authorization: it says who calls, not what they may do.
+    /// One that takes none, whatever its name or what its result reports, chooses no amount.
     MoneyGuarded,
     /// A transition fired with an amount of money the tool takes is judged on values:
     /// guarded by its machine (`guard: "…"`) in every state it fires from, or confirmed by

@@ -38,7 +38,7 @@ impl Audit {
         let mut findings = Vec::new();
         for tool in registry.tools() {
             for rule in Rule::ALL {
-                let (verdict, detail) = judge(rule, tool, roster, registry.context_budget());
+                let (verdict, detail) = judge(rule, tool, registry, roster);
                 findings.push(Finding { tool: tool.name.to_string(), rule, verdict, detail });
             }
         }
