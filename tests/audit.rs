@@ -545,5 +545,14 @@ fn a_scope_only_non_creators_hold_reaches_no_owned_instance() {
         desk(StaticTokens::new().token("erin-token-0123456789", employee).token("bo-token-0123456789ab", both));
     let (approve, why) = verdict(&report, "expense_approve", Rule::ScopesHeld);
     assert_eq!(approve, Verdict::Pass, "{why}");
-    assert!(why.contains("held by `bo`, who may create an instance"), "{why}");
+    assert!(why.contains("held by `bo`, who may create or manage an instance"), "{why}");
+    // Or the manager manages every owner's reports.
+    let report = Server::from_registry("desk")
+        .authenticator(StaticTokens::new().token("max-token-0123456789ab", manager))
+        .owned_instances_managed_by("expense", ["expenses:approve"])
+        .build()
+        .unwrap()
+        .audit();
+    let (approve, why) = verdict(&report, "expense_approve", Rule::ScopesHeld);
+    assert_eq!(approve, Verdict::Pass, "{why}");
 }

@@ -429,3 +429,106 @@ async fn a_redis_s_owned_instances_move_to_their_tenant_s_keys() {
         assert!(!left, "{key} was not moved");
     }
 }
+
+// Reports are their filer's; a manager approves them (`owned_instances_managed_by`).
+toolgate::machine! {
+    id: "report",
+    key: "report_id",
+    owner: principal,
+    mint: "R-{random}",
+    initial: "submitted",
+    states: {
+        submitted: { on: { APPROVE: "approved" } },
+        approved:  { type: "final" },
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ReportRef {
+    /// The report, as `report_file` returned it.
+    #[schemars(pattern(r"^R-[a-z2-7]{26}$"))]
+    report_id: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Report {
+    report_id: String,
+}
+
+/// File an expense report of your own. Does not approve it.
+#[action(domain = "report", creates)]
+async fn report_file(input: NoteText, ctx: Ctx) -> Result<Report, ToolError> {
+    let _ = input.text;
+    Ok(Report { report_id: ctx.instance().unwrap_or_default().to_string() })
+}
+
+/// Read a report. Does not change it.
+#[action(domain = "report")]
+async fn report_view(input: ReportRef) -> Result<Report, ToolError> {
+    Ok(Report { report_id: input.report_id })
+}
+
+/// Approve a submitted report: for managers. Does not file one.
+#[action(domain = "report", bind_state = "submitted", transition = "APPROVE", scope = "reports:approve")]
+async fn report_approve(input: ReportRef) -> Result<Report, ToolError> {
+    Ok(Report { report_id: input.report_id })
+}
+
+/// "The creator owns it, a manager approves it": with the approvers' scope named, a
+/// manager of the filer's tenant approves another's report and reads its history; a
+/// colleague without it — and a manager of another tenant — gets from every tool exactly
+/// what a report never filed gets. Without the option, the manager reaches nothing.
+#[tokio::test]
+async fn a_manager_acts_on_reports_of_others_and_a_colleague_is_told_none_exists() {
+    const MAX: &str = "max-of-a-0123456789ab";
+    const DORA: &str = "dora-of-b-0123456789";
+    let approver = |name: &str, tenant: &str| Principal::new(name).with_tenant(tenant).with_scopes(["reports:approve"]);
+    let tokens = || tokens().token(MAX, approver("max", "a")).token(DORA, approver("dora", "b"));
+    let report = |id: &str| json!({ "domain": "report", "report_id": id });
+
+    // Without the option: only the filer reaches a report, the manager included.
+    let alone = Server::from_registry("reports").authenticator(tokens()).build().expect("server");
+    let url = serve_in_process(alone).await;
+    let (alice, max) = (client(&url, ALICE).await, client(&url, MAX).await);
+    let filed = alice.ok("report_file", json!({ "domain": "report", "text": "taxi" })).await;
+    let id = filed["report_id"].as_str().unwrap().to_string();
+    assert_eq!(max.refused("report_approve", report(&id)).await["code"], "NOT_FOUND");
+
+    let server = Server::from_registry("reports")
+        .authenticator(tokens())
+        .history_tool("report")
+        .owned_instances_managed_by("report", ["reports:approve"]);
+    let url = serve_in_process(server.build().expect("server")).await;
+    let (alice, max, carol, dora) =
+        (client(&url, ALICE).await, client(&url, MAX).await, client(&url, CAROL).await, client(&url, DORA).await);
+    let filed = alice.ok("report_file", json!({ "domain": "report", "text": "taxi" })).await;
+    let id = filed["report_id"].as_str().unwrap().to_string();
+    assert_eq!(max.ok("report_view", report(&id)).await["state"], "submitted");
+    let approved = max.ok("report_approve", report(&id)).await;
+    assert_eq!(approved["state"], "approved", "{approved}");
+    let history = max.ok("report_history", report(&id)).await;
+    let entries = history["entries"].as_array().cloned().unwrap_or_default();
+    assert_eq!(entries.len(), 1, "{history}");
+    assert_eq!((entries[0]["principal"].as_str(), entries[0]["event"].as_str()), (Some("max"), Some("APPROVE")));
+    // The filer, who may not approve, is never told to.
+    let own = alice.ok("report_view", report(&id)).await;
+    assert!(!own["next"].to_string().contains("report_approve"), "{own}");
+
+    let never = "R-aaaaaaaaaaaaaaaaaaaaaaaaaa";
+    for (who, outsider) in [("carol", &carol), ("dora", &dora)] {
+        for tool in ["report_view", "report_history", "report_approve"] {
+            let theirs = outsider.try_call(tool, report(&id)).await.expect("an answer");
+            let unmade = outsider.try_call(tool, report(never)).await.expect("an answer");
+            let theirs = serde_json::to_string(&theirs).unwrap().replace(&id, "<KEY>");
+            let unmade = serde_json::to_string(&unmade).unwrap().replace(never, "<KEY>");
+            assert_eq!(theirs, unmade, "{who} {tool}: another's report answers unlike one never filed");
+        }
+    }
+    // A name that is no owned machine stops start-up, saying so.
+    let wrong = Server::from_registry("reports").authenticator(tokens()).owned_instances_managed_by("reprot", ["x"]);
+    let problem = wrong.build().unwrap_err().to_string();
+    assert!(
+        problem.contains("owned_instances_managed_by(\"reprot\"") && problem.contains("no such machine"),
+        "{problem}"
+    );
+}

@@ -24,11 +24,22 @@ pub(crate) fn instance_key(machine: &Machine, id: &str, principal: Option<&Princ
     }
 }
 
+/// Whether `principal` is held to the owner rule on `machine`'s instances: the machine is
+/// principal-owned (`owner: principal`) and the principal holds none of the scopes that
+/// act on any owner's instance in its tenant (`ServerBuilder::owned_instances_managed_by`:
+/// the manager who approves the reports of others). The one rule the gate, the history,
+/// resources, listings and the console read.
+pub(crate) fn owner_rule_applies(machine: &Machine, principal: Option<&Principal>) -> bool {
+    machine.is_principal_owned()
+        && !principal.is_some_and(|principal| machine.managers().iter().any(|scope| principal.has_scope(scope)))
+}
+
 /// The instance `snapshot` of `machine` as `principal` may see it: another principal's
 /// instance of a principal-owned machine reads as a key never created (the default
-/// record: version 0, the initial state).
+/// record: version 0, the initial state), unless the principal manages the machine's
+/// instances.
 pub(crate) fn seen_by(machine: &Machine, snapshot: Snapshot, principal: Option<&Principal>) -> Snapshot {
-    if snapshot.hidden_from(machine.is_principal_owned(), principal) { Snapshot::default() } else { snapshot }
+    if snapshot.hidden_from(owner_rule_applies(machine, principal), principal) { Snapshot::default() } else { snapshot }
 }
 
 /// The view of `flow` with keyed machines' instance states laid over it.

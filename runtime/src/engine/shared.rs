@@ -98,7 +98,8 @@ impl crate::action::CallEngine for Engine {
         principal: Option<&crate::auth::Principal>,
     ) -> Option<(StoreKey, bool)> {
         let machine = self.registry.tool(tool)?.machine.as_deref().filter(|m| m.key().is_some())?;
-        Some((crate::visibility::instance_key(machine, instance, principal), machine.is_principal_owned()))
+        let owned = crate::visibility::owner_rule_applies(machine, principal);
+        Some((crate::visibility::instance_key(machine, instance, principal), owned))
     }
 
     fn transitions(&self, tool: &str) -> bool {

@@ -15,6 +15,9 @@ pub struct Machine {
     context: Option<ContextType>,
     /// The functions of the guards it names, by name (those it has been given).
     guards: BTreeMap<String, Guard>,
+    /// On a principal-owned machine, the scopes whose holders act on any owner's instance
+    /// in their tenant (`ServerBuilder::owned_instances_managed_by`).
+    managers: Vec<String>,
 }
 
 /// Why a guarded event picks no branch.
@@ -41,9 +44,13 @@ impl Machine {
     pub fn new(spec: MachineSpec) -> Result<Self, Vec<MachineError>> {
         let errors = spec.validate();
         match (&spec.initial, errors.is_empty()) {
-            (Some(initial), true) => {
-                Ok(Self { initial: initial.clone(), spec, context: None, guards: BTreeMap::new() })
-            }
+            (Some(initial), true) => Ok(Self {
+                initial: initial.clone(),
+                spec,
+                context: None,
+                guards: BTreeMap::new(),
+                managers: Vec::new(),
+            }),
             _ => Err(errors),
         }
     }
@@ -87,6 +94,7 @@ impl Machine {
         Ok(Self {
             context: self.context,
             guards: self.guards,
+            managers: self.managers,
             ..Self::new(MachineSpec { key: Some(key.into()), ..self.spec })?
         })
     }
@@ -102,6 +110,7 @@ impl Machine {
         Ok(Self {
             context: self.context,
             guards: self.guards,
+            managers: self.managers,
             ..Self::new(MachineSpec { tenant_scoped: true, ..self.spec })?
         })
     }
@@ -112,6 +121,7 @@ impl Machine {
         Ok(Self {
             context: self.context,
             guards: self.guards,
+            managers: self.managers,
             ..Self::new(MachineSpec { principal_owned: true, ..self.spec })?
         })
     }
@@ -168,6 +178,17 @@ impl Machine {
     /// branch's, for an event with guarded branches).
     pub fn target(&self, state: &str, event: &str) -> Option<&str> {
         self.spec.target(state, event)
+    }
+
+    /// The machine whose owned instances holders of any of `scopes` act on, whoever owns them.
+    pub(crate) fn managed_by(mut self, scopes: &[String]) -> Self {
+        self.managers = scopes.to_vec();
+        self
+    }
+
+    /// The scopes whose holders act on any owner's instance (none: only the owner does).
+    pub fn managers(&self) -> &[String] {
+        &self.managers
     }
 
     /// The machine with `guard` as the function of the guard its name names.

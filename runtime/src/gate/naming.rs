@@ -40,7 +40,7 @@ pub(super) async fn busy_or_hidden(
     instance: &Instance<'_>,
     busy: ToolError,
 ) -> ToolError {
-    if !instance.machine.is_principal_owned() {
+    if !crate::visibility::owner_rule_applies(instance.machine, principal) {
         return busy;
     }
     match records.load(&instance.key).await {

@@ -246,7 +246,8 @@ impl<'a> Candidate<'a> {
         // a key never created names nothing (not an instance in the initial state); and
         // another principal's instance is, to this one, a key never created (for a machine
         // whose ids clients name, a taken id is refused the same way).
-        let hidden = before.hidden_from(machine.is_principal_owned(), self.principal.as_ref());
+        let owned = crate::visibility::owner_rule_applies(machine, self.principal.as_ref());
+        let hidden = before.hidden_from(owned, self.principal.as_ref());
         if hidden | (machine.mint().is_some() & (before.version == 0)) {
             return Err(naming::never_created(self.judge.registry, self.principal.as_ref(), machine, &id));
         }
@@ -511,7 +512,8 @@ impl<'a> Candidate<'a> {
                 },
             };
             // Created by another principal since step 5 read it free (an id clients name).
-            if loaded.hidden_from(instance.machine.is_principal_owned(), self.principal.as_ref()) {
+            let owned = crate::visibility::owner_rule_applies(instance.machine, self.principal.as_ref());
+            if loaded.hidden_from(owned, self.principal.as_ref()) {
                 let principal = self.principal.as_ref();
                 return Err(naming::never_created(self.judge.registry, principal, instance.machine, &instance.id));
             }

@@ -6,6 +6,7 @@ mod grouped;
 mod history;
 mod history_tool;
 mod instance_key;
+mod managers;
 mod param_header;
 pub(crate) use param_header::KEYWORD as PARAM_HEADER_KEYWORD;
 
@@ -130,6 +131,8 @@ pub(crate) struct RegistryOptions {
     pub(crate) key_headers: bool,
     /// Instances' histories: how much is kept, and which machines offer a history tool.
     pub(crate) history: HistoryOptions,
+    /// Per principal-owned machine, the scopes that act on any owner's instance.
+    pub(crate) managers: BTreeMap<String, Vec<String>>,
     /// The functions of the guards machines loaded at start-up name.
     pub(crate) guards: Vec<Guard>,
     /// States whose `after` lasts other than declared (`--after`).
@@ -185,6 +188,7 @@ impl Default for RegistryOptions {
             canonical_keys: CanonicalKeys::default(),
             key_headers: false,
             history: HistoryOptions::default(),
+            managers: BTreeMap::new(),
             guards: Vec::new(),
             delays: Vec::new(),
             context_budget: DEFAULT_CONTEXT_BUDGET,
@@ -388,7 +392,7 @@ impl Registry {
         options: &RegistryOptions,
     ) -> Result<Self, StartupError> {
         let mut problems = Vec::new();
-        let machines = checked_machines(machines, &mut problems);
+        let machines = managers::managed(checked_machines(machines, &mut problems), &options.managers, &mut problems);
         let actions = unique_actions(actions, &mut problems);
         let lock = intent_lock(&actions, options, &mut problems);
         for machine in options.canonical_keys.0.keys() {

@@ -210,6 +210,14 @@ pub enum StartupProblem {
         /// What is wrong.
         problem: String,
     },
+    /// The scopes that manage a machine's instances (`ServerBuilder::owned_instances_managed_by`)
+    /// name no principal-owned machine.
+    Managers {
+        /// The machine they were given for.
+        machine: String,
+        /// Why they cannot apply.
+        problem: String,
+    },
     /// A history tool (`ServerBuilder::history_tool`) cannot be generated.
     HistoryTool {
         /// The machine it was asked for.
@@ -322,6 +330,9 @@ impl fmt::Display for StartupProblem {
             Self::Authentication { problem } => f.write_str(problem),
             Self::Store { problem } => f.write_str(problem),
             Self::HistoryTool { machine, problem } => write!(f, "the history tool of machine `{machine}`: {problem}"),
+            Self::Managers { machine, problem } => {
+                write!(f, "`owned_instances_managed_by(\"{machine}\", …)`: {problem}")
+            }
             Self::Catalog { problem } => f.write_str(problem),
             Self::HandleKey { problem } => {
                 write!(f, "{problem} (set it with ServerBuilder::handle_key or TOOLGATE_HANDLE_KEY)")

@@ -338,21 +338,26 @@ fn owners_hold(tool: &ToolEntry, registry: &Registry, roster: &Roster) -> Option
     let creators: Vec<&ToolEntry> = (registry.tools().iter())
         .filter(|t| t.creates && t.machine.as_deref().is_some_and(|m| m.id() == machine.id()))
         .collect();
-    let mut owners: Vec<&str> = (roster.listed().iter())
-        .filter(|p| tool.visible_to(Some(p)) && creators.iter().any(|c| c.visible_to(Some(p))))
-        .map(Principal::subject)
-        .collect();
+    // Who reaches an instance: its creator, or a manager of the machine's instances.
+    let reaches = |p: &Principal| {
+        creators.iter().any(|c| c.visible_to(Some(p))) || machine.managers().iter().any(|scope| p.has_scope(scope))
+    };
+    let mut owners: Vec<&str> =
+        (roster.listed().iter()).filter(|p| tool.visible_to(Some(p)) && reaches(p)).map(Principal::subject).collect();
     owners.sort_unstable();
     owners.dedup();
     if !owners.is_empty() {
-        return Some((Verdict::Pass, format!("held by `{}`, who may create an instance", owners.join("`, `"))));
+        return Some((
+            Verdict::Pass,
+            format!("held by `{}`, who may create or manage an instance", owners.join("`, `")),
+        ));
     }
     let creating = creators.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(" or ");
     let creating = if creating.is_empty() { "no tool".to_string() } else { creating };
     Some((
         Verdict::Fail,
         format!(
-            "an instance of `{}` is its creator's alone (`owner: principal`), and no principal who may create one (by {creating}) holds `{}`: nobody can ever call it on an instance",
+            "an instance of `{}` is its creator's alone (`owner: principal`), and no principal who may create one (by {creating}) holds `{}`: nobody can ever call it on an instance; let its holders act on every owner's instance (`ServerBuilder::owned_instances_managed_by`)",
             machine.id(),
             tool.scopes().join("` and `")
         ),

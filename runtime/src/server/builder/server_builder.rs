@@ -399,6 +399,22 @@ impl ServerBuilder {
         self
     }
 
+    /// Lets principals holding any of `scopes` act on every instance of the principal-owned
+    /// machine `machine` in their tenant, whoever created it: "the creator owns a report, a
+    /// manager approves it". What each may do is still each tool's own `scope`: a manager
+    /// holding `expenses:approve` approves, and does not amend where amending takes
+    /// `expenses:file`. Everyone else is told of another's instance what a key never created
+    /// gets (`NOT_FOUND`), by every tool, the history tool and the reply's `next` alike. A
+    /// machine that is not principal-owned stops start-up.
+    pub fn owned_instances_managed_by<S: Into<String>>(
+        mut self,
+        machine: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.options.managers.insert(machine.into(), scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Offers the history tool of the keyed machine `machine`: `<machine>_history` (in a
     /// domain of another name, `<domain>_<machine>_history`; a machine whose tools span
     /// domains gets one in each, judged by the intent lock as that domain's tools are),
