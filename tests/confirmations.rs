@@ -275,6 +275,6 @@ async fn the_builder_sets_how_many_challenges_a_principal_gets() {
     let capped = client.refused("payout_send", call).await;
     assert_eq!(capped["code"], "RATE_LIMITED", "{capped}");
     let message = capped["message"].as_str().unwrap_or_default();
-    assert!(message.starts_with("`3 confirmation challenges per hour` reached: wait "), "{capped}");
+    assert!(message.starts_with("`3 confirmation challenges per 1 hour` reached: wait "), "{capped}");
     assert_eq!(message.matches('`').count(), 2, "one quoted limit, no quotes inside it: {message}");
 }

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use toolgate_machine::grammar::duration_in_words;
+
 use crate::error::ToolError;
 use crate::store::{FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 
@@ -59,18 +61,6 @@ pub(crate) enum Strike {
     Left(u32),
     /// Confirmations locked for this long.
     Locked(u64),
-}
-
-/// `window` as a person says it: `10 minutes`, `hour`, `90 seconds`.
-fn in_words(window: Duration) -> String {
-    let seconds = window.as_secs().max(1);
-    let (n, unit) = match seconds {
-        s if s % 86_400 == 0 => (s / 86_400, "day"),
-        s if s % 3_600 == 0 => (s / 3_600, "hour"),
-        s if s % 60 == 0 => (s / 60, "minute"),
-        s => (s, "second"),
-    };
-    if n == 1 { unit.to_string() } else { format!("{n} {unit}s") }
 }
 
 fn unavailable(error: StoreError) -> ToolError {
@@ -129,7 +119,7 @@ impl Guards {
         .await?;
         match refused {
             Some(retry_after_ms) => Err(ToolError::rate_limited(
-                format!("{most} confirmation challenges per {}", in_words(window)),
+                format!("{most} confirmation challenges per {}", duration_in_words(window_ms)),
                 retry_after_ms.max(1),
             )),
             None => Ok(()),
