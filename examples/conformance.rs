@@ -529,6 +529,9 @@ fn three() -> u64 {
 /// within its request for any other.
 #[action(global, task = "optional", timeout = "11m")]
 async fn slow_compute(input: Computation) -> Result<Content, ToolError> {
+    // A call becomes a task when its handler first waits: it always does, even for 0 s
+    // (a sleep of none may be ready at once, and the call is then answered in its request).
+    tokio::task::yield_now().await;
     tokio::time::sleep(Duration::from_secs(input.seconds)).await;
     Ok(text(format!("computed {} in {} s", input.label, input.seconds)))
 }
