@@ -84,9 +84,9 @@
 
 pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::{
-    ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, DomainPolicy, Exposition, Failure, FieldError, FromCtx,
-    Guard, Instance, InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server, ServerBuilder, State,
-    ToolError, Transaction,
+    ActionInput, ActionOutput, Caller, Ctx, DEFAULT_MAX_CONTEXT_BYTES, DomainPolicy, Exposition, Failure, FieldError,
+    FromCtx, Guard, GuardFn, Instance, InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server,
+    ServerBuilder, State, ToolError, Transaction,
 };
 pub use toolgate_runtime::{completion, content, effect, input, inspect, prompt, resource, telemetry};
 pub use toolgate_runtime::{fsm, store, types};
@@ -143,8 +143,8 @@ pub mod server {
 pub mod prelude {
     pub use crate::server::ServeError;
     pub use crate::{
-        Ctx, DomainPolicy, Exposition, Failure, FieldError, Instance, InstanceMut, LogLevel, Machine, Principal,
-        Progress, Server, State, ToolError, Transaction, action, machine,
+        Caller, Ctx, DomainPolicy, Exposition, Failure, FieldError, Instance, InstanceMut, LogLevel, Machine,
+        Principal, Progress, Server, State, ToolError, Transaction, action, machine,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

@@ -49,7 +49,7 @@ pub use auth::JwtAuthenticator;
 pub use auth::{AuthError, AuthFuture, Authenticator, Principal, Roster, StaticTokens};
 pub use domain::DomainPolicy;
 pub use error::{Failure, FieldError, Retry, ToolError};
-pub use fsm::{Guard, Machine};
+pub use fsm::{Caller, Guard, GuardFn, Machine};
 pub use registry::Exposition;
 pub use server::{Server, ServerBuilder};
 

@@ -101,12 +101,11 @@ pub(crate) fn registration(guard: &syn::LitStr, context: Option<&syn::Type>) -> 
     let span = guard.span();
     let name = guard.value();
     let context = context_type(context);
+    // Spanned at the literal: a function that is no guard on the context (`GuardFn`) is
+    // reported there.
     let judge = |function: TokenStream| {
         quote_spanned! {span=>
-            |context, input| {
-                let guard: fn(&#context, &_) -> ::core::result::Result<(), ::toolgate::__private::Failure> = #function;
-                ::toolgate::__private::judge_guard(guard, context, input)
-            }
+            |context, input, caller| ::toolgate::__private::judge_guard::<#context, _, _>(&#function, context, input, caller)
         }
     };
     let judge = match Lookup::of(guard) {
@@ -135,8 +134,9 @@ pub(crate) fn checks(machine: &MachineAst, guards: &[&syn::LitStr]) -> TokenStre
         };
         let message = format!(
             "guard \"{written}\" names no function {place}: declare or import a \
-             `fn(&{shown}, &Input) -> Result<(), Failure>` named `{name}` there (`Input`: the input \
-             of the actions whose transition it guards){elsewhere}"
+             `fn(&{shown}, &Input) -> Result<(), Failure>` (or `fn(&{shown}, &Input, &Caller) -> \
+             Result<(), Failure>`, to judge who calls) named `{name}` there (`Input`: the input of \
+             the actions whose transition it guards){elsewhere}"
         );
         let check = quote_spanned! {guard.span()=>
             const _: () = if !::toolgate::__private::answer(&|| {

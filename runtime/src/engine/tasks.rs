@@ -29,7 +29,7 @@ use crate::action::{CallClient, FirstWait};
 use crate::auth::Principal;
 use crate::error::ToolError;
 use crate::flow::Origin;
-use crate::gate::{Admitted, Caller};
+use crate::gate::{Admitted, Requester};
 use crate::input::{Inputs, TaskQuestions};
 use crate::store::{Hold, Snapshot, Step, StoreError, StoreKey, now_ms};
 use crate::task::{HEARTBEAT_MS, TaskRecord, status_name};
@@ -48,7 +48,7 @@ pub(crate) enum TaskError {
 /// What a task's call needs once its request has ended.
 pub(crate) struct TaskCall {
     pub(crate) origin: Origin,
-    pub(crate) caller: Caller,
+    pub(crate) caller: Requester,
     pub(crate) trace: Option<crate::telemetry::TraceParent>,
     pub(crate) client: CallClient,
     /// What the client declared it can answer, in the request that created the task.

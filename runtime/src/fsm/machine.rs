@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::xstate::{self, MachineLoadError};
-use super::{ContextType, Guard, MachineError, MachineSpec, Mint, Transition, Verdict};
+use super::{Caller, ContextType, Guard, MachineError, MachineSpec, Mint, Transition, Verdict};
 
 /// A validated workflow state machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,8 +207,8 @@ impl Machine {
         self.spec.state(state).is_some_and(|s| s.on.iter().any(|t| t.event == event && t.guard.is_some()))
     }
 
-    /// The branch `event` takes from `state` for a call with `input` on an instance
-    /// holding `context`: the first whose guard passes, or `Ok(None)` when the state does
+    /// The branch `event` takes from `state` for a call by `caller` with `input` on an
+    /// instance holding `context`: the first whose guard passes, or `Ok(None)` when the state does
     /// not accept the event; the first guard that refused when none passes.
     pub(crate) fn choose(
         &self,
@@ -216,13 +216,14 @@ impl Machine {
         event: &str,
         context: Option<&serde_json::Value>,
         input: &serde_json::Map<String, serde_json::Value>,
+        caller: &Caller<'_>,
     ) -> Result<Option<&Transition>, Box<GuardRefusal>> {
         let mut refusal = None;
         let on = self.spec.state(state).map(|s| s.on.as_slice()).unwrap_or_default();
         for branch in on.iter().filter(|t| t.event == event) {
             let Some(name) = &branch.guard else { return Ok(Some(branch)) };
             let verdict = match self.guards.get(name) {
-                Some(guard) => guard.judge(context, input),
+                Some(guard) => guard.judge(context, input, caller),
                 // Start-up refuses a machine naming a guard it has no function for.
                 None => Verdict::InputUnreadable("(a guard with no function)"),
             };

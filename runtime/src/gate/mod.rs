@@ -11,14 +11,14 @@
 //! `crate::visibility`, which `next` and every listing read too.
 
 mod admitted;
-mod caller;
 mod idempotency;
 mod naming;
 mod pipeline;
 mod rate_limit;
+mod requester;
 
 pub(crate) use admitted::{Admission, Admitted, Instance};
-pub(crate) use caller::{Caller, Peer};
 pub(crate) use idempotency::Idempotency;
 pub(crate) use pipeline::{Judge, Refused, admit};
 pub(crate) use rate_limit::{Limiter, OverLimit, Spent};
+pub(crate) use requester::{Peer, Requester};

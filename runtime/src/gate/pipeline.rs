@@ -38,7 +38,7 @@ use serde_json::{Map, Value};
 use super::admitted::Leases;
 use super::idempotency::Recalled;
 use super::naming;
-use super::{Admission, Admitted, Caller, Idempotency, Instance, Limiter, Spent};
+use super::{Admission, Admitted, Idempotency, Instance, Limiter, Requester, Spent};
 use crate::action::RatePer;
 use crate::auth::Principal;
 use crate::confirm::{self, Confirmations, Presented, Transaction};
@@ -46,7 +46,7 @@ use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
-use crate::fsm::{GuardRefusal, Mint, Verdict};
+use crate::fsm::{Caller, GuardRefusal, Mint, Verdict};
 use crate::records::Records;
 use crate::registry::{Registry, ToolEntry, ToolKind};
 use crate::store::{FlowLease, Snapshot, StoreKey, now_ms};
@@ -105,7 +105,7 @@ pub(crate) async fn admit<'a>(
     judge: &'a Judge<'a>,
     tool: &'a ToolEntry,
     origin: &Origin,
-    caller: &Caller,
+    caller: &Requester,
     arguments: Map<String, Value>,
 ) -> Result<Admission<'a>, Refused> {
     let mut call = Candidate {
@@ -368,7 +368,10 @@ impl<'a> Candidate<'a> {
             return Ok(());
         }
         let context = self.instance.as_ref().and(record.context.as_ref());
-        let GuardRefusal { guard, verdict } = match machine.choose(from, event, context, &self.arguments) {
+        // The owner the instance's record keeps (none on a call that creates it).
+        let owner = self.instance.as_ref().and(record.owner.as_deref());
+        let caller = Caller::new(self.principal.as_ref(), owner);
+        let GuardRefusal { guard, verdict } = match machine.choose(from, event, context, &self.arguments, &caller) {
             Ok(branch) => {
                 self.guarded_branch = branch.cloned();
                 return Ok(());
@@ -432,7 +435,7 @@ impl<'a> Candidate<'a> {
     /// flow, which a client can mint at will — in the store (30 a minute is 30 a minute
     /// across every replica sharing it, and across a restart of a file store), or in this
     /// process for a store that keeps no windows.
-    async fn spend_allowance(&self, caller: &Caller) -> Result<Option<Spent<'a>>, ToolError> {
+    async fn spend_allowance(&self, caller: &Requester) -> Result<Option<Spent<'a>>, ToolError> {
         let Some(limiter) = self.judge.limiter else { return Ok(None) };
         let limit = limiter.limit();
         let key = match limit.per {

@@ -17,7 +17,7 @@ use crate::action::{CallClient, RequestSide, TaskSupport};
 use crate::auth::Principal;
 use crate::engine::{CallSource, Reply, Started, TaskCall};
 use crate::flow::Origin;
-use crate::gate::{Caller, Peer};
+use crate::gate::{Peer, Requester};
 use crate::server::Shared;
 use crate::server::rmcp_client::RmcpClient;
 use crate::server::rounds::Retry;
@@ -105,7 +105,7 @@ impl Connection {
             (None, Origin::Connection(key)) => Peer::Connection(key.clone()),
             (None, Origin::Sessionless) => Peer::Unidentified,
         };
-        let caller = Caller { principal, peer };
+        let caller = Requester { principal, peer };
         let retry = Retry {
             method: "tools/call",
             name: tool.name.into(),

@@ -1,4 +1,4 @@
-//! [`Caller`]: who is calling and from where, as a rate limit counts it.
+//! [`Requester`]: who is calling and from where, as a rate limit counts it.
 
 use crate::auth::Principal;
 use crate::store::StoreKey;
@@ -7,7 +7,7 @@ use crate::store::StoreKey;
 /// limit counted `per client` counts the principal when there is one, else the peer. Its
 /// text is made only when a limit counts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Caller {
+pub(crate) struct Requester {
     pub(crate) principal: Option<Principal>,
     pub(crate) peer: Peer,
 }
@@ -25,7 +25,7 @@ pub(crate) enum Peer {
     Unidentified,
 }
 
-impl Caller {
+impl Requester {
     /// The key its allowance is counted under.
     pub(super) fn key(&self) -> std::borrow::Cow<'_, str> {
         if let Some(principal) = &self.principal {
