@@ -6,13 +6,15 @@
 //! [`Transaction`]: the row and the invoice's workflow state are committed together, or
 //! neither is. A refused call (`bill_pay` on an invoice not yet approved) never runs its
 //! handler and writes nothing; a handler that fails, or a process killed mid-call, leaves
-//! both as they were.
+//! both as they were. An approved invoice left unpaid for 30 days expires by time, and a
+//! transactional hook (`ServerBuilder::on_entry`) writes its row in that same commit.
 //!
 //! ```text
 //! cargo run --example billing                                      # MCP over stdio, state.db
 //! cargo run --example billing -- --store postgres://me@localhost/db   # on Postgres
 //! ```
 
+use toolgate::Moved;
 use toolgate::prelude::*;
 use toolgate::types::Money;
 
@@ -24,9 +26,10 @@ toolgate::machine! {
     initial: "open",
     states: {
         open:     { on: { APPROVE: "approved", VOID: "void" } },
-        approved: { on: { PAY: "paid" } },
+        approved: { on: { PAY: "paid" }, after: { "P30D": "expired" } },
         paid:     { type: "final" },
         void:     { type: "final" },
+        expired:  { type: "final" },
     }
 }
 
@@ -132,8 +135,16 @@ async fn pay(input: InvoiceRef, tx: Transaction) -> Result<Invoice, ToolError> {
     Ok(Invoice { status: "paid".into(), ..invoice })
 }
 
+/// An approved invoice unpaid after 30 days expires by time: its row says so in the same
+/// commit (a transactional hook, `on_entry`), on every path time takes — the sweeper, or a
+/// call that reads the invoice once it is due.
+async fn expire_row(tx: Transaction, moved: Moved) -> Result<(), ToolError> {
+    set_status(&tx, &moved.instance, "expired").await
+}
+
 /// A hook for toolgate's crash test, inert unless `BILLING_TEST_PAUSE_MS` is set: a pause
-/// after a handler's SQL, before the call commits (where the test kills the process).
+/// after a handler's (or the expiry hook's) SQL, before the transition commits (where the
+/// test kills the process).
 mod fault_test {
     pub(crate) async fn pause() {
         if let Some(ms) = std::env::var("BILLING_TEST_PAUSE_MS").ok().and_then(|ms| ms.parse().ok()) {
@@ -147,6 +158,7 @@ async fn main() -> Result<(), ServeError> {
     toolgate::Server::from_registry("billing")
         .version(env!("CARGO_PKG_VERSION"))
         .tables(TABLES)
+        .on_entry("bill", "expired", expire_row)
         .instructions("Billing: create an invoice, approve it (or void it), then record its payment. Tools appear as the invoice's state allows.")
         .run_cli()
         .await

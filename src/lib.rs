@@ -85,7 +85,7 @@
 pub use toolgate_macros::{action, machine};
 pub use toolgate_runtime::{
     ActionInput, ActionOutput, Caller, Ctx, DEFAULT_MAX_CONTEXT_BYTES, DomainPolicy, Exposition, Failure, FieldError,
-    FromCtx, Guard, GuardFn, Instance, InstanceContext, InstanceMut, LogLevel, Machine, Progress, Retry, Server,
+    FromCtx, Guard, GuardFn, Instance, InstanceContext, InstanceMut, LogLevel, Machine, Moved, Progress, Retry, Server,
     ServerBuilder, State, ToolError, Transaction,
 };
 pub use toolgate_runtime::{completion, content, effect, input, inspect, prompt, resource, telemetry};

@@ -23,6 +23,7 @@ pub mod fsm;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gate;
+mod hook;
 pub mod input;
 pub mod inspect;
 pub mod prompt;
@@ -50,6 +51,7 @@ pub use auth::{AuthError, AuthFuture, Authenticator, Principal, Roster, StaticTo
 pub use domain::DomainPolicy;
 pub use error::{Failure, FieldError, Retry, ToolError};
 pub use fsm::{Caller, Guard, GuardFn, Machine};
+pub use hook::Moved;
 pub use registry::Exposition;
 pub use server::{Server, ServerBuilder};
 

@@ -5,9 +5,11 @@
 
 use std::time::Duration;
 
+use crate::action::TransactionSlot;
 use crate::error::{ToolError, store_failure};
 use crate::flow::{FlowRef, Flows};
 use crate::fsm::Machine;
+use crate::hook::{self, Hook, Hooks, Moved};
 use crate::store::{
     FlowLease, FlowStore, HistoryEntry, HistoryRetention, Hold, RecordWrite, Snapshot, Step, StoreError, StoreKey,
     now_ms,
@@ -17,6 +19,14 @@ use crate::store::{
 #[derive(Clone, Copy)]
 pub(crate) struct Records<'a> {
     pub(crate) store: &'a dyn FlowStore,
+    /// The same store, shared: what a transition's transactional hooks write through.
+    pub(crate) shared: &'a std::sync::Arc<dyn FlowStore>,
+    /// The tables of yours the server creates before the first statement.
+    pub(crate) tables: Option<&'a std::sync::Arc<crate::store::Tables>>,
+    /// The transactional hooks time's transitions run.
+    pub(crate) hooks: &'a Hooks,
+    /// How much of an instance's history the transitions time fires keep.
+    pub(crate) retention: HistoryRetention,
     /// How long a transitioning call waits for a lease before `FLOW_BUSY`.
     pub(crate) lease_wait: Duration,
     pub(crate) flows: &'a Flows,
@@ -170,8 +180,8 @@ impl Records<'_> {
         key: &StoreKey,
         before: Snapshot,
         lease: &FlowLease,
-        retention: HistoryRetention,
     ) -> Result<Snapshot, ToolError> {
+        let retention = self.retention;
         let now = now_ms();
         let Some((settled, fired)) = machine.settle(&before, now) else { return Ok(before) };
         let mut current = before;
@@ -183,7 +193,30 @@ impl Records<'_> {
             let commit = format!("after-{}", step.at_ms);
             crate::effect::record_move(machine, key, Some(&step.from), &step.to, &commit, &mut next);
             let entry = HistoryEntry::timer(&step.from, &step.to, step.after_ms, step.at_ms);
-            next.version = self.commit_transition(key, &current, &next, Some(lease), &entry, retention).await?;
+            // The transition's hooks first: what they wrote commits with it.
+            let hooks = self.hooks.between(machine.id(), Some(&step.from), &step.to);
+            let transaction = match hooks.is_empty() {
+                true => None,
+                false => {
+                    let from_to = (Some(step.from.as_str()), step.to.as_str());
+                    let moved = Moved::new(machine, key, current.owner.clone(), from_to, None, next.context.clone());
+                    self.run_hooks(&hooks, &moved).await?
+                }
+            };
+            next.version = match transaction {
+                None => self.commit_transition(key, &current, &next, Some(lease), &entry, retention).await?,
+                Some(transaction) => {
+                    let write = RecordWrite {
+                        key: key.clone(),
+                        expected: current.version,
+                        next: next.clone(),
+                        fence: lease.fence().map(str::to_string),
+                        entry: Some((entry.clone(), retention)),
+                        if_absent: false,
+                    };
+                    self.commit_in(transaction, write).await?
+                }
+            };
             tracing::info!(on = %key, machine = machine.id(), from = step.from, to = step.to, "transition committed by time");
             let _ = self.timers.send(TimerCommit { key: key.clone(), machine: machine.id().to_string(), entry });
             current = next;
@@ -195,6 +228,65 @@ impl Records<'_> {
             current = self.commit(key, &current, next, Some(lease)).await?;
         }
         Ok(current)
+    }
+
+    /// What time made due on `machine`'s instance at `key`, read as `loaded` by a call that
+    /// does not write it, committed now under its lease: the instance as committed after.
+    /// A transition whose transactional hooks write your rows is never shown uncommitted —
+    /// the call waits for the lease (a call holding it commits it first), or is told
+    /// `FLOW_BUSY` — so no call reads a state its rows do not have yet. Any other is
+    /// committed if the lease is free, and else applied to what the call reads; the
+    /// sweeper commits it.
+    pub(crate) async fn commit_due(
+        &self,
+        machine: &Machine,
+        key: &StoreKey,
+        loaded: Snapshot,
+    ) -> Result<Snapshot, ToolError> {
+        let Some((_, fired)) = machine.settle(&loaded, now_ms()) else { return Ok(loaded) };
+        if fired.iter().any(|step| !self.hooks.between(machine.id(), Some(&step.from), &step.to).is_empty()) {
+            let (lease, fresh) = self.begin(key, "instance").await?;
+            return self.settle(machine, key, fresh, &lease).await;
+        }
+        let committed = async {
+            let (fresh, lease) = self.begin_if_free(key).await?;
+            match lease {
+                Some(lease) => self.settle(machine, key, fresh, &lease).await,
+                None => Ok(fresh),
+            }
+        };
+        Ok(committed.await.unwrap_or_else(|error| {
+            tracing::warn!(on = %key, %error, "cannot commit what time made due on a read; the sweeper will");
+            loaded
+        }))
+    }
+
+    /// Runs `hooks` for `moved` in a transaction of their own: what they wrote, to commit
+    /// with the transition (`None`: nothing). One that fails leaves nothing.
+    async fn run_hooks(
+        &self,
+        hooks: &[&Hook],
+        moved: &Moved,
+    ) -> Result<Option<Box<dyn crate::store::StoreTransaction>>, ToolError> {
+        let slot = TransactionSlot::new(self.shared.clone(), self.tables.cloned());
+        if let Err(error) = hook::run(hooks, &slot, moved).await {
+            // Rolled back as it drops; the next sweep (or read) tries again.
+            drop(slot.take().await);
+            return Err(error);
+        }
+        Ok(slot.take().await)
+    }
+
+    /// Commits `write` in `transaction`, with what was written in it; returns the version.
+    async fn commit_in(
+        &self,
+        transaction: Box<dyn crate::store::StoreTransaction>,
+        write: RecordWrite,
+    ) -> Result<u64, ToolError> {
+        let started = telemetry::store_clock();
+        let committed = transaction.commit(vec![write]).await;
+        telemetry::record_store("commit", started);
+        committed.map_err(store_failure)?.first().copied().ok_or_else(|| ToolError::internal("no version committed"))
     }
 
     /// The next number of the counter at `counter`: one more than the last any process

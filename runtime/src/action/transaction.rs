@@ -56,6 +56,11 @@ fn failed(error: crate::store::StoreError) -> ToolError {
 }
 
 impl Transaction {
+    /// A handle on the transaction of `slot` (a transactional hook's).
+    pub(crate) fn over(slot: TransactionSlot) -> Self {
+        Self { slot }
+    }
+
     /// The call's transaction, opened first if needed; `writes`: what runs in it may write.
     async fn open(&self, writes: bool) -> Result<tokio::sync::OwnedMutexGuard<Slot>, ToolError> {
         let Some(slot) = &self.slot.0 else {

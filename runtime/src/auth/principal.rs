@@ -92,10 +92,11 @@ impl Principal {
         digest[..16].iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    /// Who owns a record, as the record keeps it: [`Principal::digest`]. The one encoding
-    /// of ownership — an owned instance's `owner`, an MCP task's — so that a record never
-    /// holds the subject or the tenant in clear.
-    pub(crate) fn owner_id(&self) -> String {
+    /// Who owns a record, as the record keeps it: a digest (128 bits of SHA-256) of its
+    /// tenant and subject. The one encoding of ownership — an owned instance's owner (what
+    /// a transactional hook is told, [`Moved::owner`](crate::fsm::Moved::owner)), an MCP
+    /// task's — so that a record never holds the subject or the tenant in clear.
+    pub fn owner_id(&self) -> String {
         self.digest()
     }
 

@@ -172,7 +172,9 @@ impl Engine {
             _ => ContextSlot::default(),
         };
         // A handler that takes a `Transaction` opens it with its first statement.
-        let transaction = match tool.takes_transaction {
+        // A call that may move a machine with transactional hooks commits in one too.
+        let hooked = admitted.may_run_hooks();
+        let transaction = match tool.takes_transaction || hooked {
             true => TransactionSlot::new(self.store.clone(), self.tables.clone()),
             false => TransactionSlot::default(),
         };
@@ -216,9 +218,16 @@ impl Engine {
         admitted.note = note.take();
         admitted.effects = effects.take();
         admitted.context = context.take_set();
-        // (Boxed, and awaited only by a handler that takes one: every call's future would
+        // The transition's hooks, in the same transaction: one that fails fails the call,
+        // and nothing of it commits.
+        if hooked && let Err(error) = Box::pin(admitted.run_hooks(&transaction)).await {
+            drop(Box::pin(transaction.take()).await);
+            Box::pin(admitted.release()).await;
+            return Err(error);
+        }
+        // (Boxed, and awaited only by a call that has one: every call's future would
         // carry it otherwise.)
-        if tool.takes_transaction {
+        if tool.takes_transaction || hooked {
             admitted.transaction = Box::pin(transaction.take()).await;
         }
         let from = admitted.from.clone();

@@ -120,6 +120,10 @@ impl Engine {
     pub(crate) fn records(&self) -> Records<'_> {
         Records {
             store: self.store.as_ref(),
+            shared: &self.store,
+            tables: self.tables.as_ref(),
+            hooks: self.registry.hooks(),
+            retention: self.registry.history().retention,
             lease_wait: self.limits.lease_wait,
             flows: &self.flows,
             timers: &self.timers,

@@ -60,8 +60,7 @@ impl Engine {
         };
         let (lease, before) = step.and_then(Step::leased).map_err(|e| ToolError::store_unavailable(e, 1_000))?;
         let records = self.records();
-        let retention = self.registry.history().retention;
-        let after = records.settle(machine, key, before, &lease, retention).await?;
+        let after = records.settle(machine, key, before, &lease).await?;
         let outbox = self.outbox();
         let (after, claimed) = outbox.claim(key, after, &lease).await?;
         drop(lease);

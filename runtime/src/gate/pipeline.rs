@@ -251,6 +251,12 @@ impl<'a> Candidate<'a> {
         if hidden | (machine.mint().is_some() & (before.version == 0)) {
             return Err(naming::never_created(self.judge.registry, self.principal.as_ref(), machine, &id));
         }
+        // A call that only reads commits what time made due (a writing call does, under
+        // the lease it takes at step 10): the rows time's hooks write never lag what it reads.
+        let before = match self.writes_instance() {
+            true => before,
+            false => self.judge.records.commit_due(machine, &store_key, before).await?,
+        };
         let before = machine.settle(&before, now_ms()).map_or(before, |(settled, _)| settled);
         self.instance_before = Some(before);
         self.instance = Some(Instance { machine, id, key: store_key });
@@ -523,9 +529,7 @@ impl<'a> Candidate<'a> {
             if loaded.task.is_some() {
                 Box::pin(crate::task::refuse_if_held(records.store, &loaded, &instance.id)).await?;
             }
-            let retention = self.judge.registry.history().retention;
-            self.instance_before =
-                Some(records.settle(instance.machine, &instance.key, loaded, &lease, retention).await?);
+            self.instance_before = Some(records.settle(instance.machine, &instance.key, loaded, &lease).await?);
             leases.instance = Some(lease);
         }
         if leases.flow.is_some() || leases.instance.is_some() {

@@ -2,9 +2,14 @@
 //! start-up, checked, sorted, and turned into ready-to-send MCP tool definitions.
 
 mod action_entry;
+mod delays;
 mod grouped;
 mod history;
 mod history_tool;
+mod hooks;
+use crate::hook::Hooks;
+pub(crate) use delays::DelayOverride;
+use delays::apply_delays;
 mod instance_key;
 mod managers;
 mod param_header;
@@ -133,6 +138,8 @@ pub(crate) struct RegistryOptions {
     pub(crate) history: HistoryOptions,
     /// Per principal-owned machine, the scopes that act on any owner's instance.
     pub(crate) managers: BTreeMap<String, Vec<String>>,
+    /// The transactional hooks of machines' states, in the order given.
+    pub(crate) hooks: Vec<crate::hook::HookRegistration>,
     /// The functions of the guards machines loaded at start-up name.
     pub(crate) guards: Vec<Guard>,
     /// States whose `after` lasts other than declared (`--after`).
@@ -141,40 +148,6 @@ pub(crate) struct RegistryOptions {
     pub(crate) context_budget: usize,
     /// A tool per action, or per domain.
     pub(crate) exposition: Exposition,
-}
-
-/// How long a state lasts before time moves it, in place of what its machine declares
-/// (`--after [MACHINE.]STATE=DURATION`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DelayOverride {
-    /// The machine, or every machine with such a state.
-    pub(crate) machine: Option<String>,
-    pub(crate) state: String,
-    pub(crate) after_ms: u64,
-}
-
-/// Applies `delays` to `machines`' first `after` of each state named; one that names no
-/// such state is a problem.
-fn apply_delays(machines: &mut [DeclaredSpec], delays: &[DelayOverride], problems: &mut Vec<StartupProblem>) {
-    for delay in delays {
-        let mut applied = false;
-        let named = machines.iter_mut().filter(|m| delay.machine.as_ref().is_none_or(|id| *id == m.spec.id));
-        for machine in named {
-            let state = machine.spec.states.iter_mut().find(|s| s.name == delay.state);
-            // The first to fire is the shortest: the one that changes.
-            if let Some(first) = state.and_then(|s| s.after.iter_mut().min_by_key(|d| d.after_ms)) {
-                first.after_ms = delay.after_ms;
-                applied = true;
-            }
-        }
-        if !applied {
-            let path = match &delay.machine {
-                Some(machine) => format!("{machine}.{}", delay.state),
-                None => delay.state.clone(),
-            };
-            problems.push(StartupProblem::Delay { path });
-        }
-    }
 }
 
 impl Default for RegistryOptions {
@@ -189,6 +162,7 @@ impl Default for RegistryOptions {
             key_headers: false,
             history: HistoryOptions::default(),
             managers: BTreeMap::new(),
+            hooks: Vec::new(),
             guards: Vec::new(),
             delays: Vec::new(),
             context_budget: DEFAULT_CONTEXT_BUDGET,
@@ -352,6 +326,8 @@ pub struct Registry {
     /// Each domain's grouped tool, and which of the two expositions clients are shown.
     groups: Groups,
     exposition: Exposition,
+    /// The transactional hooks of machines' states.
+    hooks: Hooks,
 }
 
 impl Registry {
@@ -375,7 +351,8 @@ impl Registry {
             .collect();
         let mut problems = missing_states(&actions, states);
         let mut machines = machines;
-        apply_delays(&mut machines, &options.delays, &mut problems);
+        let mut specs: Vec<&mut crate::fsm::MachineSpec> = machines.iter_mut().map(|m| &mut m.spec).collect();
+        apply_delays(&mut specs, &options.delays, &mut problems);
         match Self::build(actions, machines, &options) {
             Ok(registry) if problems.is_empty() => Ok(registry),
             Ok(_) => Err(StartupError { problems }),
@@ -393,6 +370,7 @@ impl Registry {
     ) -> Result<Self, StartupError> {
         let mut problems = Vec::new();
         let machines = managers::managed(checked_machines(machines, &mut problems), &options.managers, &mut problems);
+        let hooks = hooks::checked(&machines, &options.hooks, &mut problems);
         let actions = unique_actions(actions, &mut problems);
         let lock = intent_lock(&actions, options, &mut problems);
         for machine in options.canonical_keys.0.keys() {
@@ -462,7 +440,7 @@ impl Registry {
         }
         let history = InstanceHistory::new(options.history.retention, options.history.with_data.clone());
         let (context_budget, exposition) = (options.context_budget, options.exposition);
-        Ok(Self { tools, by_name, machines, lock, cross_domain, history, context_budget, groups, exposition })
+        Ok(Self { tools, by_name, machines, lock, cross_domain, history, context_budget, groups, exposition, hooks })
     }
 
     /// Whether the tools of `machine` are in several domains, so that its results name
@@ -565,6 +543,11 @@ impl Registry {
     /// How instances' histories are kept, and the notes handlers attach to transitions.
     pub(crate) fn history(&self) -> &InstanceHistory {
         &self.history
+    }
+
+    /// The transactional hooks of machines' states.
+    pub(crate) fn hooks(&self) -> &Hooks {
+        &self.hooks
     }
 
     /// The generated history tools' names, sorted.

@@ -218,6 +218,14 @@ pub enum StartupProblem {
         /// Why they cannot apply.
         problem: String,
     },
+    /// A transactional hook (`ServerBuilder::on_entry`, `on_exit`) names no state of a
+    /// machine.
+    Hook {
+        /// How it was given: `on_entry("expense", "expired")`.
+        given: String,
+        /// Why it cannot apply.
+        problem: String,
+    },
     /// A history tool (`ServerBuilder::history_tool`) cannot be generated.
     HistoryTool {
         /// The machine it was asked for.
@@ -333,6 +341,7 @@ impl fmt::Display for StartupProblem {
             Self::Managers { machine, problem } => {
                 write!(f, "`owned_instances_managed_by(\"{machine}\", …)`: {problem}")
             }
+            Self::Hook { given, problem } => write!(f, "`{given}`: {problem}"),
             Self::Catalog { problem } => f.write_str(problem),
             Self::HandleKey { problem } => {
                 write!(f, "{problem} (set it with ServerBuilder::handle_key or TOOLGATE_HANDLE_KEY)")

@@ -227,13 +227,21 @@ fn store_problems(
     let writers: Vec<&str> = registry
         .map(|r| r.tools().iter().filter(|t| t.takes_transaction).map(|t| t.name).collect())
         .unwrap_or_default();
+    let hooked: Vec<String> =
+        registry.map(|r| r.hooks().machines().map(|m| format!("`{m}`")).collect()).unwrap_or_default();
     let capabilities = store.capabilities();
-    if (!writers.is_empty() || has_tables) && capabilities.tables.is_none() {
-        let who = match writers.as_slice() {
-            [] => "the server creates tables of yours".to_string(),
-            tools => format!(
-                "{} write tables of yours through a `Transaction`",
-                tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+    if (!writers.is_empty() || !hooked.is_empty() || has_tables) && capabilities.tables.is_none() {
+        let tools = writers.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
+        let who = match (writers.is_empty(), hooked.is_empty()) {
+            (true, true) => "the server creates tables of yours".to_string(),
+            (false, true) => format!("{tools} write tables of yours through a `Transaction`"),
+            (true, false) => format!(
+                "the transactional hooks of machine {} (`on_entry`, `on_exit`) write tables of yours",
+                hooked.join(", ")
+            ),
+            (false, false) => format!(
+                "{tools} write tables of yours through a `Transaction`, as do the transactional hooks of machine {}",
+                hooked.join(", ")
             ),
         };
         problems.push(StartupProblem::Store {

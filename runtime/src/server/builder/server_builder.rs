@@ -104,6 +104,56 @@ impl ServerBuilder {
         self
     }
 
+    /// Runs `hook` in the commit of every transition that enters `state` of the keyed
+    /// machine `machine` — by a call, by time (`after`), by a task's end, and its creation
+    /// into the initial state — with the [`Transaction`](crate::Transaction) the
+    /// transition commits in and the instance it moves ([`Moved`](crate::Moved)):
+    /// the rows you write commit with the transition, or neither does. A hook that fails
+    /// fails the transition (a call's is `INTERNAL`; time's is tried again by the next
+    /// sweep).
+    ///
+    /// ```no_run
+    /// # use toolgate_runtime::{Moved, Server, ToolError, Transaction};
+    /// async fn expire_row(tx: Transaction, moved: Moved) -> Result<(), ToolError> {
+    ///     let id = moved.instance.clone();
+    ///     tx.execute("UPDATE expenses SET status = 'expired' WHERE id = $1", &[id.into()]).await?;
+    ///     Ok(())
+    /// }
+    /// # fn f() { let _ =
+    /// Server::from_registry("desk").on_entry("expense", "expired", expire_row)
+    /// # ; }
+    /// ```
+    ///
+    /// A hook is not an effect: it runs inside the commit and reaches only your tables;
+    /// an effect (`entry:` in the machine) runs after it, at least once, and may call the
+    /// world. A server with hooks needs a store that keeps tables of yours (the SQLite file,
+    /// Postgres) and does not start on another; one naming no state of a keyed machine
+    /// does not start either.
+    pub fn on_entry<F, Fut>(mut self, machine: &str, state: &str, hook: F) -> Self
+    where
+        F: Fn(crate::Transaction, crate::Moved) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), crate::ToolError>> + Send + 'static,
+    {
+        let point = crate::hook::HookPoint::Entry;
+        let hook = crate::hook::HookRegistration::new(machine.into(), state.into(), point, hook);
+        self.options.hooks.push(hook);
+        self
+    }
+
+    /// Runs `hook` in the commit of every transition that leaves `state` of `machine`, as
+    /// [`ServerBuilder::on_entry`] runs its hook as one enters a state; a transition's
+    /// `exit` hooks run before its `entry` hooks.
+    pub fn on_exit<F, Fut>(mut self, machine: &str, state: &str, hook: F) -> Self
+    where
+        F: Fn(crate::Transaction, crate::Moved) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), crate::ToolError>> + Send + 'static,
+    {
+        let point = crate::hook::HookPoint::Exit;
+        let hook = crate::hook::HookRegistration::new(machine.into(), state.into(), point, hook);
+        self.options.hooks.push(hook);
+        self
+    }
+
     /// How long `state` of `machine` lasts before time moves it (its first `after`), in
     /// place of what the machine declares: a test's two seconds for a quote valid fifteen
     /// minutes (`--after quote.quoted=2s`). A state without `after` stops start-up.
