@@ -77,6 +77,10 @@ async fn expense_approve(input: ExpenseRef) -> Result<Report, ToolError> {
 }
 
 fn desk(outbox: &Outbox) -> toolgate::Server {
+    desk_builder(outbox).build().expect("the desk")
+}
+
+fn desk_builder(outbox: &Outbox) -> toolgate::ServerBuilder {
     let manager = |name: &str| Principal::new(name).with_tenant("a").with_scopes(["expenses:approve"]);
     let tokens = StaticTokens::new()
         .token(ALICE, Principal::new("alice").with_tenant("a"))
@@ -88,8 +92,21 @@ fn desk(outbox: &Outbox) -> toolgate::Server {
         .history_tool("expense")
         .owned_instances_managed_by("expense", ["expenses:approve"])
         .otp_sender(toolgate_runtime::confirm::OutboxSender::new(outbox.path()))
-        .build()
-        .expect("the desk")
+}
+
+/// The desk as its user wrote it passes every rule of the audit: the approval is guarded,
+/// confirmed and scoped, and the managers' scope reaches every filer's report.
+#[test]
+fn the_desk_passes_the_audit() {
+    let outbox = Outbox::new();
+    let report = desk_builder(&outbox).build().expect("the desk").audit();
+    let failed: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.verdict == toolgate::inspect::Verdict::Fail)
+        .map(|f| format!("{} {:?}: {}", f.tool, f.rule, f.detail))
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
 }
 
 async fn client(url: &str, token: &str) -> TestClient {
