@@ -6,7 +6,12 @@
 //! person through an [`OtpSender`] (or comes from their authenticator app, [`TotpSecrets`]).
 //! The confirming call repeats the call with `challenge_id` and `otp`. A challenge lives in
 //! the store (so any replica can confirm it), keeps only a digest of its code, is used
-//! once and expires. Wrong codes are counted across challenges, per principal and per
+//! once and expires. A right code is checked here and spent by the call's commit: in the
+//! same compare-and-set as the transition it confirms, on the record the challenge is
+//! bound to (its instance, or its flow), under that record's lease. A call that never
+//! commits — refused by a later step, failed, timed out, killed — leaves the code live
+//! until the challenge expires; a call that holds no such lease spends it on the
+//! challenge itself before its handler runs ([`Confirmations::spend`]). Wrong codes are counted across challenges, per principal and per
 //! instance (`guard.rs`): too many lock the tool (`CONFIRMATION_LOCKED`), each lock longer
 //! than the last, and challenges issued are capped too. Codes are compared in constant
 //! time and never logged.
@@ -34,7 +39,7 @@ pub use sender::{OtpDelivery, OtpError, OtpFuture, OtpSender, OutboxSender, Totp
 use crate::auth::Principal;
 use crate::client::ClientLink;
 use crate::error::ToolError;
-use crate::store::{FlowStore, Snapshot, StoreError, StoreKey, now_ms};
+use crate::store::{FlowStore, Snapshot, SpentChallenge, StoreError, StoreKey, now_ms};
 use crate::types::Money;
 
 /// The argument a confirming call names its challenge in.
@@ -174,14 +179,44 @@ struct Challenge {
     code: Option<String>,
     /// Wrong codes it still takes.
     attempts_left: u32,
-    /// Confirmed once, or void: it confirms nothing more.
+    /// Spent on its own record ([`Confirmations::spend`]), or void: it confirms nothing
+    /// more. (A code spent in the commit of the record it is bound to is marked there,
+    /// [`Snapshot::spent_challenges`].)
     spent: bool,
 }
 
-/// What a presented confirmation turned out to be.
+/// A right code, checked at step 8 and not yet spent: the gate spends it in the commit of
+/// the record the challenge is bound to ([`Accepted::subject`]) when the call holds that
+/// record's lease, or else at once with [`Confirmations::spend`], before the handler runs.
+#[derive(Debug, Clone)]
+pub(crate) struct Accepted {
+    pub(crate) challenge_id: String,
+    /// When the challenge expires (ms since the Unix epoch).
+    pub(crate) expires_at_ms: u64,
+    /// The store key of the instance or flow the challenge was issued for (empty: none).
+    pub(crate) subject: String,
+}
+
+impl Accepted {
+    /// The entry a commit that consumes the challenge writes in its record.
+    pub(crate) fn spent(&self) -> SpentChallenge {
+        SpentChallenge { id: self.challenge_id.clone(), expires_at_ms: self.expires_at_ms }
+    }
+}
+
+/// The refusal of a challenge that is gone: expired, used, voided, another principal's, or
+/// never issued — the same words for each, so that nothing is learnt by probing ids.
+pub(crate) fn gone(tool: &str) -> ToolError {
+    ToolError::confirmation_failed(
+        tool,
+        "no live challenge of yours has this id: it expired, was used, or never existed",
+        0,
+    )
+}
+
+/// What a presented confirmation that is not a right code turned out to be.
 #[derive(Debug, Clone, Copy)]
 enum Verdict {
-    Confirmed,
     /// The challenge was issued for another transaction.
     OtherCall,
     WrongCode {
@@ -259,7 +294,8 @@ fn unavailable(error: StoreError) -> ToolError {
 
 impl Confirmations {
     /// Judges a call to `tool` that must be confirmed: a new challenge (refused with
-    /// `CONFIRMATION_REQUIRED`), or the presented one checked and spent.
+    /// `CONFIRMATION_REQUIRED`), or the presented one checked — a wrong code counted at
+    /// once, a right one [`Accepted`] and left for the call's commit to spend.
     pub(crate) async fn judge(
         &self,
         store: &dyn FlowStore,
@@ -267,7 +303,7 @@ impl Confirmations {
         transaction: &Transaction<'_>,
         presented: Option<Presented>,
         client: Option<&dyn ClientLink>,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Accepted, ToolError> {
         let tool = transaction.tool;
         let by_page = self.page.as_deref().zip(client).filter(|(_, client)| client.takes_url_elicitation());
         let route = match (by_page, &self.channel) {
@@ -312,7 +348,9 @@ impl Confirmations {
         route: Route<'_>,
         principal: &Principal,
         transaction: &Transaction<'_>,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Accepted, ToolError> {
+        // Never accepted: the call is refused with `CONFIRMATION_REQUIRED` once the code
+        // is on its way (or with why it could not be sent).
         let page_sender;
         let (channel, page) = match route {
             Route::Channel(channel) => (channel, None),
@@ -398,15 +436,9 @@ impl Confirmations {
         transaction: &Transaction<'_>,
         presented: Presented,
         guards: &guard::Guards,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Accepted, ToolError> {
         let tool = transaction.tool;
-        let gone = || {
-            ToolError::confirmation_failed(
-                tool,
-                "no live challenge of yours has this id: it expired, was used, or never existed",
-                0,
-            )
-        };
+        let gone = || gone(tool);
         let key = StoreKey::challenge(&presented.challenge_id);
         // A few rounds: a concurrent wrong code may move the record between load and write.
         for _ in 0..8 {
@@ -424,16 +456,26 @@ impl Confirmations {
             if !same(&challenge.principal, &principal.digest()) || challenge.spent {
                 return Err(gone());
             }
+            let other_call = !same(&challenge.transaction, &transaction.digest());
+            // A right code is not spent here: the call's commit spends it (`Accepted`), so
+            // a call that never commits leaves it live until it expires.
+            if !other_call && self.code_matches(channel, principal, &presented, &challenge) {
+                guards.confirmed(store).await?;
+                tracing::info!(tool, challenge_id = %presented.challenge_id, "code accepted");
+                return Ok(Accepted {
+                    challenge_id: presented.challenge_id,
+                    expires_at_ms: snapshot.expires_at_ms.unwrap_or(now),
+                    subject: transaction.subject.to_string(),
+                });
+            }
             let mut next = challenge.clone();
-            let verdict = if !same(&challenge.transaction, &transaction.digest()) {
+            let verdict = if other_call {
                 Verdict::OtherCall
-            } else if self.code_matches(channel, principal, &presented, &challenge) {
-                Verdict::Confirmed
             } else {
                 Verdict::WrongCode { attempts_left: challenge.attempts_left.saturating_sub(1) }
             };
             match verdict {
-                Verdict::Confirmed | Verdict::OtherCall => next.spent = true,
+                Verdict::OtherCall => next.spent = true,
                 Verdict::WrongCode { attempts_left } => {
                     next.attempts_left = attempts_left;
                     next.spent = attempts_left == 0;
@@ -449,11 +491,6 @@ impl Confirmations {
                 Err(error) => return Err(unavailable(error)),
             }
             return match verdict {
-                Verdict::Confirmed => {
-                    guards.confirmed(store).await?;
-                    tracing::info!(tool, challenge_id = %presented.challenge_id, "call confirmed");
-                    Ok(())
-                }
                 // Another amount, target or tool than the one the code was sent for.
                 Verdict::OtherCall => Err(ToolError::confirmation_failed(
                     tool,
@@ -473,6 +510,36 @@ impl Confirmations {
             };
         }
         Err(gone())
+    }
+
+    /// Spends an accepted challenge now, on its own record (compare-and-set): for a call
+    /// that holds no lease of the record the challenge is bound to, and so has no commit
+    /// to spend it in (a creation under a minted key, a call that writes no record). Of two
+    /// calls presenting the same code, only one spends it; the other is refused as used.
+    pub(crate) async fn spend(&self, store: &dyn FlowStore, tool: &str, accepted: &Accepted) -> Result<(), ToolError> {
+        let key = StoreKey::challenge(&accepted.challenge_id);
+        for _ in 0..8 {
+            let snapshot = store.load(&key).await.map_err(unavailable)?;
+            let Some(mut challenge) = snapshot
+                .record
+                .as_ref()
+                .filter(|_| snapshot.version > 0 && !snapshot.is_expired(now_ms()))
+                .and_then(|record| serde_json::from_value::<Challenge>(record.clone()).ok())
+                .filter(|challenge| !challenge.spent)
+            else {
+                return Err(gone(tool));
+            };
+            challenge.spent = true;
+            let record = serde_json::to_value(&challenge).expect("a challenge serializes");
+            let written = Snapshot { record: Some(record), ..snapshot.next() };
+            match store.commit(&key, snapshot.version, &written, None, None).await {
+                Ok(_) => return Ok(()),
+                // A concurrent wrong code, or a concurrent spend: judged again.
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(error) => return Err(unavailable(error)),
+            }
+        }
+        Err(gone(tool))
     }
 
     fn code_matches(

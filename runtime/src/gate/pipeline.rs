@@ -33,15 +33,17 @@
 //! taken if free — one round trip instead of two, and the read already authoritative — and
 //! else waited for at step 10, so it never waits before being judged.)
 
+mod confirming;
+
 use serde_json::{Map, Value};
 
-use super::admitted::Leases;
+use super::admitted::{Leases, Spend};
 use super::idempotency::Recalled;
 use super::naming;
 use super::{Admission, Admitted, Caller, Idempotency, Instance, Limiter, Spent};
 use crate::action::RatePer;
 use crate::auth::Principal;
-use crate::confirm::{self, Confirmations, Presented, Transaction};
+use crate::confirm::{self, Accepted, Confirmations, Presented};
 use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
@@ -88,6 +90,8 @@ struct Candidate<'a> {
     switch: Option<SwitchRequest>,
     /// The confirmation a confirming call presents (`challenge_id`, `otp`).
     presented: Option<Presented>,
+    /// The challenge whose right code step 8 accepted, to be spent by the call's commit.
+    accepted: Option<Accepted>,
     /// Where an idempotent call's result is kept.
     idempotency: Option<Idempotency>,
     /// Who is calling, when the request authenticated.
@@ -119,6 +123,7 @@ pub(crate) async fn admit<'a>(
         instance_before: None,
         switch: None,
         presented: None,
+        accepted: None,
         idempotency: None,
         principal: caller.principal.clone(),
         guarded_branch: None,
@@ -153,8 +158,12 @@ pub(crate) async fn admit<'a>(
         Ok(()) => call.take_leases().await,
         Err(error) => Err(error),
     };
+    let leased = match leased {
+        Ok(leases) => call.place_spend(&leases).await.map(|spend| (leases, spend)),
+        Err(error) => Err(error),
+    };
     match leased {
-        Ok(leases) => Ok(Admission::Run(call.admitted(leases, spent))),
+        Ok((leases, spend)) => Ok(Admission::Run(call.admitted(leases, spent, spend))),
         Err(error) => {
             if let Some(spent) = spent {
                 spent.refund().await;
@@ -409,25 +418,6 @@ impl<'a> Candidate<'a> {
         })
     }
 
-    /// Step 8: for a `confirm`ed tool (above its threshold, if it has one), a one-time code
-    /// bound to exactly this call — principal, tool, instance or flow, canonical arguments:
-    /// a new challenge (`CONFIRMATION_REQUIRED`), or the presented one checked and spent.
-    async fn confirm(&mut self) -> Result<(), ToolError> {
-        let Some(policy) = self.tool.confirm() else { return Ok(()) };
-        let presented = self.presented.take();
-        if !policy.applies(&self.arguments) {
-            return Ok(());
-        }
-        // Step 2 refused a confirmed tool's call without a principal.
-        let Some(principal) = &self.principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
-        let subject = self.subject();
-        let principal_key = principal.key();
-        let transaction =
-            Transaction { principal: &principal_key, tool: self.tool.name, subject, arguments: &self.arguments };
-        let confirmations = self.judge.confirmations;
-        confirmations.judge(self.judge.records.store, principal, &transaction, presented, self.judge.client).await
-    }
-
     /// Step 9: the declared rate limit, counted per client, instance or tool — never per
     /// flow, which a client can mint at will — in the store (30 a minute is 30 a minute
     /// across every replica sharing it, and across a restart of a file store), or in this
@@ -533,7 +523,7 @@ impl<'a> Candidate<'a> {
         Ok(leases)
     }
 
-    fn admitted(self, leases: Leases, spent: Option<Spent<'a>>) -> Admitted<'a> {
+    fn admitted(self, leases: Leases, spent: Option<Spent<'a>>, spend: Option<Spend>) -> Admitted<'a> {
         let Self {
             judge,
             tool,
@@ -581,6 +571,7 @@ impl<'a> Candidate<'a> {
             task: None,
             transaction: None,
             leases,
+            spend,
             _spent: spent,
         }
     }

@@ -69,6 +69,22 @@ pub struct Snapshot {
     /// every other record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The confirmation challenges whose codes this record's commits consumed, each kept
+    /// until the challenge itself expires: a code is spent in the same compare-and-set as
+    /// the transition it confirmed (on every store, under the record's lease), so a call
+    /// that never commits leaves it live, and no second call can commit with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spent_challenges: Vec<SpentChallenge>,
+}
+
+/// A confirmation challenge a record's commit consumed ([`Snapshot::spent_challenges`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpentChallenge {
+    /// The challenge's id.
+    pub id: String,
+    /// When the challenge expires (ms since the Unix epoch): past it, the challenge
+    /// confirms nothing anyway, and the entry is dropped at the record's next spend.
+    pub expires_at_ms: u64,
 }
 
 /// An effect a commit recorded: what to run, with what, under which idempotency key, and
@@ -153,6 +169,18 @@ impl Snapshot {
         }
         let owns = principal.is_some_and(|principal| principal.owns(self.owner.as_deref()));
         (self.version != 0) & !owns
+    }
+
+    /// Whether a commit of this record consumed the challenge `id` (and it has not expired).
+    pub(crate) fn spent_challenge(&self, id: &str, now_ms: u64) -> bool {
+        self.spent_challenges.iter().any(|spent| spent.id == id && spent.expires_at_ms > now_ms)
+    }
+
+    /// Records `spent` as consumed by this commit, dropping the entries of challenges that
+    /// have expired (they confirm nothing any more): the list holds only live challenges.
+    pub(crate) fn spend_challenge(&mut self, spent: &SpentChallenge, now_ms: u64) {
+        self.spent_challenges.retain(|kept| kept.expires_at_ms > now_ms && kept.id != spent.id);
+        self.spent_challenges.push(spent.clone());
     }
 
     /// Whether the record has expired at `now_ms`.
