@@ -5,8 +5,9 @@
 
 use super::log::{CommitLog, SwitchLog, TransitionLog};
 use super::pending::PendingCommit;
+use crate::confirm::Spend;
 use crate::error::ToolError;
-use crate::gate::{Admitted, Spend};
+use crate::gate::Admitted;
 use crate::store::{HistoryEntry, Snapshot, Transition, now_ms};
 
 /// What a commit wrote.

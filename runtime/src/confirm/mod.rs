@@ -22,6 +22,7 @@
 mod digest;
 mod guard;
 mod sender;
+mod spend;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,11 +36,12 @@ pub(crate) use digest::Transaction;
 #[cfg(feature = "webhook")]
 pub use sender::WebhookSender;
 pub use sender::{OtpDelivery, OtpError, OtpFuture, OtpSender, OutboxSender, TotpSecrets};
+pub(crate) use spend::{Accepted, Spend, gone};
 
 use crate::auth::Principal;
 use crate::client::ClientLink;
 use crate::error::ToolError;
-use crate::store::{FlowStore, Snapshot, SpentChallenge, StoreError, StoreKey, now_ms};
+use crate::store::{FlowStore, Snapshot, StoreError, StoreKey, now_ms};
 use crate::types::Money;
 
 /// The argument a confirming call names its challenge in.
@@ -185,35 +187,6 @@ struct Challenge {
     spent: bool,
 }
 
-/// A right code, checked at step 8 and not yet spent: the gate spends it in the commit of
-/// the record the challenge is bound to ([`Accepted::subject`]) when the call holds that
-/// record's lease, or else at once with [`Confirmations::spend`], before the handler runs.
-#[derive(Debug, Clone)]
-pub(crate) struct Accepted {
-    pub(crate) challenge_id: String,
-    /// When the challenge expires (ms since the Unix epoch).
-    pub(crate) expires_at_ms: u64,
-    /// The store key of the instance or flow the challenge was issued for (empty: none).
-    pub(crate) subject: String,
-}
-
-impl Accepted {
-    /// The entry a commit that consumes the challenge writes in its record.
-    pub(crate) fn spent(&self) -> SpentChallenge {
-        SpentChallenge { id: self.challenge_id.clone(), expires_at_ms: self.expires_at_ms }
-    }
-}
-
-/// The refusal of a challenge that is gone: expired, used, voided, another principal's, or
-/// never issued — the same words for each, so that nothing is learnt by probing ids.
-pub(crate) fn gone(tool: &str) -> ToolError {
-    ToolError::confirmation_failed(
-        tool,
-        "no live challenge of yours has this id: it expired, was used, or never existed",
-        0,
-    )
-}
-
 /// What a presented confirmation that is not a right code turned out to be.
 #[derive(Debug, Clone, Copy)]
 enum Verdict {
@@ -301,10 +274,16 @@ impl Confirmations {
         store: &dyn FlowStore,
         principal: &Principal,
         transaction: &Transaction<'_>,
+        record: &Snapshot,
         presented: Option<Presented>,
         client: Option<&dyn ClientLink>,
     ) -> Result<Accepted, ToolError> {
         let tool = transaction.tool;
+        // A code the commit of its instance or flow (`record`, as last read) spent is gone,
+        // judged before the code is: no strike for presenting a used one.
+        if presented.as_ref().is_some_and(|p| record.spent_challenge(&p.challenge_id, now_ms())) {
+            return Err(gone(tool));
+        }
         let by_page = self.page.as_deref().zip(client).filter(|(_, client)| client.takes_url_elicitation());
         let route = match (by_page, &self.channel) {
             (Some((page, client)), _) => Route::Page { page, client },
@@ -510,36 +489,6 @@ impl Confirmations {
             };
         }
         Err(gone())
-    }
-
-    /// Spends an accepted challenge now, on its own record (compare-and-set): for a call
-    /// that holds no lease of the record the challenge is bound to, and so has no commit
-    /// to spend it in (a creation under a minted key, a call that writes no record). Of two
-    /// calls presenting the same code, only one spends it; the other is refused as used.
-    pub(crate) async fn spend(&self, store: &dyn FlowStore, tool: &str, accepted: &Accepted) -> Result<(), ToolError> {
-        let key = StoreKey::challenge(&accepted.challenge_id);
-        for _ in 0..8 {
-            let snapshot = store.load(&key).await.map_err(unavailable)?;
-            let Some(mut challenge) = snapshot
-                .record
-                .as_ref()
-                .filter(|_| snapshot.version > 0 && !snapshot.is_expired(now_ms()))
-                .and_then(|record| serde_json::from_value::<Challenge>(record.clone()).ok())
-                .filter(|challenge| !challenge.spent)
-            else {
-                return Err(gone(tool));
-            };
-            challenge.spent = true;
-            let record = serde_json::to_value(&challenge).expect("a challenge serializes");
-            let written = Snapshot { record: Some(record), ..snapshot.next() };
-            match store.commit(&key, snapshot.version, &written, None, None).await {
-                Ok(_) => return Ok(()),
-                // A concurrent wrong code, or a concurrent spend: judged again.
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(error) => return Err(unavailable(error)),
-            }
-        }
-        Err(gone(tool))
     }
 
     fn code_matches(

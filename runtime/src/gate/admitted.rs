@@ -12,7 +12,7 @@ use crate::flow::FlowRef;
 use crate::fsm::Machine;
 use crate::records::Records;
 use crate::registry::{InstanceHistory, ToolEntry};
-use crate::store::{FlowLease, Snapshot, SpentChallenge, StoreKey, StoreTransaction};
+use crate::store::{FlowLease, Snapshot, StoreKey, StoreTransaction};
 
 /// The keyed machine's instance a call names.
 pub(crate) struct Instance<'a> {
@@ -38,16 +38,6 @@ pub(crate) enum Admission<'a> {
 pub(crate) struct Leases {
     pub(crate) flow: Option<FlowLease>,
     pub(crate) instance: Option<FlowLease>,
-}
-
-/// The record whose commit spends a confirming call's code (the challenge's entry):
-/// the one the challenge is bound to, whose lease the call holds.
-#[derive(Debug, Clone)]
-pub(crate) enum Spend {
-    /// The instance the call names.
-    Instance(SpentChallenge),
-    /// The call's flow.
-    Flow(SpentChallenge),
 }
 
 /// A call allowed to run: what it read, what its commit will write, and the leases that
@@ -94,7 +84,7 @@ pub(crate) struct Admitted<'a> {
     pub(crate) leases: Leases,
     /// Where the commit spends the code that confirmed the call, if one did and the call
     /// holds the lease of the record its challenge is bound to.
-    pub(crate) spend: Option<Spend>,
+    pub(crate) spend: Option<crate::confirm::Spend>,
     /// The allowance the call spent: it counts whatever the handler does.
     pub(super) _spent: Option<Spent<'a>>,
 }

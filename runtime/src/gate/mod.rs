@@ -17,7 +17,7 @@ mod naming;
 mod pipeline;
 mod rate_limit;
 
-pub(crate) use admitted::{Admission, Admitted, Instance, Spend};
+pub(crate) use admitted::{Admission, Admitted, Instance};
 pub(crate) use caller::{Caller, Peer};
 pub(crate) use idempotency::Idempotency;
 pub(crate) use pipeline::{Judge, Refused, admit};

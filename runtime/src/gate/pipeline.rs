@@ -18,7 +18,8 @@
 //! 9. [`Candidate::spend_allowance`] — the declared rate limit;
 //! 10. [`Candidate::take_leases`] — the leases of what the call will write; steps 4, 6
 //!     (the hold included) and 7½ are judged again on what is committed now, and a
-//!     refusal here gives the allowance back;
+//!     refusal here gives the allowance back; then [`Candidate::place_spend`] (10½) — where
+//!     step 8's accepted code is spent;
 //!
 //! then the caller runs the handler (11) and [`Admitted::commit`]s (12): a transition on a
 //! keyed instance is committed with its history entry, in one atomic step. Adding a check
@@ -33,17 +34,15 @@
 //! taken if free — one round trip instead of two, and the read already authoritative — and
 //! else waited for at step 10, so it never waits before being judged.)
 
-mod confirming;
-
 use serde_json::{Map, Value};
 
-use super::admitted::{Leases, Spend};
+use super::admitted::Leases;
 use super::idempotency::Recalled;
 use super::naming;
 use super::{Admission, Admitted, Caller, Idempotency, Instance, Limiter, Spent};
 use crate::action::RatePer;
 use crate::auth::Principal;
-use crate::confirm::{self, Accepted, Confirmations, Presented};
+use crate::confirm::{self, Accepted, Confirmations, Presented, Spend, Transaction};
 use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
@@ -416,6 +415,47 @@ impl<'a> Candidate<'a> {
                 self.tool.name
             )),
         })
+    }
+
+    /// Step 8: for a `confirm`ed tool (above its threshold, if it has one), a one-time code
+    /// bound to exactly this call — principal, tool, instance or flow, canonical arguments:
+    /// a new challenge (`CONFIRMATION_REQUIRED`), or the presented one checked. A right
+    /// code is accepted, not spent: the call's commit spends it (step 10½).
+    async fn confirm(&mut self) -> Result<(), ToolError> {
+        let Some(policy) = self.tool.confirm() else { return Ok(()) };
+        let presented = self.presented.take();
+        if !policy.applies(&self.arguments) {
+            return Ok(());
+        }
+        // Step 2 refused a confirmed tool's call without a principal.
+        let Some(principal) = &self.principal else { return Err(ToolError::unauthenticated(self.tool.name)) };
+        let subject = self.subject();
+        let principal_key = principal.key();
+        let transaction =
+            Transaction { principal: &principal_key, tool: self.tool.name, subject, arguments: &self.arguments };
+        let (judge, record) = (self.judge, self.subject_record());
+        let judged =
+            judge.confirmations.judge(judge.records.store, principal, &transaction, record, presented, judge.client);
+        self.accepted = Some(judged.await?);
+        Ok(())
+    }
+
+    /// The record of what the call acts on ([`Candidate::subject`]), as last read.
+    fn subject_record(&self) -> &Snapshot {
+        match (&self.instance, &self.instance_before) {
+            (Some(_), Some(before)) => before,
+            _ => &self.flow_before,
+        }
+    }
+
+    /// Step 10½: where the accepted code is spent ([`Confirmations::place`]): in the
+    /// commit of its instance or flow, whose lease the call now holds, or else at once.
+    async fn place_spend(&self, leases: &Leases) -> Result<Option<Spend>, ToolError> {
+        let Some(accepted) = &self.accepted else { return Ok(None) };
+        let instance = self.instance.as_ref().filter(|_| leases.instance.is_some()).map(|i| &i.key);
+        let flow = self.flow.as_ref().filter(|_| leases.flow.is_some()).map(|f| &f.key);
+        let (judge, record) = (self.judge, self.subject_record());
+        judge.confirmations.place(judge.records.store, self.tool.name, accepted, [instance, flow], record).await
     }
 
     /// Step 9: the declared rate limit, counted per client, instance or tool — never per
