@@ -23,11 +23,11 @@ mod digest;
 mod guard;
 mod sender;
 mod spend;
+mod stored;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -36,7 +36,9 @@ pub(crate) use digest::Transaction;
 #[cfg(feature = "webhook")]
 pub use sender::WebhookSender;
 pub use sender::{OtpDelivery, OtpError, OtpFuture, OtpSender, OutboxSender, TotpSecrets};
-pub(crate) use spend::{Accepted, Spend, gone};
+pub(crate) use spend::{Accepted, Spend, place};
+use stored::Challenge;
+pub(crate) use stored::gone;
 
 use crate::auth::Principal;
 use crate::client::ClientLink;
@@ -168,23 +170,6 @@ pub const CONFIRMATION_PAGE: &str = include_str!("page.html");
 pub(crate) struct Presented {
     pub(crate) challenge_id: String,
     pub(crate) otp: String,
-}
-
-/// A challenge as the store keeps it: digests only, never the code.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Challenge {
-    /// The principal's digest.
-    principal: String,
-    /// The transaction's digest.
-    transaction: String,
-    /// SHA-256 of the challenge id and the code; `None` for TOTP.
-    code: Option<String>,
-    /// Wrong codes it still takes.
-    attempts_left: u32,
-    /// Spent on its own record ([`Confirmations::spend`]), or void: it confirms nothing
-    /// more. (A code spent in the commit of the record it is bound to is marked there,
-    /// [`Snapshot::spent_challenges`].)
-    spent: bool,
 }
 
 /// What a presented confirmation that is not a right code turned out to be.

@@ -47,10 +47,10 @@ use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
-use crate::fsm::{GuardRefusal, Mint, Verdict};
+use crate::fsm::{GuardRefusal, Verdict};
 use crate::records::Records;
 use crate::registry::{Registry, ToolEntry, ToolKind};
-use crate::store::{FlowLease, Snapshot, StoreKey, now_ms};
+use crate::store::{FlowLease, Snapshot, now_ms};
 use crate::visibility::{Visibility, view};
 
 /// What the pipeline judges a call with.
@@ -153,16 +153,13 @@ pub(crate) async fn admit<'a>(
         Ok(spent) => spent,
         Err(error) => return Err(call.refused(error)),
     };
-    let leased = match call.mint_instance().await {
-        Ok(()) => call.take_leases().await,
-        Err(error) => Err(error),
+    let leased = async {
+        call.mint_instance().await?;
+        let leases = call.take_leases().await?;
+        Ok((call.place_spend(&leases).await?, leases))
     };
-    let leased = match leased {
-        Ok(leases) => call.place_spend(&leases).await.map(|spend| (leases, spend)),
-        Err(error) => Err(error),
-    };
-    match leased {
-        Ok((leases, spend)) => Ok(Admission::Run(call.admitted(leases, spent, spend))),
+    match leased.await {
+        Ok((spend, leases)) => Ok(Admission::Run(call.admitted(leases, spent, spend))),
         Err(error) => {
             if let Some(spent) = spent {
                 spent.refund().await;
@@ -272,27 +269,11 @@ impl<'a> Candidate<'a> {
     async fn mint_instance(&mut self) -> Result<(), ToolError> {
         let Some(machine) = self.tool.machine.as_deref().filter(|_| self.tool.creates) else { return Ok(()) };
         let Some((format, mint)) = machine.minting() else { return Ok(()) };
-        let tenant = self.principal.as_ref().and_then(Principal::tenant);
-        let counter = match (machine.is_principal_owned(), machine.is_tenant_scoped()) {
-            (true, _) => StoreKey::minted(machine.id(), Some(tenant.unwrap_or_default())),
-            (false, true) => StoreKey::minted(machine.id(), tenant),
-            (false, false) => StoreKey::minted(machine.id(), None),
-        };
-        for _ in 0..64 {
-            let minted = match mint {
-                Mint::Counter => self.judge.records.mint(&counter).await?.to_string(),
-                Mint::Random => naming::random_key(),
-            };
-            let id = format.replace(mint.placeholder(), &minted);
-            let key = crate::visibility::instance_key(machine, &id, self.principal.as_ref());
-            let before = self.judge.records.load(&key).await?;
-            if before.version == 0 {
-                self.instance_before = Some(before);
-                self.instance = Some(Instance { machine, id, key });
-                return Ok(());
-            }
-        }
-        Err(ToolError::internal(format_args!("no free `{}` key after 64 minted keys", machine.id())))
+        let (instance, before) =
+            naming::mint(self.judge.records, machine, (format, mint), self.principal.as_ref()).await?;
+        self.instance_before = Some(before);
+        self.instance = Some(instance);
+        Ok(())
     }
 
     /// Step 5½: an idempotent call's retry — the same key and arguments as a call that
@@ -442,20 +423,16 @@ impl<'a> Candidate<'a> {
 
     /// The record of what the call acts on ([`Candidate::subject`]), as last read.
     fn subject_record(&self) -> &Snapshot {
-        match (&self.instance, &self.instance_before) {
-            (Some(_), Some(before)) => before,
-            _ => &self.flow_before,
-        }
+        self.instance.as_ref().and(self.instance_before.as_ref()).unwrap_or(&self.flow_before)
     }
 
-    /// Step 10½: where the accepted code is spent ([`Confirmations::place`]): in the
-    /// commit of its instance or flow, whose lease the call now holds, or else at once.
+    /// Step 10½: where the accepted code is spent ([`confirm::place`]).
     async fn place_spend(&self, leases: &Leases) -> Result<Option<Spend>, ToolError> {
         let Some(accepted) = &self.accepted else { return Ok(None) };
         let instance = self.instance.as_ref().filter(|_| leases.instance.is_some()).map(|i| &i.key);
         let flow = self.flow.as_ref().filter(|_| leases.flow.is_some()).map(|f| &f.key);
         let (judge, record) = (self.judge, self.subject_record());
-        judge.confirmations.place(judge.records.store, self.tool.name, accepted, [instance, flow], record).await
+        confirm::place(judge.records.store, self.tool.name, accepted, [instance, flow], record).await
     }
 
     /// Step 9: the declared rate limit, counted per client, instance or tool — never per
