@@ -11,9 +11,10 @@
 //! bound to (its instance, or its flow), under that record's lease. A call that never
 //! commits — refused by a later step, failed, timed out, killed — leaves the code live
 //! until the challenge expires; a call that holds no such lease spends it on the
-//! challenge itself before its handler runs ([`Confirmations::spend`]). Wrong codes are counted across challenges, per principal and per
-//! instance (`guard.rs`): too many lock the tool (`CONFIRMATION_LOCKED`), each lock longer
-//! than the last, and challenges issued are capped too. Codes are compared in constant
+//! challenge itself before its handler runs (`spend.rs`). Wrong codes are counted across
+//! challenges, per principal and per instance (`guard.rs`): too many lock the tool
+//! (`CONFIRMATION_LOCKED`), each lock longer than the last, and challenges issued are
+//! capped too. Codes are compared in constant
 //! time and never logged.
 //!
 //! This is step 8 of the call pipeline (`docs/call-pipeline.md`), after the argument check and
