@@ -1,9 +1,9 @@
 //! The channels a one-time code travels by — a webhook POST to a loopback service, TOTP
 //! from an authenticator app — and a threshold below which no code is asked for; and when
 //! a code is spent: by the commit of the transition it confirms, so a call that never
-//! commits leaves it live, and two calls presenting it commit once (on the memory store,
-//! and on Redis and Postgres when `TOOLGATE_TEST_REDIS_URL` / `TOOLGATE_TEST_POSTGRES_URL`
-//! name them).
+//! commits leaves it live, and two calls presenting it commit once (on the memory store, a
+//! SQLite file, and on Redis and Postgres when `TOOLGATE_TEST_REDIS_URL` /
+//! `TOOLGATE_TEST_POSTGRES_URL` name them).
 
 mod common;
 
@@ -364,11 +364,22 @@ async fn payout_hold(report: ApprovalRef) -> Result<Approval, ToolError> {
     Ok(Approval { id: report.id })
 }
 
-/// The stores the approval tests run on: memory, and the test services that are set.
+/// The stores the approval tests run on: memory, a SQLite file of their own, and the test
+/// services that are set.
 fn stores() -> Vec<String> {
+    let file = std::env::temp_dir().join(format!("toolgate-approvals-{}.db", fresh_report()));
     let services = ["TOOLGATE_TEST_REDIS_URL", "TOOLGATE_TEST_POSTGRES_URL"];
     let set = services.iter().filter_map(|var| std::env::var(var).ok().filter(|url| !url.is_empty()));
-    std::iter::once("memory".to_string()).chain(set).collect()
+    ["memory".to_string(), format!("sqlite:{}", file.display())].into_iter().chain(set).collect()
+}
+
+/// Removes a SQLite store's files once its test is done with it (the others outlive it).
+fn forget(store: &str) {
+    if let Some(path) = store.strip_prefix("sqlite:") {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+    }
 }
 
 /// A report id no earlier run used (the test services outlive a run).
@@ -439,6 +450,7 @@ async fn a_code_whose_call_failed_or_timed_out_confirms_the_retry() {
         let again = client.refused("payout_approve", confirming).await;
         assert_ne!(again["code"], "CONFIRMATION_FAILED", "{store}: {again}");
         assert_eq!(runs(&report), 3, "{store}");
+        forget(&store);
     }
 }
 
@@ -459,6 +471,7 @@ async fn a_code_whose_call_was_refused_by_a_later_step_confirms_the_retry() {
         let approved = client.call("payout_approve", confirming).await;
         assert!(!approved.1, "{store}: the retry after FLOW_BUSY was refused: {}", approved.0);
         assert_eq!(runs(&report), 1, "{store}: the refused call's handler ran");
+        forget(&store);
     }
 }
 
@@ -485,5 +498,6 @@ async fn two_presentations_of_one_code_commit_once() {
             assert_eq!(again["code"], refusal, "{store} {tool}: {again}");
             assert_eq!(runs(&report), 1, "{store} {tool}");
         }
+        forget(&store);
     }
 }

@@ -199,6 +199,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_record_keeps_only_the_spent_challenges_that_still_live() {
+        let spent = |id: &str, expires_at_ms| SpentChallenge { id: id.into(), expires_at_ms };
+        let mut record = Snapshot::default();
+        record.spend_challenge(&spent("a", 1_000), 0);
+        record.spend_challenge(&spent("b", 5_000), 0);
+        assert!(record.spent_challenge("a", 999) && !record.spent_challenge("a", 1_000));
+        // A later spend drops what expired; a challenge never spent here is not listed.
+        record.spend_challenge(&spent("c", 9_000), 2_000);
+        assert_eq!(record.spent_challenges, vec![spent("b", 5_000), spent("c", 9_000)]);
+        assert!(!record.spent_challenge("z", 0));
+        // Written only when there is one: records without any read and write as before.
+        let text = serde_json::to_string(&Snapshot::default()).unwrap();
+        assert!(!text.contains("spent_challenges"), "{text}");
+    }
+
+    #[test]
     fn an_owned_instance_is_hidden_from_all_but_its_owner() {
         let (alice, carol) = (Principal::new("alice").with_tenant("a"), Principal::new("carol").with_tenant("a"));
         let record = Snapshot { version: 3, owner: Some(alice.owner_id()), ..Snapshot::default() };
