@@ -202,7 +202,19 @@ async fn payment_capture(input: Movement, mut payment: InstanceMut<Payment>) -> 
     captured.captured = Some(input.amount);
     let view = PaymentView::of(&input.payment_id, &captured);
     payment.set(captured)?;
+    fault_test::pause().await;
     Ok(view)
+}
+
+/// A hook for toolgate's crash test, inert unless `PAYMENTS_TEST_CAPTURE_PAUSE_MS` is set:
+/// a pause in a capture's handler, after its code was accepted and before the call
+/// commits (where the test kills the process).
+mod fault_test {
+    pub(crate) async fn pause() {
+        if let Some(ms) = std::env::var("PAYMENTS_TEST_CAPTURE_PAUSE_MS").ok().and_then(|ms| ms.parse().ok()) {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
+    }
 }
 
 /// Void an authorized payment: the reservation is released, nothing moves. Does not refund a captured one.

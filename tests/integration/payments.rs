@@ -36,6 +36,11 @@ impl Drop for TempDir {
 }
 
 async fn deploy(extra: &[&str]) -> Deployment {
+    deploy_with(extra, &[]).await
+}
+
+/// [`deploy`], with `env` set for the server.
+async fn deploy_with(extra: &[&str], env: &[(&str, &str)]) -> Deployment {
     let dir = std::env::temp_dir().join(format!("toolgate-payments-{}", uuid_like()));
     std::fs::create_dir_all(&dir).unwrap();
     let tokens = dir.join("tokens.toml");
@@ -73,7 +78,7 @@ scopes = ["payments:create", "payments:capture"]
     let outbox = dir.join("otp.jsonl");
     let mut args = vec!["--tokens", tokens.to_str().unwrap(), "--otp-outbox", outbox.to_str().unwrap()];
     args.extend_from_slice(extra);
-    let (server, url) = spawn_http_example("payments", &args, &[]).await;
+    let (server, url) = spawn_http_example("payments", &args, env).await;
     Deployment { url, outbox, _server: server, _dir: TempDir(dir) }
 }
 
@@ -576,4 +581,83 @@ async fn stdio_is_the_principal_the_command_line_names() {
         .refused("payment_create", json!({ "domain": "payment", "description": "x", "amount": usd("5.00") }))
         .await;
     assert_eq!(refused["code"], "UNAUTHENTICATED", "{refused}");
+}
+
+/// A database of its own on the test Postgres (`TOOLGATE_TEST_POSTGRES_URL`), dropped after.
+struct OwnDatabase {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl OwnDatabase {
+    async fn create(what: &str) -> Option<Self> {
+        let admin = crate::replicas::postgres_url()?;
+        let name = format!("payments_{what}_{}", uuid_like().replace('-', "_"));
+        admin_client(&admin).await.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
+        let base = admin.rsplit_once('/').map_or(admin.as_str(), |(base, _)| base);
+        let url = format!("{base}/{name}");
+        Some(Self { admin, name, url })
+    }
+
+    async fn drop_database(self) {
+        let dropped = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        let _ = admin_client(&self.admin).await.batch_execute(&dropped).await;
+    }
+}
+
+async fn admin_client(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    client
+}
+
+/// Issue 55, item 5: a manager's code survives a crash. kill -9 while a confirmed capture's
+/// handler runs (its code accepted, nothing committed), restart on the same Postgres: the
+/// retry with the same challenge and code captures (after `FLOW_BUSY` while the dead
+/// process's lease lives), and the payment is captured exactly once.
+#[tokio::test]
+async fn a_code_accepted_by_a_call_killed_mid_handler_confirms_its_retry_on_postgres() {
+    let Some(database) = OwnDatabase::create("crash").await else { return };
+    let store = database.url.clone();
+    let handle_key = ("TOOLGATE_HANDLE_KEY", "payments-test-handle-key-00000000000001");
+    let pausing = deploy_with(&["--store", &store], &[handle_key, ("PAYMENTS_TEST_CAPTURE_PAUSE_MS", "30000")]).await;
+    let clerk = pausing.client(Some(CLERK)).await;
+    let id = authorized(&clerk, "60.00").await;
+    let arguments = capture(&id, "60.00", "req-90000001");
+    let challenge_id = challenge(&clerk, &arguments).await;
+    let otp = pausing.code(&challenge_id);
+    let confirmed = confirming(arguments, &challenge_id, &otp);
+    let killed = tokio::spawn({
+        let confirmed = confirmed.clone();
+        async move { clerk.try_call("payment_capture", confirmed).await }
+    });
+    // The code is checked in milliseconds; the handler then pauses for 30 s.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    pausing.stop().await;
+    let _ = killed.await;
+
+    let restarted = deploy_with(&["--store", &store], &[handle_key]).await;
+    let clerk = restarted.client(Some(CLERK)).await;
+    let mut busy = 0;
+    let captured = loop {
+        let (reply, is_error) = clerk.call("payment_capture", confirmed.clone()).await;
+        let refusal = if is_error { reply.clone() } else { Value::Null };
+        match refusal["code"].as_str() {
+            None => break reply,
+            // The dead process's lease, until it expires.
+            Some("FLOW_BUSY") if busy < 60 => {
+                busy += 1;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Some(_) => panic!("the retry after the restart was refused: {reply}"),
+        }
+    };
+    assert_eq!(captured["state"], "captured", "{captured}");
+    let history = clerk.ok("payment_history", json!({ "domain": "payment", "payment_id": id })).await;
+    let captures = history["entries"].as_array().unwrap().iter().filter(|e| e["event"] == "CAPTURE").count();
+    assert_eq!(captures, 1, "{history}");
+    eprintln!("the retry captured after {busy} FLOW_BUSY refusals");
+    restarted.stop().await;
+    database.drop_database().await;
 }

@@ -6,9 +6,11 @@ use serde_json::Value;
 use crate::gate::Admitted;
 
 impl Admitted<'_> {
-    /// Whether the call's success writes anything: a transition, or its flow.
+    /// Whether the call's success writes anything: a transition, its flow, or the spend of
+    /// the code that confirmed it.
     pub(crate) fn writes(&self) -> bool {
-        self.target().is_some()
+        self.spend.is_some()
+            || self.target().is_some()
             || self.writes_flow()
             || self.writes_context()
             || self.held_instance().is_some()

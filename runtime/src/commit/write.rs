@@ -5,6 +5,7 @@
 
 use super::log::{CommitLog, SwitchLog, TransitionLog};
 use super::pending::PendingCommit;
+use crate::confirm::Spend;
 use crate::error::ToolError;
 use crate::gate::Admitted;
 use crate::store::{HistoryEntry, Snapshot, Transition, now_ms};
@@ -45,9 +46,19 @@ impl Admitted<'_> {
         let switches = self.switch.as_ref().map(|s| s.domain.as_str());
         let switch_changes = self.switch_changes();
         let writes = self.writes_flow();
+        // The code that confirmed the call, spent in the record it is bound to: in the same
+        // compare-and-set as what the call changes there.
+        let (spend_instance, spend_flow) = match self.spend.take() {
+            Some(Spend::Instance(spent)) => (Some(spent), None),
+            Some(Spend::Flow(spent)) => (None, Some(spent)),
+            None => (None, None),
+        };
         let flow_after = match &self.flow {
-            Some(flow) if writes => {
+            Some(flow) if writes || spend_flow.is_some() => {
                 let mut next = self.flow_before.next();
+                if let Some(spent) = &spend_flow {
+                    next.spend_challenge(spent, next.updated_at_ms);
+                }
                 if let (Some(to), Some(machine)) = (flow_transition, machine) {
                     next.states.insert(machine.id().to_string(), to.clone());
                 }
@@ -111,6 +122,9 @@ impl Admitted<'_> {
             }
             next.task = None;
             next.effects.extend(effects.iter().cloned());
+            if let Some(spent) = &spend_instance {
+                next.spend_challenge(spent, next.updated_at_ms);
+            }
             next
         };
         if let (Some(instance), Some(before), Some(to), Some(entry)) =
@@ -153,9 +167,12 @@ impl Admitted<'_> {
         // it changes nothing of it: the version it read is checked (a call that lost a race
         // to a transition writes nothing), so the rows follow the state they were written for.
         let fenced = collected.is_some();
-        if let (None, Some(instance), Some(before), true) =
-            (&to, &self.instance, &self.instance_before, context.is_some() || held || fenced || !effects.is_empty())
-        {
+        if let (None, Some(instance), Some(before), true) = (
+            &to,
+            &self.instance,
+            &self.instance_before,
+            context.is_some() || held || fenced || !effects.is_empty() || spend_instance.is_some(),
+        ) {
             let next = with_context(before.next());
             let lease = self.leases.instance.as_ref();
             self.records.write(&instance.key, before, next, lease, None, collected.as_mut()).await?;

@@ -6,9 +6,15 @@
 //! person through an [`OtpSender`] (or comes from their authenticator app, [`TotpSecrets`]).
 //! The confirming call repeats the call with `challenge_id` and `otp`. A challenge lives in
 //! the store (so any replica can confirm it), keeps only a digest of its code, is used
-//! once and expires. Wrong codes are counted across challenges, per principal and per
-//! instance (`guard.rs`): too many lock the tool (`CONFIRMATION_LOCKED`), each lock longer
-//! than the last, and challenges issued are capped too. Codes are compared in constant
+//! once and expires. A right code is checked here and spent by the call's commit: in the
+//! same compare-and-set as the transition it confirms, on the record the challenge is
+//! bound to (its instance, or its flow), under that record's lease. A call that never
+//! commits — refused by a later step, failed, timed out, killed — leaves the code live
+//! until the challenge expires; a call that holds no such lease spends it on the
+//! challenge itself before its handler runs (`spend.rs`). Wrong codes are counted across
+//! challenges, per principal and per instance (`guard.rs`): too many lock the tool
+//! (`CONFIRMATION_LOCKED`), each lock longer than the last, and challenges issued are
+//! capped too. Codes are compared in constant
 //! time and never logged.
 //!
 //! This is step 8 of the call pipeline (`docs/call-pipeline.md`), after the argument check and
@@ -17,11 +23,12 @@
 mod digest;
 mod guard;
 mod sender;
+mod spend;
+mod stored;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -30,6 +37,9 @@ pub(crate) use digest::Transaction;
 #[cfg(feature = "webhook")]
 pub use sender::WebhookSender;
 pub use sender::{OtpDelivery, OtpError, OtpFuture, OtpSender, OutboxSender, TotpSecrets};
+pub(crate) use spend::{Accepted, Spend, place};
+use stored::Challenge;
+pub(crate) use stored::gone;
 
 use crate::auth::Principal;
 use crate::client::ClientLink;
@@ -163,25 +173,9 @@ pub(crate) struct Presented {
     pub(crate) otp: String,
 }
 
-/// A challenge as the store keeps it: digests only, never the code.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Challenge {
-    /// The principal's digest.
-    principal: String,
-    /// The transaction's digest.
-    transaction: String,
-    /// SHA-256 of the challenge id and the code; `None` for TOTP.
-    code: Option<String>,
-    /// Wrong codes it still takes.
-    attempts_left: u32,
-    /// Confirmed once, or void: it confirms nothing more.
-    spent: bool,
-}
-
-/// What a presented confirmation turned out to be.
+/// What a presented confirmation that is not a right code turned out to be.
 #[derive(Debug, Clone, Copy)]
 enum Verdict {
-    Confirmed,
     /// The challenge was issued for another transaction.
     OtherCall,
     WrongCode {
@@ -259,16 +253,23 @@ fn unavailable(error: StoreError) -> ToolError {
 
 impl Confirmations {
     /// Judges a call to `tool` that must be confirmed: a new challenge (refused with
-    /// `CONFIRMATION_REQUIRED`), or the presented one checked and spent.
+    /// `CONFIRMATION_REQUIRED`), or the presented one checked — a wrong code counted at
+    /// once, a right one [`Accepted`] and left for the call's commit to spend.
     pub(crate) async fn judge(
         &self,
         store: &dyn FlowStore,
         principal: &Principal,
         transaction: &Transaction<'_>,
+        record: &Snapshot,
         presented: Option<Presented>,
         client: Option<&dyn ClientLink>,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Accepted, ToolError> {
         let tool = transaction.tool;
+        // A code the commit of its instance or flow (`record`, as last read) spent is gone,
+        // judged before the code is: no strike for presenting a used one.
+        if presented.as_ref().is_some_and(|p| record.spent_challenge(&p.challenge_id, now_ms())) {
+            return Err(gone(tool));
+        }
         let by_page = self.page.as_deref().zip(client).filter(|(_, client)| client.takes_url_elicitation());
         let route = match (by_page, &self.channel) {
             (Some((page, client)), _) => Route::Page { page, client },
@@ -312,7 +313,9 @@ impl Confirmations {
         route: Route<'_>,
         principal: &Principal,
         transaction: &Transaction<'_>,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Accepted, ToolError> {
+        // Never accepted: the call is refused with `CONFIRMATION_REQUIRED` once the code
+        // is on its way (or with why it could not be sent).
         let page_sender;
         let (channel, page) = match route {
             Route::Channel(channel) => (channel, None),
@@ -398,15 +401,9 @@ impl Confirmations {
         transaction: &Transaction<'_>,
         presented: Presented,
         guards: &guard::Guards,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Accepted, ToolError> {
         let tool = transaction.tool;
-        let gone = || {
-            ToolError::confirmation_failed(
-                tool,
-                "no live challenge of yours has this id: it expired, was used, or never existed",
-                0,
-            )
-        };
+        let gone = || gone(tool);
         let key = StoreKey::challenge(&presented.challenge_id);
         // A few rounds: a concurrent wrong code may move the record between load and write.
         for _ in 0..8 {
@@ -424,16 +421,26 @@ impl Confirmations {
             if !same(&challenge.principal, &principal.digest()) || challenge.spent {
                 return Err(gone());
             }
+            let other_call = !same(&challenge.transaction, &transaction.digest());
+            // A right code is not spent here: the call's commit spends it (`Accepted`), so
+            // a call that never commits leaves it live until it expires.
+            if !other_call && self.code_matches(channel, principal, &presented, &challenge) {
+                guards.confirmed(store).await?;
+                tracing::info!(tool, challenge_id = %presented.challenge_id, "code accepted");
+                return Ok(Accepted {
+                    challenge_id: presented.challenge_id,
+                    expires_at_ms: snapshot.expires_at_ms.unwrap_or(now),
+                    subject: transaction.subject.to_string(),
+                });
+            }
             let mut next = challenge.clone();
-            let verdict = if !same(&challenge.transaction, &transaction.digest()) {
+            let verdict = if other_call {
                 Verdict::OtherCall
-            } else if self.code_matches(channel, principal, &presented, &challenge) {
-                Verdict::Confirmed
             } else {
                 Verdict::WrongCode { attempts_left: challenge.attempts_left.saturating_sub(1) }
             };
             match verdict {
-                Verdict::Confirmed | Verdict::OtherCall => next.spent = true,
+                Verdict::OtherCall => next.spent = true,
                 Verdict::WrongCode { attempts_left } => {
                     next.attempts_left = attempts_left;
                     next.spent = attempts_left == 0;
@@ -449,11 +456,6 @@ impl Confirmations {
                 Err(error) => return Err(unavailable(error)),
             }
             return match verdict {
-                Verdict::Confirmed => {
-                    guards.confirmed(store).await?;
-                    tracing::info!(tool, challenge_id = %presented.challenge_id, "call confirmed");
-                    Ok(())
-                }
                 // Another amount, target or tool than the one the code was sent for.
                 Verdict::OtherCall => Err(ToolError::confirmation_failed(
                     tool,

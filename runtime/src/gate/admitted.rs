@@ -82,6 +82,9 @@ pub(crate) struct Admitted<'a> {
     /// it returned: the commit writes the call's records in it.
     pub(crate) transaction: Option<Box<dyn StoreTransaction>>,
     pub(crate) leases: Leases,
+    /// Where the commit spends the code that confirmed the call, if one did and the call
+    /// holds the lease of the record its challenge is bound to.
+    pub(crate) spend: Option<crate::confirm::Spend>,
     /// The allowance the call spent: it counts whatever the handler does.
     pub(super) _spent: Option<Spent<'a>>,
 }

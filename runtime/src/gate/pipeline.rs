@@ -18,7 +18,8 @@
 //! 9. [`Candidate::spend_allowance`] — the declared rate limit;
 //! 10. [`Candidate::take_leases`] — the leases of what the call will write; steps 4, 6
 //!     (the hold included) and 7½ are judged again on what is committed now, and a
-//!     refusal here gives the allowance back;
+//!     refusal here gives the allowance back; then [`Candidate::place_spend`] (10½) — where
+//!     step 8's accepted code is spent;
 //!
 //! then the caller runs the handler (11) and [`Admitted::commit`]s (12): a transition on a
 //! keyed instance is committed with its history entry, in one atomic step. Adding a check
@@ -41,15 +42,15 @@ use super::naming;
 use super::{Admission, Admitted, Idempotency, Instance, Limiter, Requester, Spent};
 use crate::action::RatePer;
 use crate::auth::Principal;
-use crate::confirm::{self, Confirmations, Presented, Transaction};
+use crate::confirm::{self, Accepted, Confirmations, Presented, Spend, Transaction};
 use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
 use crate::error::{GuardFailed, ToolError};
 use crate::flow::{FlowRef, Origin};
-use crate::fsm::{Caller, GuardRefusal, Mint, Verdict};
+use crate::fsm::{Caller, GuardRefusal, Verdict};
 use crate::records::Records;
 use crate::registry::{Registry, ToolEntry, ToolKind};
-use crate::store::{FlowLease, Snapshot, StoreKey, now_ms};
+use crate::store::{FlowLease, Snapshot, now_ms};
 use crate::visibility::{Visibility, view};
 
 /// What the pipeline judges a call with.
@@ -88,6 +89,8 @@ struct Candidate<'a> {
     switch: Option<SwitchRequest>,
     /// The confirmation a confirming call presents (`challenge_id`, `otp`).
     presented: Option<Presented>,
+    /// The challenge whose right code step 8 accepted, to be spent by the call's commit.
+    accepted: Option<Accepted>,
     /// Where an idempotent call's result is kept.
     idempotency: Option<Idempotency>,
     /// Who is calling, when the request authenticated.
@@ -119,6 +122,7 @@ pub(crate) async fn admit<'a>(
         instance_before: None,
         switch: None,
         presented: None,
+        accepted: None,
         idempotency: None,
         principal: caller.principal.clone(),
         guarded_branch: None,
@@ -149,12 +153,13 @@ pub(crate) async fn admit<'a>(
         Ok(spent) => spent,
         Err(error) => return Err(call.refused(error)),
     };
-    let leased = match call.mint_instance().await {
-        Ok(()) => call.take_leases().await,
-        Err(error) => Err(error),
+    let leased = async {
+        call.mint_instance().await?;
+        let leases = call.take_leases().await?;
+        Ok((call.place_spend(&leases).await?, leases))
     };
-    match leased {
-        Ok(leases) => Ok(Admission::Run(call.admitted(leases, spent))),
+    match leased.await {
+        Ok((spend, leases)) => Ok(Admission::Run(call.admitted(leases, spent, spend))),
         Err(error) => {
             if let Some(spent) = spent {
                 spent.refund().await;
@@ -270,27 +275,11 @@ impl<'a> Candidate<'a> {
     async fn mint_instance(&mut self) -> Result<(), ToolError> {
         let Some(machine) = self.tool.machine.as_deref().filter(|_| self.tool.creates) else { return Ok(()) };
         let Some((format, mint)) = machine.minting() else { return Ok(()) };
-        let tenant = self.principal.as_ref().and_then(Principal::tenant);
-        let counter = match (machine.is_principal_owned(), machine.is_tenant_scoped()) {
-            (true, _) => StoreKey::minted(machine.id(), Some(tenant.unwrap_or_default())),
-            (false, true) => StoreKey::minted(machine.id(), tenant),
-            (false, false) => StoreKey::minted(machine.id(), None),
-        };
-        for _ in 0..64 {
-            let minted = match mint {
-                Mint::Counter => self.judge.records.mint(&counter).await?.to_string(),
-                Mint::Random => naming::random_key(),
-            };
-            let id = format.replace(mint.placeholder(), &minted);
-            let key = crate::visibility::instance_key(machine, &id, self.principal.as_ref());
-            let before = self.judge.records.load(&key).await?;
-            if before.version == 0 {
-                self.instance_before = Some(before);
-                self.instance = Some(Instance { machine, id, key });
-                return Ok(());
-            }
-        }
-        Err(ToolError::internal(format_args!("no free `{}` key after 64 minted keys", machine.id())))
+        let (instance, before) =
+            naming::mint(self.judge.records, machine, (format, mint), self.principal.as_ref()).await?;
+        self.instance_before = Some(before);
+        self.instance = Some(instance);
+        Ok(())
     }
 
     /// Step 5½: an idempotent call's retry — the same key and arguments as a call that
@@ -420,7 +409,8 @@ impl<'a> Candidate<'a> {
 
     /// Step 8: for a `confirm`ed tool (above its threshold, if it has one), a one-time code
     /// bound to exactly this call — principal, tool, instance or flow, canonical arguments:
-    /// a new challenge (`CONFIRMATION_REQUIRED`), or the presented one checked and spent.
+    /// a new challenge (`CONFIRMATION_REQUIRED`), or the presented one checked. A right
+    /// code is accepted, not spent: the call's commit spends it (step 10½).
     async fn confirm(&mut self) -> Result<(), ToolError> {
         let Some(policy) = self.tool.confirm() else { return Ok(()) };
         let presented = self.presented.take();
@@ -433,8 +423,25 @@ impl<'a> Candidate<'a> {
         let principal_key = principal.key();
         let transaction =
             Transaction { principal: &principal_key, tool: self.tool.name, subject, arguments: &self.arguments };
-        let confirmations = self.judge.confirmations;
-        confirmations.judge(self.judge.records.store, principal, &transaction, presented, self.judge.client).await
+        let (judge, record) = (self.judge, self.subject_record());
+        let judged =
+            judge.confirmations.judge(judge.records.store, principal, &transaction, record, presented, judge.client);
+        self.accepted = Some(judged.await?);
+        Ok(())
+    }
+
+    /// The record of what the call acts on ([`Candidate::subject`]), as last read.
+    fn subject_record(&self) -> &Snapshot {
+        self.instance.as_ref().and(self.instance_before.as_ref()).unwrap_or(&self.flow_before)
+    }
+
+    /// Step 10½: where the accepted code is spent ([`confirm::place`]).
+    async fn place_spend(&self, leases: &Leases) -> Result<Option<Spend>, ToolError> {
+        let Some(accepted) = &self.accepted else { return Ok(None) };
+        let instance = self.instance.as_ref().filter(|_| leases.instance.is_some()).map(|i| &i.key);
+        let flow = self.flow.as_ref().filter(|_| leases.flow.is_some()).map(|f| &f.key);
+        let (judge, record) = (self.judge, self.subject_record());
+        confirm::place(judge.records.store, self.tool.name, accepted, [instance, flow], record).await
     }
 
     /// Step 9: the declared rate limit, counted per client, instance or tool — never per
@@ -540,7 +547,7 @@ impl<'a> Candidate<'a> {
         Ok(leases)
     }
 
-    fn admitted(self, leases: Leases, spent: Option<Spent<'a>>) -> Admitted<'a> {
+    fn admitted(self, leases: Leases, spent: Option<Spent<'a>>, spend: Option<Spend>) -> Admitted<'a> {
         let Self {
             judge,
             tool,
@@ -588,6 +595,7 @@ impl<'a> Candidate<'a> {
             task: None,
             transaction: None,
             leases,
+            spend,
             _spent: spent,
         }
     }

@@ -66,7 +66,7 @@ pub use memory::MemoryStore;
 pub use open::open;
 pub use options::{OpenStoreError, Opened, StoreOptions};
 pub(crate) use snapshot::now_ms;
-pub use snapshot::{PendingEffect, Snapshot};
+pub use snapshot::{PendingEffect, Snapshot, SpentChallenge};
 pub(crate) use sql::SqlRow;
 pub use sql::SqlValue;
 pub use sqlite::{CACHED_KEYS, OpenError, SQLITE_SCHEMA_VERSION, SWEEP_EVERY, SqliteStore};

@@ -69,6 +69,22 @@ pub struct Snapshot {
     /// every other record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The confirmation challenges whose codes this record's commits consumed, each kept
+    /// until the challenge itself expires: a code is spent in the same compare-and-set as
+    /// the transition it confirmed (on every store, under the record's lease), so a call
+    /// that never commits leaves it live, and no second call can commit with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spent_challenges: Vec<SpentChallenge>,
+}
+
+/// A confirmation challenge a record's commit consumed ([`Snapshot::spent_challenges`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpentChallenge {
+    /// The challenge's id.
+    pub id: String,
+    /// When the challenge expires (ms since the Unix epoch): past it, the challenge
+    /// confirms nothing anyway, and the entry is dropped at the record's next spend.
+    pub expires_at_ms: u64,
 }
 
 /// An effect a commit recorded: what to run, with what, under which idempotency key, and
@@ -155,6 +171,18 @@ impl Snapshot {
         (self.version != 0) & !owns
     }
 
+    /// Whether a commit of this record consumed the challenge `id` (and it has not expired).
+    pub(crate) fn spent_challenge(&self, id: &str, now_ms: u64) -> bool {
+        self.spent_challenges.iter().any(|spent| spent.id == id && spent.expires_at_ms > now_ms)
+    }
+
+    /// Records `spent` as consumed by this commit, dropping the entries of challenges that
+    /// have expired (they confirm nothing any more): the list holds only live challenges.
+    pub(crate) fn spend_challenge(&mut self, spent: &SpentChallenge, now_ms: u64) {
+        self.spent_challenges.retain(|kept| kept.expires_at_ms > now_ms && kept.id != spent.id);
+        self.spent_challenges.push(spent.clone());
+    }
+
     /// Whether the record has expired at `now_ms`.
     pub fn is_expired(&self, now_ms: u64) -> bool {
         self.expires_at_ms.is_some_and(|at| at <= now_ms)
@@ -169,6 +197,22 @@ pub(crate) fn now_ms() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_keeps_only_the_spent_challenges_that_still_live() {
+        let spent = |id: &str, expires_at_ms| SpentChallenge { id: id.into(), expires_at_ms };
+        let mut record = Snapshot::default();
+        record.spend_challenge(&spent("a", 1_000), 0);
+        record.spend_challenge(&spent("b", 5_000), 0);
+        assert!(record.spent_challenge("a", 999) && !record.spent_challenge("a", 1_000));
+        // A later spend drops what expired; a challenge never spent here is not listed.
+        record.spend_challenge(&spent("c", 9_000), 2_000);
+        assert_eq!(record.spent_challenges, vec![spent("b", 5_000), spent("c", 9_000)]);
+        assert!(!record.spent_challenge("z", 0));
+        // Written only when there is one: records without any read and write as before.
+        let text = serde_json::to_string(&Snapshot::default()).unwrap();
+        assert!(!text.contains("spent_challenges"), "{text}");
+    }
 
     #[test]
     fn an_owned_instance_is_hidden_from_all_but_its_owner() {
