@@ -16,6 +16,7 @@ mod history;
 mod instance;
 mod probe;
 mod state;
+mod driver;
 mod transaction;
 mod transaction_slot;
 
@@ -38,6 +39,8 @@ pub use probe::{
 };
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};
+#[cfg(feature = "postgres")]
+pub use driver::PostgresClient;
 pub use transaction::{Transaction, TransactionFuture};
 pub(crate) use transaction_slot::TransactionSlot;
 

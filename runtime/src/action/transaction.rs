@@ -38,7 +38,7 @@ use crate::store::SqlValue;
 /// # Ok(()) }
 /// ```
 pub struct Transaction {
-    slot: TransactionSlot,
+    pub(super) slot: TransactionSlot,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -47,21 +47,27 @@ impl std::fmt::Debug for Transaction {
     }
 }
 
-fn gone() -> ToolError {
+pub(super) fn gone() -> ToolError {
     ToolError::internal("the call's transaction is gone")
 }
 
-fn failed(error: crate::store::StoreError) -> ToolError {
+pub(super) fn failed(error: crate::store::StoreError) -> ToolError {
     crate::error::store_failure(error)
 }
 
 impl Transaction {
     /// The call's transaction, opened first if needed; `writes`: what runs in it may write.
-    async fn open(&self, writes: bool) -> Result<tokio::sync::OwnedMutexGuard<Slot>, ToolError> {
-        let Some(slot) = &self.slot.0 else {
+    pub(super) async fn open(&self, writes: bool) -> Result<tokio::sync::OwnedMutexGuard<Slot>, ToolError> {
+        let Some(shared) = &self.slot.0 else {
             return Err(ToolError::internal("a Transaction outside a call that takes one"));
         };
-        let mut slot = slot.clone().lock_owned().await;
+        if shared.lent.load(std::sync::atomic::Ordering::Acquire) {
+            // Waiting would wait for the handler itself, which holds the driver.
+            return Err(ToolError::internal(
+                "a Transaction's statement while its `PostgresClient` is held: drop the client first",
+            ));
+        }
+        let mut slot = shared.slot.clone().lock_owned().await;
         if slot.ended {
             return Err(ToolError::internal(
                 "a statement after its call committed: a Transaction is used only while its handler runs",

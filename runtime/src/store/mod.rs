@@ -70,6 +70,8 @@ pub(crate) use snapshot::now_ms;
 pub use snapshot::{PendingEffect, Snapshot};
 pub(crate) use sql::SqlRow;
 pub use sql::{NotADecimal, SqlDecimal, SqlValue};
-pub use sqlite::{CACHED_KEYS, OpenError, SQLITE_SCHEMA_VERSION, SWEEP_EVERY, SqliteStore};
+pub use sqlite::{
+    CACHED_KEYS, OpenError, SQLITE_SCHEMA_VERSION, SQLITE_WORK_LIMIT, SWEEP_EVERY, SqliteStore, SqliteWork,
+};
 pub(crate) use tables::Tables;
 pub use transaction::{RecordWrite, StoreTransaction};

@@ -53,4 +53,21 @@ pub trait StoreTransaction: Send + Sync {
     /// transaction is kept. A commit sent but not answered is
     /// [`StoreError::OutcomeUnknown`].
     async fn commit(self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError>;
+
+    /// The tokio-postgres client the transaction runs on, inside its `BEGIN`, for a
+    /// handler's own driver code ([`Transaction::postgres`](crate::Transaction::postgres)).
+    /// `None` (the default): the store has no such client.
+    #[cfg(feature = "postgres")]
+    fn postgres_client(&self) -> Option<&tokio_postgres::Client> {
+        None
+    }
+
+    /// Queues `work` to run at the commit, before the call's records are written, on the
+    /// SQLite connection that commits them and inside the call's part of its transaction
+    /// ([`Transaction::sqlite_at_commit`](crate::Transaction::sqlite_at_commit)). The
+    /// default refuses it: the store commits on no SQLite connection.
+    fn sqlite_at_commit(&mut self, work: super::SqliteWork) -> Result<(), StoreError> {
+        drop(work);
+        Err(StoreError::Statement("this store commits on no SQLite connection: its transaction runs no rusqlite code".into()))
+    }
 }

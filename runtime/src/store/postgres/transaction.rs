@@ -60,6 +60,11 @@ impl StoreTransaction for PostgresTransaction {
         self.client()?.batch_execute(sql).await.map_err(|error| StoreError::Statement(error.to_string()))
     }
 
+    fn postgres_client(&self) -> Option<&tokio_postgres::Client> {
+        // The pooled object, its wrapper (which caches statements), then the client.
+        self.client.as_ref().map(|object| &***object)
+    }
+
     async fn commit(mut self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError> {
         let mut versions = vec![0; writes.len()];
         {
