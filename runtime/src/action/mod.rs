@@ -10,13 +10,13 @@ mod client;
 mod context_slot;
 mod ctx;
 mod declared;
+mod driver;
 mod extract;
 mod handler;
 mod history;
 mod instance;
 mod probe;
 mod state;
-mod driver;
 mod transaction;
 mod transaction_slot;
 
@@ -30,6 +30,8 @@ pub use declared::{
     DeclaredMachine, DeclaredState, IsDeclared, LookupAnswer, MachineDeclared, MachineId, NotDeclared,
     UndeclaredMachine, declared_machine,
 };
+#[cfg(feature = "postgres")]
+pub use driver::PostgresClient;
 pub use extract::{ContextRequirement, FromCtx};
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo};
 pub use instance::{DEFAULT_MAX_CONTEXT_BYTES, Instance, InstanceContext, InstanceMut};
@@ -39,8 +41,6 @@ pub use probe::{
 };
 pub(crate) use state::States;
 pub use state::{State, StateRequirement};
-#[cfg(feature = "postgres")]
-pub use driver::PostgresClient;
 pub use transaction::{Transaction, TransactionFuture};
 pub(crate) use transaction_slot::TransactionSlot;
 

@@ -68,6 +68,8 @@ pub trait StoreTransaction: Send + Sync {
     /// default refuses it: the store commits on no SQLite connection.
     fn sqlite_at_commit(&mut self, work: super::SqliteWork) -> Result<(), StoreError> {
         drop(work);
-        Err(StoreError::Statement("this store commits on no SQLite connection: its transaction runs no rusqlite code".into()))
+        Err(StoreError::Statement(
+            "this store commits on no SQLite connection: its transaction runs no rusqlite code".into(),
+        ))
     }
 }
