@@ -5,6 +5,7 @@
 //! together with the `#[action]` and `machine!` macros.
 
 mod action;
+mod app_state;
 mod arguments;
 mod auth;
 mod client;
