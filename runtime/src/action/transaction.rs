@@ -31,6 +31,12 @@ use crate::store::SqlValue;
 /// commits, first in its part of the group's transaction; [`Transaction::execute`]
 /// returns `None`, and queries read what is committed.
 ///
+/// Code written for the store's own driver runs in the same transaction, as it is:
+/// [`Transaction::postgres`] lends the tokio-postgres client inside the call's `BEGIN`;
+/// on SQLite, [`Transaction::sqlite_at_commit`] runs a rusqlite closure at the commit,
+/// inside the call's savepoint (the handler sees nothing of its result). sqlx's
+/// transactions are not offered: sqlx keeps connections of its own, outside the call's.
+///
 /// ```no_run
 /// # use toolgate_runtime::{ToolError, Transaction};
 /// # async fn f(tx: Transaction) -> Result<(), ToolError> {
@@ -102,7 +108,9 @@ impl Transaction {
     }
 
     /// Runs the query `sql` and reads each row as a `T` (a struct deriving `Deserialize`
-    /// whose fields are the columns' names): integers, reals, text, booleans and `NULL`.
+    /// whose fields are the columns' names): integers, reals, text, booleans and `NULL`;
+    /// on Postgres also `numeric` (the text of its exact value), `timestamptz` (RFC 3339,
+    /// UTC), `timestamp`, `date` and `json`/`jsonb` (as JSON).
     pub fn query<'a, T: DeserializeOwned + Send + 'a>(
         &'a self,
         sql: &'a str,
