@@ -77,6 +77,10 @@ struct Count {
 async fn ledger_close_pg(input: Close, tx: Transaction) -> Result<Closed, ToolError> {
     let db = tx.postgres().await?;
     let seen = pg_add_entry(&*db, &input.ledger_id, &input.note).await?;
+    if input.then == "commit" {
+        // What the docs say not to do: the call then refuses to write its records.
+        db.batch_execute("COMMIT").await?;
+    }
     drop(db);
     match input.then.as_str() {
         "fail" => Err(ToolError::failed("MADE_TO_FAIL", "failed after its driver's code")),
@@ -317,10 +321,17 @@ async fn a_generic_client_function_commits_with_the_transition_on_postgres() {
     assert_eq!(refused["code"], "FORBIDDEN", "{refused}");
     assert_eq!(entries_and_state(&client, "L-1").await, (1, "closed".into()));
 
+    // Code that commits the call's transaction under it: the transition is not written
+    // (outside any transaction), the call fails, the model is told nothing of why. (The
+    // entry it committed itself stays: the docs say not to.)
+    let refused = client.refused("ledger_close_pg", close("L-2", "commit")).await;
+    says_nothing_of_the_driver(&refused);
+    assert_eq!(entries_and_state(&client, "L-2").await, (1, "open".into()));
+
     // Another connection sees the entry only once the call committed it.
     let (other, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
     tokio::spawn(connection);
-    let row = other.query_one("SELECT count(*) FROM entries", &[]).await.unwrap();
+    let row = other.query_one("SELECT count(*) FROM entries WHERE ledger = 'L-1'", &[]).await.unwrap();
     assert_eq!(row.get::<_, i64>(0), 1);
     drop((client, other));
     let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;

@@ -15,7 +15,8 @@ impl Transaction {
     /// The client is lent while the [`PostgresClient`] lives: the `Transaction`'s own
     /// statements fail until it is dropped (they would run on the same connection). Do
     /// not `COMMIT`, `ROLLBACK` or `BEGIN` through it: the call commits the transaction
-    /// after the handler, with its records. An error of yours returned with `?` is an
+    /// after the handler, with its records (a call whose transaction was ended under it
+    /// fails with `INTERNAL` and writes none of its records). An error of yours returned with `?` is an
     /// `INTERNAL` failure whose text goes to the log only (`From<tokio_postgres::Error>`).
     ///
     /// ```no_run
@@ -36,8 +37,9 @@ impl Transaction {
     #[cfg(feature = "postgres")]
     pub async fn postgres(&self) -> Result<PostgresClient, ToolError> {
         let shared = self.slot.0.clone().ok_or_else(gone)?;
-        let slot = self.open(true).await?;
-        if slot.open.as_deref().and_then(|open| open.postgres_client()).is_none() {
+        let mut slot = self.open(true).await?;
+        let open = slot.open.as_deref_mut().ok_or_else(gone)?;
+        if !open.lend_postgres().await.map_err(failed)? {
             return Err(ToolError::internal(
                 "`Transaction::postgres` on a store that is not Postgres (serve with `--store postgres://…`)",
             ));

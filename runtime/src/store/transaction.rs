@@ -54,9 +54,18 @@ pub trait StoreTransaction: Send + Sync {
     /// [`StoreError::OutcomeUnknown`].
     async fn commit(self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError>;
 
-    /// The tokio-postgres client the transaction runs on, inside its `BEGIN`, for a
-    /// handler's own driver code ([`Transaction::postgres`](crate::Transaction::postgres)).
-    /// `None` (the default): the store has no such client.
+    /// Readies the transaction's tokio-postgres client to be lent to a handler's own
+    /// driver code ([`Transaction::postgres`](crate::Transaction::postgres)), so that the
+    /// commit can tell whether that code ended the transaction: `false` (the default) if
+    /// the store has no such client.
+    #[cfg(feature = "postgres")]
+    async fn lend_postgres(&mut self) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
+    /// The tokio-postgres client the transaction runs on, inside its `BEGIN`, once
+    /// [`StoreTransaction::lend_postgres`] readied it. `None` (the default): the store has
+    /// no such client.
     #[cfg(feature = "postgres")]
     fn postgres_client(&self) -> Option<&tokio_postgres::Client> {
         None
