@@ -70,8 +70,6 @@ pub(crate) use snapshot::now_ms;
 pub use snapshot::{PendingEffect, Snapshot};
 pub(crate) use sql::SqlRow;
 pub use sql::{NotADecimal, SqlDecimal, SqlValue};
-pub use sqlite::{
-    CACHED_KEYS, OpenError, SQLITE_SCHEMA_VERSION, SQLITE_WORK_LIMIT, SWEEP_EVERY, SqliteStore, SqliteWork,
-};
+pub use sqlite::{CACHED_KEYS, OpenError, SQLITE_SCHEMA_VERSION, SQLITE_WORK_LIMIT, SWEEP_EVERY, SqliteStore};
 pub(crate) use tables::Tables;
-pub use transaction::{RecordWrite, StoreTransaction};
+pub use transaction::{RecordWrite, SqliteWork, StoreTransaction};

@@ -29,6 +29,11 @@ pub struct RecordWrite {
     pub if_absent: bool,
 }
 
+/// A handler's rusqlite work, run at its call's commit on the SQLite writer, inside the
+/// call's savepoint of the group's transaction
+/// ([`Transaction::sqlite_at_commit`](crate::Transaction::sqlite_at_commit)).
+pub type SqliteWork = Box<dyn FnOnce(&rusqlite::Connection) -> rusqlite::Result<()> + Send>;
+
 /// A transaction a store opened for one call ([`YourTables::transaction`](super::YourTables::transaction)):
 /// the handler's statements run in it, then [`StoreTransaction::commit`] writes the call's
 /// records in it and commits the whole. Dropped without a commit, nothing of it is kept.
@@ -75,7 +80,7 @@ pub trait StoreTransaction: Send + Sync {
     /// SQLite connection that commits them and inside the call's part of its transaction
     /// ([`Transaction::sqlite_at_commit`](crate::Transaction::sqlite_at_commit)). The
     /// default refuses it: the store commits on no SQLite connection.
-    fn sqlite_at_commit(&mut self, work: super::SqliteWork) -> Result<(), StoreError> {
+    fn sqlite_at_commit(&mut self, work: SqliteWork) -> Result<(), StoreError> {
         drop(work);
         Err(StoreError::Statement(
             "this store commits on no SQLite connection: its transaction runs no rusqlite code".into(),

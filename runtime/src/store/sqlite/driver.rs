@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 
-use crate::store::{StoreError, now_ms};
+use crate::store::{SqliteWork, StoreError, now_ms};
 
 /// How long a handler's rusqlite work may run on the writer at its commit. Every call's
 /// commit waits on the one writer while it runs, so it is short: SQL still running at this
@@ -18,11 +18,6 @@ use crate::store::{StoreError, now_ms};
 /// call all the same; either way nothing of that call is kept, and the other calls of its
 /// group commit.
 pub const SQLITE_WORK_LIMIT: Duration = Duration::from_millis(250);
-
-/// A handler's rusqlite work, run at its call's commit on the writer, inside the call's
-/// savepoint of the group's transaction
-/// ([`Transaction::sqlite_at_commit`](crate::Transaction::sqlite_at_commit)).
-pub type SqliteWork = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
 
 /// How many SQLite virtual-machine instructions run between two looks at the deadline: a
 /// look is one atomic load while no work runs.

@@ -52,7 +52,7 @@ mod transaction;
 mod values;
 mod windows;
 
-pub use driver::{SQLITE_WORK_LIMIT, SqliteWork};
+pub use driver::SQLITE_WORK_LIMIT;
 pub use migrations::SQLITE_SCHEMA_VERSION;
 pub(crate) use open::open;
 pub use store::{CACHED_KEYS, OpenError, SqliteStore};

@@ -25,5 +25,5 @@ pub(super) enum Statement {
     /// creates as it starts).
     Batch(String),
     /// A handler's rusqlite work (taken when it runs: it runs once).
-    Work(std::sync::Mutex<Option<super::SqliteWork>>),
+    Work(std::sync::Mutex<Option<crate::store::SqliteWork>>),
 }

@@ -44,7 +44,7 @@ impl StoreTransaction for SqliteTransaction {
         Ok(())
     }
 
-    fn sqlite_at_commit(&mut self, work: super::SqliteWork) -> Result<(), StoreError> {
+    fn sqlite_at_commit(&mut self, work: crate::store::SqliteWork) -> Result<(), StoreError> {
         self.statements.push(Statement::Work(std::sync::Mutex::new(Some(work))));
         Ok(())
     }
