@@ -77,9 +77,16 @@ struct Count {
 async fn ledger_close_pg(input: Close, tx: Transaction) -> Result<Closed, ToolError> {
     let db = tx.postgres().await?;
     let seen = pg_add_entry(&*db, &input.ledger_id, &input.note).await?;
-    if input.then == "commit" {
+    match input.then.as_str() {
         // What the docs say not to do: the call then refuses to write its records.
-        db.batch_execute("COMMIT").await?;
+        "commit" => db.batch_execute("COMMIT").await?,
+        // The transaction's own statements fail while its client is lent, rather than
+        // wait for a lock this handler holds.
+        "execute_while_lent" => {
+            tx.execute("INSERT INTO entries (ledger, note) VALUES ($1, 'late')", &[input.ledger_id.as_str().into()])
+                .await?;
+        }
+        _ => {}
     }
     drop(db);
     match input.then.as_str() {
@@ -327,6 +334,10 @@ async fn a_generic_client_function_commits_with_the_transition_on_postgres() {
     let refused = client.refused("ledger_close_pg", close("L-2", "commit")).await;
     says_nothing_of_the_driver(&refused);
     assert_eq!(entries_and_state(&client, "L-2").await, (1, "open".into()));
+
+    let refused = client.refused("ledger_close_pg", close("L-3", "execute_while_lent")).await;
+    says_nothing_of_the_driver(&refused);
+    assert_eq!(entries_and_state(&client, "L-3").await, (0, "open".into()));
 
     // Another connection sees the entry only once the call committed it.
     let (other, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();

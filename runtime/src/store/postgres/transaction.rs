@@ -92,7 +92,7 @@ impl StoreTransaction for PostgresTransaction {
                 let released = client.batch_execute(&format!("RELEASE SAVEPOINT {LENT}")).await;
                 released.map_err(|error| {
                     StoreError::Statement(format!(
-                        "the handler's own driver code ended its call's transaction: {error}"
+                        "the handler's own driver code ended its call's transaction, or left it failed: {error}"
                     ))
                 })?;
             }
