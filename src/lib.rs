@@ -91,6 +91,17 @@ pub use toolgate_runtime::{
 pub use toolgate_runtime::{completion, content, effect, input, inspect, prompt, resource, telemetry};
 pub use toolgate_runtime::{fsm, store, types};
 
+#[cfg(feature = "postgres")]
+pub use toolgate_runtime::PostgresClient;
+/// The rusqlite the SQLite store is built on, its exact version: code of yours for
+/// rusqlite runs in a call's transaction ([`Transaction::sqlite_at_commit`]).
+pub use toolgate_runtime::rusqlite;
+/// The tokio-postgres the Postgres store is built on, its exact version (feature
+/// `postgres`): code of yours taking `&impl GenericClient` runs in a call's transaction
+/// ([`Transaction::postgres`]).
+#[cfg(feature = "postgres")]
+pub use toolgate_runtime::tokio_postgres;
+
 /// Who is calling: the [`Principal`] a handler can take as a parameter, the
 /// [`Authenticator`] that resolves it from a request's bearer token, and [`StaticTokens`].
 pub mod auth {

@@ -113,6 +113,10 @@ fn received(parcel: &str) -> Vec<(String, String, u32)> {
     all.iter().filter(|r| r.1 == parcel).map(|r| (r.0.clone(), r.2.clone(), r.3)).collect()
 }
 
+/// An application state the server is given, which the `stamp` effect reads.
+#[derive(Clone)]
+struct Carrier(String);
+
 async fn serve(store: MemoryStore) -> TestClient {
     let policy = EffectPolicy {
         max_attempts: 3,
@@ -132,6 +136,18 @@ async fn serve(store: MemoryStore) -> TestClient {
             receive(&call)?;
             Err(EffectError::new("the receiver refuses everything"))
         })
+        .effect("stamp", |call: EffectCall| async move {
+            // The server's application state, as a handler's `State<T>` receives it.
+            let State(carrier) = call.state::<Carrier>()?;
+            let shipped: Shipped = call.input()?;
+            RECEIVED.lock().unwrap().push((carrier.0, shipped.parcel_id, call.key().to_string(), call.attempt()));
+            Ok(())
+        })
+        .effect("unstamped", |call: EffectCall| async move {
+            call.state::<Vec<u8>>()?;
+            Ok(())
+        })
+        .state(Carrier("ACME Freight".into()))
         .effect_policy(policy)
         .history_tool("parcel")
         .build()
@@ -263,4 +279,28 @@ async fn entering_and_leaving_a_state_runs_its_effects_whether_time_or_a_call_mo
     assert_eq!(by_time, ["hold_left:held->lapsed", "release_seats:held->lapsed"]);
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!((received(&cancelled).len(), received(&lapsing).len()), (2, 2), "an effect ran twice");
+}
+
+/// An effect reads the server's application state as a handler does (`State<T>`); one
+/// that asks for a state the server was not given fails, naming it, and is dead-lettered.
+#[tokio::test]
+async fn an_effect_reads_the_servers_state() {
+    let store = MemoryStore::new();
+    let client = serve(store.clone()).await;
+    client.ok("parcel_ship", ship("P-5", "stamp", false)).await;
+    let got = until_received("P-5", 1).await;
+    assert_eq!((got.len(), got[0].0.as_str()), (1, "ACME Freight"), "{got:?}");
+
+    client.ok("parcel_ship", ship("P-6", "unstamped", false)).await;
+    let mut record = store.load(&record_key("P-6")).await.unwrap();
+    for _ in 0..100 {
+        if !record.dead_effects.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        record = store.load(&record_key("P-6")).await.unwrap();
+    }
+    let dead = record.dead_effects.first().unwrap_or_else(|| panic!("not dead-lettered: {record:?}"));
+    let why = dead.last_error.as_deref().unwrap_or_default();
+    assert!(why.contains("`alloc::vec::Vec<u8>`") && why.contains("ServerBuilder::state"), "{why}");
 }

@@ -5,6 +5,7 @@
 //! together with the `#[action]` and `machine!` macros.
 
 mod action;
+mod app_state;
 mod arguments;
 mod auth;
 mod client;
@@ -41,6 +42,8 @@ pub mod types;
 mod visibility;
 mod wait;
 
+#[cfg(feature = "postgres")]
+pub use action::PostgresClient;
 pub use action::{
     ActionInput, ActionOutput, Ctx, DEFAULT_MAX_CONTEXT_BYTES, FromCtx, Instance, InstanceContext, InstanceMut,
     LogLevel, Progress, SourceLocation, State, Transaction, TransactionFuture,
@@ -53,7 +56,16 @@ pub use error::{Failure, FieldError, Retry, ToolError};
 pub use fsm::{Caller, Guard, GuardFn, Machine};
 pub use hook::Moved;
 pub use registry::Exposition;
+/// The rusqlite the SQLite store is built on, for code of yours that runs in a call's
+/// transaction ([`Transaction::sqlite_at_commit`]): its exact version, so that its types
+/// are the ones the store hands out.
+pub use rusqlite;
 pub use server::{Server, ServerBuilder};
+/// The tokio-postgres the Postgres store is built on (feature `postgres`), for code of
+/// yours that runs in a call's transaction ([`Transaction::postgres`]): its exact version,
+/// so that its `GenericClient` is the one the store's client implements.
+#[cfg(feature = "postgres")]
+pub use tokio_postgres;
 
 /// What the macros' generated code refers to. Not a public API: it changes without notice.
 ///

@@ -10,6 +10,7 @@ mod client;
 mod context_slot;
 mod ctx;
 mod declared;
+mod driver;
 mod extract;
 mod handler;
 mod history;
@@ -29,6 +30,8 @@ pub use declared::{
     DeclaredMachine, DeclaredState, IsDeclared, LookupAnswer, MachineDeclared, MachineId, NotDeclared,
     UndeclaredMachine, declared_machine,
 };
+#[cfg(feature = "postgres")]
+pub use driver::PostgresClient;
 pub use extract::{ContextRequirement, FromCtx};
 pub use handler::{ActionInput, ActionOutput, Arguments, BoxFuture, Called, Handler, InputIo, Output, OutputIo};
 pub use instance::{DEFAULT_MAX_CONTEXT_BYTES, Instance, InstanceContext, InstanceMut};

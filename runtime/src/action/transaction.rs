@@ -31,6 +31,12 @@ use crate::store::SqlValue;
 /// commits, first in its part of the group's transaction; [`Transaction::execute`]
 /// returns `None`, and queries read what is committed.
 ///
+/// Code written for the store's own driver runs in the same transaction, as it is:
+/// [`Transaction::postgres`] lends the tokio-postgres client inside the call's `BEGIN`;
+/// on SQLite, [`Transaction::sqlite_at_commit`] runs a rusqlite closure at the commit,
+/// inside the call's savepoint (the handler sees nothing of its result). sqlx's
+/// transactions are not offered: sqlx keeps connections of its own, outside the call's.
+///
 /// ```no_run
 /// # use toolgate_runtime::{ToolError, Transaction};
 /// # async fn f(tx: Transaction) -> Result<(), ToolError> {
@@ -38,7 +44,7 @@ use crate::store::SqlValue;
 /// # Ok(()) }
 /// ```
 pub struct Transaction {
-    slot: TransactionSlot,
+    pub(super) slot: TransactionSlot,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -47,11 +53,11 @@ impl std::fmt::Debug for Transaction {
     }
 }
 
-fn gone() -> ToolError {
+pub(super) fn gone() -> ToolError {
     ToolError::internal("the call's transaction is gone")
 }
 
-fn failed(error: crate::store::StoreError) -> ToolError {
+pub(super) fn failed(error: crate::store::StoreError) -> ToolError {
     crate::error::store_failure(error)
 }
 
@@ -62,11 +68,17 @@ impl Transaction {
     }
 
     /// The call's transaction, opened first if needed; `writes`: what runs in it may write.
-    async fn open(&self, writes: bool) -> Result<tokio::sync::OwnedMutexGuard<Slot>, ToolError> {
-        let Some(slot) = &self.slot.0 else {
+    pub(super) async fn open(&self, writes: bool) -> Result<tokio::sync::OwnedMutexGuard<Slot>, ToolError> {
+        let Some(shared) = &self.slot.0 else {
             return Err(ToolError::internal("a Transaction outside a call that takes one"));
         };
-        let mut slot = slot.clone().lock_owned().await;
+        if shared.lent.load(std::sync::atomic::Ordering::Acquire) {
+            // Waiting would wait for the handler itself, which holds the driver.
+            return Err(ToolError::internal(
+                "a Transaction's statement while its `PostgresClient` is held: drop the client first",
+            ));
+        }
+        let mut slot = shared.slot.clone().lock_owned().await;
         if slot.ended {
             return Err(ToolError::internal(
                 "a statement after its call committed: a Transaction is used only while its handler runs",
@@ -101,7 +113,9 @@ impl Transaction {
     }
 
     /// Runs the query `sql` and reads each row as a `T` (a struct deriving `Deserialize`
-    /// whose fields are the columns' names): integers, reals, text, booleans and `NULL`.
+    /// whose fields are the columns' names): integers, reals, text, booleans and `NULL`;
+    /// on Postgres also `numeric` (the text of its exact value), `timestamptz` (RFC 3339,
+    /// UTC), `timestamp`, `date` and `json`/`jsonb` (as JSON).
     pub fn query<'a, T: DeserializeOwned + Send + 'a>(
         &'a self,
         sql: &'a str,

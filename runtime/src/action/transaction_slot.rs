@@ -9,7 +9,15 @@ use crate::store::{FlowStore, StoreTransaction};
 /// handler's first statement, taken by the commit. Empty for a handler that takes no
 /// [`Transaction`].
 #[derive(Clone, Default)]
-pub(crate) struct TransactionSlot(pub(super) Option<Arc<tokio::sync::Mutex<Slot>>>);
+pub(crate) struct TransactionSlot(pub(super) Option<Arc<Shared>>);
+
+/// The slot and whether its driver is lent: a handler's statement while it is fails at
+/// once rather than wait for a lock its own handler holds.
+pub(super) struct Shared {
+    pub(super) slot: Arc<tokio::sync::Mutex<Slot>>,
+    /// A [`PostgresClient`](super::PostgresClient) holds the slot.
+    pub(super) lent: std::sync::atomic::AtomicBool,
+}
 
 impl std::fmt::Debug for TransactionSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -32,14 +40,15 @@ pub(super) struct Slot {
 impl TransactionSlot {
     /// A slot for a call on `store`.
     pub(crate) fn new(store: Arc<dyn FlowStore>, tables: Option<Arc<crate::store::Tables>>) -> Self {
-        Self(Some(Arc::new(tokio::sync::Mutex::new(Slot { store, tables, open: None, ended: false, wrote: false }))))
+        let slot = Slot { store, tables, open: None, ended: false, wrote: false };
+        Self(Some(Arc::new(Shared { slot: Arc::new(tokio::sync::Mutex::new(slot)), lent: Default::default() })))
     }
 
     /// The transaction the handler wrote in, for the call's commit; `None` if it wrote
     /// nothing (one it only read in is ended here).
     pub(crate) async fn take(&self) -> Option<Box<dyn StoreTransaction>> {
-        let slot = self.0.as_ref()?;
-        let mut slot = slot.lock().await;
+        let shared = self.0.as_ref()?;
+        let mut slot = shared.slot.lock().await;
         slot.ended = true;
         let open = slot.open.take()?;
         if slot.wrote {

@@ -7,6 +7,8 @@ use std::pin::Pin;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::app_state::State;
+
 /// One attempt at an effect, as its function receives it.
 #[derive(Debug, Clone)]
 pub struct EffectCall {
@@ -15,6 +17,7 @@ pub struct EffectCall {
     pub(crate) instance: String,
     pub(crate) attempt: u32,
     pub(crate) input: Value,
+    pub(crate) states: crate::app_state::States,
 }
 
 impl EffectCall {
@@ -38,6 +41,33 @@ impl EffectCall {
     /// Which attempt this is, from 1.
     pub fn attempt(&self) -> u32 {
         self.attempt
+    }
+
+    /// The application state of type `T` the server was given with
+    /// [`ServerBuilder::state`](crate::ServerBuilder::state), as a handler's
+    /// [`State<T>`] parameter receives it: the pool an effect writes through, the client it
+    /// calls out with. A type the server was not given fails the attempt, naming the type
+    /// (it is tried again, then dead-lettered: give the server the state).
+    ///
+    /// ```no_run
+    /// # use toolgate_runtime::State;
+    /// # use toolgate_runtime::effect::{EffectCall, EffectError};
+    /// # #[derive(Clone)] struct Mailer;
+    /// # impl Mailer { async fn send(&self, _: &str) -> Result<(), std::io::Error> { Ok(()) } }
+    /// async fn send_receipt(call: EffectCall) -> Result<(), EffectError> {
+    ///     let State(mailer) = call.state::<Mailer>()?;
+    ///     mailer.send(call.key()).await?;
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn state<T: Clone + Send + Sync + 'static>(&self) -> Result<State<T>, EffectError> {
+        self.states.get::<T>().map(State).ok_or_else(|| {
+            EffectError::new(format!(
+                "effect `{}` reads the state `{}`, which the server was not given (`ServerBuilder::state`)",
+                self.name,
+                std::any::type_name::<T>()
+            ))
+        })
     }
 
     /// The input as the handler recorded it, read as `T`.

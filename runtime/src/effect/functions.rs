@@ -14,6 +14,9 @@ pub(crate) type EffectFn = Arc<dyn Fn(EffectCall) -> Attempt + Send + Sync>;
 pub(crate) struct Effects {
     pub(crate) functions: HashMap<String, EffectFn>,
     pub(crate) policy: EffectPolicy,
+    /// The application states the server was given, which an effect reads with
+    /// [`EffectCall::state`].
+    pub(crate) states: crate::app_state::States,
 }
 
 impl std::fmt::Debug for Effects {

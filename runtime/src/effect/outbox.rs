@@ -83,6 +83,7 @@ impl Outbox {
             instance,
             attempt: effect.attempts,
             input: effect.input.clone(),
+            states: self.effects.states.clone(),
         };
         let timeout = self.effects.policy.attempt_timeout;
         let outbox = self.clone();

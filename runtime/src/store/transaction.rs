@@ -29,6 +29,11 @@ pub struct RecordWrite {
     pub if_absent: bool,
 }
 
+/// A handler's rusqlite work, run at its call's commit on the SQLite writer, inside the
+/// call's savepoint of the group's transaction
+/// ([`Transaction::sqlite_at_commit`](crate::Transaction::sqlite_at_commit)).
+pub type SqliteWork = Box<dyn FnOnce(&rusqlite::Connection) -> rusqlite::Result<()> + Send>;
+
 /// A transaction a store opened for one call ([`YourTables::transaction`](super::YourTables::transaction)):
 /// the handler's statements run in it, then [`StoreTransaction::commit`] writes the call's
 /// records in it and commits the whole. Dropped without a commit, nothing of it is kept.
@@ -53,4 +58,32 @@ pub trait StoreTransaction: Send + Sync {
     /// transaction is kept. A commit sent but not answered is
     /// [`StoreError::OutcomeUnknown`].
     async fn commit(self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError>;
+
+    /// Readies the transaction's tokio-postgres client to be lent to a handler's own
+    /// driver code ([`Transaction::postgres`](crate::Transaction::postgres)), so that the
+    /// commit can tell whether that code ended the transaction: `false` (the default) if
+    /// the store has no such client.
+    #[cfg(feature = "postgres")]
+    async fn lend_postgres(&mut self) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
+    /// The tokio-postgres client the transaction runs on, inside its `BEGIN`, once
+    /// [`StoreTransaction::lend_postgres`] readied it. `None` (the default): the store has
+    /// no such client.
+    #[cfg(feature = "postgres")]
+    fn postgres_client(&self) -> Option<&tokio_postgres::Client> {
+        None
+    }
+
+    /// Queues `work` to run at the commit, before the call's records are written, on the
+    /// SQLite connection that commits them and inside the call's part of its transaction
+    /// ([`Transaction::sqlite_at_commit`](crate::Transaction::sqlite_at_commit)). The
+    /// default refuses it: the store commits on no SQLite connection.
+    fn sqlite_at_commit(&mut self, work: SqliteWork) -> Result<(), StoreError> {
+        drop(work);
+        Err(StoreError::Statement(
+            "this store commits on no SQLite connection: its transaction runs no rusqlite code".into(),
+        ))
+    }
 }

@@ -51,6 +51,7 @@ impl ServerBuilder {
             .ok();
         // The effects: the builder's, and the functions `machine!`s name as `entry`/`exit`.
         let mut effects = self.effects;
+        effects.states = self.states.clone();
         for machine in inventory::iter::<crate::registry::MachineRegistration> {
             for state in machine.states {
                 for (name, function) in state.entry.iter().chain(state.exit) {

@@ -324,7 +324,7 @@ impl YourTables for PostgresStore {
         let client = self.client().await?;
         client.batch_execute(&format!("BEGIN; {YOUR_PLANS}")).await.map_err(unavailable)?;
         let announce = self.announce.clone();
-        Ok(Box::new(PostgresTransaction { sql: self.sql.clone(), announce, client: Some(client) }))
+        Ok(Box::new(PostgresTransaction { sql: self.sql.clone(), announce, client: Some(client), lent: false }))
     }
 }
 

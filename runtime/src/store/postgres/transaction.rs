@@ -20,7 +20,13 @@ pub(super) struct PostgresTransaction {
     pub(super) sql: Arc<Sql>,
     pub(super) announce: Announcer,
     pub(super) client: Option<deadpool_postgres::Object>,
+    /// The client was lent to a handler's own code, after the savepoint [`LENT`] that the
+    /// commit releases: a release that fails means that code ended the transaction.
+    pub(super) lent: bool,
 }
+
+/// The savepoint taken before the client is lent to a handler's own code.
+const LENT: &str = "toolgate_lent";
 
 impl PostgresTransaction {
     fn client(&self) -> Result<&deadpool_postgres::Object, StoreError> {
@@ -60,10 +66,36 @@ impl StoreTransaction for PostgresTransaction {
         self.client()?.batch_execute(sql).await.map_err(|error| StoreError::Statement(error.to_string()))
     }
 
+    async fn lend_postgres(&mut self) -> Result<bool, StoreError> {
+        if !self.lent {
+            self.client()?.batch_execute(&format!("SAVEPOINT {LENT}")).await.map_err(statement)?;
+            self.lent = true;
+        }
+        Ok(true)
+    }
+
+    fn postgres_client(&self) -> Option<&tokio_postgres::Client> {
+        if !self.lent {
+            return None;
+        }
+        // The pooled object, its wrapper (which caches statements), then the client.
+        self.client.as_ref().map(|object| &***object)
+    }
+
     async fn commit(mut self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError> {
         let mut versions = vec![0; writes.len()];
         {
             let client = self.client()?;
+            if self.lent {
+                // Before any write, and alone: had the handler's code committed or rolled
+                // back, writes sent with it would run outside any transaction.
+                let released = client.batch_execute(&format!("RELEASE SAVEPOINT {LENT}")).await;
+                released.map_err(|error| {
+                    StoreError::Statement(format!(
+                        "the handler's own driver code ended its call's transaction, or left it failed: {error}"
+                    ))
+                })?;
+            }
             // One statement writes them all, a key once per statement: a key written twice
             // is written again by the next.
             let mut left: Vec<usize> = (0..writes.len()).collect();

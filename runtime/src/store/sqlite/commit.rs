@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use super::driver::WorkBound;
 use super::queue::{Queue, Queued, Statement};
 use super::store::{SqliteStore, lock};
 use super::sweep::SWEEP_EVERY;
@@ -91,7 +92,7 @@ impl SqliteStore {
             let mut transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
             if let [alone] = group.as_slice() {
                 // A group of one needs no savepoint: what fails undoes the transaction.
-                let outcome = unit_in(&transaction, alone);
+                let outcome = unit_in(&transaction, alone, &self.inner.bound);
                 let failed = outcome.is_err();
                 outcomes.push(outcome);
                 if failed {
@@ -100,7 +101,7 @@ impl SqliteStore {
             } else {
                 for queued in &group {
                     let mut savepoint = transaction.savepoint()?;
-                    let outcome = unit_in(&savepoint, queued);
+                    let outcome = unit_in(&savepoint, queued, &self.inner.bound);
                     if outcome.is_ok() {
                         savepoint.commit()?;
                     } else {
@@ -154,11 +155,21 @@ impl SqliteStore {
 /// One queued unit inside the group's transaction: the statements, then each write — the
 /// record as stored (`None`: an `if_absent` write that found one), or why not (a
 /// conflict, a statement that failed, or what SQLite said).
-pub(super) fn unit_in(connection: &Connection, queued: &Queued) -> Result<Vec<Option<Snapshot>>, StoreError> {
+pub(super) fn unit_in(
+    connection: &Connection,
+    queued: &Queued,
+    bound: &WorkBound,
+) -> Result<Vec<Option<Snapshot>>, StoreError> {
     for statement in &queued.statements {
         let done = match statement {
             Statement::One(sql, params) => super::values::execute(connection, sql, params).map(drop),
             Statement::Batch(sql) => connection.execute_batch(sql),
+            Statement::Work(work) => {
+                if let Some(work) = lock(work).take() {
+                    bound.run(connection, work)?;
+                }
+                Ok(())
+            }
         };
         done.map_err(|error| StoreError::Statement(error.to_string()))?;
     }

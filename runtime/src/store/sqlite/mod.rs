@@ -42,6 +42,7 @@
 //! [`SqlValue`](crate::store::SqlValue)s bound, its rows read).
 
 mod commit;
+mod driver;
 mod migrations;
 mod open;
 mod queue;
@@ -51,6 +52,7 @@ mod transaction;
 mod values;
 mod windows;
 
+pub use driver::SQLITE_WORK_LIMIT;
 pub use migrations::SQLITE_SCHEMA_VERSION;
 pub(crate) use open::open;
 pub use store::{CACHED_KEYS, OpenError, SqliteStore};

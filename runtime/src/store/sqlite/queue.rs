@@ -24,4 +24,6 @@ pub(super) enum Statement {
     /// Statements without parameters, separated by `;` (the tables of yours a server
     /// creates as it starts).
     Batch(String),
+    /// A handler's rusqlite work (taken when it runs: it runs once).
+    Work(std::sync::Mutex<Option<crate::store::SqliteWork>>),
 }

@@ -47,6 +47,8 @@ pub(super) struct Inner {
     /// write replaced).
     pub(super) writes: AtomicU64,
     pub(super) leases: LocalLeases,
+    /// The deadline of a handler's rusqlite work on the writer, while one runs.
+    pub(super) bound: super::driver::WorkBound,
     /// The database file, locked for the store's life: no other process opens it
     /// meanwhile, by whatever name.
     pub(super) _lock: File,
@@ -99,7 +101,8 @@ impl SqliteStore {
             Err(std::fs::TryLockError::WouldBlock) => return Err(OpenError::InUse(path)),
             Err(std::fs::TryLockError::Error(e)) => return Err(io(&e)),
         }
-        let connection = Connection::open(&path).map_err(|e| io(&e))?;
+        let mut connection = Connection::open(&path).map_err(|e| io(&e))?;
+        let bound = super::driver::WorkBound::install(&mut connection).map_err(|e| io(&e))?;
         connection
             .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;")
             .map_err(|e| io(&e))?;
@@ -116,6 +119,7 @@ impl SqliteStore {
             grouped: AtomicU64::new(0),
             cache: Mutex::default(),
             leases: LocalLeases::default(),
+            bound,
             _lock: lock,
         };
         let store = Self { inner: Arc::new(inner) };

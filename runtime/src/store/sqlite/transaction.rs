@@ -44,6 +44,11 @@ impl StoreTransaction for SqliteTransaction {
         Ok(())
     }
 
+    fn sqlite_at_commit(&mut self, work: crate::store::SqliteWork) -> Result<(), StoreError> {
+        self.statements.push(Statement::Work(std::sync::Mutex::new(Some(work))));
+        Ok(())
+    }
+
     async fn commit(self: Box<Self>, writes: Vec<RecordWrite>) -> Result<Vec<u64>, StoreError> {
         let Self { store, statements } = *self;
         store.commit_unit(statements, writes).await

@@ -15,6 +15,16 @@ impl rusqlite::ToSql for SqlValue {
             SqlValue::Real(x) => Sqlite::Real(*x),
             SqlValue::Text(text) => Sqlite::Text(text.clone()),
             SqlValue::Bool(b) => Sqlite::Integer(i64::from(*b)),
+            SqlValue::Unsigned(n) => Sqlite::Integer(i64::try_from(*n).map_err(|_| {
+                rusqlite::Error::ToSqlConversionFailure(
+                    format!("{n} does not fit SQLite's INTEGER: bind it as a `SqlDecimal` (text)").into(),
+                )
+            })?),
+            SqlValue::Decimal(decimal) => Sqlite::Text(decimal.to_string()),
+            // rusqlite's own spelling of a `DateTime<FixedOffset>`, which SQLite's date
+            // functions read: code that wrote the column through rusqlite reads it the same.
+            SqlValue::Timestamp(at) => Sqlite::Text(at.format("%F %T%.f%:z").to_string()),
+            SqlValue::Json(value) => Sqlite::Text(value.to_string()),
         }))
     }
 }
