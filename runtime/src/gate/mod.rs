@@ -11,6 +11,7 @@
 //! `crate::visibility`, which `next` and every listing read too.
 
 mod admitted;
+mod guard_refusal;
 mod idempotency;
 mod naming;
 mod pipeline;

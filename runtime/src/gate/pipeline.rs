@@ -37,6 +37,7 @@
 use serde_json::{Map, Value};
 
 use super::admitted::Leases;
+use super::guard_refusal;
 use super::idempotency::Recalled;
 use super::naming;
 use super::{Admission, Admitted, Idempotency, Instance, Limiter, Requester, Spent};
@@ -45,9 +46,9 @@ use crate::auth::Principal;
 use crate::confirm::{self, Accepted, Confirmations, Presented, Spend, Transaction};
 use crate::domain::field;
 use crate::domain::switch::SwitchRequest;
-use crate::error::{GuardFailed, ToolError};
+use crate::error::ToolError;
 use crate::flow::{FlowRef, Origin};
-use crate::fsm::{Caller, GuardRefusal, Verdict};
+use crate::fsm::{Caller, GuardRefusal};
 use crate::records::Records;
 use crate::registry::{Registry, ToolEntry, ToolKind};
 use crate::store::{FlowLease, Snapshot, now_ms};
@@ -374,37 +375,7 @@ impl<'a> Candidate<'a> {
             Err(refusal) => *refusal,
         };
         let instance = self.instance.as_ref().map(|i| i.id.clone());
-        let refused = |reason: String, reason_code: &str, hint: Option<String>| {
-            ToolError::guard_failed(GuardFailed {
-                tool: self.tool.name.to_string(),
-                guard: guard.clone(),
-                machine: machine.id().to_string(),
-                current_state: from.to_string(),
-                instance: instance.clone(),
-                reason,
-                reason_code: reason_code.to_string(),
-                hint,
-                retryable: false,
-            })
-        };
-        Err(match verdict {
-            Verdict::Refuse(failure) => {
-                refused(failure.message().to_string(), failure.code(), failure.hint().map(str::to_string))
-            }
-            Verdict::NoContext => refused(
-                format!("{} has no data yet for the guard to judge", instance.as_deref().unwrap_or("the instance")),
-                "NO_DATA",
-                None,
-            ),
-            Verdict::ContextUnreadable(ty) => {
-                ToolError::context_unreadable(machine.id(), instance.as_deref().unwrap_or_default(), ty)
-            }
-            Verdict::Pass | Verdict::InputUnreadable(_) => ToolError::internal(format_args!(
-                "guard `{guard}` of machine `{}` cannot read the arguments of `{}` as its input type",
-                machine.id(),
-                self.tool.name
-            )),
-        })
+        Err(guard_refusal::refused(GuardRefusal { guard, verdict }, self.tool.name, machine, from, instance))
     }
 
     /// Step 8: for a `confirm`ed tool (above its threshold, if it has one), a one-time code
