@@ -94,7 +94,7 @@ impl Principal {
 
     /// Who owns a record, as the record keeps it: a digest (128 bits of SHA-256) of its
     /// tenant and subject. The one encoding of ownership — an owned instance's owner (what
-    /// a transactional hook is told, [`Moved::owner`](crate::fsm::Moved::owner)), an MCP
+    /// a transactional hook is told, [`Moved::owner`](crate::Moved::owner)), an MCP
     /// task's — so that a record never holds the subject or the tenant in clear.
     pub fn owner_id(&self) -> String {
         self.digest()
