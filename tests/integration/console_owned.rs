@@ -3,10 +3,12 @@
 //! travel agent (`travel:agent`, `owned_instances_managed_by`) manages every traveller's.
 //! An operator finds a quote by machine and key alone, in its own tenant: its owner and an
 //! agent see it; any other operator is told exactly what a key never created gets, and
-//! does not see it listed among the timers either.
+//! does not see it listed among the timers, nor named by a task holding it.
 
 use crate::common::TestClient;
 use crate::common::clients::Lifecycle;
+use crate::common::confirm::Outbox;
+use crate::common::raw::SessionlessClient;
 use crate::common::spawn_http_example;
 use serde_json::{Value, json};
 
@@ -36,9 +38,11 @@ async fn timer_keys(console: &str, token: &str) -> Vec<String> {
     timers.map(|timer| timer["key"].as_str().unwrap_or_default().to_string()).collect()
 }
 
-#[tokio::test]
-async fn an_owned_instance_is_found_by_its_key_and_judged_by_the_owner_rule() {
-    let dir = crate::common::scratch_dir("console-owned");
+/// The travel example with the four operators and a console, given `extra` arguments: the
+/// server, its MCP endpoint, its console's address, the confirmation outbox, and its scratch
+/// directory.
+async fn serve(name: &str, extra: &[&str]) -> (tokio::process::Child, String, String, Outbox, std::path::PathBuf) {
+    let dir = crate::common::scratch_dir(name);
     let tokens = dir.join("tokens.toml");
     let entry = |secret: &str, principal: &str, tenant: &str, scopes: &str| {
         format!(
@@ -46,17 +50,24 @@ async fn an_owned_instance_is_found_by_its_key_and_judged_by_the_owner_rule() {
         )
     };
     let file = [
-        entry(TRAVELLER, "tia", "acme", "\"toolgate:operator\""),
+        entry(TRAVELLER, "tia", "acme", "\"toolgate:operator\", \"travel:book\""),
         entry(AGENT, "olga", "acme", "\"toolgate:operator\", \"travel:agent\""),
         entry(PLAIN, "oscar", "acme", "\"toolgate:operator\""),
         entry(OTHER_TENANT_AGENT, "gus", "globex", "\"toolgate:operator\", \"travel:agent\""),
     ]
     .concat();
     std::fs::write(&tokens, file).unwrap();
+    let outbox = Outbox::new();
     let console = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-    let args = ["--tokens", tokens.to_str().unwrap(), "--console", &console];
-    let (_server, url) = spawn_http_example("travel", &args, &[]).await;
-    let console = format!("http://{console}");
+    let mut args = vec!["--tokens", tokens.to_str().unwrap(), "--console", &console, "--otp-outbox", outbox.path()];
+    args.extend_from_slice(extra);
+    let (server, url) = spawn_http_example("travel", &args, &[]).await;
+    (server, url, format!("http://{console}"), outbox, dir)
+}
+
+#[tokio::test]
+async fn an_owned_instance_is_found_by_its_key_and_judged_by_the_owner_rule() {
+    let (_server, url, console, _outbox, dir) = serve("console-owned", &[]).await;
 
     let traveller = TestClient::http_as(&url, Lifecycle::Session, Some(TRAVELLER)).await;
     traveller.ok("switch_domain", json!({ "domain": "bus", "reason": "the user wants a bus" })).await;
@@ -91,5 +102,59 @@ async fn an_owned_instance_is_found_by_its_key_and_judged_by_the_owner_rule() {
     for token in [PLAIN, OTHER_TENANT_AGENT] {
         assert!(!timer_keys(&console, token).await.contains(&quote), "another operator sees the quote's timer");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `tools/call` of `tool` from a client that declared the Tasks extension.
+async fn call_as_task(client: &SessionlessClient, tool: &str, arguments: Value, headers: &[(&str, &str)]) -> Value {
+    let tasks = json!({ "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": { "io.modelcontextprotocol/tasks": {} } } });
+    let params = json!({ "name": tool, "arguments": arguments, "_meta": tasks });
+    client.request("tools/call", params, headers).await.result()
+}
+
+/// A task holding an owned instance is listed in its tenant, naming the instance only to
+/// whoever the rule shows it: the traveller's flight booking, running as a task while the
+/// airline answers, names the quote to the agent, and to an operator without the agent's
+/// scope it is a task of the tenant that names no instance.
+#[tokio::test]
+async fn a_task_names_an_owned_instance_only_to_whoever_may_see_it() {
+    let (_server, url, console, outbox, dir) = serve("console-owned-task", &["--airline-seconds", "60"]).await;
+    let client = SessionlessClient::new(&url);
+    let bearer = format!("Bearer {TRAVELLER}");
+    let traveller = [("authorization", bearer.as_str())];
+    let call = |tool: &'static str, arguments: Value| client.call_with_headers(tool, arguments, &traveller);
+    let switched = call("switch_domain", json!({ "domain": "flight", "reason": "the user flies" })).await.result();
+    let flow = switched["structuredContent"]["flow"].as_str().unwrap_or_else(|| panic!("{switched}")).to_string();
+    let search = json!({ "domain": "flight", "origin": "Madrid", "destination": "Lisbon",
+        "departure": "2027-03-04T08:00:00+01:00", "passengers": 1, "flow": flow });
+    let found = call("flight_search", search).await.result()["structuredContent"].clone();
+    let (quote, offer) = (found["quote_id"].as_str().unwrap(), found["offers"][0]["id"].as_str().unwrap());
+    let flow = found["flow"].as_str().unwrap_or(&flow).to_string();
+    let mut book = json!({ "domain": "flight", "quote_id": quote, "offer_id": offer, "flow": flow });
+    let required = call_as_task(&client, "flight_book", book.clone(), &traveller).await;
+    let challenge = required["structuredContent"]["challenge_id"].as_str().unwrap_or_else(|| panic!("{required}"));
+    book["challenge_id"] = challenge.into();
+    book["otp"] = outbox.code(challenge).into();
+    let created = call_as_task(&client, "flight_book", book, &traveller).await;
+    let task = created["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_string();
+
+    let listed = |token: &'static str| {
+        let (console, task) = (console.clone(), task.clone());
+        async move {
+            let (status, body) = get(&console, "/api/tasks", token).await;
+            assert_eq!(status, 200, "{body}");
+            let tasks: Value = serde_json::from_str(&body).unwrap();
+            let found = tasks["tasks"].as_array().unwrap().iter().find(|listed| listed["id"] == task.as_str()).cloned();
+            found.unwrap_or_else(|| panic!("the task is not listed: {body}"))
+        }
+    };
+    for token in [AGENT, TRAVELLER] {
+        let seen = listed(token).await;
+        assert_eq!((seen["machine"].as_str(), seen["instance"].as_str()), (Some("flight"), Some(quote)), "{seen}");
+    }
+    let unseen = listed(PLAIN).await;
+    assert_eq!((&unseen["machine"], &unseen["instance"]), (&Value::Null, &Value::Null), "the quote is named: {unseen}");
+    assert_eq!(unseen["tool"], "flight_book", "{unseen}");
     let _ = std::fs::remove_dir_all(&dir);
 }
