@@ -324,6 +324,11 @@ async fn main() -> Result<(), ServeError> {
         .domain_policy(toolgate::DomainPolicy::Strict)
         // The person at the terminal books on stdio; `--stdio-principal` names another.
         .stdio_principal_with_every_scope("traveller")
+        // A travel agent (`travel:agent`) acts on every traveller's quotes in its
+        // tenant (booking one still takes `travel:book`); everyone else sees only their own.
+        .owned_instances_managed_by("bus", ["travel:agent"])
+        .owned_instances_managed_by("flight", ["travel:agent"])
+        .owned_instances_managed_by("car_rental", ["travel:agent"])
         // Development: codes go to a file (`--otp-outbox PATH` to choose it). A real
         // deployment sends them by SMS or e-mail through an `OtpSender`.
         .otp_sender(OutboxSender::new(std::env::temp_dir().join("toolgate-travel-otp.jsonl")))

@@ -490,7 +490,8 @@ async fn the_diagram_shows_the_counts_the_clients_calls_produced_in_a_browser() 
 
 /// A travel quote's timer counts down on the instance page, then the quote shows
 /// `expired` with time's move last in its timeline (in Debian's chromium). The quote is
-/// its traveller's: the operator names the owner. The script's SDK client makes the quote
+/// its traveller's, and the operator, a travel agent (`travel:agent`, which manages every
+/// traveller's quotes), finds it by its key alone. The script's SDK client makes the quote
 /// once the person has signed in, so a slow browser start (CI runs it beside every other
 /// test on two cores) does not eat the quote's time. Screenshots in
 /// `target/ci-artifacts/console`. Skipped, saying so, without `/usr/bin/chromium`.
@@ -501,7 +502,7 @@ async fn a_quotes_timer_counts_down_then_it_shows_expired_in_a_browser() {
     let dir = crate::common::scratch_dir("console-timer");
     let tokens = dir.join("tokens.toml");
     let file = format!(
-        "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\nscopes = [\"toolgate:operator\"]\n\n\
+        "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\nscopes = [\"toolgate:operator\", \"travel:agent\"]\n\n\
          [[token]]\nsecret = \"{TRAVELLER}\"\nprincipal = \"traveller\"\nscopes = []\n"
     );
     std::fs::write(&tokens, file).unwrap();

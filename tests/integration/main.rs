@@ -15,6 +15,7 @@ mod common;
 mod architecture;
 mod cli;
 mod console;
+mod console_owned;
 mod describe;
 mod docs;
 mod durability;

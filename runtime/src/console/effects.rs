@@ -34,7 +34,6 @@ pub(super) async fn effects(
     State(console): State<Arc<Console>>,
     Extension(operator): Extension<Principal>,
 ) -> Response {
-    let tenant = operator.tenant().unwrap_or_default();
     let now = now_ms();
     let max_attempts = console.server.effect_policy().max_attempts;
     // Every deadline, however far: the index answers the soonest first.
@@ -46,7 +45,7 @@ pub(super) async fn effects(
         if pending.len() >= PENDING_SHOWN {
             break;
         }
-        let Ok(Some((machine, snapshot))) = visible(&console, &key, tenant).await else { continue };
+        let Ok(Some((machine, snapshot))) = visible(&console, &key, &operator).await else { continue };
         for effect in &snapshot.effects {
             let mut shown = effect_json(machine, &key, effect);
             shown["attempts_most"] = max_attempts.into();
@@ -63,7 +62,7 @@ pub(super) async fn effects(
         if dead.len() >= DEAD_SHOWN {
             break;
         }
-        let Ok(Some((machine, snapshot))) = visible(&console, &key, tenant).await else { continue };
+        let Ok(Some((machine, snapshot))) = visible(&console, &key, &operator).await else { continue };
         // The latest dead letter of the instance first.
         dead.extend(snapshot.dead_effects.iter().rev().map(|effect| effect_json(machine, &key, effect)));
     }
@@ -77,7 +76,7 @@ pub(super) async fn effects(
 fn effect_json(machine: &crate::fsm::Machine, key: &StoreKey, effect: &PendingEffect) -> Value {
     let (_, _, id) = key.instance_parts().unwrap_or_default();
     json!({
-        "machine": machine.id(), "key": id, "owned": machine.is_principal_owned(), "effect": effect.name,
+        "machine": machine.id(), "key": id, "effect": effect.name,
         "attempts": effect.attempts, "reason": effect.last_error,
     })
 }

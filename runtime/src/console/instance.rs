@@ -2,9 +2,11 @@
 //! store holds it — its state, its context, its history as a timeline, the MCP task
 //! holding it, its next due timer, and its effects pending and dead-lettered.
 //!
-//! The operator names the machine and the object's id (and, for a principal-owned machine,
-//! the owner's subject); the server builds the key in the operator's own tenant, so an
-//! instance of another tenant is never found.
+//! The operator names the machine and the object's id; the server builds the key in the
+//! operator's own tenant, so an instance of another tenant is never found. A
+//! principal-owned machine's instance is judged by the one owner rule with the operator as
+//! the principal ([`seen_by`](crate::visibility::seen_by)): its owner and a holder of the
+//! machine's manager scopes see it; any other operator gets what a key never created gets.
 
 use std::sync::Arc;
 
@@ -24,10 +26,6 @@ use crate::store::{now_ms, rfc3339};
 pub(super) struct Search {
     machine: String,
     key: String,
-    /// For a principal-owned machine: the subject of the principal who owns the instance,
-    /// in the operator's tenant.
-    #[serde(default)]
-    owner: Option<String>,
 }
 
 /// The instance `search` names, in the operator's tenant: 404 when there is none.
@@ -43,24 +41,15 @@ pub(super) async fn instance(
     else {
         return not_found("no keyed machine has this id");
     };
-    // A principal-owned instance is its owner's: the operator names the owner, who is
-    // looked for in the operator's own tenant.
-    let owner = match (machine.is_principal_owned(), search.owner.as_deref().filter(|o| !o.is_empty())) {
-        (true, Some(subject)) => match operator.tenant() {
-            Some(tenant) => Principal::new(subject).with_tenant(tenant),
-            None => Principal::new(subject),
-        },
-        (true, None) => return not_found("this machine's instances are each their owner's: name the owner"),
-        (false, _) => operator,
-    };
-    let key = crate::visibility::instance_key(machine, &search.key, Some(&owner));
+    let key = crate::visibility::instance_key(machine, &search.key, Some(&operator));
     let store = console.server.store();
     let Ok(snapshot) = store.load(&key).await else {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "error": "the store cannot answer now" })))
             .into_response();
     };
-    // The key names the tenant's one instance of that id; the owner named must be its own.
-    let snapshot = crate::visibility::seen_by(machine, snapshot, Some(&owner));
+    // The operator is a principal like any other: another principal's owned instance reads
+    // as a key never created, unless the operator manages the machine's instances.
+    let snapshot = crate::visibility::seen_by(machine, snapshot, Some(&operator));
     let now = now_ms();
     if snapshot.version == 0 || snapshot.is_expired(now) {
         return not_found("no instance has this key in your tenant");

@@ -60,9 +60,6 @@ function fitDiagram(svg, machines) {
   box.scrollLeft += node.left + node.width / 2 - box.getBoundingClientRect().left - box.clientWidth / 2;
 }
 
-// The machines whose instances are each their owner's: found by their owner too.
-const ownedMachines = new Set();
-
 function plural(n, one, many) {
   return `${n} ${n === 1 ? one : many}`;
 }
@@ -71,7 +68,6 @@ async function loadMachines() {
   const answer = await fetch("/api/machines", { credentials: "same-origin" });
   if (!answer.ok) return;
   const { machines } = await answer.json();
-  for (const machine of machines) if (machine.owned) ownedMachines.add(machine.id);
   if (!diagramDrawn) {
     diagramDrawn = true;
     await loadDiagram(machines);
@@ -149,30 +145,29 @@ function showTimer(timer, answeredAt) {
   countdown = setInterval(tick, 250);
 }
 
-// An instance's address in the console: `#instance?machine=…&key=…` (`&owner=…` for an
-// owned machine's), which opens it; the search form sets it too.
-function instanceAddress(machine, key, owner) {
-  const query = new URLSearchParams({ machine, key });
-  if (owner) query.set("owner", owner);
-  return `#instance?${query}`;
+// An instance's address in the console: `#instance?machine=…&key=…`, which opens it; the
+// search form sets it too.
+function instanceAddress(machine, key) {
+  return `#instance?${new URLSearchParams({ machine, key })}`;
 }
 
 // A link to the instance `key` of `machine`, as a row shows it.
-function instanceLink(machine, key, owner) {
+function instanceLink(machine, key) {
   const link = document.createElement("a");
-  link.href = instanceAddress(machine, key, owner);
+  link.href = instanceAddress(machine, key);
   link.textContent = key;
   link.dataset.machine = machine;
   link.dataset.key = key;
   return link;
 }
 
-// The instance a row names: a link, but for an owned machine's whose owner is not known
-// (the operator searches it with its owner).
-function instanceCell(machine, key, owner) {
+// The instance a row names: a link, whatever its machine. An owned machine's instance is
+// judged when it is opened, by the rule the server judges every principal by: the rows
+// list only instances the operator may see.
+function instanceCell(machine, key) {
   if (!key) return "";
-  if (!machine || (ownedMachines.has(machine) && !owner)) return key;
-  return instanceLink(machine, key, owner);
+  if (!machine) return key;
+  return instanceLink(machine, key);
 }
 
 // Opens the instance the address names, if it names one: fills in the search and finds it.
@@ -190,7 +185,6 @@ function openFromAddress() {
   }
   select.value = machine;
   document.getElementById("search-key").value = params.get("key") ?? "";
-  document.getElementById("search-owner").value = params.get("owner") ?? "";
   findInstance().then(() => document.getElementById("instance").scrollIntoView());
 }
 
@@ -204,9 +198,8 @@ function effectsText(effects, dead) {
 async function findInstance() {
   const machine = document.getElementById("search-machine").value;
   const key = document.getElementById("search-key").value;
-  const owner = document.getElementById("search-owner").value;
   if (!machine || !key) return;
-  const query = new URLSearchParams({ machine, key, owner });
+  const query = new URLSearchParams({ machine, key });
   const answer = await fetch(`/api/instance?${query}`, { credentials: "same-origin" });
   const found = document.getElementById("instance-found");
   if (!answer.ok) {
@@ -326,8 +319,7 @@ async function loadTasks() {
   const { tasks, timers } = await answer.json();
   const taskRows = document.querySelector("#tasks-list tbody");
   taskRows.replaceChildren(...tasks.map((task) =>
-    // An owned machine's instance is its caller's: the caller is its owner.
-    row([task.tool, task.status, instanceCell(task.machine, task.instance, task.principal),
+    row([task.tool, task.status, instanceCell(task.machine, task.instance),
       task.principal ?? "(not authenticated)", timeElement(task.started), duration(task.duration_ms)],
     task.running ? "running" : "ended")));
   if (!tasks.length) taskRows.append(row(["none lately", "", "", "", "", ""]));
@@ -379,7 +371,7 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("search").addEventListener("submit", (event) => {
     event.preventDefault();
     const value = (id) => document.getElementById(id).value;
-    history.replaceState(null, "", instanceAddress(value("search-machine"), value("search-key"), value("search-owner")));
+    history.replaceState(null, "", instanceAddress(value("search-machine"), value("search-key")));
     findInstance();
   });
 });
