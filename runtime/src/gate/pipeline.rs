@@ -157,7 +157,12 @@ pub(crate) async fn admit<'a>(
     let leased = async {
         call.mint_instance().await?;
         let leases = call.take_leases().await?;
-        Ok((call.place_spend(&leases).await?, leases))
+        // (Boxed, and built only for a confirmed call: every call's future would carry it.)
+        let spend = match call.accepted.is_some() {
+            true => Box::pin(call.place_spend(&leases)).await?,
+            false => None,
+        };
+        Ok((spend, leases))
     };
     match leased.await {
         Ok((spend, leases)) => Ok(Admission::Run(call.admitted(leases, spent, spend))),
@@ -259,9 +264,12 @@ impl<'a> Candidate<'a> {
         }
         // A call that only reads commits what time made due (a writing call does, under
         // the lease it takes at step 10): the rows time's hooks write never lag what it reads.
-        let before = match self.writes_instance() {
-            true => before,
-            false => self.judge.records.commit_due(machine, &store_key, before).await?,
+        // (Boxed, and built only for an instance that is due: every call's future would
+        // carry it otherwise.)
+        let due = before.due_at_ms.is_some_and(|at| at <= now_ms());
+        let before = match !self.writes_instance() && due {
+            true => Box::pin(self.judge.records.commit_due(machine, &store_key, before)).await?,
+            false => before,
         };
         let before = machine.settle(&before, now_ms()).map_or(before, |(settled, _)| settled);
         self.instance_before = Some(before);
