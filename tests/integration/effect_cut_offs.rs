@@ -35,7 +35,7 @@ impl Servers {
         let dir = crate::common::scratch_dir(what);
         let tokens = dir.join("tokens.toml");
         let file = format!(
-            "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\nscopes = [\"toolgate:operator\"]\n\n\
+            "[[token]]\nsecret = \"{OPERATOR}\"\nprincipal = \"olga\"\nscopes = [\"toolgate:operator\", \"travel:agent\"]\n\n\
              [[token]]\nsecret = \"{TRAVELLER}\"\nprincipal = \"traveller\"\nscopes = [\"travel:book\"]\n"
         );
         std::fs::write(&tokens, file).unwrap();
@@ -110,10 +110,10 @@ impl Servers {
         panic!("attempt {attempt} of the release was never made; the carrier was asked for {:?}", self.asked(quote));
     }
 
-    /// `quote` as the console shows it to the operator: its `effects` pending and its
-    /// `dead_effects`.
+    /// `quote` as the console shows it to the operator (a travel agent: it sees every
+    /// traveller's quotes): its `effects` pending and its `dead_effects`.
     async fn instance(&self, quote: &str) -> Value {
-        let url = format!("{}/api/instance?machine=bus&key={quote}&owner=traveller", self.console);
+        let url = format!("{}/api/instance?machine=bus&key={quote}", self.console);
         let answer = reqwest::Client::new().get(url).bearer_auth(OPERATOR).send().await.unwrap();
         answer.json().await.unwrap()
     }
