@@ -246,3 +246,49 @@ async fn a_server_that_cannot_listen_creates_no_store_file() {
         assert_eq!(scratch.files(), Vec::<String>::new(), "`invoice {args:?}` left files behind: {stderr}");
     }
 }
+
+/// `--log-format json`: every line on stderr is one JSON object — the banner too — and a
+/// call ends with its `tool_call` line: its tool, outcome and latency.
+#[tokio::test]
+async fn json_logs_are_one_object_a_line_and_name_each_call() {
+    let mut server = Command::new(common::example_binary("invoice"))
+        .args(["--http", "127.0.0.1:0", "--stateless", "--store", "memory", "--log-format", "json"])
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the example");
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let mut next_object = async || {
+        let line = lines.next_line().await.expect("read stderr").expect("the example exited");
+        serde_json::from_str::<Value>(&line).unwrap_or_else(|_| panic!("not a JSON object: {line}"))
+    };
+    let url = tokio::time::timeout(PATIENCE, async {
+        loop {
+            let object = next_object().await;
+            let message = object["fields"]["message"].as_str().unwrap_or_default().to_string();
+            if let Some(rest) = message.strip_prefix("serving Streamable HTTP at ") {
+                return rest.split_whitespace().next().unwrap().to_string();
+            }
+        }
+    })
+    .await
+    .expect("the example did not start serving");
+    let client = TestClient::sessionless(&url).await;
+    assert_eq!(client.ok("invoice_submit", json!({ "domain": "invoice", "id": "INV-3" })).await["state"], "review");
+    let call = tokio::time::timeout(PATIENCE, async {
+        loop {
+            let object = next_object().await;
+            if object["span"]["name"] == "tool_call" && object["fields"]["message"] == "close" {
+                return object;
+            }
+        }
+    })
+    .await
+    .expect("no tool_call line");
+    let span = &call["span"];
+    assert_eq!((span["tool"].as_str(), span["outcome"].as_str()), (Some("invoice_submit"), Some("ok")), "{call}");
+    assert!(span["latency_ms"].is_number(), "{call}");
+}

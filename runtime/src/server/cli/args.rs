@@ -139,6 +139,16 @@ impl From<DescribeFormat> for Format {
     }
 }
 
+/// `serve --log-format`: how log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// For a person reading a terminal.
+    #[default]
+    Text,
+    /// One JSON object a line, for a log pipeline.
+    Json,
+}
+
 /// `serve --exposition`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(super) enum ExpositionArg {
@@ -173,6 +183,11 @@ pub(super) struct ServeArgs {
     /// port 0 picks one); without it, MCP over stdio
     #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]
     pub(super) http: Option<SocketAddr>,
+    /// How log lines are written to stderr: `text` (the default) or
+    /// `json`, one object a line; each call ends with a `tool_call` line
+    /// naming its tool, principal, outcome and latency (RUST_LOG=info)
+    #[arg(long, value_name = "FORMAT", hide_possible_values = true, verbatim_doc_comment)]
+    pub(super) log_format: Option<LogFormat>,
     /// How long a state handle lives after its last use
     /// (default 3600; `250ms` too)
     #[arg(long, value_name = "SECONDS", value_parser = duration, verbatim_doc_comment)]

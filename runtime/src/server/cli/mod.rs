@@ -52,8 +52,13 @@ impl ServerBuilder {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString>,
     {
-        init_logging();
-        match args::parse(args)? {
+        let invocation = args::parse(args)?;
+        let format = match &invocation {
+            Invocation::Serve(serve) => serve.log_format.unwrap_or_default(),
+            _ => args::LogFormat::Text,
+        };
+        init_logging(format);
+        match invocation {
             Invocation::Help(help) => print::print_help(&help),
             Invocation::Serve(serve) => self.serve_as(*serve).await,
             Invocation::Describe(format) => self.print_description(format),
@@ -64,9 +69,21 @@ impl ServerBuilder {
     }
 }
 
-fn init_logging() {
+/// Logs to stderr, filtered by `RUST_LOG` (default `warn`), as `format` says: in JSON, one
+/// object a line, each event with the fields of the call it belongs to, and a line as each
+/// call's `tool_call` span closes (its tool, principal, outcome, latency).
+fn init_logging(format: args::LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let text = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
     // A binary that already installed a subscriber keeps it.
-    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).try_init();
+    let _ = match format {
+        args::LogFormat::Text => text.try_init(),
+        args::LogFormat::Json => text
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+            .try_init(),
+    };
 }

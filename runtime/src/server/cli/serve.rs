@@ -140,13 +140,14 @@ impl ServerBuilder {
         };
         let state_file = self.store_file.clone();
         let server = self.build()?;
+        let say = |line: String| announce(args.log_format.unwrap_or_default(), &line);
         if let Some(path) = state_file {
-            eprintln!("toolgate: state in {}", path.display());
+            say(format!("state in {}", path.display()));
         }
         if let Some(listener) = metrics_listener {
             let metrics =
                 crate::telemetry::PrometheusMetrics::install().map_err(|e| usage(format!("`--metrics`: {e}")))?;
-            eprintln!("toolgate: metrics at http://{}/metrics", listener.local_addr()?);
+            say(format!("metrics at http://{}/metrics", listener.local_addr()?));
             let server = server.clone();
             tokio::spawn(async move {
                 if let Err(error) = server.serve_metrics(listener, &metrics).await {
@@ -158,7 +159,7 @@ impl ServerBuilder {
             if server.authenticator().is_none() {
                 return Err(usage("`--console` needs operators: give tokens (`--token`, `--tokens`) or a JWT issuer"));
             }
-            eprintln!("toolgate: the operator's console at http://{}/", listener.local_addr()?);
+            say(format!("the operator's console at http://{}/", listener.local_addr()?));
             let server = server.clone();
             tokio::spawn(async move {
                 if let Some(Err(error)) = server.serve_console(listener).await {
@@ -170,7 +171,7 @@ impl ServerBuilder {
             Some(listener) => {
                 // The one line a person starting the server reads (tests read it too).
                 let mode = if args.stateless { " (sessionless)" } else { "" };
-                eprintln!("toolgate: serving Streamable HTTP at http://{}/mcp{mode}", listener.local_addr()?);
+                say(format!("serving Streamable HTTP at http://{}/mcp{mode}", listener.local_addr()?));
                 server.serve_http(listener).await
             }
             None => server.serve_stdio().await,
@@ -354,6 +355,24 @@ fn tokens_file(path: &std::path::Path) -> Result<Vec<TokenEntry>, ServeError> {
         }
     }
     Ok(file.token)
+}
+
+/// One of the lines a person starting the server reads (where it serves, where its state
+/// is), on stderr whatever `RUST_LOG` says: `toolgate: …`, or with `--log-format json` an
+/// object like the log's others (`target` `toolgate`, its text the `message`).
+fn announce(format: super::args::LogFormat, line: &str) {
+    match format {
+        super::args::LogFormat::Text => eprintln!("toolgate: {line}"),
+        super::args::LogFormat::Json => {
+            let object = serde_json::json!({
+                "timestamp": crate::store::rfc3339(crate::store::now_ms()),
+                "level": "INFO",
+                "fields": { "message": line },
+                "target": "toolgate",
+            });
+            eprintln!("{object}");
+        }
+    }
 }
 
 #[cfg(test)]
