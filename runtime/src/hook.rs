@@ -86,13 +86,13 @@ pub(crate) struct HookRegistration {
 
 impl HookRegistration {
     /// `hook`, run at `point` of `machine`'s `state`.
-    pub(crate) fn new<F, Fut>(machine: String, state: String, point: HookPoint, hook: F) -> Self
+    pub(crate) fn new<F, Fut>(machine: &str, state: &str, point: HookPoint, hook: F) -> Self
     where
         F: Fn(Transaction, Moved) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), ToolError>> + Send + 'static,
     {
         let run: Arc<HookFn> = Arc::new(move |transaction, moved| Box::pin(hook(transaction, moved)));
-        Self { machine, hook: Hook { state, point, run } }
+        Self { machine: machine.to_string(), hook: Hook { state: state.to_string(), point, run } }
     }
 }
 

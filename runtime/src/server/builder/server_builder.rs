@@ -134,9 +134,12 @@ impl ServerBuilder {
         F: Fn(crate::Transaction, crate::Moved) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), crate::ToolError>> + Send + 'static,
     {
-        let point = crate::hook::HookPoint::Entry;
-        let hook = crate::hook::HookRegistration::new(machine.into(), state.into(), point, hook);
-        self.options.hooks.push(hook);
+        self.options.hooks.push(crate::hook::HookRegistration::new(
+            machine,
+            state,
+            crate::hook::HookPoint::Entry,
+            hook,
+        ));
         self
     }
 
@@ -148,9 +151,7 @@ impl ServerBuilder {
         F: Fn(crate::Transaction, crate::Moved) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), crate::ToolError>> + Send + 'static,
     {
-        let point = crate::hook::HookPoint::Exit;
-        let hook = crate::hook::HookRegistration::new(machine.into(), state.into(), point, hook);
-        self.options.hooks.push(hook);
+        self.options.hooks.push(crate::hook::HookRegistration::new(machine, state, crate::hook::HookPoint::Exit, hook));
         self
     }
 
