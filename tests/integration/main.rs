@@ -41,6 +41,7 @@ mod redis_persistence;
 mod replicas;
 mod session_owner;
 mod sessionless;
+mod shutdown;
 mod tasks;
 mod travel;
 mod typescript_sdk;

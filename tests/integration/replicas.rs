@@ -47,7 +47,7 @@ pub(crate) async fn replica(example: &str, redis: &str, extra: &[&str]) -> (toki
     replica_with(example, redis, extra, &[]).await
 }
 
-async fn replica_with(
+pub(crate) async fn replica_with(
     example: &str,
     redis: &str,
     extra: &[&str],

@@ -17,6 +17,8 @@ pub(crate) struct Effects {
     /// The application states the server was given, which an effect reads with
     /// [`EffectCall::state`].
     pub(crate) states: crate::app_state::States,
+    /// The attempts running now, for a shutdown to wait for.
+    pub(crate) attempts: tokio_util::task::TaskTracker,
 }
 
 impl std::fmt::Debug for Effects {

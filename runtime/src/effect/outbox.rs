@@ -87,7 +87,7 @@ impl Outbox {
         };
         let timeout = self.effects.policy.attempt_timeout;
         let outbox = self.clone();
-        tokio::spawn(async move {
+        self.effects.attempts.spawn(async move {
             let ended = match tokio::time::timeout(timeout, function(call)).await {
                 Ok(ended) => ended,
                 Err(_) => Err(EffectError::new(format!("the attempt did not end within {} ms", timeout.as_millis()))),

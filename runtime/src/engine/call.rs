@@ -63,6 +63,8 @@ impl Engine {
         arguments: Map<String, Value>,
         task: Option<&mut TaskStart>,
     ) -> Reply {
+        // Counted until its reply, for a shutdown to wait for.
+        let _in_flight = self.in_flight.calls.token();
         let span = CallSpan::start(tool.name, tool.domain, source.trace.as_ref());
         // Who calls, for the refusals page, should the call be refused.
         let caller = source.caller.principal.clone();

@@ -15,16 +15,19 @@
 
 mod call;
 mod focus;
+mod in_flight;
 mod reply;
 mod run;
 mod running_tasks;
 mod shared;
 mod source;
+mod stopping;
 mod tasks;
 mod timers;
 mod unserved;
 
 pub(crate) use focus::{SessionFocus, focus_states};
+pub(crate) use in_flight::InFlight;
 pub(crate) use reply::Reply;
 use run::run_handler;
 pub use running_tasks::{DEFAULT_TASK_TTL, DEFAULT_TASKS_PER_PRINCIPAL, DEFAULT_TASKS_PER_SERVER};

@@ -36,6 +36,8 @@ pub(crate) struct Engine {
     pub(crate) timers: tokio::sync::broadcast::Sender<TimerCommit>,
     /// The tasks this process runs, and how to cancel each.
     pub(crate) running: RunningTasks,
+    /// The calls and tasks in flight, for a shutdown to wait for.
+    pub(crate) in_flight: super::InFlight,
     /// The tables of yours the server creates before the first call writes them.
     pub(crate) tables: Option<Arc<crate::store::Tables>>,
     /// The effects commits record, and how they are dispatched.

@@ -150,7 +150,7 @@ impl Engine {
         let (replied, reply) = oneshot::channel();
         let engine = self.clone();
         let span = tracing::info_span!("task", task_id = %id, tool);
-        tokio::spawn(
+        self.in_flight.tasks.spawn(
             async move {
                 let ran = engine.run_task(tool, call, &running, start, replied).await;
                 engine.running.lock().remove(&id);
@@ -332,6 +332,11 @@ impl Engine {
     async fn finish_task(&self, id: &str, reply: Reply, started: Instant) {
         let code = reply.is_error.then(|| reply.content.get("code").and_then(Value::as_str).map(str::to_string));
         let (status, result, error) = match code.flatten().as_deref() {
+            // Given up as the server stopped: another replica may run the call again.
+            Some("CANCELLED") if self.in_flight.gave_up() => {
+                let message = "the server stopped before the task finished; nothing was committed, read the object it acted on before calling again";
+                (TaskStatus::Failed, None, json!({ "code": -32603, "message": message }).as_object().cloned())
+            }
             Some("CANCELLED") => (TaskStatus::Cancelled, None, None),
             Some("INTERNAL") => {
                 let correlation = reply.content.get("correlation_id").cloned().unwrap_or(Value::Null);
@@ -359,6 +364,9 @@ impl Engine {
             record.error.clone_from(&error);
             if status == TaskStatus::Cancelled {
                 record.status_message = Some("cancelled; nothing was committed".into());
+            } else if status == TaskStatus::Failed && self.in_flight.gave_up() {
+                record.status_message =
+                    Some("the server stopped before the task finished; nothing was committed".into());
             }
             ended = Some(status);
             true

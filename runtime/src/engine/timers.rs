@@ -120,11 +120,15 @@ pub(crate) fn spawn_sweeper(engine: Weak<Engine>) {
     if !timed {
         return;
     }
+    let Some(stopping) = engine.upgrade().map(|e| e.in_flight.stopping.clone()) else { return };
     runtime.spawn(async move {
         let mut every = tokio::time::interval(SWEEP_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            every.tick().await;
+            tokio::select! {
+                _ = every.tick() => {}
+                () = stopping.cancelled() => return,
+            }
             let Some(engine) = engine.upgrade() else { return };
             engine.sweep().await;
         }

@@ -28,15 +28,18 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
+use super::lifecycle::Lifecycle;
 use super::refusal_log::RefusalLog;
-
-/// How long a shutdown waits for open connections (listening streams among them) to end.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// The first wait after accepting failed; doubled at each failure in a row, up to
 /// [`MOST_ACCEPT_BACKOFF`].
 const FIRST_ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 const MOST_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// What answers `/healthz` and `/readyz` on a listener that has them, before the `Host`
+/// check: the answer for a path, if it is a probe's (`server/probes.rs`).
+pub(crate) type Probes =
+    Arc<dyn Fn(&str) -> Option<futures_util::future::BoxFuture<'static, axum::response::Response>> + Send + Sync>;
 
 /// What one listener admits.
 #[derive(Debug, Clone)]
@@ -197,15 +200,22 @@ fn out_of_descriptors(error: &std::io::Error) -> bool {
     matches!(error.raw_os_error(), Some(23 | 24))
 }
 
-/// Serves `router` on `listener` as `admission` says, until `shutdown` completes, each
-/// request carrying its peer's [`axum::extract::ConnectInfo`] and every connection with
-/// TCP_NODELAY (without it each SSE reply waits ~40 ms on Nagle and delayed ACK). On
-/// shutdown, open connections get a short grace period.
+/// Serves `router` on `listener` as `admission` says until the server closes
+/// ([`Lifecycle`]), each request carrying its peer's [`axum::extract::ConnectInfo`] and
+/// every connection with TCP_NODELAY (without it each SSE reply waits ~40 ms on Nagle and
+/// delayed ACK). `/healthz` and `/readyz` are answered first, by `probes` where given.
+///
+/// From the start of the drain every HTTP/1 response says `Connection: close`, and an
+/// HTTP/2 connection is sent GOAWAY, so a load balancer never sends a request into a
+/// connection the server is closing; idle connections are closed only once the drain delay
+/// has passed. Then the listener stops accepting, and the connections still open get the
+/// shutdown grace to end.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: axum::Router,
     admission: Admission,
-    shutdown: impl Future<Output = ()>,
+    lifecycle: Arc<Lifecycle>,
+    probes: Option<Probes>,
 ) -> std::io::Result<()> {
     let read_timeout = admission.read_timeout;
     let cap = Arc::new(ConnectionCap {
@@ -218,8 +228,7 @@ pub(crate) async fn serve(
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(read_timeout);
     builder.http2().timer(TokioTimer::new()).keep_alive_interval(Some(read_timeout));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut shutdown = std::pin::pin!(shutdown);
+    let connections = tokio_util::task::TaskTracker::new();
     let mut backoff = FIRST_ACCEPT_BACKOFF;
     let out_of_descriptors_log = RefusalLog::default();
     loop {
@@ -242,7 +251,7 @@ pub(crate) async fn serve(
                     continue;
                 }
             },
-            () = &mut shutdown => break,
+            () = lifecycle.closing() => break,
         };
         let Some(place) = cap.open(peer.ip()) else { continue };
         if let Err(error) = tcp.set_nodelay(true) {
@@ -252,10 +261,17 @@ pub(crate) async fn serve(
         // and telling HTTP/1 from HTTP/2 waits for bytes with none.
         let first_request = Arc::new(tokio::sync::Notify::new());
         let arrived = first_request.clone();
-        let (router, judged) = (router.clone(), cap.clone());
+        let http2 = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (router, judged, told, probes) = (router.clone(), cap.clone(), lifecycle.clone(), probes.clone());
+        let is_http2 = http2.clone();
         let service = tower::service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
             arrived.notify_one();
-            let refusal = judged.admission.hosts.refusal(&request);
+            if request.version() == http::Version::HTTP_2 {
+                is_http2.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            // Probes first: an orchestrator sends `Host: <pod address>`, or none.
+            let probe = probes.as_ref().and_then(|probes| probes(request.uri().path()));
+            let refusal = if probe.is_some() { None } else { judged.admission.hosts.refusal(&request) };
             if refusal.is_some() {
                 judged.hosts.refused_on(
                     judged.admission.name,
@@ -263,18 +279,24 @@ pub(crate) async fn serve(
                 );
             }
             request.extensions_mut().insert(axum::extract::ConnectInfo::<SocketAddr>(peer));
-            let router = router.clone();
+            let (router, lifecycle) = (router.clone(), told.clone());
+            let http1 = request.version() < http::Version::HTTP_2;
             async move {
-                match refusal {
-                    Some(refusal) => Ok(refusal),
-                    None => router.oneshot(request).await,
+                let mut response = match (probe, refusal) {
+                    (Some(probe), _) => probe.await,
+                    (None, Some(refusal)) => refusal,
+                    (None, None) => router.oneshot(request).await?,
+                };
+                if http1 && lifecycle.is_draining() {
+                    response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
                 }
+                Ok::<_, std::convert::Infallible>(response)
             }
         });
         let service = hyper_util::service::TowerToHyperService::new(service);
         let connection = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service).into_owned();
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
+        let lifecycle = lifecycle.clone();
+        connections.spawn(async move {
             let mut connection = std::pin::pin!(connection);
             let ended = tokio::select! {
                 ended = &mut connection => Some(ended),
@@ -288,7 +310,25 @@ pub(crate) async fn serve(
             };
             let ended = match ended {
                 Some(ended) => ended,
-                None => connection.await,
+                None => {
+                    // HTTP/2 is told to go away as the drain begins (HTTP/1 learns it from
+                    // its next response); every connection is closed gracefully at closing:
+                    // at once if idle, else after the response in flight.
+                    let (mut told_http2, mut closed) = (false, false);
+                    loop {
+                        tokio::select! {
+                            ended = &mut connection => break ended,
+                            () = lifecycle.draining(), if !told_http2 && !closed && http2.load(std::sync::atomic::Ordering::Relaxed) => {
+                                told_http2 = true;
+                                connection.as_mut().graceful_shutdown();
+                            }
+                            () = lifecycle.closing(), if !closed => {
+                                closed = true;
+                                connection.as_mut().graceful_shutdown();
+                            }
+                        }
+                    }
+                }
             };
             if let Err(error) = ended {
                 tracing::debug!(%error, "a connection ended with an error");
@@ -296,8 +336,10 @@ pub(crate) async fn serve(
             drop(place);
         });
     }
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
-        tracing::debug!("closed connections still open after the shutdown grace period");
+    drop(listener);
+    connections.close();
+    if tokio::time::timeout_at(lifecycle.deadline().into(), connections.wait()).await.is_err() {
+        tracing::warn!(listener = cap.admission.name, "closed connections still open when the shutdown grace ran out");
     }
     Ok(())
 }

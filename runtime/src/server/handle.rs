@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::accept;
-use super::{Connection, ServeError, Shared, ctrl_c};
+use super::{Connection, ServeError, Shared};
 use crate::registry::Registry;
 
 /// A toolgate MCP server: the registry of tools, the machines, and the flow store.
@@ -264,8 +264,9 @@ impl Server {
         created.map_err(|error| ServeError::Store(format!("the tables of yours could not be created: {error}")))
     }
 
-    /// Serves [`Server::metrics_router`] on `listener` until Ctrl-C, through the accept
-    /// path every listener shares: few connections (8 from one address, 64 in all), the
+    /// Serves [`Server::metrics_router`] on `listener`, with `/healthz` and `/readyz`
+    /// beside it, until the server stops (SIGTERM, SIGINT, [`Server::shutdown`]), through
+    /// the accept path every listener shares: few connections (8 from one address, 64 in all), the
     /// read timeout of [`ServerBuilder::request_read_timeout`](crate::ServerBuilder::request_read_timeout), and the `Host`s of
     /// [`ServerBuilder::allowed_hosts`](crate::ServerBuilder::allowed_hosts) — and also any IP address, or no `Host` at all,
     /// which is what a scraper or a probe sends (DNS rebinding needs a name).
@@ -275,19 +276,25 @@ impl Server {
         metrics: &crate::telemetry::PrometheusMetrics,
     ) -> Result<(), ServeError> {
         let router = self.metrics_router(metrics);
-        accept::serve(listener, router, self.shared.http.probe_admission(), ctrl_c()).await?;
+        let (admission, lifecycle) = (self.shared.http.probe_admission(), self.shared.lifecycle.clone());
+        let probes = Some(super::probes::probes(self.shared.clone()));
+        let served = accept::serve(listener, router, admission, lifecycle, probes);
+        let (served, ()) = tokio::join!(served, self.begin_on(super::terminate_signal()));
+        served?;
         Ok(())
     }
 
-    /// Serves the operator's console ([`Server::console_router`]) on `listener` until
-    /// Ctrl-C, through the accept path every listener shares: few connections (32 from one
+    /// Serves the operator's console ([`Server::console_router`]) on `listener` until the
+    /// server stops (SIGTERM, SIGINT, [`Server::shutdown`]), through the accept path every listener shares: few connections (32 from one
     /// address, 256 in all, so the console never holds the descriptors MCP calls need), the
     /// read timeout of [`ServerBuilder::request_read_timeout`](crate::ServerBuilder::request_read_timeout), and only the `Host`s of
     /// [`ServerBuilder::allowed_hosts`](crate::ServerBuilder::allowed_hosts). `None` for a server without an authenticator (it
     /// has no console).
     pub async fn serve_console(&self, listener: tokio::net::TcpListener) -> Option<Result<(), ServeError>> {
         let router = self.console_router()?;
-        let served = accept::serve(listener, router, self.shared.http.console_admission(), ctrl_c()).await;
+        let (admission, lifecycle) = (self.shared.http.console_admission(), self.shared.lifecycle.clone());
+        let served = accept::serve(listener, router, admission, lifecycle, None);
+        let (served, ()) = tokio::join!(served, self.begin_on(super::terminate_signal()));
         Some(served.map_err(ServeError::from))
     }
 
@@ -299,5 +306,25 @@ impl Server {
     /// How many `subscriptions/listen` streams are open on this server.
     pub fn listening_streams(&self) -> usize {
         self.shared.listeners.len()
+    }
+}
+
+impl Server {
+    /// Begins this server's shutdown, as a SIGTERM does to [`Server::serve_http`]: `/readyz`
+    /// fails at once, new requests are served for the drain delay
+    /// ([`ServerBuilder::drain_delay`](super::ServerBuilder::drain_delay)), then every
+    /// listener of this server stops accepting and its `serve_*` returns once the calls in
+    /// flight and the tasks have ended (at most [`ServerBuilder::shutdown_grace`](super::ServerBuilder::shutdown_grace)).
+    pub fn shutdown(&self) {
+        self.shared.lifecycle.begin();
+    }
+
+    /// Completes when `signal` does, or when the shutdown began otherwise: then it begins
+    /// it (for every listener of this server).
+    pub(super) async fn begin_on(&self, signal: impl Future<Output = ()>) {
+        tokio::select! {
+            () = signal => self.shared.lifecycle.begin(),
+            () = self.shared.lifecycle.draining() => {}
+        }
     }
 }

@@ -24,6 +24,10 @@ pub(crate) struct HttpOptions {
     pub(crate) request_read_timeout: Duration,
     pub(crate) max_connections_per_client: usize,
     pub(crate) max_connections: usize,
+    /// How long a stopping server still serves new requests (`/readyz` failing).
+    pub(crate) drain_delay: Duration,
+    /// How long a stopping server waits for calls and tasks in flight.
+    pub(crate) shutdown_grace: Duration,
 }
 
 /// The loopback names a local server answers to (DNS-rebinding protection).
@@ -58,6 +62,8 @@ impl Default for HttpOptions {
             max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
             client_rate_limit: None,
             max_listen_streams: DEFAULT_MAX_LISTEN_STREAMS,
+            drain_delay: crate::server::DEFAULT_DRAIN_DELAY,
+            shutdown_grace: crate::server::DEFAULT_SHUTDOWN_GRACE,
             max_listen_streams_per_client: DEFAULT_MAX_LISTEN_STREAMS_PER_CLIENT,
             request_read_timeout: DEFAULT_REQUEST_READ_TIMEOUT,
             max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,

@@ -9,13 +9,14 @@ mod connection;
 pub(crate) mod front;
 mod handle;
 mod http_options;
+pub(crate) mod lifecycle;
 mod listeners;
+mod probes;
 mod refusal_log;
 mod rmcp_client;
 mod rounds;
 mod serve_error;
 mod shared;
-mod signal;
 mod stdio;
 mod watchers;
 mod wire;
@@ -40,5 +41,5 @@ pub use crate::engine::{
 };
 
 pub use handle::Server;
+pub use lifecycle::{DEFAULT_DRAIN_DELAY, DEFAULT_SHUTDOWN_GRACE, terminate_signal};
 pub(crate) use shared::{AuthOptions, ConnectionState, Shared};
-use signal::ctrl_c;

@@ -24,6 +24,8 @@ pub(crate) struct Shared {
     /// Serve Streamable HTTP without sessions.
     pub(crate) sessionless: bool,
     pub(crate) http: HttpOptions,
+    /// Serving, draining or closing: one shutdown for every listener.
+    pub(crate) lifecycle: Arc<super::lifecycle::Lifecycle>,
     /// How callers authenticate.
     pub(crate) auth: AuthOptions,
     /// Which kept sessions list from which keyed instance.

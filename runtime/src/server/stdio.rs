@@ -111,14 +111,30 @@ impl CheckedStdio {
 }
 
 impl Server {
-    /// Serves one client over this process's stdin/stdout until it disconnects.
+    /// Serves one client over this process's stdin/stdout until it disconnects (its input
+    /// closes), or SIGTERM or SIGINT. Then it stops as HTTP does, without the drain: the
+    /// tasks still running finish within the shutdown grace or are given up, the effects'
+    /// attempts end, and the store releases every lease it holds.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         self.create_your_tables().await?;
         // rmcp's line transport, but a line that is not one JSON-RPC message is answered.
         let connection = self.connection();
         let ended = connection.ended();
         let running = rmcp::ServiceExt::serve(connection, CheckedStdio::new(ended)).await?;
-        running.waiting().await?;
+        let cancel = running.cancellation_token();
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        let quit = tokio::select! {
+            quit = &mut waiting => quit,
+            () = self.begin_on(super::terminate_signal()) => {
+                cancel.cancel();
+                waiting.await
+            }
+        };
+        quit?;
+        let deadline = std::time::Instant::now() + self.shared.lifecycle.grace;
+        self.shared.engine.calls_ended(deadline).await;
+        self.shared.engine.stop(deadline).await;
         Ok(())
     }
 }

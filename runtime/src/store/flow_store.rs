@@ -116,4 +116,12 @@ pub trait FlowStore: Send + Sync + 'static {
 
     /// What the store offers beyond the core.
     fn capabilities(&self) -> Capabilities<'_>;
+
+    /// Finishes what the store still does in the background — releasing the leases
+    /// dropped last, which a shared store releases after the drop — so that another
+    /// process can take them at once, then closes its connections. The server calls it
+    /// last as it stops. A store with nothing in the background has nothing to do.
+    async fn close(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }

@@ -90,6 +90,12 @@ impl StoreKey {
         Self(format!("console-session:{id_digest}"))
     }
 
+    /// The record readiness reads (`/readyz`): never written, so reading it costs the store
+    /// one lookup of nothing, and proves it answers.
+    pub(crate) fn readiness_probe() -> Self {
+        Self("readiness-probe".to_string())
+    }
+
     /// An MCP task (`task_id` is random, minted by the server).
     pub fn task(task_id: &str) -> Self {
         Self(format!("task:{task_id}"))

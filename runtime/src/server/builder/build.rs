@@ -152,6 +152,7 @@ impl ServerBuilder {
                     audit_sinks: self.audit_sinks,
                     timers: tokio::sync::broadcast::channel(1024).0,
                     running: Default::default(),
+                    in_flight: Default::default(),
                     tables: self.tables.map(|sql| Arc::new(crate::store::Tables::new(sql))),
                     effects: Arc::new(effects),
                     refusals: Default::default(),
@@ -163,6 +164,10 @@ impl ServerBuilder {
                 implementation: Implementation::new(self.name, self.version),
                 instructions: self.instructions,
                 sessionless: self.sessionless,
+                lifecycle: Arc::new(super::super::lifecycle::Lifecycle::new(
+                    self.http.drain_delay,
+                    self.http.shutdown_grace,
+                )),
                 http: self.http,
                 auth,
                 watchers: Default::default(),

@@ -59,6 +59,22 @@ impl ServerBuilder {
         self
     }
 
+    /// How long a stopping server keeps serving new requests, `/readyz` failing, before it
+    /// stops accepting (default 5 seconds): the time load balancers take to stop sending
+    /// here. Meanwhile every response says `Connection: close`.
+    pub fn drain_delay(mut self, delay: Duration) -> Self {
+        self.http.drain_delay = delay;
+        self
+    }
+
+    /// How long a stopping server waits, once it stops accepting, for the calls and tasks
+    /// in flight to finish (default 30 seconds). A task still running then is given up:
+    /// reported failed, nothing committed, its instance released at once.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.http.shutdown_grace = grace;
+        self
+    }
+
     /// How many connections one peer address may hold open at once (default 256); a
     /// further one is closed as soon as it is accepted. Applies to [`Server::serve_http`](crate::Server::serve_http).
     /// Behind a reverse proxy every connection comes from the proxy: raise it, and bound

@@ -289,6 +289,14 @@ pub(super) struct ServeArgs {
     /// (default 10; `500ms` too); slower connections are closed
     #[arg(long, value_name = "SECS", value_parser = duration, help_heading = HTTP, verbatim_doc_comment)]
     pub(super) request_read_timeout: Option<Duration>,
+    /// Seconds a stopping server (SIGTERM, SIGINT) still serves new
+    /// requests, `/readyz` failing, before it stops accepting (default 5)
+    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = HTTP, verbatim_doc_comment)]
+    pub(super) drain_delay: Option<Duration>,
+    /// Seconds a stopping server then waits for calls and tasks in
+    /// flight (default 30); tasks still running are given up
+    #[arg(long, value_name = "SECS", value_parser = duration, verbatim_doc_comment)]
+    pub(super) shutdown_grace: Option<Duration>,
     /// Open connections one peer IP may hold (default 256); past
     /// them, new ones are closed
     #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
@@ -528,6 +536,7 @@ fn checked(serve: Box<ServeArgs>, command: &mut clap::Command) -> Result<Box<Ser
         ("--max-listen-streams", serve.max_listen_streams.is_some()),
         ("--max-client-streams", serve.max_client_streams.is_some()),
         ("--request-read-timeout", serve.request_read_timeout.is_some()),
+        ("--drain-delay", serve.drain_delay.is_some()),
         ("--max-client-connections", serve.max_client_connections.is_some()),
         ("--max-connections", serve.max_connections.is_some()),
         ("--session-idle-timeout", serve.session_idle_timeout.is_some()),

@@ -64,6 +64,12 @@ impl ServerBuilder {
         if let Some(timeout) = args.request_read_timeout {
             self = self.request_read_timeout(timeout);
         }
+        if let Some(delay) = args.drain_delay {
+            self = self.drain_delay(delay);
+        }
+        if let Some(grace) = args.shutdown_grace {
+            self = self.shutdown_grace(grace);
+        }
         if let Some(max) = args.max_client_connections {
             self = self.max_connections_per_client(max);
         }

@@ -343,12 +343,18 @@ impl Connection {
         let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
         let resources = uris.into_iter().filter_map(|uri| self.subscription(uri, principal.as_ref())).collect();
         let _listening = self.shared.listeners.listen(context.sink().clone(), resources).await;
-        match self.state.ended.get() {
-            Some(ended) => tokio::select! {
-                () = context.cancelled() => {}
-                () = ended.cancelled() => {}
-            },
-            None => context.cancelled().await,
+        // The stream ends when its client closes it, its transport ends (stdin closed), or
+        // the server closes: the client reconnects elsewhere.
+        let ended = async {
+            match self.state.ended.get() {
+                Some(ended) => ended.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = context.cancelled() => {}
+            () = ended => {}
+            () = self.shared.lifecycle.closing() => {}
         }
         Ok(())
     }

@@ -75,6 +75,7 @@ impl Server {
             });
             let service = StreamableHttpService::new(factory, sessions.clone(), options.rmcp_config());
             let owned = OwnedPath::new(self.shared.clone(), Some(sessions.clone()));
+            sessions.close_all_at_shutdown(&self.shared.lifecycle);
             (owned, Rmcp::new(service, Some(sessions), options).into_router(), Some(owners))
         };
         // 2.–6., outermost first, in one `Router::layer` (axum boxes the route again at each).
@@ -120,18 +121,63 @@ impl Server {
         router
     }
 
-    /// Serves Streamable HTTP at `/mcp` on `listener` until Ctrl-C. A connection's request
+    /// Serves Streamable HTTP at `/mcp` on `listener`, with `/healthz` and `/readyz` beside
+    /// it, until SIGTERM or SIGINT ([`terminate_signal`](super::terminate_signal)) — then
+    /// stops gracefully, as [`Server::serve_http_until`] says. A connection's request
     /// headers, and then its body, must arrive within 10 seconds, one peer address holds
     /// at most 256 connections at once and the endpoint 10,000 in all, unless the builder
     /// says otherwise (`request_read_timeout`, `max_connections_per_client`,
     /// `max_connections`).
     pub async fn serve_http(&self, listener: TcpListener) -> Result<(), ServeError> {
+        self.serve_http_until(listener, super::terminate_signal()).await
+    }
+
+    /// [`Server::serve_http`] until `signal` completes (or [`Server::shutdown`] is called),
+    /// for a program that decides itself when to stop. Then, in order:
+    ///
+    /// 1. `/readyz` answers 503 at once, and new requests are still served for the drain
+    ///    delay ([`ServerBuilder::drain_delay`](super::ServerBuilder::drain_delay), 5 s by
+    ///    default), each HTTP/1 response saying `Connection: close` (HTTP/2 is sent
+    ///    GOAWAY), so load balancers take the replica out without a failed call;
+    /// 2. the listener stops accepting, idle connections close, listening streams end, and
+    ///    the calls in flight finish, for up to the shutdown grace
+    ///    ([`ServerBuilder::shutdown_grace`](super::ServerBuilder::shutdown_grace), 30 s);
+    ///    then the stateful sessions close;
+    /// 3. the tasks still running finish within what is left of the grace, or are given up
+    ///    (reported failed, nothing committed, their instance free at once); the effects'
+    ///    attempts end; the store releases every lease it holds.
+    ///
+    /// It returns `Ok` once all that is done.
+    pub async fn serve_http_until(
+        &self,
+        listener: TcpListener,
+        signal: impl Future<Output = ()>,
+    ) -> Result<(), ServeError> {
         self.create_your_tables().await?;
         let addr = listener.local_addr()?;
         let router = axum::Router::new().nest_service("/mcp", self.http_service()).merge(self.well_known_router());
         tracing::info!(url = %format!("http://{addr}/mcp"), sessionless = self.shared.sessionless, "serving Streamable HTTP");
         let options = &self.shared.http;
-        super::accept::serve(listener, router, options.mcp_admission(), super::ctrl_c()).await?;
+        let lifecycle = self.shared.lifecycle.clone();
+        let probes = Some(super::probes::probes(self.shared.clone()));
+        let served = super::accept::serve(listener, router, options.mcp_admission(), lifecycle.clone(), probes);
+        let (served, ()) = tokio::join!(served, self.close_when_asked(signal));
+        served?;
+        self.shared.engine.stop(lifecycle.deadline()).await;
+        tracing::info!("stopped");
         Ok(())
+    }
+
+    /// Once `signal` completes and the drain delay has passed: the listening streams end,
+    /// the calls in flight are waited for (up to the grace), then the sessions may close.
+    async fn close_when_asked(&self, signal: impl Future<Output = ()>) {
+        let lifecycle = &self.shared.lifecycle;
+        self.begin_on(signal).await;
+        lifecycle.closing().await;
+        tracing::info!("stopped accepting; waiting for the calls in flight");
+        if !self.shared.engine.calls_ended(lifecycle.deadline()).await {
+            tracing::warn!("calls still ran when the shutdown grace ran out");
+        }
+        lifecycle.calls_ended();
     }
 }

@@ -290,6 +290,12 @@ impl FlowStore for PostgresStore {
         Ok(())
     }
 
+    async fn close(&self) -> Result<(), StoreError> {
+        // The releases of dropped leases travel in the reads' batches, in order, on one
+        // connection: once a read sent after them is answered, they are done.
+        self.reads.call(Read::Load(StoreKey::readiness_probe())).await.map(|_| ())
+    }
+
     fn capabilities(&self) -> Capabilities<'_> {
         Capabilities {
             replicas: Some(self),

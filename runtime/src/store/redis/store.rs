@@ -26,6 +26,9 @@ pub const MIN_LEASE_TTL: Duration = Duration::from_millis(300);
 /// (`STORE_UNAVAILABLE`, or an unknown outcome for a commit).
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long closing waits for the last leases' releases.
+const CLOSE_PATIENCE: Duration = Duration::from_secs(5);
+
 /// How often a waiter asks for a held lease again.
 const LEASE_POLL: Duration = Duration::from_millis(5);
 
@@ -43,6 +46,9 @@ pub struct RedisStore {
     pub(super) durability: RedisDurability,
     /// The marker of the data this store serves.
     pub(super) marker: Arc<Marker>,
+    /// The releases of dropped leases still on their way ([`FlowStore::close`] waits for
+    /// them).
+    pub(super) releases: tokio_util::task::TaskTracker,
 }
 
 /// How to connect a [`RedisStore`]: [`RedisStore::builder`].
@@ -156,7 +162,15 @@ impl RedisStore {
         let scripts = Scripts::new();
         let (commits, _) = tokio::sync::broadcast::channel(1024);
         tokio::spawn(announce_commits(client, commits.downgrade()));
-        Ok(Self { connection, scripts: Arc::new(scripts), commits, lease_ttl: LEASE_TTL, durability, marker })
+        Ok(Self {
+            connection,
+            scripts: Arc::new(scripts),
+            commits,
+            lease_ttl: LEASE_TTL,
+            durability,
+            marker,
+            releases: Default::default(),
+        })
     }
 
     /// What this store waits for before it acknowledges a write.
@@ -301,6 +315,13 @@ impl FlowStore for RedisStore {
         command.query_async::<()>(&mut connection).await.map_err(unavailable)
     }
 
+    async fn close(&self) -> Result<(), StoreError> {
+        self.releases.close();
+        tokio::time::timeout(CLOSE_PATIENCE, self.releases.wait())
+            .await
+            .map_err(|_| unavailable("the releases of the last leases did not finish in time"))
+    }
+
     fn capabilities(&self) -> Capabilities<'_> {
         Capabilities {
             replicas: Some(self),
@@ -414,8 +435,11 @@ impl Drop for RedisLease {
     fn drop(&mut self) {
         self.renewal.abort();
         let (store, key, token) = (self.store.clone(), std::mem::take(&mut self.key), std::mem::take(&mut self.token));
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        runtime.spawn(async move {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        let releases = store.releases.clone();
+        releases.spawn(async move {
             let mut connection = store.connection.clone();
             let released: redis::RedisResult<u8> =
                 store.scripts.release.key(&key).arg(&token).invoke_async(&mut connection).await;

@@ -34,6 +34,29 @@ pub(crate) struct CallStreamSessions {
     pub(crate) owners: std::sync::Arc<SessionOwners>,
 }
 
+impl CallStreamSessions {
+    /// Closes every session once the calls in flight at shutdown have ended (their GET
+    /// streams end, so their clients reconnect elsewhere), on the current Tokio runtime.
+    pub(crate) fn close_all_at_shutdown(
+        self: &std::sync::Arc<Self>,
+        lifecycle: &std::sync::Arc<crate::server::lifecycle::Lifecycle>,
+    ) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let (sessions, lifecycle) = (std::sync::Arc::downgrade(self), lifecycle.clone());
+        runtime.spawn(async move {
+            lifecycle.sessions_may_close().await;
+            let Some(sessions) = sessions.upgrade() else { return };
+            let ids: Vec<SessionId> = sessions.inner.sessions.read().await.keys().cloned().collect();
+            tracing::info!(sessions = ids.len(), "closing the stateful sessions");
+            for id in ids {
+                if let Err(error) = sessions.close_session(&id).await {
+                    tracing::debug!(%error, "a session did not close cleanly");
+                }
+            }
+        });
+    }
+}
+
 type BoxedSse = Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>;
 
 /// The response stream of one call: the messages the call sent first, then rmcp's (the

@@ -1,0 +1,25 @@
+//! [`InFlight`]: what the engine counts as running, for a shutdown to wait for
+//! (`stopping.rs`).
+
+use std::sync::atomic::Ordering;
+
+/// What the engine counts in flight, to wait for at shutdown.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight {
+    /// The tool calls being judged, run or committed (tasks' calls among them).
+    pub(crate) calls: tokio_util::task::TaskTracker,
+    /// The tasks' runs, from admission to their record's end.
+    pub(crate) tasks: tokio_util::task::TaskTracker,
+    /// Cancelled as the server stops: the sweeper claims nothing more.
+    pub(crate) stopping: tokio_util::sync::CancellationToken,
+    /// Set when the tasks still running at the deadline are given up: their end is
+    /// recorded as the server's failure, not the client's cancellation.
+    pub(crate) giving_up: std::sync::atomic::AtomicBool,
+}
+
+impl InFlight {
+    /// Whether tasks cancelled now are given up by the server.
+    pub(crate) fn gave_up(&self) -> bool {
+        self.giving_up.load(Ordering::Acquire)
+    }
+}
