@@ -836,3 +836,60 @@ async fn tasks_are_counted_by_status_and_timed() {
     }
     panic!("expected {expected:?} in:\n{rendered}");
 }
+
+/// Issue 56: a replica stopped (SIGTERM) while it settles a payment as a task, past its
+/// shutdown grace, gives the task up: it exits 0 at once after the grace, and the other
+/// replica reports the task failed and voids the payment at once — no heartbeat to lapse,
+/// no lease to expire.
+async fn a_task_outliving_the_grace_is_given_up_and_its_payment_freed_at_once_on(store: &str) {
+    let dir = scratch("given-up");
+    let env = [("TOOLGATE_HANDLE_KEY", "tasks-test-handle-key-000000000000001")];
+    let slow = ["--store", store, "--settle-seconds", "60", "--drain-delay", "100ms", "--shutdown-grace", "1"];
+    let (mut a, url_a) = serve_payments(&dir, &slow, &env).await;
+    let (_b, url_b) = serve_payments(&dir, &["--store", store], &env).await;
+    let (on_a, on_b) = (SessionlessClient::new(&url_a), SessionlessClient::new(&url_b));
+    let clerk = bearer(CLERK);
+    let clerk = headers(&clerk);
+    let id = authorized_payment(&on_a, &clerk).await;
+    let task = settle_as_task(&on_a, &id, &clerk).await;
+    assert_eq!(task_request(&on_b, "tasks/get", &task, &clerk).await.result()["status"], "working");
+
+    let asked = std::time::Instant::now();
+    crate::shutdown::signal(&a, "TERM");
+    let status = tokio::time::timeout(Duration::from_secs(10), a.wait()).await.expect("it exits").unwrap();
+    let took = asked.elapsed();
+    assert!(status.success(), "exited {status:?}");
+    assert!(took < Duration::from_secs(5), "gave up after the 1 s grace, not the 60 s task: {took:?}");
+
+    let freed = std::time::Instant::now();
+    let failed = task_request(&on_b, "tasks/get", &task, &clerk).await.result();
+    assert_eq!(
+        (failed["status"].as_str(), failed["error"]["code"].as_i64()),
+        (Some("failed"), Some(-32603)),
+        "{failed}"
+    );
+    assert!(failed["statusMessage"].as_str().is_some_and(|m| m.contains("server stopped")), "{failed}");
+    let void = on_b.call_with_headers("payment_void", json!({ "domain": "payment", "payment_id": id }), &clerk).await;
+    let void = void.result();
+    assert_eq!(void["structuredContent"]["state"], "voided", "{void}");
+    let waited = freed.elapsed();
+    assert!(waited < Duration::from_millis(1_000), "the payment was free at once, not after a lease: {waited:?}");
+    eprintln!(
+        "given up: exited 0 {} ms after SIGTERM; the other replica voided the payment in {} ms",
+        took.as_millis(),
+        waited.as_millis()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_task_outliving_the_grace_is_given_up_and_its_payment_freed_at_once_on_redis() {
+    let Some(redis) = crate::own_redis::OwnRedis::start() else { return };
+    a_task_outliving_the_grace_is_given_up_and_its_payment_freed_at_once_on(&redis.url()).await;
+}
+
+#[tokio::test]
+async fn a_task_outliving_the_grace_is_given_up_and_its_payment_freed_at_once_on_postgres() {
+    let Some(postgres) = crate::replicas::postgres_url() else { return };
+    a_task_outliving_the_grace_is_given_up_and_its_payment_freed_at_once_on(&postgres).await;
+}
