@@ -24,6 +24,15 @@ pub(super) const MIGRATIONS_KEY: &str = "toolgate:{migrations}";
 /// The migrations this toolgate applies.
 const MIGRATIONS: u64 = 1;
 
+/// Where the lowest number of migrations a build must know to run on the data is kept
+/// (expand, then contract: a newer build that only added leaves it as it was, and an older
+/// build keeps running beside it; one that changed what older builds read raises it).
+pub(super) const OLDEST_READER_KEY: &str = "toolgate:{migrations}:oldest-reader";
+
+/// The oldest reader of the data this toolgate leaves: the last migration that changed
+/// what older builds read (migration 1 moved owned instances).
+const OLDEST_READER: u64 = 1;
+
 /// How often a record that changed while it was read is read again.
 const REREADS: usize = 16;
 
@@ -71,22 +80,39 @@ return 1
 
 /// Applies the migrations Redis lacks (none once the version key says so).
 pub(super) async fn migrate(connection: &mut ConnectionManager) -> Result<(), StoreError> {
-    let applied: Option<u64> =
-        redis::cmd("GET").arg(MIGRATIONS_KEY).query_async(connection).await.map_err(unavailable)?;
+    let (applied, oldest): (Option<u64>, Option<u64>) =
+        redis::pipe().get(MIGRATIONS_KEY).get(OLDEST_READER_KEY).query_async(connection).await.map_err(unavailable)?;
+    if let Some(oldest) = oldest.filter(|oldest| *oldest > MIGRATIONS) {
+        return Err(unavailable(format!(
+            "the Redis data was migrated by a newer toolgate ({} migrations) that changed what this toolgate \
+             ({}, {MIGRATIONS} migrations) reads: it needs a toolgate that knows {oldest}; run the newer toolgate",
+            applied.unwrap_or_default(),
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
     if applied.unwrap_or(0) >= MIGRATIONS {
+        if applied.unwrap_or(0) > MIGRATIONS {
+            tracing::warn!(
+                applied,
+                knows = MIGRATIONS,
+                "the Redis data was migrated by a newer toolgate that only extended it: serving on it"
+            );
+        }
+        raise_to(connection, OLDEST_READER_KEY, OLDEST_READER).await?;
         return Ok(());
     }
     rekey_owned_instances(connection).await?;
-    // Never lowered: a replica of a newer toolgate may have raised it meanwhile.
-    let raise = "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end";
-    redis::Script::new(raise)
-        .key(MIGRATIONS_KEY)
-        .arg(MIGRATIONS)
-        .invoke_async::<()>(connection)
-        .await
-        .map_err(unavailable)?;
+    raise_to(connection, MIGRATIONS_KEY, MIGRATIONS).await?;
+    raise_to(connection, OLDEST_READER_KEY, OLDEST_READER).await?;
     tracing::info!(version = MIGRATIONS, "migrated the Redis store");
     Ok(())
+}
+
+/// Sets `key` to `value` unless it holds more: never lowered, since a replica of a newer
+/// toolgate may have raised it meanwhile.
+async fn raise_to(connection: &mut ConnectionManager, key: &str, value: u64) -> Result<(), StoreError> {
+    let raise = "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end";
+    redis::Script::new(raise).key(key).arg(value).invoke_async::<()>(connection).await.map_err(unavailable)
 }
 
 /// Migration 1: owned instances to their tenant's key ([`owned_keys`]).
@@ -221,5 +247,43 @@ async fn scan(connection: &mut ConnectionManager, prefix: &str) -> Result<Vec<St
             return Ok(keys);
         }
         cursor = next;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Data a newer toolgate only extended (more migrations, the same oldest reader) is
+    /// served; data it changed past what this build reads (its oldest reader above this
+    /// build's migrations) is refused, naming both. On a database of its own (11), since
+    /// the other tests share database 0.
+    #[tokio::test]
+    async fn an_older_build_runs_on_data_a_newer_one_only_extended() {
+        let Some(url) = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|url| !url.is_empty()) else {
+            eprintln!("SKIPPED: needs TOOLGATE_TEST_REDIS_URL (`.ci/run` starts a Redis and sets it)");
+            return;
+        };
+        let base = url.rsplit_once('/').map_or(url.as_str(), |(base, _)| base);
+        let url = format!("{base}/11");
+        let client = redis::Client::open(url.as_str()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let _: () = redis::cmd("FLUSHDB").query_async(&mut connection).await.unwrap();
+        drop(super::super::RedisStore::connect(&url).await.expect("a new store"));
+        let oldest: u64 = redis::cmd("GET").arg(OLDEST_READER_KEY).query_async(&mut connection).await.unwrap();
+        assert_eq!(oldest, OLDEST_READER);
+
+        let _: () =
+            redis::cmd("SET").arg(MIGRATIONS_KEY).arg(MIGRATIONS + 3).query_async(&mut connection).await.unwrap();
+        drop(super::super::RedisStore::connect(&url).await.expect("extended: served"));
+
+        let _: () =
+            redis::cmd("SET").arg(OLDEST_READER_KEY).arg(MIGRATIONS + 2).query_async(&mut connection).await.unwrap();
+        let refused = super::super::RedisStore::connect(&url).await.map(drop).unwrap_err().to_string();
+        assert!(
+            refused.contains("changed what") && refused.contains(&format!("knows {}", MIGRATIONS + 2)),
+            "{refused}"
+        );
+        let _: () = redis::cmd("FLUSHDB").query_async(&mut connection).await.unwrap();
     }
 }
