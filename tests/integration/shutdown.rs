@@ -154,3 +154,54 @@ async fn readiness_follows_the_store_and_probes_ignore_the_host() {
     let refused = client.refused("invoice_submit", json!({ "domain": "invoice", "id": fresh_invoice() })).await;
     assert_eq!(refused["code"], "STORE_UNAVAILABLE", "{refused}");
 }
+
+/// A second signal during the drain ends the process at once (128 + the signal); the
+/// probes are served on the metrics listener too, whatever its `Host`.
+#[tokio::test]
+async fn a_second_signal_exits_at_once_and_the_metrics_listener_has_the_probes() {
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let (mut server, _url) = crate::common::spawn_http_example(
+        "invoice",
+        &["--drain-delay", "30", "--metrics", &metrics],
+        &[("RUST_LOG", "warn")],
+    )
+    .await;
+    let on_metrics = format!("http://{metrics}/metrics");
+    assert_eq!(get(&on_metrics, "/readyz", Some("10.0.0.7:9090")).await.0, 200);
+    assert_eq!(get(&on_metrics, "/healthz", None).await.0, 200);
+    signal(&server, "TERM");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(get(&on_metrics, "/readyz", Some("10.0.0.7:9090")).await.0, 503, "draining");
+    let asked = Instant::now();
+    signal(&server, "INT");
+    let status = tokio::time::timeout(Duration::from_secs(5), server.wait()).await.expect("it exits").unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(asked.elapsed() < Duration::from_secs(2), "at once, not after the 30 s drain: {:?}", asked.elapsed());
+}
+
+/// Over stdio, SIGTERM ends the server cleanly (exit 0), as its input closing does.
+#[tokio::test]
+async fn stdio_stops_on_sigterm_with_exit_0() {
+    let mut server = tokio::process::Command::new(crate::common::example_binary("invoice"))
+        .args(["--store", "memory"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let stdout = server.stdout.take().unwrap();
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } },
+    });
+    stdin.write_all(format!("{initialize}\n").as_bytes()).await.unwrap();
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let answered = tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await.unwrap().unwrap().unwrap();
+    assert!(answered.contains("\"id\":1"), "{answered}");
+    signal(&server, "TERM");
+    let status = tokio::time::timeout(Duration::from_secs(5), server.wait()).await.expect("it exits").unwrap();
+    assert!(status.success(), "{status:?}");
+}

@@ -108,36 +108,41 @@ impl Lifecycle {
 }
 
 /// Completes on the first SIGTERM or SIGINT (Ctrl-C); from then on, the next of either
-/// ends the process at once. (Where signals cannot be watched, it never completes.)
-pub async fn terminate_signal() {
+/// ends the process at once. The handlers are installed when it is called, not when it is
+/// first polled, so a signal that arrives while the server starts is not lost (or fatal).
+/// (Where signals cannot be watched, it never completes.)
+pub fn terminate_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
-            return std::future::pending().await;
-        };
-        let name = tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-        };
-        tracing::info!(signal = name, "asked to stop; a second signal ends the process at once");
-        tokio::spawn(async move {
-            let code = tokio::select! {
-                _ = term.recv() => 128 + 15,
-                _ = int.recv() => 128 + 2,
+        let handlers = signal(SignalKind::terminate()).and_then(|term| Ok((term, signal(SignalKind::interrupt())?)));
+        async move {
+            let Ok((mut term, mut int)) = handlers else { return std::future::pending().await };
+            let name = tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
             };
-            tracing::warn!("asked to stop again: exiting at once");
-            std::process::exit(code);
-        });
+            tracing::info!(signal = name, "asked to stop; a second signal ends the process at once");
+            tokio::spawn(async move {
+                let code = tokio::select! {
+                    _ = term.recv() => 128 + 15,
+                    _ = int.recv() => 128 + 2,
+                };
+                tracing::warn!("asked to stop again: exiting at once");
+                std::process::exit(code);
+            });
+        }
     }
     #[cfg(not(unix))]
     {
-        if tokio::signal::ctrl_c().await.is_err() {
-            return std::future::pending().await;
+        async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return std::future::pending().await;
+            }
+            tokio::spawn(async {
+                let _ = tokio::signal::ctrl_c().await;
+                std::process::exit(130);
+            });
         }
-        tokio::spawn(async {
-            let _ = tokio::signal::ctrl_c().await;
-            std::process::exit(130);
-        });
     }
 }

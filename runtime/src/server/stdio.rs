@@ -116,6 +116,7 @@ impl Server {
     /// tasks still running finish within the shutdown grace or are given up, the effects'
     /// attempts end, and the store releases every lease it holds.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
+        let signal = super::terminate_signal();
         self.create_your_tables().await?;
         // rmcp's line transport, but a line that is not one JSON-RPC message is answered.
         let connection = self.connection();
@@ -126,7 +127,7 @@ impl Server {
         tokio::pin!(waiting);
         let quit = tokio::select! {
             quit = &mut waiting => quit,
-            () = self.begin_on(super::terminate_signal()) => {
+            () = self.begin_on(signal) => {
                 cancel.cancel();
                 waiting.await
             }

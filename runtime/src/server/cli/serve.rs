@@ -180,7 +180,13 @@ impl ServerBuilder {
                 say(format!("serving Streamable HTTP at http://{}/mcp{mode}", listener.local_addr()?));
                 server.serve_http(listener).await
             }
-            None => server.serve_stdio().await,
+            None => {
+                server.serve_stdio().await?;
+                // Stopped (its input closed, or a signal): the read of stdin, on a thread
+                // of its own, cannot be cancelled, and would hold the runtime's shutdown
+                // until more input came.
+                std::process::exit(0)
+            }
         }
     }
 
