@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use ::rmcp::transport::StreamableHttpService;
 use ::rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use axum::response::IntoResponse;
 use tokio::net::TcpListener;
 
 use self::rmcp::{CallStreamSessions, Rmcp, SessionCap};
@@ -97,9 +98,24 @@ impl Server {
     /// (RFC 9728), when [`ServerBuilder::protected_resource`](super::ServerBuilder::protected_resource)
     /// declared one, and the confirmation page at `/confirm`, when
     /// [`ServerBuilder::confirmation_page`](super::ServerBuilder::confirmation_page) enabled
-    /// it. Merge it at the root of a router that mounts [`Server::http_service`] yourself.
+    /// it; and `/healthz` and `/readyz` (readiness fails once [`Server::shutdown`] is
+    /// called, or while the store does not answer). Merge it at the root of a router that
+    /// mounts [`Server::http_service`] yourself.
     pub fn well_known_router(&self) -> axum::Router {
         let mut router = axum::Router::new();
+        for path in [super::probes::HEALTHZ, super::probes::READYZ] {
+            let probes = super::probes::probes(self.shared.clone());
+            let answer = move || {
+                let probe = probes(path);
+                async move {
+                    match probe {
+                        Some(probe) => probe.await,
+                        None => http::StatusCode::NOT_FOUND.into_response(),
+                    }
+                }
+            };
+            router = router.route(path, axum::routing::get(answer));
+        }
         if let Some(metadata) = &self.shared.auth.metadata {
             let body = serde_json::to_value(metadata).expect("metadata serializes");
             router =
