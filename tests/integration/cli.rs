@@ -447,6 +447,9 @@ async fn a_server_configured_only_from_the_environment_serves() {
         ("TOOLGATE_REQUIRE_AUTH", "1"),
         ("TOOLGATE_LOG_FORMAT", "json"),
         ("TOOLGATE_MAX_CONTEXT", "4096"),
+        // Set to nothing, as a compose file unsets one: not read.
+        ("TOOLGATE_ALLOWED_ORIGIN", ""),
+        ("TOOLGATE_MAX_SESSIONS", ""),
     ];
     let (_server, url, sessionless) = serving_from("invoice", &scratch.0, &[], &env).await;
     assert!(sessionless, "TOOLGATE_STATELESS=true is `--stateless`");

@@ -22,7 +22,7 @@ Environment:
   Each option can also be given as the variable its help names ([env: TOOLGATE_…]):
   the option wins over its variable, and the variable over the default. A switch's
   variable is true or false (1 or 0, yes or no, on or off); a repeatable option's is
-  a comma-separated list. Also:
+  a comma-separated list; an empty one is not read. Also:
   TOOLGATE_HANDLE_KEY   Signs state handles (32 bytes or more); set the same one on every replica
                         (or TOOLGATE_HANDLE_KEY_FILE, a file holding it)
   TOOLGATE_HANDLE_KEYS  Keys for rotation, comma-separated: the first signs, every one verifies
@@ -258,10 +258,15 @@ fn grammar(own: OwnOptions) -> clap::Command {
 
 /// `arg` with its variable on a line of its own below its help (`[env: TOOLGATE_HTTP]`):
 /// where clap writes it, at the end of the help's last line, the hand-laid help outgrows
-/// 100 columns. Never with the variable's value: a secret may be in one.
+/// 100 columns. Never with the variable's value: a secret may be in one. A variable set
+/// to nothing (`TOOLGATE_HTTP=`, as a compose file unsets one) is not read.
 fn variable_below(arg: clap::Arg) -> clap::Arg {
     let Some(variable) = arg.get_env().map(|variable| variable.to_string_lossy().into_owned()) else {
         return arg;
+    };
+    let arg = match std::env::var_os(&variable) {
+        Some(value) if value.is_empty() => arg.env(None),
+        _ => arg,
     };
     let below = |help: Option<&clap::builder::StyledStr>| match help.map(ToString::to_string) {
         Some(help) if !help.is_empty() => format!("{help}\n[env: {variable}]"),

@@ -265,7 +265,7 @@ impl ServerBuilder {
 }
 
 /// How the `--jwt-*` flags configure the server, if they are given.
-type Configure = Box<dyn FnOnce(ServerBuilder) -> ServerBuilder>;
+type Configure = Box<dyn FnOnce(ServerBuilder) -> ServerBuilder + Send>;
 
 fn jwt_authenticator(args: &ServeArgs) -> Result<Option<Configure>, ServeError> {
     let given = args.jwt_issuer.is_some()
