@@ -11,7 +11,7 @@ use clap::error::ErrorKind;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use super::ServeError;
-pub(super) use super::serve_args::{CallerArgs, ServeArgs, Token};
+pub(super) use super::serve_args::{CallerArgs, HTTP, LogFormat, ServeArgs, Token};
 use super::sources::{Sources, variable_of};
 use super::values::positive;
 use crate::inspect::Format;
@@ -31,11 +31,6 @@ Environment:
 /// The heading a server's own options (`ServerBuilder::run_cli_with`) are listed under,
 /// unless they name their own (`#[command(next_help_heading = "…")]`).
 const OWN: &str = "This server's options";
-
-/// The headings `serve`'s options are grouped under.
-pub(super) const STORE: &str = "Store";
-pub(super) const HTTP: &str = "HTTP options";
-pub(super) const CONFIRMATIONS: &str = "Confirmations";
 
 /// The whole command line: a command, or `serve`'s options alone.
 // The help is laid out by hand (`verbatim_doc_comment`, lines under 100 columns): clap is
@@ -143,34 +138,6 @@ impl From<DescribeFormat> for Format {
             DescribeFormat::Json => Format::Json,
             DescribeFormat::Svg => Format::Svg,
             DescribeFormat::Cost => Format::Cost,
-        }
-    }
-}
-
-/// `serve --log-format`: how log lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub(crate) enum LogFormat {
-    /// For a person reading a terminal.
-    #[default]
-    Text,
-    /// One JSON object a line, for a log pipeline.
-    Json,
-}
-
-/// `serve --exposition`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(super) enum ExpositionArg {
-    /// A tool per action
-    Flat,
-    /// A tool per domain, with an `action` argument
-    Grouped,
-}
-
-impl From<ExpositionArg> for crate::registry::Exposition {
-    fn from(exposition: ExpositionArg) -> Self {
-        match exposition {
-            ExpositionArg::Flat => Self::Flat,
-            ExpositionArg::Grouped => Self::Grouped,
         }
     }
 }

@@ -7,14 +7,46 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
 use clap::builder::{BoolishValueParser, TypedValueParser};
 use clap::error::ErrorKind;
+use clap::{Args, ValueEnum};
 
-use super::args::{CONFIRMATIONS, ExpositionArg, HTTP, LogFormat, STORE};
 use super::sources::Sources;
 use super::values::{client_rate_limit, delay, duration, listed, positive, socket_address};
 use crate::action::RateLimit;
+
+/// The headings `serve`'s options are grouped under.
+const STORE: &str = "Store";
+pub(super) const HTTP: &str = "HTTP options";
+const CONFIRMATIONS: &str = "Confirmations";
+
+/// `serve --log-format`: how log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// For a person reading a terminal.
+    #[default]
+    Text,
+    /// One JSON object a line, for a log pipeline.
+    Json,
+}
+
+/// `serve --exposition`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum ExpositionArg {
+    /// A tool per action
+    Flat,
+    /// A tool per domain, with an `action` argument
+    Grouped,
+}
+
+impl From<ExpositionArg> for crate::registry::Exposition {
+    fn from(exposition: ExpositionArg) -> Self {
+        match exposition {
+            ExpositionArg::Flat => Self::Flat,
+            ExpositionArg::Grouped => Self::Grouped,
+        }
+    }
+}
 
 /// `serve`'s options: how the server is served, where its state lives, who may call it.
 #[derive(Debug, Default, PartialEq, Args)]
