@@ -93,6 +93,7 @@ impl ServerBuilder {
     /// }
     ///
     /// /// What the handlers read (`State<ProcessorConfig>`).
+    /// #[derive(Clone)]
     /// struct ProcessorConfig {
     ///     url: String,
     ///     timeout: Duration,

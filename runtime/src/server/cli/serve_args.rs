@@ -265,7 +265,7 @@ impl std::fmt::Debug for Token {
 }
 
 impl Token {
-    /// `PRINCIPAL=SECRET`, for `source` (a flag, or `TOOLGATE_TOKENS`). The secret never
+    /// `PRINCIPAL=SECRET`, for `source` (the flag, or its variable). The secret never
     /// appears in the message.
     pub(super) fn parse(source: &str, value: &str) -> Result<Self, String> {
         match value.split_once('=') {
