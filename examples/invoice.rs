@@ -106,6 +106,7 @@ fn find(id: &str, data: Option<&InvoiceData>) -> Result<Invoice, ToolError> {
 /// Show an invoice: amount, currency and the workflow state. Changes nothing.
 #[action(domain = "invoice")]
 async fn view(input: InvoiceRef, invoice: Instance<InvoiceData>) -> Result<Invoice, ToolError> {
+    fault_test::broken(&input.id)?;
     find(&input.id, invoice.get())
 }
 
@@ -158,10 +159,20 @@ async fn discharge(input: InvoiceRef, invoice: Instance<InvoiceData>) -> Result<
 }
 
 /// Hooks for toolgate's fault tests, inert unless their environment variables are set:
-/// a pause inside the discharge (`INVOICE_TEST_DISCHARGE_PAUSE_MS`), and a count of the
+/// a pause inside the discharge (`INVOICE_TEST_DISCHARGE_PAUSE_MS`), a count of the
 /// discharges whose handler finished, kept in Redis outside this process
-/// (`INVOICE_TEST_DISCHARGE_COUNTER=redis://HOST:PORT/DB#KEY`).
+/// (`INVOICE_TEST_DISCHARGE_COUNTER=redis://HOST:PORT/DB#KEY`), and an invoice whose view
+/// fails as a bug would (`INVOICE_TEST_BROKEN_ID=INV-…`: `INTERNAL`).
 mod fault_test {
+    pub(crate) fn broken(id: &str) -> Result<(), toolgate::ToolError> {
+        match std::env::var("INVOICE_TEST_BROKEN_ID") {
+            Ok(broken) if broken == id => {
+                Err(toolgate::ToolError::internal(format_args!("invoice `{id}` is broken (a test)")))
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) async fn pause() {
         if let Some(ms) = std::env::var("INVOICE_TEST_DISCHARGE_PAUSE_MS").ok().and_then(|ms| ms.parse().ok()) {
             tokio::time::sleep(std::time::Duration::from_millis(ms)).await;

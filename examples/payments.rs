@@ -31,9 +31,6 @@
 //! refund asks for appear in `/tmp/otp.jsonl` (development only: in production an
 //! `OtpSender` delivers them to the person, out of the model's reach).
 
-#[path = "support/seconds.rs"]
-mod seconds;
-
 use toolgate::effect::{EffectCall, EffectError};
 use toolgate::prelude::*;
 use toolgate::types::Money;
@@ -313,22 +310,41 @@ fn append_line(line: &serde_json::Value) -> Result<(), EffectError> {
     Ok(())
 }
 
+/// This example's own options, on toolgate's command line (`ServerBuilder::run_cli_with`):
+/// listed in `--help` under their heading, and each an environment variable too.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Payments")]
+struct PaymentsOptions {
+    /// How long the processor takes to settle a capture
+    /// (default 3; `0.5` too)
+    #[arg(long, env = "PAYMENTS_SETTLE_SECONDS", value_name = "SECONDS", value_parser = seconds, verbatim_doc_comment)]
+    settle_seconds: Option<std::time::Duration>,
+    /// Where the customer's notices and the processor's releases
+    /// go, a JSON line each (default: a file in the temporary directory)
+    #[arg(long, env = "PAYMENTS_NOTICES_LOG", value_name = "PATH", verbatim_doc_comment)]
+    notices_log: Option<std::path::PathBuf>,
+}
+
+/// `--settle-seconds`: a number of seconds, fractions too.
+fn seconds(value: &str) -> Result<std::time::Duration, String> {
+    let seconds = value.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0);
+    seconds.map(std::time::Duration::from_secs_f64).ok_or_else(|| "not a number of seconds (e.g. `3` or `0.5`)".into())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), ServeError> {
-    // `--settle-seconds N` and `--notices-log PATH` are this example's own; toolgate reads the rest.
-    let mut args: Vec<String> = std::env::args().collect();
-    let settle = SettleTime(seconds::take_seconds(&mut args, "--settle-seconds", std::time::Duration::from_secs(3)));
-    if let Some(path) = seconds::take_value(&mut args, "--notices-log") {
-        let _ = NOTICES_LOG.set(path.into());
-    }
     toolgate::Server::from_registry("payments")
-        .state(settle)
         // After a settlement commits: the customer's notice, once per settlement (its key).
         .effect("notify_settled", notify)
         // `payment_history`: who moved a payment, when and why; and the task at work on it.
         .history_tool("payment")
         .version(env!("CARGO_PKG_VERSION"))
         .instructions("Payments: create, authorize, then capture (the user confirms with a one-time code) or void; refund a capture. Every call needs the user's credentials.")
-        .run_cli_from(args)
+        .run_cli_with(|options: PaymentsOptions, server| {
+            if let Some(path) = options.notices_log {
+                let _ = NOTICES_LOG.set(path);
+            }
+            server.state(SettleTime(options.settle_seconds.unwrap_or(std::time::Duration::from_secs(3))))
+        })
         .await
 }

@@ -189,3 +189,46 @@ async fn an_unreachable_jwks_is_a_503_not_a_pass() {
     let (status, _) = status_of(&url, &sign(Algorithm::RS256, Some("rsa-1"), &claims())).await;
     assert_eq!(status, 503);
 }
+
+/// The command line's HS256 secret from a mounted file (`--jwt-secret-file PATH`): its
+/// trailing newline is not part of the secret, so a token signed with the secret alone is
+/// accepted, and one signed with the newline too is not.
+#[tokio::test]
+async fn the_command_line_reads_the_hs256_secret_from_a_file() {
+    let dir = std::env::temp_dir().join(format!("toolgate-jwt-secret-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("jwt.secret");
+    let with_newline = [SECRET, b"\n"].concat();
+    std::fs::write(&path, &with_newline).unwrap();
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = free.local_addr().unwrap();
+    drop(free);
+    let args = [
+        "ident",
+        "--http",
+        &addr.to_string(),
+        "--store",
+        "memory",
+        "--require-auth",
+        "--jwt-issuer",
+        ISSUER,
+        "--jwt-audience",
+        AUDIENCE,
+        "--jwt-secret-file",
+        path.to_str().unwrap(),
+    ]
+    .map(String::from);
+    tokio::spawn(Server::from_registry("ident").run_cli_from(args));
+    let listening = async {
+        while tokio::net::TcpStream::connect(addr).await.is_err() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(common::PATIENCE, listening).await.expect("the server did not listen");
+    let url = format!("http://{addr}/mcp");
+    assert_eq!(status_of(&url, &sign(Algorithm::HS256, None, &claims())).await.0, 200);
+    let key = EncodingKey::from_secret(&with_newline).unwrap();
+    let with_the_newline = encode(&Header::new(Algorithm::HS256), &claims(), &key).unwrap();
+    assert_eq!(status_of(&url, &with_the_newline).await.0, 401, "the newline is part of no secret");
+    let _ = std::fs::remove_dir_all(&dir);
+}

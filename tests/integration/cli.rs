@@ -43,8 +43,15 @@ impl Drop for Scratch {
 
 /// Runs the invoice example with `args` in `dir` (stdin closed) until it exits.
 async fn invoice_in(dir: &Path, args: &[&str]) -> Output {
+    invoice_with(dir, args, &[]).await
+}
+
+/// Runs the invoice example with `args` and the `env` variables in `dir` (stdin closed)
+/// until it exits.
+async fn invoice_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let run = Command::new(common::example_binary("invoice"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdin(Stdio::null())
         .kill_on_drop(true)
@@ -65,8 +72,14 @@ async fn printed(args: &[&str]) -> String {
 
 /// Runs `invoice ARGS`, expects a usage error, and returns its stderr.
 async fn refused(args: &[&str]) -> String {
+    refused_with(args, &[]).await
+}
+
+/// Runs `invoice ARGS` with the `env` variables, expects a usage error, and returns its
+/// stderr.
+async fn refused_with(args: &[&str], env: &[(&str, &str)]) -> String {
     let scratch = Scratch::new("refused");
-    let output = invoice_in(&scratch.0, args).await;
+    let output = invoice_with(&scratch.0, args, env).await;
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(!output.status.success(), "`invoice {args:?}` succeeded: {stderr}");
     assert!(output.stdout.is_empty(), "`invoice {args:?}` printed to stdout");
@@ -248,12 +261,14 @@ async fn a_server_that_cannot_listen_creates_no_store_file() {
 }
 
 /// `--log-format json`: every line on stderr is one JSON object — the banner too — and a
-/// call ends with its `tool_call` line: its tool, outcome and latency.
+/// call ends with its `tool_call` line: its tool, verdict, code, latency and correlation
+/// id, the id an `INTERNAL` error shows the model.
 #[tokio::test]
 async fn json_logs_are_one_object_a_line_and_name_each_call() {
     let mut server = Command::new(common::example_binary("invoice"))
         .args(["--http", "127.0.0.1:0", "--stateless", "--store", "memory", "--log-format", "json"])
         .env("RUST_LOG", "info")
+        .env("INVOICE_TEST_BROKEN_ID", "INV-404404")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -289,6 +304,327 @@ async fn json_logs_are_one_object_a_line_and_name_each_call() {
     .await
     .expect("no tool_call line");
     let span = &call["span"];
-    assert_eq!((span["tool"].as_str(), span["outcome"].as_str()), (Some("invoice_submit"), Some("ok")), "{call}");
+    assert_eq!((span["tool"].as_str(), span["verdict"].as_str()), (Some("invoice_submit"), Some("ok")), "{call}");
     assert!(span["latency_ms"].is_number(), "{call}");
+    let first_id = span["correlation_id"].as_str().unwrap_or_else(|| panic!("no correlation id: {call}")).to_string();
+    assert!(first_id.len() == 12 && first_id.bytes().all(|b| b.is_ascii_hexdigit()), "{call}");
+
+    // A call that fails as a bug would: the model sees only a correlation id, and it is
+    // the one its log lines carry (the error's own line, and its `tool_call` line).
+    let (refusal, is_error) = client.call("invoice_view", json!({ "domain": "invoice", "id": "INV-404404" })).await;
+    assert!(is_error, "{refusal}");
+    assert_eq!(refusal["code"], "INTERNAL", "{refusal}");
+    let id = refusal["correlation_id"].as_str().unwrap_or_else(|| panic!("no correlation id: {refusal}")).to_string();
+    assert_ne!(id, first_id, "each call has an id of its own");
+    let (error_line, call) = tokio::time::timeout(PATIENCE, async {
+        let mut error_line = None;
+        loop {
+            let object = next_object().await;
+            if object["level"] == "ERROR" {
+                error_line = Some(object);
+            } else if object["span"]["name"] == "tool_call" && object["fields"]["message"] == "close" {
+                return (error_line.expect("the error was logged before its call closed"), object);
+            }
+        }
+    })
+    .await
+    .expect("no tool_call line for the failed call");
+    let span = &call["span"];
+    assert_eq!(span["tool"], "invoice_view", "{call}");
+    assert_eq!((span["verdict"].as_str(), span["code"].as_str()), (Some("failed"), Some("INTERNAL")), "{call}");
+    assert_eq!(span["correlation_id"].as_str(), Some(id.as_str()), "the call's line: {call}");
+    assert_eq!(error_line["fields"]["correlation_id"].as_str(), Some(id.as_str()), "the error's line: {error_line}");
+    assert!(error_line["fields"]["detail"].as_str().is_some_and(|d| d.contains("INV-404404")), "{error_line}");
+    assert!(!refusal.to_string().contains("broken"), "the detail reached the model: {refusal}");
+}
+
+/// Spawns the example `name` with `args` and only the `env` variables of toolgate's that
+/// are given, in `dir`, and waits until it serves Streamable HTTP: the child (killed when
+/// dropped), its endpoint, and whether it says it serves without sessions. Its log lines
+/// may be text or JSON (`--log-format json`); the banner is read from either.
+async fn serving_from(
+    name: &str,
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (tokio::process::Child, String, bool) {
+    let mut server = Command::new(common::example_binary(name))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the example");
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let (url, sessionless) = tokio::time::timeout(PATIENCE, async {
+        let mut said = String::new();
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            let message = match line.starts_with('{') {
+                true => json_of(&line)["fields"]["message"].as_str().unwrap_or_default().to_string(),
+                false => line.clone(),
+            };
+            if let Some(rest) = message.split("serving Streamable HTTP at ").nth(1) {
+                return (rest.split_whitespace().next().unwrap().to_string(), rest.ends_with(" (sessionless)"));
+            }
+            said.push_str(&line);
+            said.push('\n');
+        }
+        panic!("`{name} {args:?}` exited without serving: {said}");
+    })
+    .await
+    .expect("the example did not start serving");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (server, url, sessionless)
+}
+
+/// `--help` names the variable of each of `serve`'s options (and of `redis-restored`'s),
+/// says which wins, and never shows what a variable holds: a secret may be in one.
+#[tokio::test]
+async fn help_names_the_variable_of_every_option() {
+    let scratch = Scratch::new("help-env");
+    let secrets =
+        [("TOOLGATE_TOKENS", "clerk=s3cret-in-the-environment"), ("TOOLGATE_STORE", "redis://:hunter2@cache/0")];
+    for args in [&["--help"][..], &["serve", "--help"], &["-h"]] {
+        let output = invoice_with(&scratch.0, args, &secrets).await;
+        let help = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{help}");
+        for variable in [
+            "TOOLGATE_HTTP",
+            "TOOLGATE_STATELESS",
+            "TOOLGATE_MAX_SESSIONS",
+            "TOOLGATE_LOG_FORMAT",
+            "TOOLGATE_STORE",
+            "TOOLGATE_TOKENS",
+            "TOOLGATE_TOKENS_FILE",
+            "TOOLGATE_JWT_SECRET_FILE",
+            "TOOLGATE_HANDLE_KEY_FILE",
+            "TOOLGATE_ALLOWED_HOST",
+            "TOOLGATE_AFTER",
+        ] {
+            assert!(help.contains(&format!("[env: {variable}]")), "`invoice {args:?}` lacks {variable}: {help}");
+        }
+        // Every option but `--help` names its variable.
+        let mut options: Vec<String> = Vec::new();
+        for line in help.lines() {
+            let indent = line.len() - line.trim_start().len();
+            match options.last_mut() {
+                _ if (1..=6).contains(&indent) && line.trim_start().starts_with('-') => options.push(line.into()),
+                Some(option) if indent > 6 => option.push_str(line),
+                _ => {}
+            }
+        }
+        assert!(options.len() > 30, "{help}");
+        for option in options.iter().filter(|option| !option.contains("--help")) {
+            assert!(option.contains("[env: TOOLGATE_"), "`invoice {args:?}`: no variable for {option}");
+        }
+        assert!(help.contains("the option wins over its variable"), "{help}");
+        assert!(!help.contains("s3cret") && !help.contains("hunter2"), "a variable's value is shown: {help}");
+    }
+    let restored = printed(&["redis-restored", "--help"]).await;
+    for variable in ["TOOLGATE_STORE", "TOOLGATE_MINT_MARGIN", "TOOLGATE_REDIS_CA", "TOOLGATE_REDIS_VOLATILE"] {
+        assert!(restored.contains(&format!("[env: {variable}]")), "{restored}");
+    }
+}
+
+/// A container's configuration: no option at all, everything from the environment and a
+/// mounted file (the tokens), and the server serves a real call as configured.
+#[tokio::test]
+async fn a_server_configured_only_from_the_environment_serves() {
+    let scratch = Scratch::new("env-only");
+    let tokens = scratch.0.join("tokens.toml");
+    let file =
+        "[[token]]\nsecret = \"clerk-token-from-a-file-01\"\nprincipal = \"clerk\"\nscopes = [\"invoices:amend\"]\n";
+    std::fs::write(&tokens, file).unwrap();
+    let store = format!("sqlite:{}", scratch.0.join("state.db").display());
+    let env = [
+        ("TOOLGATE_HTTP", "127.0.0.1:0"),
+        ("TOOLGATE_STORE", store.as_str()),
+        ("TOOLGATE_STATELESS", "true"),
+        ("TOOLGATE_TOKENS_FILE", tokens.to_str().unwrap()),
+        ("TOOLGATE_REQUIRE_AUTH", "1"),
+        ("TOOLGATE_LOG_FORMAT", "json"),
+        ("TOOLGATE_MAX_CONTEXT", "4096"),
+        // Set to nothing, as a compose file unsets one: not read.
+        ("TOOLGATE_ALLOWED_ORIGIN", ""),
+        ("TOOLGATE_MAX_SESSIONS", ""),
+    ];
+    let (_server, url, sessionless) = serving_from("invoice", &scratch.0, &[], &env).await;
+    assert!(sessionless, "TOOLGATE_STATELESS=true is `--stateless`");
+    let client = common::raw::SessionlessClient::new(&url);
+    let bearer = [("Authorization", "Bearer clerk-token-from-a-file-01")];
+    let submitted = client.call_with_headers("invoice_submit", json!({ "domain": "invoice", "id": "INV-8" }), &bearer);
+    let result = submitted.await.result();
+    assert_eq!(result["structuredContent"]["state"], "review", "{result}");
+    let anonymous = client.call_with_headers("invoice_view", json!({ "domain": "invoice", "id": "INV-8" }), &[]).await;
+    assert_eq!(anonymous.status, 401, "TOOLGATE_REQUIRE_AUTH=1 is `--require-auth`: {}", anonymous.body);
+    assert!(scratch.files().contains(&"state.db".to_string()), "TOOLGATE_STORE names the store: {:?}", scratch.files());
+}
+
+/// A switch's variable: `true`, `1`, `yes`, `on` set it, `false`, `0`, `no`, `off` do not,
+/// in any case; anything else is a usage error naming the variable.
+#[tokio::test]
+async fn a_switch_variable_is_true_or_false() {
+    let scratch = Scratch::new("switch");
+    for (value, meant) in [("true", true), ("1", true), ("On", true), ("false", false), ("0", false), ("no", false)] {
+        let env = [("TOOLGATE_HTTP", "127.0.0.1:0"), ("TOOLGATE_STORE", "memory"), ("TOOLGATE_STATELESS", value)];
+        let (_server, _, sessionless) = serving_from("invoice", &scratch.0, &[], &env).await;
+        assert_eq!(sessionless, meant, "TOOLGATE_STATELESS={value}");
+    }
+    let error = refused_with(&[], &[("TOOLGATE_HTTP", "127.0.0.1:0"), ("TOOLGATE_STATELESS", "maybe")]).await;
+    assert!(error.contains("TOOLGATE_STATELESS") && error.contains("'maybe'"), "{error}");
+    // Set from the environment, a switch that needs `--http` says where it came from.
+    let error = refused_with(&[], &[("TOOLGATE_STATELESS", "1")]).await;
+    assert!(error.contains("TOOLGATE_STATELESS") && error.contains("needs `--http ADDR`"), "{error}");
+}
+
+/// A bad variable is a usage error that names it, and never quotes a secret.
+#[tokio::test]
+async fn a_bad_variable_is_a_usage_error_naming_it() {
+    let http = ("TOOLGATE_HTTP", "127.0.0.1:0");
+    for (variable, value, expected) in [
+        ("TOOLGATE_HTTP", "localhost", "not a socket address"),
+        ("TOOLGATE_MAX_SESSIONS", "lots", "not a whole number"),
+        ("TOOLGATE_LOG_FORMAT", "xml", "'xml'"),
+        ("TOOLGATE_HANDLE_TTL", "5m", "not a duration"),
+        ("TOOLGATE_AFTER", "quoted=2s,nowhere", "STATE=DURATION"),
+        ("TOOLGATE_STORE", "nowhere", "a store is `sqlite:PATH`"),
+    ] {
+        let env = [http, (variable, value)];
+        let error = refused_with(&[], if variable == "TOOLGATE_HTTP" { &env[1..] } else { &env }).await;
+        assert!(error.contains(variable) && error.contains(expected), "{variable}={value}: {error}");
+    }
+    let error = refused_with(&[], &[http, ("TOOLGATE_TOKENS", "clerk=ok-secret-0001,s3cret-alone")]).await;
+    assert!(error.contains("TOOLGATE_TOKENS") && error.contains("PRINCIPAL=SECRET"), "{error}");
+    assert!(!error.contains("s3cret") && !error.contains("ok-secret"), "a secret is quoted: {error}");
+    let scratch = Scratch::new("two-keys");
+    let key_file = scratch.0.join("handle.key");
+    std::fs::write(&key_file, "a-handle-key-of-32-bytes-or-more-0001\n").unwrap();
+    let both = [
+        http,
+        ("TOOLGATE_HANDLE_KEY", "a-handle-key-of-32-bytes-or-more-0002"),
+        ("TOOLGATE_HANDLE_KEY_FILE", key_file.to_str().unwrap()),
+    ];
+    let error = refused_with(&[], &both).await;
+    assert!(error.contains("TOOLGATE_HANDLE_KEY_FILE") && error.contains("TOOLGATE_HANDLE_KEY "), "{error}");
+    assert!(!error.contains("0001") && !error.contains("0002"), "a secret is quoted: {error}");
+}
+
+/// Flag over environment over default: an option given wins over its variable, which is
+/// then not even read; a repeated option's variable is a comma-separated list.
+#[tokio::test]
+async fn an_option_wins_over_its_variable() {
+    let scratch = Scratch::new("precedence");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let env_store = format!("sqlite:{}", scratch.0.join("from-env.db").display());
+    let env = [
+        ("TOOLGATE_HTTP", taken.as_str()),
+        ("TOOLGATE_STORE", env_store.as_str()),
+        ("TOOLGATE_MAX_SESSIONS", "not-even-read"),
+        ("TOOLGATE_TOKENS", "env=env-token-0123456789,other=other-token-0123456789"),
+        ("TOOLGATE_REQUIRE_AUTH", "true"),
+    ];
+    let args =
+        ["--http", "127.0.0.1:0", "--store", "memory", "--max-sessions", "5", "--token", "flag=flag-token-0123456789"];
+    let (_server, url, _) = serving_from("invoice", &scratch.0, &args, &env).await;
+    let client = common::raw::SessionlessClient::new(&url);
+    let view = json!({ "domain": "invoice", "id": "INV-9" });
+    let by_flag =
+        client.call_with_headers("invoice_view", view.clone(), &[("Authorization", "Bearer flag-token-0123456789")]);
+    assert_eq!(by_flag.await.status, 200);
+    let by_env =
+        client.call_with_headers("invoice_view", view.clone(), &[("Authorization", "Bearer env-token-0123456789")]);
+    assert_eq!(by_env.await.status, 401, "TOOLGATE_TOKENS is read only without `--token`");
+    assert_eq!(scratch.files(), Vec::<String>::new(), "`--store memory` won over TOOLGATE_STORE");
+
+    // Without the flags, the list in the variable: each of its tokens.
+    let env = [("TOOLGATE_HTTP", "127.0.0.1:0"), ("TOOLGATE_STORE", "memory"), env[3], env[4]];
+    let (_server, url, _) = serving_from("invoice", &scratch.0, &[], &env).await;
+    let client = common::raw::SessionlessClient::new(&url);
+    for token in ["env-token-0123456789", "other-token-0123456789"] {
+        let bearer = format!("Bearer {token}");
+        assert_eq!(
+            client.call_with_headers("invoice_view", view.clone(), &[("Authorization", &bearer)]).await.status,
+            200
+        );
+    }
+}
+
+/// Secrets from mounted files: the handle key in `TOOLGATE_HANDLE_KEY_FILE`, whose trailing
+/// newline is not part of the key. A handle the server signed with the file's key is
+/// honoured after a restart that takes the key from `TOOLGATE_HANDLE_KEY`, without it; and
+/// a key short of 32 bytes once its newline is dropped is refused, without quoting it.
+#[tokio::test]
+async fn a_secret_file_gives_the_handle_key_without_its_newline() {
+    let scratch = Scratch::new("key-file");
+    let key = "travel-handle-key-from-a-file-000001";
+    let key_file = scratch.0.join("handle.key");
+    std::fs::write(&key_file, format!("{key}\n")).unwrap();
+    let store = format!("sqlite:{}", scratch.0.join("travel.db").display());
+    let env = |key: (&'static str, String)| {
+        vec![
+            ("TOOLGATE_HTTP", "127.0.0.1:0".to_string()),
+            ("TOOLGATE_STORE", store.clone()),
+            ("TOOLGATE_STATELESS", "true".to_string()),
+            ("TOOLGATE_TOKENS", "traveller=traveller-token-0123456789".to_string()),
+            key,
+        ]
+    };
+    let spawn = |env: Vec<(&'static str, String)>| {
+        let dir = scratch.0.clone();
+        async move {
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            serving_from("travel", &dir, &[], &env).await
+        }
+    };
+    let bearer = [("Authorization", "Bearer traveller-token-0123456789")];
+    let switch = json!({ "domain": "bus", "reason": "the user wants a bus" });
+    let (mut first, url, _) = spawn(env(("TOOLGATE_HANDLE_KEY_FILE", key_file.display().to_string()))).await;
+    let client = common::raw::SessionlessClient::new(&url);
+    let switched = client.call_with_headers("switch_domain", switch, &bearer).await.result();
+    let flow = switched["structuredContent"]["flow"].as_str().expect("a handle").to_string();
+    first.kill().await.unwrap();
+
+    let (_second, url, _) = spawn(env(("TOOLGATE_HANDLE_KEY", key.to_string()))).await;
+    let search = json!({
+        "domain": "bus", "origin": "Madrid", "destination": "Valencia",
+        "departure": "2026-12-04T08:00:00+01:00", "passengers": 2, "flow": flow,
+    });
+    let client = common::raw::SessionlessClient::new(&url);
+    let searched = client.call_with_headers("bus_search", search, &bearer).await.result();
+    assert_eq!(searched["structuredContent"]["state"], "quoted", "the file's key signed the handle: {searched}");
+
+    std::fs::write(&key_file, "a-31-byte-key-with-a-newline-01\n").unwrap();
+    let error = refused_with(
+        &[],
+        &[("TOOLGATE_HTTP", "127.0.0.1:0"), ("TOOLGATE_HANDLE_KEY_FILE", key_file.to_str().unwrap())],
+    )
+    .await;
+    assert!(error.contains("TOOLGATE_HANDLE_KEY_FILE") && error.contains("31 bytes"), "{error}");
+    assert!(!error.contains("newline-01"), "the key is quoted: {error}");
+}
+
+/// A server's own options (`ServerBuilder::run_cli_with`): the payments example's appear in
+/// its help under their heading, with their variables, and are checked as toolgate's are.
+#[tokio::test]
+async fn a_servers_own_options_join_the_command_line() {
+    let scratch = Scratch::new("own-options");
+    let output = Command::new(common::example_binary("payments")).arg("--help").current_dir(&scratch.0).output();
+    let output = output.await.unwrap();
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{help}");
+    let own = help.split("\nPayments:\n").nth(1).unwrap_or_else(|| panic!("no `Payments:` heading: {help}"));
+    assert!(own.contains("--settle-seconds <SECONDS>") && own.contains("[env: PAYMENTS_SETTLE_SECONDS]"), "{help}");
+    assert!(own.contains("--notices-log <PATH>"), "{help}");
+    assert!(help.contains("--http <ADDR>"), "toolgate's options are there too: {help}");
+    let wrong =
+        Command::new(common::example_binary("payments")).args(["--settle-seconds", "soon"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        !wrong.status.success() && stderr.contains("--settle-seconds") && stderr.contains("Usage: payments"),
+        "{stderr}"
+    );
 }

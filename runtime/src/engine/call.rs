@@ -17,7 +17,7 @@ use super::{CallSource, Engine, Limits};
 use crate::action::{CallClient, CallNote, ContextSlot, Ctx, TransactionSlot};
 use crate::commit::Committed;
 use crate::engine::run_handler;
-use crate::error::ToolError;
+use crate::error::{CorrelationId, ToolError};
 use crate::flow::FlowId;
 use crate::gate::{self, Admission, Admitted, Judge, Refused};
 use crate::registry::{ToolEntry, ToolKind};
@@ -37,8 +37,9 @@ struct Done {
 }
 
 impl Engine {
-    /// Runs a call to `tool` and builds its reply, in the call's span; counts it (by tool
-    /// and outcome, a refusal by its code) and times it.
+    /// Runs a call to `tool` and builds its reply, in the call's span and as the call of a
+    /// fresh correlation id; counts it (by tool and outcome, a refusal by its code) and
+    /// times it.
     ///
     /// (`call_as`'s future itself, not one that awaits it: a future moved into another is
     /// copied whole, and this one is large.)
@@ -65,7 +66,10 @@ impl Engine {
     ) -> Reply {
         // Counted until its reply, for a shutdown to wait for.
         let _in_flight = self.in_flight.calls.token();
-        let span = CallSpan::start(tool.name, tool.domain, source.trace.as_ref());
+        // The call's correlation id: on its span, and in any error it ends with that hides
+        // its detail (the task-local `within` sets, which `ToolError::internal` reads).
+        let id = CorrelationId::fresh();
+        let span = CallSpan::start(tool.name, tool.domain, id, source.trace.as_ref());
         // Who calls, for the refusals page, should the call be refused.
         let caller = source.caller.principal.clone();
         if let Some(principal) = &source.caller.principal
@@ -73,12 +77,16 @@ impl Engine {
         {
             span.span.record("principal", principal.subject());
         }
-        let mut reply = self.judge_and_run(tool, source, client, arguments, task).instrument(span.span.clone()).await;
+        let running = id.within(self.judge_and_run(tool, source, client, arguments, task));
+        let mut reply = running.instrument(span.span.clone()).await;
         // Named as the client calls them: actions, where tools are grouped.
         self.registry.regroup(&mut reply.content, tool.domain);
         let code = reply.is_error.then(|| reply.content.get("code").and_then(Value::as_str).unwrap_or("INTERNAL"));
         if !span.span.is_disabled() {
-            span.span.record("outcome", code.unwrap_or("ok"));
+            span.span.record("verdict", crate::error::verdict(code));
+            if let Some(code) = code {
+                span.span.record("code", code);
+            }
             span.span.record("latency_ms", span.elapsed().as_secs_f64() * 1000.0);
             tracing::info!(parent: &span.span, "call finished");
         }

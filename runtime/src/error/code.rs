@@ -34,6 +34,22 @@ pub(crate) fn is_a_step(code: &str) -> bool {
     code == Code::ConfirmationRequired.as_str()
 }
 
+/// How a call ended, for a log pipeline (the `verdict` of its `tool_call` span), from its
+/// reply's `code` (none for a success): `ok`; `failed` when the server could not serve it
+/// (`INTERNAL`, `STORE_UNAVAILABLE`, `TIMEOUT`, and a context the store holds or a handler
+/// set that does not fit), an operator's business; `refused` for every other code, one
+/// the model acts on (a state, a guard, an argument, a limit, a confirmation asked, a
+/// handler's own failure).
+pub(crate) fn verdict(code: Option<&str>) -> &'static str {
+    const FAILED: [Code; 5] =
+        [Code::Internal, Code::StoreUnavailable, Code::Timeout, Code::ContextUnreadable, Code::ContextTooLarge];
+    match code {
+        None => "ok",
+        Some(code) if FAILED.iter().any(|failed| failed.as_str() == code) => "failed",
+        Some(_) => "refused",
+    }
+}
+
 codes! {
     /// The tool exists but its machine's state does not allow it now.
     Forbidden = "FORBIDDEN",

@@ -9,6 +9,7 @@
 //! other codes are the gate's, and only the runtime can build them.
 
 mod code;
+mod correlation;
 pub(crate) mod echo;
 mod failure;
 mod field;
@@ -18,7 +19,8 @@ mod reserved;
 mod structured;
 mod tool_error;
 
-pub(crate) use code::{Code, is_a_step};
+pub(crate) use code::{Code, is_a_step, verdict};
+pub(crate) use correlation::CorrelationId;
 pub use failure::{Failure, Retry};
 pub use field::FieldError;
 pub(crate) use refusal::{DomainMismatch, DomainNotSelected, Forbidden, GuardFailed};

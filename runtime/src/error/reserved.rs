@@ -158,7 +158,7 @@ impl ToolError {
         Self::new(Repr::InputUnavailable(message.into()))
     }
 
-    /// `STORE_UNAVAILABLE`: `detail` goes to the server's log under a fresh correlation id.
+    /// `STORE_UNAVAILABLE`: `detail` goes to the server's log under the call's correlation id.
     pub(crate) fn store_unavailable(detail: impl std::fmt::Display, retry_after_ms: u64) -> Self {
         let correlation_id = correlation_id();
         tracing::error!(%correlation_id, %detail, "state store unavailable");

@@ -152,7 +152,8 @@ impl ToolError {
     }
 
     /// An `INTERNAL` error: `detail` (a database error, a bug) goes to the server's log
-    /// under a fresh correlation id, and only that id reaches the model.
+    /// under the call's correlation id (its `tool_call` span's), and only that id reaches
+    /// the model.
     pub fn internal(detail: impl std::fmt::Display) -> Self {
         let correlation_id = correlation_id();
         tracing::error!(%correlation_id, %detail, "internal error");
@@ -223,10 +224,10 @@ impl ToolError {
     }
 }
 
-/// A short random id that ties a result the model saw to the server's log.
+/// The id that ties a result the model saw to the server's log: the call's, whose
+/// `tool_call` span carries it too.
 pub(super) fn correlation_id() -> String {
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    id[..12].to_string()
+    super::CorrelationId::current().to_string()
 }
 
 #[cfg(test)]

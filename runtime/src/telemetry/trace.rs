@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use tracing::field::Empty;
 
+use crate::error::CorrelationId;
+
 /// A W3C `traceparent`: `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TraceParent {
@@ -42,26 +44,36 @@ impl TraceParent {
 }
 
 /// The span of one tool call, and when it started. Its fields: `tool`, `domain`,
-/// `principal` (the subject), `instance` (the key) or `flow` (a digest, never a handle),
-/// `from` and `to` (states), `outcome` (`ok` or the error code), `latency_ms`, and the
-/// `trace_id`/`parent_span_id` of an incoming `traceparent`.
+/// `correlation_id` (the call's, which an `INTERNAL` or `STORE_UNAVAILABLE` error shows
+/// the model), `principal` (the subject), `instance` (the key) or `flow` (a digest, never
+/// a handle), `from` and `to` (states), `verdict` (`ok`, `refused` or `failed`) and `code`
+/// (the error's), `latency_ms`, and the `trace_id`/`parent_span_id` of an incoming
+/// `traceparent`.
 pub(crate) struct CallSpan {
     pub(crate) span: tracing::Span,
     started: Instant,
 }
 
 impl CallSpan {
-    pub(crate) fn start(tool: &'static str, domain: Option<&'static str>, parent: Option<&TraceParent>) -> Self {
+    pub(crate) fn start(
+        tool: &'static str,
+        domain: Option<&'static str>,
+        id: CorrelationId,
+        parent: Option<&TraceParent>,
+    ) -> Self {
+        // The id is written out (`%`) only where a subscriber records the span.
         let span = tracing::info_span!(
             "tool_call",
             tool,
             domain,
+            correlation_id = %id,
             principal = Empty,
             instance = Empty,
             flow = Empty,
             from = Empty,
             to = Empty,
-            outcome = Empty,
+            verdict = Empty,
+            code = Empty,
             latency_ms = Empty,
             trace_id = Empty,
             parent_span_id = Empty,

@@ -4,32 +4,33 @@
 //! what needs the builder (a tokens file, a JWT secret, a store) is checked in `serve`.
 
 use std::ffi::OsString;
-use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use clap::builder::TypedValueParser;
+use clap::builder::BoolishValueParser;
 use clap::error::ErrorKind;
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use super::ServeError;
-use super::values::{client_rate_limit, delay, duration, positive, socket_address};
-use crate::action::RateLimit;
+pub(super) use super::serve_args::{CallerArgs, HTTP, LogFormat, ServeArgs, Token};
+use super::sources::{Sources, variable_of};
+use super::values::positive;
 use crate::inspect::Format;
 
 /// The variables `serve` reads, below every help that lists `serve`'s options.
 const ENVIRONMENT: &str = "\
 Environment:
-  TOOLGATE_HANDLE_KEY  Signs state handles (32 bytes or more); set the same one on every replica
-  TOOLGATE_STORE       The store, as `--store` gives it (the flag wins)
-  TOOLGATE_REDIS_CA    The PEM file `--redis-ca` gives (the flag wins)
-  TOOLGATE_TOKENS      More tokens, as `--token` gives them: `clerk=s3cret,auditor=t0ken`
-  RUST_LOG             Which logs to write to stderr (default `warn`)";
+  Each option can also be given as the variable its help names ([env: TOOLGATE_…]):
+  the option wins over its variable, and the variable over the default. A switch's
+  variable is true or false (1 or 0, yes or no, on or off); a repeatable option's is
+  a comma-separated list; an empty one is not read. Also:
+  TOOLGATE_HANDLE_KEY   Signs state handles (32 bytes or more); set the same one on every replica
+                        (or TOOLGATE_HANDLE_KEY_FILE, a file holding it)
+  TOOLGATE_HANDLE_KEYS  Keys for rotation, comma-separated: the first signs, every one verifies
+  RUST_LOG              Which logs to write to stderr (default `warn`)";
 
-/// The headings `serve`'s options are grouped under.
-const STORE: &str = "Store";
-const HTTP: &str = "HTTP options";
-const CONFIRMATIONS: &str = "Confirmations";
+/// The heading a server's own options (`ServerBuilder::run_cli_with`) are listed under,
+/// unless they name their own (`#[command(next_help_heading = "…")]`).
+const OWN: &str = "This server's options";
 
 /// The whole command line: a command, or `serve`'s options alone.
 // The help is laid out by hand (`verbatim_doc_comment`, lines under 100 columns): clap is
@@ -41,6 +42,8 @@ const CONFIRMATIONS: &str = "Confirmations";
     about = "An MCP server built with toolgate. Without a command it serves (`serve`, whose options \
              follow):\nMCP over stdio, or Streamable HTTP with `--http ADDR`.",
     args_conflicts_with_subcommands = true,
+    // A server's own required option is required to serve, not to `describe` it.
+    subcommand_negates_reqs = true,
     term_width = 0,
     after_help = ENVIRONMENT
 )]
@@ -95,7 +98,7 @@ enum Command {
         callers: CallerArgs,
         /// Principals also come from this JWT issuer: a scope only it may
         /// grant is not judged
-        #[arg(long, value_name = "ISS", help_heading = HTTP, verbatim_doc_comment)]
+        #[arg(long, env = "TOOLGATE_JWT_ISSUER", value_name = "ISS", help_heading = HTTP, verbatim_doc_comment)]
         jwt_issuer: Option<String>,
         /// The most tokens one tool may cost a model (default 800)
         #[arg(long, value_name = "TOKENS", value_parser = positive)]
@@ -139,34 +142,6 @@ impl From<DescribeFormat> for Format {
     }
 }
 
-/// `serve --log-format`: how log lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub(crate) enum LogFormat {
-    /// For a person reading a terminal.
-    #[default]
-    Text,
-    /// One JSON object a line, for a log pipeline.
-    Json,
-}
-
-/// `serve --exposition`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(super) enum ExpositionArg {
-    /// A tool per action
-    Flat,
-    /// A tool per domain, with an `action` argument
-    Grouped,
-}
-
-impl From<ExpositionArg> for crate::registry::Exposition {
-    fn from(exposition: ExpositionArg) -> Self {
-        match exposition {
-            ExpositionArg::Flat => Self::Flat,
-            ExpositionArg::Grouped => Self::Grouped,
-        }
-    }
-}
-
 /// `audit --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(super) enum AuditFormat {
@@ -174,249 +149,6 @@ pub(super) enum AuditFormat {
     Table,
     /// `{"passed": …, "findings": [{tool, rule, verdict, detail}]}`
     Json,
-}
-
-/// `serve`'s options: how the server is served, where its state lives, who may call it.
-#[derive(Debug, Default, PartialEq, Args)]
-pub(super) struct ServeArgs {
-    /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080;
-    /// port 0 picks one); without it, MCP over stdio
-    #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]
-    pub(super) http: Option<SocketAddr>,
-    /// How log lines are written to stderr: `text` (the default) or
-    /// `json`, one object a line; each call ends with a `tool_call` line
-    /// naming its tool, principal, outcome and latency (RUST_LOG=info)
-    #[arg(long, value_name = "FORMAT", hide_possible_values = true, verbatim_doc_comment)]
-    pub(super) log_format: Option<LogFormat>,
-    /// How long a state handle lives after its last use
-    /// (default 3600; `250ms` too)
-    #[arg(long, value_name = "SECONDS", value_parser = duration, verbatim_doc_comment)]
-    pub(super) handle_ttl: Option<Duration>,
-    /// A tool per action (`flat`, the default) or per domain
-    /// (`grouped`: an `action` argument names the action)
-    #[arg(long, value_name = "HOW", hide_possible_values = true, verbatim_doc_comment)]
-    pub(super) exposition: Option<ExpositionArg>,
-    /// Bytes of JSON one instance's data (its `context`) may hold
-    /// (default 65536); past them, CONTEXT_TOO_LARGE
-    #[arg(long = "max-context", value_name = "BYTES", value_parser = positive, help_heading = STORE, verbatim_doc_comment)]
-    pub(super) max_context_bytes: Option<usize>,
-    /// How long an MCP task and its result are kept, from its creation
-    /// (its ttlMs; default 900)
-    #[arg(long, value_name = "SECONDS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
-    pub(super) task_ttl: Option<Duration>,
-    /// MCP tasks one principal may run at once (default 16;
-    /// 256 in all); past them, RATE_LIMITED
-    #[arg(long, value_name = "N", value_parser = positive, help_heading = STORE, verbatim_doc_comment)]
-    pub(super) max_tasks: Option<usize>,
-    /// Shorten or lengthen how long a state lasts before time moves it
-    /// (its first `after`): `quoted=2s` (every machine's `quoted`) or
-    /// `bus.quoted=PT30M`; repeatable
-    #[arg(long = "after", value_name = "STATE=TIME", value_parser = delay, verbatim_doc_comment)]
-    pub(super) delays: Vec<crate::registry::DelayOverride>,
-    /// Serve Prometheus metrics at http://ADDR/metrics
-    /// (e.g. 127.0.0.1:9464)
-    #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]
-    pub(super) metrics: Option<SocketAddr>,
-    /// Serve the operator's console at http://ADDR/ (e.g. 127.0.0.1:9465):
-    /// read-only, for principals with the `toolgate:operator` scope
-    #[arg(long, value_name = "ADDR", value_parser = socket_address, verbatim_doc_comment)]
-    pub(super) console: Option<SocketAddr>,
-    /// Append every committed transition to PATH as a JSON line
-    /// (machine, instance, principal, from, to, event, tool, time, call id)
-    #[arg(long = "audit-log", value_name = "PATH", verbatim_doc_comment)]
-    pub(super) audit_log: Option<PathBuf>,
-    // Who may call: tokens and the stdio principal (shared with `audit`).
-    #[command(flatten)]
-    pub(super) callers: CallerArgs,
-
-    /// Where state lives: `sqlite:PATH` (default: sqlite:./<server name>.db,
-    /// kept across restarts), `redis://HOST:PORT/DB` or
-    /// `postgres://USER@HOST:PORT/DB` (shared by replicas; need
-    /// TOOLGATE_HANDLE_KEY), or `memory` (forgotten at exit; for tests)
-    #[arg(long, value_name = "STORE", help_heading = STORE, verbatim_doc_comment)]
-    pub(super) store: Option<String>,
-    /// How long a Redis or Postgres lease lives unless renewed (default 10;
-    /// `500ms` too): how long a crashed replica keeps an instance from the
-    /// others
-    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
-    pub(super) lease_ttl: Option<Duration>,
-    /// For `rediss://` (TLS): trust only the certificate authorities in this
-    /// PEM file (default: the system's)
-    #[arg(long, value_name = "FILE", help_heading = STORE, verbatim_doc_comment)]
-    pub(super) redis_ca: Option<PathBuf>,
-    /// How long one attempt of an effect may run before it is tried again
-    /// (default 30; `500ms` too): also how long (and a second more) an
-    /// attempt a crashed process had claimed waits before another process
-    /// records it as cut off and tries again
-    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
-    pub(super) effect_timeout: Option<Duration>,
-    /// How many attempts of an effect may be cut off (their process stopped
-    /// before they ended) before it is dead-lettered (default 10)
-    #[arg(long, value_name = "N", help_heading = STORE, verbatim_doc_comment)]
-    pub(super) effect_cut_offs: Option<u32>,
-    /// Accept a Redis that loses what it holds when it restarts (no
-    /// append-only file synced on each write, no replica): refused otherwise
-    #[arg(long, help_heading = STORE, verbatim_doc_comment)]
-    pub(super) redis_volatile: bool,
-
-    /// No sessions (MCP 2026-07-28); conversations travel in
-    /// state handles
-    #[arg(long, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) stateless: bool,
-    /// Keys travel as Mcp-Param-{Key} headers too, for routing by
-    /// object (2026-07-28 requests must then send them)
-    #[arg(long, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) key_headers: bool,
-    /// A Host name to answer (repeatable; default: loopback names)
-    #[arg(long = "allowed-host", value_name = "HOST", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) allowed_hosts: Vec<String>,
-    /// A browser Origin to accept, e.g. https://app.example.com:443
-    /// (repeatable; default: loopback pages); other Origins get 403
-    #[arg(long = "allowed-origin", value_name = "ORIGIN", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) allowed_origins: Vec<String>,
-    /// Live sessions at most (default 1000); past them, 503
-    #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) max_sessions: Option<usize>,
-    /// Open subscriptions/listen streams at most (default 1000); past
-    /// them, 503
-    #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) max_listen_streams: Option<usize>,
-    /// Open listen streams one client (principal, or peer IP without
-    /// a token) may hold (default 16); past them, 503
-    #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) max_client_streams: Option<usize>,
-    /// Seconds a request's headers, then its body, have to arrive
-    /// (default 10; `500ms` too); slower connections are closed
-    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) request_read_timeout: Option<Duration>,
-    /// Seconds a stopping server (SIGTERM, SIGINT) still serves new
-    /// requests, `/readyz` failing, before it stops accepting (default 5)
-    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) drain_delay: Option<Duration>,
-    /// Seconds a stopping server then waits for calls and tasks in
-    /// flight (default 30); tasks still running are given up
-    #[arg(long, value_name = "SECS", value_parser = duration, verbatim_doc_comment)]
-    pub(super) shutdown_grace: Option<Duration>,
-    /// Open connections one peer IP may hold (default 256); past
-    /// them, new ones are closed
-    #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) max_client_connections: Option<usize>,
-    /// Open connections the MCP endpoint holds in all (default
-    /// 10,000; keep it under `ulimit -n`); past them, new ones are
-    /// closed. The console and metrics have small caps of their own
-    #[arg(long, value_name = "N", value_parser = positive, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) max_connections: Option<usize>,
-    /// Close a session idle this long (default 300; `250ms` too)
-    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) session_idle_timeout: Option<Duration>,
-    /// Requests one client (peer IP) may send per second, minute or
-    /// hour, e.g. 600/minute (default: no limit); past it, 429 with
-    /// Retry-After
-    #[arg(long, value_name = "N/UNIT", value_parser = client_rate_limit, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) client_rate_limit: Option<RateLimit>,
-    /// Accept JWT bearer tokens from issuer ISS (feature `jwt`) for
-    /// `--jwt-audience`, signed with the keys at `--jwks-url`
-    /// (RS256/ES256) or the secret in `--jwt-secret-env` (HS256)
-    #[arg(long, value_name = "ISS", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) jwt_issuer: Option<String>,
-    /// The audience JWTs must name (this server's resource URL)
-    #[arg(long, value_name = "AUD", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) jwt_audience: Option<String>,
-    /// Where the keys that sign JWTs are published (a JWKS)
-    #[arg(long, value_name = "URL", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) jwks_url: Option<String>,
-    /// The environment variable holding the secret that signs JWTs
-    #[arg(long, value_name = "VAR", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) jwt_secret_env: Option<String>,
-    /// This MCP endpoint's URL as an OAuth protected resource, with
-    /// the `--authorization-server`s: metadata at
-    /// /.well-known/oauth-protected-resource
-    #[arg(long, value_name = "URL", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) resource: Option<String>,
-    /// A token issuer of `--resource` (repeatable)
-    #[arg(long = "authorization-server", value_name = "URL", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) authorization_servers: Vec<String>,
-    /// Answer requests without a bearer token with 401 (default:
-    /// served anonymously; tools that need a principal refuse them)
-    #[arg(long, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) require_auth: bool,
-
-    /// Development only: write each one-time code of a confirmed tool
-    /// as a JSON line (challenge_id, otp, principal) to PATH instead
-    /// of sending it
-    #[arg(long, value_name = "PATH", help_heading = CONFIRMATIONS, verbatim_doc_comment)]
-    pub(super) otp_outbox: Option<PathBuf>,
-    /// How long a confirmation challenge lives (default 300; `250ms` too)
-    #[arg(long, value_name = "SECS", value_parser = duration, help_heading = CONFIRMATIONS, verbatim_doc_comment)]
-    pub(super) challenge_ttl: Option<Duration>,
-    /// Offer codes on this server's /confirm page, as URL reaches it, to
-    /// clients that take URL-mode elicitation
-    #[arg(long, value_name = "URL", help_heading = CONFIRMATIONS, verbatim_doc_comment)]
-    pub(super) confirmation_page: Option<String>,
-}
-
-/// Who may call, for `serve` and for `audit` (which checks that some principal holds each
-/// tool's scopes): the stdio principal and the bearer tokens.
-#[derive(Debug, Default, PartialEq, Args)]
-pub(super) struct CallerArgs {
-    /// Who a stdio connection is: NAME with every scope the tools declare
-    #[arg(long, value_name = "NAME", verbatim_doc_comment)]
-    pub(super) stdio_principal: Option<String>,
-    /// A bearer token standing for PRINCIPAL with every scope the
-    /// tools declare (repeatable; development and service accounts)
-    #[arg(long = "token", value_name = "PRINCIPAL=SECRET", value_parser = TokenParser, help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) tokens: Vec<Token>,
-    /// Bearer tokens with their principal, tenant and scopes, each
-    /// [[token]] secret = "…", principal = "clerk",
-    ///           tenant = "acme", scopes = ["…"]
-    #[arg(long = "tokens", value_name = "FILE.toml", help_heading = HTTP, verbatim_doc_comment)]
-    pub(super) tokens_file: Option<PathBuf>,
-}
-
-/// `--token PRINCIPAL=SECRET`. Its `Debug` never shows the secret.
-#[derive(Clone, PartialEq)]
-pub(super) struct Token {
-    pub(super) principal: String,
-    pub(super) secret: String,
-}
-
-impl std::fmt::Debug for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Token").field("principal", &self.principal).finish_non_exhaustive()
-    }
-}
-
-impl Token {
-    /// `PRINCIPAL=SECRET`, for `source` (a flag, or `TOOLGATE_TOKENS`). The secret never
-    /// appears in the message.
-    pub(super) fn parse(source: &str, value: &str) -> Result<Self, String> {
-        match value.split_once('=') {
-            Some((principal, secret)) if !principal.trim().is_empty() && !secret.is_empty() => {
-                Ok(Self { principal: principal.trim().to_string(), secret: secret.to_string() })
-            }
-            _ => Err(format!("{source}: a token is `PRINCIPAL=SECRET`, both non-empty")),
-        }
-    }
-}
-
-/// Parses `--token`. Not a plain function as the other flags' parsers: clap's message for
-/// those quotes the value, and this value is a secret.
-#[derive(Clone)]
-struct TokenParser;
-
-impl TypedValueParser for TokenParser {
-    type Value = Token;
-
-    fn parse_ref(
-        &self,
-        command: &clap::Command,
-        _arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<Token, clap::Error> {
-        let value = value.to_str().unwrap_or_default();
-        Token::parse("`--token`", value)
-            .map_err(|message| clap::Error::raw(ErrorKind::ValueValidation, message).format(&mut command.clone()))
-    }
 }
 
 /// `audit`'s options.
@@ -430,6 +162,8 @@ pub(super) struct AuditArgs {
     pub(super) jwt_issuer: bool,
     /// The per-tool budget in tokens (`--context-budget`).
     pub(super) context_budget: Option<usize>,
+    /// The options set by their variable rather than on the command line.
+    pub(super) sources: Sources,
 }
 
 /// `redis-restored`'s options.
@@ -437,20 +171,23 @@ pub(super) struct AuditArgs {
 pub(super) struct RestoredArgs {
     /// The restored Redis, `redis://HOST:PORT/DB` as `serve --store`
     /// takes it (default: TOOLGATE_STORE)
-    #[arg(long, value_name = "STORE", verbatim_doc_comment)]
+    #[arg(long, env = "TOOLGATE_STORE", value_name = "STORE", verbatim_doc_comment)]
     pub(super) store: Option<String>,
     /// How far every key counter advances (default 1000000): more keys
     /// than any counter minted between the backup and the loss
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), verbatim_doc_comment)]
+    #[arg(long, env = "TOOLGATE_MINT_MARGIN", value_name = "N", value_parser = clap::value_parser!(u64).range(1..), verbatim_doc_comment)]
     pub(super) mint_margin: Option<u64>,
     /// For `rediss://` (TLS): trust only the certificate authorities in this
     /// PEM file (default: TOOLGATE_REDIS_CA, else the system's)
-    #[arg(long, value_name = "FILE", verbatim_doc_comment)]
+    #[arg(long, env = "TOOLGATE_REDIS_CA", value_name = "FILE", verbatim_doc_comment)]
     pub(super) redis_ca: Option<PathBuf>,
     /// Accept a Redis that loses what it holds when it restarts, as
     /// `serve --redis-volatile` does
-    #[arg(long, verbatim_doc_comment)]
+    #[arg(long, env = "TOOLGATE_REDIS_VOLATILE", value_parser = BoolishValueParser::new(), verbatim_doc_comment)]
     pub(super) redis_volatile: bool,
+    /// The options set by their variable rather than on the command line.
+    #[arg(skip)]
+    pub(super) sources: Sources,
 }
 
 /// What the command line asks for.
@@ -470,36 +207,106 @@ pub(super) enum Invocation {
     Help(clap::Error),
 }
 
-/// Reads the command line, `args` with the program first, as `std::env::args_os` gives it.
-pub(super) fn parse<I, T>(args: I) -> Result<Invocation, ServeError>
+/// How a server adds options of its own to the command line: `augment_args` of its
+/// `clap::Args` (`ServerBuilder::run_cli_with`), or nothing.
+pub(super) type OwnOptions = fn(clap::Command) -> clap::Command;
+
+/// The command line's grammar: toolgate's, with the server's `own` options among
+/// `serve`'s (under their heading), and no variable's value ever shown in a help (a
+/// store's URL or a token may be in one).
+fn grammar(own: OwnOptions) -> clap::Command {
+    let hidden = |command: clap::Command| command.mut_args(variable_below);
+    let command = own(Cli::command().next_help_heading(OWN)).next_help_heading(None);
+    hidden(command)
+        .mut_subcommand("serve", |serve| hidden(own(serve.next_help_heading(OWN)).next_help_heading(None)))
+        .mut_subcommand("redis-restored", hidden)
+        .mut_subcommand("audit", hidden)
+}
+
+/// `arg` with its variable on a line of its own below its help (`[env: TOOLGATE_HTTP]`):
+/// where clap writes it, at the end of the help's last line, the hand-laid help outgrows
+/// 100 columns. Never with the variable's value: a secret may be in one. A variable set
+/// to nothing (`TOOLGATE_HTTP=`, as a compose file unsets one) is not read.
+fn variable_below(arg: clap::Arg) -> clap::Arg {
+    let Some(variable) = arg.get_env().map(|variable| variable.to_string_lossy().into_owned()) else {
+        return arg;
+    };
+    let arg = match std::env::var_os(&variable) {
+        Some(value) if value.is_empty() => arg.env(None),
+        _ => arg,
+    };
+    let below = |help: Option<&clap::builder::StyledStr>| match help.map(ToString::to_string) {
+        Some(help) if !help.is_empty() => format!("{help}\n[env: {variable}]"),
+        _ => format!("[env: {variable}]"),
+    };
+    let (help, long_help) = (below(arg.get_help()), arg.get_long_help().map(|long| below(Some(long))));
+    let arg = arg.help(help).hide_env(true);
+    match long_help {
+        Some(long_help) => arg.long_help(long_help),
+        None => arg,
+    }
+}
+
+/// Reads the command line, `args` with the program first, as `std::env::args_os` gives it,
+/// and the environment's variables for the options it does not give. Returns what it asks
+/// for, and (but for a help) the matches the server's `own` options are read from:
+/// `serve`'s, or for another command the variables' and defaults alone.
+pub(super) fn parse<I, T>(args: I, own: OwnOptions) -> Result<(Invocation, Option<ArgMatches>), ServeError>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString>,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let mut command = Cli::command();
+    let mut command = grammar(own);
     let matches = match command.try_get_matches_from_mut(&args) {
         Ok(matches) => matches,
-        Err(help) if !help.use_stderr() => return Ok(Invocation::Help(help)),
+        Err(help) if !help.use_stderr() => return Ok((Invocation::Help(help), None)),
         Err(error) => return Err(refused(error, &mut command, &args)),
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|error| rendered(&error.format(&mut command)))?;
-    Ok(match cli.command {
-        None => Invocation::Serve(checked(Box::new(cli.serve), &mut command)?),
-        Some(Command::Serve(serve)) => Invocation::Serve(checked(serve, &mut command)?),
+    let serve_matches = match matches.subcommand() {
+        Some(("serve", serve)) => serve.clone(),
+        _ => matches.clone(),
+    };
+    let sources = |command: &clap::Command, name: Option<&str>| {
+        let command = name.and_then(|name| command.find_subcommand(name)).unwrap_or(command);
+        let matches = name.and_then(|name| matches.subcommand_matches(name)).unwrap_or(&matches);
+        Sources::of(command, matches)
+    };
+    let invocation = match cli.command {
+        None => Invocation::Serve(checked(
+            Box::new(ServeArgs { sources: sources(&command, None), ..cli.serve }),
+            &mut command,
+        )?),
+        Some(Command::Serve(serve)) => {
+            let sources = sources(&command, Some("serve"));
+            Invocation::Serve(checked(Box::new(ServeArgs { sources, ..*serve }), &mut command)?)
+        }
         Some(Command::Describe { format }) => Invocation::Describe(format.into()),
         // `--xstate` is required: clap refuses `export` alone.
         Some(Command::Export { xstate: _ }) => Invocation::ExportXstate,
         Some(Command::Audit { format, callers, jwt_issuer, context_budget }) => {
-            Invocation::Audit(AuditArgs { format, callers, jwt_issuer: jwt_issuer.is_some(), context_budget })
+            let sources = sources(&command, Some("audit"));
+            Invocation::Audit(AuditArgs { format, callers, jwt_issuer: jwt_issuer.is_some(), context_budget, sources })
         }
-        Some(Command::RedisRestored(restored)) => Invocation::RedisRestored(restored),
-    })
+        Some(Command::RedisRestored(restored)) => {
+            let sources = sources(&command, Some("redis-restored"));
+            Invocation::RedisRestored(RestoredArgs { sources, ..restored })
+        }
+    };
+    Ok((invocation, Some(serve_matches)))
+}
+
+/// The server's own options, read from `matches` (`parse`'s): a value they refuse (a
+/// required option not given, for a command other than `serve`) is a usage error.
+pub(super) fn own_options<A: clap::Args>(matches: &ArgMatches, own: OwnOptions) -> Result<A, ServeError> {
+    A::from_arg_matches(matches).map_err(|error| rendered(&error.format(&mut grammar(own))))
 }
 
 /// clap's refusal of `args`, as a usage error that always ends with the usage line (clap
-/// leaves it out of errors about one value) and that calls a stray word after `serve`'s
-/// options what it is (clap, expecting a command there, says the "subcommand" conflicts).
+/// leaves it out of errors about one value), that calls a stray word after `serve`'s
+/// options what it is (clap, expecting a command there, says the "subcommand" conflicts),
+/// and that names the variable a refused value came from.
 fn refused(error: clap::Error, command: &mut clap::Command, args: &[OsString]) -> ServeError {
     use clap::error::{ContextKind, ContextValue};
     if error.kind() == ErrorKind::ArgumentConflict
@@ -509,7 +316,10 @@ fn refused(error: clap::Error, command: &mut clap::Command, args: &[OsString]) -
         let word = word.clone();
         return rendered(&command.error(ErrorKind::UnknownArgument, format!("unexpected argument '{word}' found")));
     }
-    let text = text_of(&error);
+    let text = match variable_of(&error, command, args) {
+        Some(variable) => format!("{variable}: {}", text_of(&error)),
+        None => text_of(&error),
+    };
     if text.contains("\nUsage: ") {
         return ServeError::Usage(text);
     }
@@ -546,7 +356,10 @@ fn checked(serve: Box<ServeArgs>, command: &mut clap::Command) -> Result<Box<Ser
     ];
     match http_only.iter().find(|(_, given)| *given) {
         Some((flag, _)) if serve.http.is_none() => {
-            Err(rendered(&command.error(ErrorKind::MissingRequiredArgument, format!("`{flag}` needs `--http ADDR`"))))
+            let named = serve.sources.named(flag.trim_start_matches('-'));
+            let http = if named.starts_with('`') { "" } else { " (or TOOLGATE_HTTP)" };
+            let message = format!("{named} needs `--http ADDR`{http}");
+            Err(rendered(&command.error(ErrorKind::MissingRequiredArgument, message)))
         }
         _ => Ok(serve),
     }
@@ -557,7 +370,7 @@ fn checked(serve: Box<ServeArgs>, command: &mut clap::Command) -> Result<Box<Ser
 pub(super) fn usage(message: impl std::fmt::Display) -> ServeError {
     let program = std::env::args_os().next().map(PathBuf::from);
     let program = program.as_deref().and_then(std::path::Path::file_name).and_then(|name| name.to_str());
-    let mut command = Cli::command();
+    let mut command = grammar(|command| command);
     if let Some(program) = program {
         command = command.bin_name(program);
     }
@@ -579,9 +392,12 @@ fn text_of(error: &clap::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action::RateLimit;
+    use std::time::Duration;
 
     fn parse_line(list: &[&str]) -> Result<Invocation, ServeError> {
-        parse(std::iter::once("server").chain(list.iter().copied()))
+        parse(std::iter::once("server").chain(list.iter().copied()), |command| command)
+            .map(|(invocation, _)| invocation)
     }
 
     /// `serve`'s options, given with and without the word `serve`: they must agree.
@@ -780,13 +596,32 @@ mod tests {
 
     #[test]
     fn clap_accepts_the_grammar() {
-        Cli::command().debug_assert();
+        grammar(|command| command).debug_assert();
+    }
+
+    /// Every option of `serve` and `redis-restored` has its variable, `TOOLGATE_` and its
+    /// name (but `--token`'s, TOOLGATE_TOKENS as before, and so `--tokens`'s).
+    #[test]
+    fn every_option_has_its_variable() {
+        let command = grammar(|command| command);
+        for name in ["serve", "redis-restored"] {
+            let subcommand = command.find_subcommand(name).unwrap();
+            for arg in subcommand.get_arguments().filter(|arg| arg.get_id() != "help") {
+                let long = arg.get_long().unwrap();
+                let expected = match long {
+                    "token" => "TOOLGATE_TOKENS".to_string(),
+                    "tokens" => "TOOLGATE_TOKENS_FILE".to_string(),
+                    long => format!("TOOLGATE_{}", long.to_uppercase().replace('-', "_")),
+                };
+                assert_eq!(arg.get_env().and_then(|v| v.to_str()), Some(expected.as_str()), "{name} --{long}");
+            }
+        }
     }
 
     /// The help is laid out by hand, for 100 columns (see [`Cli`]).
     #[test]
     fn every_help_fits_in_100_columns() {
-        let mut command = Cli::command().bin_name("invoice");
+        let mut command = grammar(|command| command).bin_name("invoice");
         command.build();
         let mut helps = vec![command.render_help(), command.render_long_help()];
         for subcommand in command.get_subcommands_mut() {

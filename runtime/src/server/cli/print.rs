@@ -33,7 +33,7 @@ impl ServerBuilder {
             Some(tokens) => self.context_budget(tokens),
             None => self,
         };
-        let audit = server.with_callers(args.callers)?.into_audit(issuer)?;
+        let audit = server.with_callers(args.callers, &args.sources)?.into_audit(issuer)?;
         let report = match args.format {
             AuditFormat::Table => audit.table(),
             AuditFormat::Json => serde_json::to_string_pretty(&audit.to_json()).map_err(std::io::Error::other)?,

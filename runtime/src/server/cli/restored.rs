@@ -8,18 +8,17 @@ use std::path::PathBuf;
 
 use super::ServeError;
 use super::args::{RestoredArgs, usage};
-use super::serve::{REDIS_CA_ENV, STORE_ENV, redacted};
+use super::serve::redacted;
 use crate::server::ServerBuilder;
 
 impl ServerBuilder {
-    /// `redis-restored`: prepares the restored Redis, and says what it did.
+    /// `redis-restored`: prepares the restored Redis (`--store`, or `TOOLGATE_STORE`), and
+    /// says what it did.
     pub(super) async fn mark_restored(self, args: RestoredArgs) -> Result<(), ServeError> {
-        let store = args.store.or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
-        let Some(url) = store.filter(|s| s.starts_with("redis://") || s.starts_with("rediss://")) else {
+        let Some(url) = args.store.filter(|s| s.starts_with("redis://") || s.starts_with("rediss://")) else {
             return Err(usage("`redis-restored` needs the restored Redis: `--store redis://HOST:PORT/DB`"));
         };
-        let ca = args.redis_ca.or_else(|| std::env::var_os(REDIS_CA_ENV).filter(|s| !s.is_empty()).map(Into::into));
-        restored(&url, ca, args.redis_volatile, args.mint_margin).await
+        restored(&url, args.redis_ca, args.redis_volatile, args.mint_margin).await
     }
 }
 

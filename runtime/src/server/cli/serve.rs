@@ -5,24 +5,18 @@ use std::time::Duration;
 
 use super::ServeError;
 use super::args::{CallerArgs, ServeArgs, Token, usage};
+use super::sources::Sources;
 use crate::server::ServerBuilder;
 use crate::store::{OpenStoreError, StoreOptions};
 
-/// The store, from the environment: `sqlite:PATH`, `redis://HOST:PORT/DB`,
-/// `postgres://USER@HOST:PORT/DB` or `memory`.
-pub(super) const STORE_ENV: &str = "TOOLGATE_STORE";
-
-/// The certificate authorities to trust for `rediss://`, from the environment (a PEM file).
-pub(super) const REDIS_CA_ENV: &str = "TOOLGATE_REDIS_CA";
-
-/// More `--token`s, from the environment: `clerk=s3cret,auditor=t0ken`.
-const TOKENS_ENV: &str = "TOOLGATE_TOKENS";
-
 impl ServerBuilder {
-    /// Configures the builder as `args` say, builds the server and serves it until the
-    /// transport ends.
+    /// Configures the builder as `args` say (each option, or its variable), builds the
+    /// server and serves it until the transport ends.
     pub(super) async fn serve_as(mut self, args: ServeArgs) -> Result<(), ServeError> {
         let jwt = jwt_authenticator(&args)?;
+        if let Some(path) = &args.handle_key_file {
+            self = self.handle_key_from_file(path, &args.sources)?;
+        }
         if args.stateless {
             self = self.sessionless();
         }
@@ -82,7 +76,7 @@ impl ServerBuilder {
         if let Some(limit) = args.client_rate_limit {
             self = self.client_rate_limit(limit.calls, Duration::from_millis(limit.per_ms));
         }
-        self = self.with_callers(args.callers)?;
+        self = self.with_callers(args.callers, &args.sources)?;
         if args.require_auth {
             self = self.require_authentication();
         }
@@ -113,23 +107,20 @@ impl ServerBuilder {
         }
         if let Some(path) = &args.audit_log {
             let sink = crate::telemetry::JsonLinesSink::open(path)
-                .map_err(|e| usage(format!("`--audit-log {}`: {e}", path.display())))?;
+                .map_err(|e| usage(format!("{}: {e}", args.sources.given("audit-log", path.display()))))?;
             self = self.audit_sink(sink);
         }
-        let store = args.store.or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
         let mut options = StoreOptions::default();
         if let Some(ttl) = args.lease_ttl {
             options = options.lease_ttl(ttl);
         }
-        if let Some(ca) =
-            args.redis_ca.or_else(|| std::env::var_os(REDIS_CA_ENV).filter(|s| !s.is_empty()).map(Into::into))
-        {
+        if let Some(ca) = args.redis_ca {
             options = options.redis_ca(ca);
         }
         if args.redis_volatile {
             options = options.redis_volatile();
         }
-        self = self.store_from(store.as_deref(), &options).await?;
+        self = self.store_from(args.store.as_deref(), &options, &args.sources).await?;
         // The addresses are taken before the build opens the store's file: a server that
         // cannot listen refuses to start without creating the file or locking it.
         let metrics_listener = match args.metrics {
@@ -192,9 +183,14 @@ impl ServerBuilder {
 
     /// The store the command line (or `TOOLGATE_STORE`) names ([`ServerBuilder::store_url`]);
     /// without one, the store the builder was given, else the file `./<server name>.db`.
-    async fn store_from(self, spec: Option<&str>, options: &StoreOptions) -> Result<Self, ServeError> {
+    async fn store_from(
+        self,
+        spec: Option<&str>,
+        options: &StoreOptions,
+        sources: &Sources,
+    ) -> Result<Self, ServeError> {
         match spec {
-            Some(url) => self.store_url(url, options).await.map_err(|error| store_error(url, error)),
+            Some(url) => self.store_url(url, options).await.map_err(|error| store_error(url, error, sources)),
             None if self.store.is_some() || self.store_file.is_some() => Ok(self),
             None => {
                 let path = format!("./{}.db", self.name);
@@ -204,17 +200,18 @@ impl ServerBuilder {
     }
 }
 
-/// Why `--store URL` cannot be used, as the command line says it: a URL of no scheme, or
-/// of a store this build lacks, or a `--redis-ca` that cannot be read, is a usage error;
-/// a store that cannot be reached is not.
-fn store_error(url: &str, error: OpenStoreError) -> ServeError {
+/// Why `--store URL` cannot be used, as the command line (or its variable) says it: a URL
+/// of no scheme, or of a store this build lacks, or a `--redis-ca` that cannot be read, is
+/// a usage error; a store that cannot be reached is not.
+fn store_error(url: &str, error: OpenStoreError, sources: &Sources) -> ServeError {
+    let store = |url: &str| sources.given("store", url);
     match error {
-        OpenStoreError::UnknownScheme(_) => usage(format!("`--store {url}`: {error}")),
-        OpenStoreError::NotBuilt(_) => usage(format!("`--store {}`: {error}", redacted(url))),
+        OpenStoreError::UnknownScheme(_) => usage(format!("{}: {error}", store(url))),
+        OpenStoreError::NotBuilt(_) => usage(format!("{}: {error}", store(&redacted(url)))),
         OpenStoreError::CertificateAuthorities { path, problem } => {
-            usage(format!("`--redis-ca {}`: {problem}", path.display()))
+            usage(format!("{}: {problem}", sources.given("redis-ca", path.display())))
         }
-        other => ServeError::Store(format!("`--store {}`: {other}", redacted(url))),
+        other => ServeError::Store(format!("{}: {other}", store(&redacted(url)))),
     }
 }
 
@@ -231,16 +228,11 @@ pub(super) fn redacted(url: &str) -> String {
 }
 
 impl ServerBuilder {
-    /// Who may call, as the options say: the `--token`s (and `TOOLGATE_TOKENS`), the
-    /// `--tokens` file, the `--stdio-principal`. `serve` and `audit` read them alike.
-    pub(super) fn with_callers(mut self, callers: CallerArgs) -> Result<Self, ServeError> {
-        let mut tokens = callers.tokens;
-        if let Some(list) = std::env::var_os(TOKENS_ENV) {
-            let list = list.into_string().map_err(|_| usage(format!("{TOKENS_ENV} is not UTF-8")))?;
-            for entry in list.split(',').filter(|e| !e.trim().is_empty()) {
-                tokens.push(Token::parse(TOKENS_ENV, entry.trim()).map_err(usage)?);
-            }
-        }
+    /// Who may call, as the options (or their variables) say: the `--token`s (else
+    /// `TOOLGATE_TOKENS`), the `--tokens` file, the `--stdio-principal`. `serve` and
+    /// `audit` read them alike.
+    pub(super) fn with_callers(mut self, callers: CallerArgs, sources: &Sources) -> Result<Self, ServeError> {
+        let tokens = callers.tokens;
         // One secret stands for one principal: given twice, the later would silently win.
         let mut given: std::collections::HashMap<String, String> = std::collections::HashMap::new();
         let mut once = |secret: &str, source: String| match given.insert(secret.to_string(), source.clone()) {
@@ -250,14 +242,14 @@ impl ServerBuilder {
             None => Ok(()),
         };
         for Token { principal, secret } in &tokens {
-            once(secret, format!("the `--token` of `{principal}`"))?;
+            once(secret, format!("the {} of `{principal}`", sources.named("token")))?;
         }
         let file = match &callers.tokens_file {
             Some(path) => {
-                let entries = tokens_file(path)?;
+                let shown = sources.given("tokens", path.display());
+                let entries = tokens_file(path, &shown)?;
                 for (n, entry) in entries.iter().enumerate() {
-                    let shown = path.display();
-                    once(&entry.secret, format!("`--tokens {shown}` entry {} (`{}`)", n + 1, entry.principal))?;
+                    once(&entry.secret, format!("{shown} entry {} (`{}`)", n + 1, entry.principal))?;
                 }
                 Some(entries)
             }
@@ -285,13 +277,14 @@ impl ServerBuilder {
 }
 
 /// How the `--jwt-*` flags configure the server, if they are given.
-type Configure = Box<dyn FnOnce(ServerBuilder) -> ServerBuilder>;
+type Configure = Box<dyn FnOnce(ServerBuilder) -> ServerBuilder + Send>;
 
 fn jwt_authenticator(args: &ServeArgs) -> Result<Option<Configure>, ServeError> {
     let given = args.jwt_issuer.is_some()
         || args.jwt_audience.is_some()
         || args.jwks_url.is_some()
-        || args.jwt_secret_env.is_some();
+        || args.jwt_secret_env.is_some()
+        || args.jwt_secret_file.is_some();
     if !given {
         return Ok(None);
     }
@@ -301,15 +294,24 @@ fn jwt_authenticator(args: &ServeArgs) -> Result<Option<Configure>, ServeError> 
     #[cfg(feature = "jwt")]
     {
         use crate::auth::JwtAuthenticator;
-        let jwt = match (&args.jwks_url, &args.jwt_secret_env) {
-            (Some(url), None) => JwtAuthenticator::jwks(issuer, audience, url.clone()),
-            (None, Some(variable)) => {
-                let secret = std::env::var(variable)
-                    .map_err(|_| usage(format!("`--jwt-secret-env {variable}`: the variable is not set")))?;
+        let jwt = match (&args.jwks_url, &args.jwt_secret_env, &args.jwt_secret_file) {
+            (Some(url), None, None) => JwtAuthenticator::jwks(issuer, audience, url.clone()),
+            (None, Some(variable), None) => {
+                let shown = args.sources.given("jwt-secret-env", variable);
+                let secret = std::env::var(variable).map_err(|_| usage(format!("{shown}: the variable is not set")))?;
                 JwtAuthenticator::hs256(issuer, audience, secret.as_bytes())
-                    .map_err(|e| usage(format!("`--jwt-secret-env {variable}`: {e}")))?
+                    .map_err(|e| usage(format!("{shown}: {e}")))?
             }
-            _ => return Err(usage("JWTs need exactly one of `--jwks-url URL` and `--jwt-secret-env VAR`")),
+            (None, None, Some(path)) => {
+                let shown = args.sources.given("jwt-secret-file", path.display());
+                let secret = super::secrets::read_secret(path).map_err(|e| usage(format!("{shown}: {e}")))?;
+                JwtAuthenticator::hs256(issuer, audience, &secret).map_err(|e| usage(format!("{shown}: {e}")))?
+            }
+            _ => {
+                return Err(usage(
+                    "JWTs need exactly one of `--jwks-url URL`, `--jwt-secret-env VAR` and `--jwt-secret-file PATH`",
+                ));
+            }
         };
         Ok(Some(Box::new(move |builder: ServerBuilder| builder.authenticator(jwt))))
     }
@@ -340,28 +342,24 @@ struct TokensFile {
     token: Vec<TokenEntry>,
 }
 
-/// The entries of the `--tokens` file at `path`, each checked. Its errors never quote a
-/// secret.
-fn tokens_file(path: &std::path::Path) -> Result<Vec<TokenEntry>, ServeError> {
-    let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("`--tokens {shown}`: {e}")))?;
+/// The entries of the `--tokens` file at `path` (`shown` as the user named it), each
+/// checked. Its errors never quote a secret.
+fn tokens_file(path: &std::path::Path, shown: &str) -> Result<Vec<TokenEntry>, ServeError> {
+    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("{shown}: {e}")))?;
     let file: TokensFile = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|span| text[..span.start].lines().count().max(1));
         let at = line.map(|line| format!(" (line {line})")).unwrap_or_default();
-        usage(format!("`--tokens {shown}`: not a tokens file{at}: each `[[token]]` has `secret`, `principal`, and optionally `tenant` and `scopes`"))
+        usage(format!("{shown}: not a tokens file{at}: each `[[token]]` has `secret`, `principal`, and optionally `tenant` and `scopes`"))
     })?;
     for entry in &file.token {
         if entry.secret.len() < 16 {
-            return Err(usage(format!(
-                "`--tokens {shown}`: the token of `{}` is shorter than 16 characters",
-                entry.principal
-            )));
+            return Err(usage(format!("{shown}: the token of `{}` is shorter than 16 characters", entry.principal)));
         }
         // An empty tenant would be served as no tenant, sharing the default tenant's
         // instances: leave `tenant` out for that, or name one.
         if entry.tenant.as_deref().is_some_and(|tenant| tenant.trim().is_empty()) {
             return Err(usage(format!(
-                "`--tokens {shown}`: the `tenant` of `{}` is empty; name a tenant, or leave `tenant` out",
+                "{shown}: the `tenant` of `{}` is empty; name a tenant, or leave `tenant` out",
                 entry.principal
             )));
         }
@@ -411,7 +409,7 @@ mod tests {
     /// for word (the usage line after it aside).
     async fn refused(url: &str, options: &StoreOptions) -> String {
         let error = match crate::server::Server::from_registry("t").store_url(url, options).await {
-            Err(error) => store_error(url, error),
+            Err(error) => store_error(url, error, &Sources::default()),
             Ok(_) => panic!("`{url}` opened"),
         };
         let text = error.to_string();

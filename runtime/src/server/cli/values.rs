@@ -28,6 +28,8 @@ pub(super) fn duration(value: &str) -> Result<Duration, String> {
 
 /// `--after [MACHINE.]STATE=DURATION`: the duration as `2s`/`250ms` or ISO-8601 (`PT15M`).
 pub(super) fn delay(value: &str) -> Result<crate::registry::DelayOverride, String> {
+    // An entry of TOOLGATE_AFTER's list may have spaces around it.
+    let value = value.trim();
     let (path, length) = value.split_once('=').ok_or("write `STATE=DURATION` or `MACHINE.STATE=DURATION`")?;
     let (machine, state) = match path.split_once('.') {
         Some((machine, state)) => (Some(machine.to_string()), state.to_string()),
@@ -42,6 +44,16 @@ pub(super) fn delay(value: &str) -> Result<crate::registry::DelayOverride, Strin
             .map_err(|_| format!("`{length}` is not a duration: write `2s`, `250ms` or an ISO-8601 `PT15M`"))?,
     };
     Ok(crate::registry::DelayOverride { machine, state, after_ms })
+}
+
+/// One entry of a repeatable option (a host, an origin, a URL), given once or in its
+/// variable's comma-separated list (`a.example, b.example`): the spaces around it are not
+/// part of it, and it is not empty.
+pub(super) fn listed(value: &str) -> Result<String, String> {
+    match value.trim() {
+        "" => Err("an empty entry (a list's entries are separated by single commas)".into()),
+        entry => Ok(entry.to_string()),
+    }
 }
 
 /// A whole number above zero.
