@@ -28,13 +28,20 @@ pub(super) fn server_name(replica: usize) -> String {
 }
 
 /// The committed configuration, listening on `port`, sending to replicas on `replicas`, and
-/// naming in [`SERVED_BY`] the replica that answered.
-pub(super) fn configuration(port: u16, replicas: &[u16]) -> String {
+/// naming in [`SERVED_BY`] the replica that answered; with `retry_on` for its `retry-on`
+/// when given (to see what the committed one saves).
+pub(super) fn configuration(port: u16, replicas: &[u16], retry_on: Option<&str>) -> String {
     let mut lines: Vec<String> = (COMMITTED.lines())
         .filter(|line| !line.trim_start().starts_with("server "))
-        .map(|line| match line.trim_start().strip_prefix("bind ") {
-            Some(_) => format!("    bind 127.0.0.1:{port}"),
-            None => line.to_string(),
+        .map(|line| {
+            let setting = line.trim_start();
+            if setting.starts_with("bind ") {
+                format!("    bind 127.0.0.1:{port}")
+            } else if let (true, Some(retry_on)) = (setting.starts_with("retry-on "), retry_on) {
+                format!("    retry-on {retry_on}")
+            } else {
+                line.to_string()
+            }
         })
         .collect();
     // The backend is the file's last section: what follows is in it.
@@ -51,14 +58,14 @@ pub(super) fn configuration(port: u16, replicas: &[u16]) -> String {
 impl Haproxy {
     /// Starts HAProxy with [`configuration`] in `dir`; `None` (saying so) where it is not
     /// installed.
-    pub(super) async fn start(dir: &Path, replicas: &[u16]) -> Option<Self> {
+    pub(super) async fn start(dir: &Path, replicas: &[u16], retry_on: Option<&str>) -> Option<Self> {
         if !Path::new(HAPROXY).exists() {
             eprintln!("SKIPPED: the rolling restart needs HAProxy ({HAPROXY}; `.ci/run` installs it)");
             return None;
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let config = dir.join("haproxy.cfg");
-        std::fs::write(&config, configuration(port, replicas)).unwrap();
+        std::fs::write(&config, configuration(port, replicas, retry_on)).unwrap();
         let log = dir.join("haproxy.log");
         let out = std::fs::File::create(&log).unwrap();
         let child = Command::new(HAPROXY)
@@ -94,9 +101,12 @@ impl Haproxy {
 
 #[test]
 fn the_committed_configuration_gets_the_tests_ports() {
-    let config = configuration(9000, &[9001, 9002, 9003]);
+    let config = configuration(9000, &[9001, 9002, 9003], None);
     assert!(config.contains("    bind 127.0.0.1:9000\n"), "{config}");
     assert!(config.ends_with("    server toolgate-2 127.0.0.1:9003 check\n"), "{config}");
     assert!(!config.contains(":8081"), "{config}");
     assert!(config.contains("option httpchk GET /readyz") && config.contains("inter 300ms fall 1 rise 2"));
+    assert!(config.contains("    retry-on conn-failure empty-response\n"), "{config}");
+    let config = configuration(9000, &[9001], Some("conn-failure"));
+    assert!(config.contains("    retry-on conn-failure\n") && !config.contains("empty-response"), "{config}");
 }

@@ -16,8 +16,11 @@
 //! ```
 //!
 //! `TOOLGATE_ROLL_RATE` sets the calls a second (100), `TOOLGATE_ROLL_ROUNDS` the rounds
-//! (2), and `TOOLGATE_ROLL_DRAIN_DELAY` the replicas' `--drain-delay` (1 s; 0 shows what
-//! the drain saves).
+//! (2), `TOOLGATE_ROLL_DRAIN_DELAY` the replicas' `--drain-delay` (1 s), and
+//! `TOOLGATE_ROLL_SIGNAL` the signal that stops them (`TERM`; `KILL` stops them as SIGTERM
+//! did before it drained, and shows what the drain saves), and `TOOLGATE_ROLL_RETRY_ON`
+//! HAProxy's `retry-on` (the committed `conn-failure empty-response`; `conn-failure`
+//! alone shows what the drain saves without the retry of a connection closed unanswered).
 
 mod haproxy;
 mod listen;
@@ -46,6 +49,8 @@ struct Settings {
     rate: u64,
     rounds: usize,
     drain_delay: String,
+    signal: String,
+    retry_on: Option<String>,
 }
 
 /// The run's settings, if this run rolls at all (else it says why it skips).
@@ -63,6 +68,8 @@ fn settings() -> Option<Settings> {
         rate: number("TOOLGATE_ROLL_RATE", 100),
         rounds: number("TOOLGATE_ROLL_ROUNDS", 2) as usize,
         drain_delay: std::env::var("TOOLGATE_ROLL_DRAIN_DELAY").unwrap_or_else(|_| "1".into()),
+        signal: std::env::var("TOOLGATE_ROLL_SIGNAL").unwrap_or_else(|_| "TERM".into()),
+        retry_on: std::env::var("TOOLGATE_ROLL_RETRY_ON").ok(),
     })
 }
 
@@ -96,7 +103,7 @@ async fn run(store: Store, settings: &Settings) {
         .collect();
     let drain = ["--drain-delay", settings.drain_delay.as_str()];
     let cluster = Cluster::start_with(store, load::PRINCIPALS, "roll", &ports, &drain).await;
-    let Some(balancer) = Haproxy::start(&cluster.dir, &ports).await else { return };
+    let Some(balancer) = Haproxy::start(&cluster.dir, &ports, settings.retry_on.as_deref()).await else { return };
 
     let (history, record) = (Arc::new(History::default()), Arc::new(Record::default()));
     let stop = Arc::new(AtomicBool::new(false));
@@ -116,9 +123,9 @@ async fn run(store: Store, settings: &Settings) {
     for _ in 0..settings.rounds {
         for replica in 0..REPLICAS {
             let sigterm_ms = ms();
-            let exit = tokio::time::timeout(Duration::from_secs(60), cluster.stop(replica, "TERM"))
+            let exit = tokio::time::timeout(Duration::from_secs(60), cluster.stop(replica, &settings.signal))
                 .await
-                .unwrap_or_else(|_| panic!("replica {replica} did not exit within 60 s of SIGTERM"));
+                .unwrap_or_else(|_| panic!("replica {replica} did not exit within 60 s of SIG{}", settings.signal));
             cluster.start_replica(replica).await;
             ready(ports[replica]).await;
             restarts.push(Restart { replica, sigterm_ms, exit, ready_ms: ms() });
@@ -143,9 +150,11 @@ async fn run(store: Store, settings: &Settings) {
     assert_eq!(calls.len() as u64, sent, "every call sent was recorded");
     let tally = Tally::of(&calls);
     let poll_tally = Tally::of(&polls);
-    let latency = |from: u64, to: u64| {
+    // Settlements take a second by design: the others' latency, and theirs apart.
+    let latency = |from: u64, to: u64, settle: bool| {
         let mut took: Vec<u64> = (calls.iter())
             .filter(|s| s.invoked_ms >= from && s.invoked_ms < to && !matches!(s.class, Class::Unanswered(_)))
+            .filter(|s| (s.what == "payment_settle") == settle)
             .map(|s| s.completed_ms - s.invoked_ms)
             .collect();
         took.sort_unstable();
@@ -167,7 +176,7 @@ async fn run(store: Store, settings: &Settings) {
                 .iter()
                 .find(|r| r.replica == replica && r.sigterm_ms >= task.created_ms && r.sigterm_ms <= task.ended_ms)?;
             Some(format!(
-                "{} on replica {replica}: created {} ms before its SIGTERM, ended {} ms after it: {}",
+                "{} on replica {replica}: created {} ms before the signal, ended {} ms after it: {}",
                 task.id,
                 restart.sigterm_ms - task.created_ms,
                 task.ended_ms - restart.sigterm_ms,
@@ -181,8 +190,14 @@ async fn run(store: Store, settings: &Settings) {
     let went_down: Vec<&String> = balancer_log.iter().filter(|line| line.contains(" is DOWN")).collect();
 
     let mut summary = format!(
-        "rolling restart on {name}: {} replicas behind HAProxy, --drain-delay {}, {} calls/s for {} s, {} rounds\n",
-        REPLICAS, settings.drain_delay, settings.rate, settings.seconds, settings.rounds
+        "rolling restart on {name}: {} replicas behind HAProxy (retry-on {}), stopped by SIG{}, --drain-delay {}, {} calls/s for {} s, {} rounds\n",
+        REPLICAS,
+        settings.retry_on.as_deref().unwrap_or("as committed"),
+        settings.signal,
+        settings.drain_delay,
+        settings.rate,
+        settings.seconds,
+        settings.rounds
     );
     let mut line = |text: String| {
         summary.push_str("  ");
@@ -211,15 +226,18 @@ async fn run(store: Store, settings: &Settings) {
     for task in &outlived {
         line(format!("  {task}"));
     }
-    line(format!("latency, steady state before the roll: {}", latency(STEADY_FROM_MS, roll_began_ms)));
-    line(format!("latency, during the roll: {}", latency(roll_began_ms, roll_ended_ms)));
+    for (what, settle) in [("creations and transitions", false), ("settlements (1 s each)", true)] {
+        line(format!("latency of {what}:"));
+        line(format!("  steady state before the roll: {}", latency(STEADY_FROM_MS, roll_began_ms, settle)));
+        line(format!("  during the roll: {}", latency(roll_began_ms, roll_ended_ms, settle)));
+    }
     line(format!(
         "roll: {} ms, from {roll_began_ms} to {roll_ended_ms} ms into the load",
         roll_ended_ms - roll_began_ms
     ));
     for restart in &restarts {
         line(format!(
-            "  replica {} at {} ms: exit code {:?}, {} ms from SIGTERM to exit, ready again {} ms after SIGTERM",
+            "  replica {} at {} ms: exit code {:?}, {} ms from the signal to the exit, ready again {} ms after the signal",
             restart.replica,
             restart.sigterm_ms,
             restart.exit.code,
