@@ -91,7 +91,7 @@ async fn a_rolling_restart_behind_haproxy_fails_no_call_on_redis() {
 /// how long until it was ready again.
 struct Restart {
     replica: usize,
-    sigterm_ms: u64,
+    signal_ms: u64,
     exit: Exit,
     ready_ms: u64,
 }
@@ -121,14 +121,14 @@ async fn run(store: Store, settings: &Settings) {
     let roll_began_ms = ms();
     let mut restarts = Vec::new();
     for _ in 0..settings.rounds {
-        for replica in 0..REPLICAS {
-            let sigterm_ms = ms();
+        for (replica, &port) in ports.iter().enumerate() {
+            let signal_ms = ms();
             let exit = tokio::time::timeout(Duration::from_secs(60), cluster.stop(replica, &settings.signal))
                 .await
                 .unwrap_or_else(|_| panic!("replica {replica} did not exit within 60 s of SIG{}", settings.signal));
             cluster.start_replica(replica).await;
-            ready(ports[replica]).await;
-            restarts.push(Restart { replica, sigterm_ms, exit, ready_ms: ms() });
+            ready(port).await;
+            restarts.push(Restart { replica, signal_ms, exit, ready_ms: ms() });
         }
     }
     let roll_ended_ms = ms();
@@ -174,12 +174,12 @@ async fn run(store: Store, settings: &Settings) {
             let replica = (0..REPLICAS).find(|&r| task.replica.as_deref() == Some(server_name(r).as_str()))?;
             let restart = restarts
                 .iter()
-                .find(|r| r.replica == replica && r.sigterm_ms >= task.created_ms && r.sigterm_ms <= task.ended_ms)?;
+                .find(|r| r.replica == replica && r.signal_ms >= task.created_ms && r.signal_ms <= task.ended_ms)?;
             Some(format!(
                 "{} on replica {replica}: created {} ms before the signal, ended {} ms after it: {}",
                 task.id,
-                restart.sigterm_ms - task.created_ms,
-                task.ended_ms - restart.sigterm_ms,
+                restart.signal_ms - task.created_ms,
+                task.ended_ms - restart.signal_ms,
                 task.ended
             ))
         })
@@ -209,6 +209,18 @@ async fn run(store: Store, settings: &Settings) {
     line(format!("answered refusals: {} {:?}", tally.refused.values().sum::<usize>(), tally.refused));
     line(format!("answered errors, not refusals: {} {:?}", tally.failed.len(), first(&tally.failed)));
     line(format!("without an answer: {} {:?}", tally.unanswered.len(), first(&tally.unanswered)));
+    for (what, class) in [("answered errors", true), ("calls without an answer", false)] {
+        let mut by_tool: BTreeMap<&str, (usize, u64, u64)> = BTreeMap::new();
+        for sent in calls.iter().filter(|s| {
+            if class { matches!(s.class, Class::Failed(_)) } else { matches!(s.class, Class::Unanswered(_)) }
+        }) {
+            let entry = by_tool.entry(sent.what).or_insert((0, u64::MAX, 0));
+            *entry = (entry.0 + 1, entry.1.min(sent.invoked_ms), entry.2.max(sent.invoked_ms));
+        }
+        for (tool, (count, from, to)) in by_tool {
+            line(format!("  {what}: {count} of {tool}, sent from {from} to {to} ms"));
+        }
+    }
     line(format!(
         "task polls: {} (ok {}, failed {}, without an answer {})",
         polls.len(),
@@ -239,10 +251,10 @@ async fn run(store: Store, settings: &Settings) {
         line(format!(
             "  replica {} at {} ms: exit code {:?}, {} ms from the signal to the exit, ready again {} ms after the signal",
             restart.replica,
-            restart.sigterm_ms,
+            restart.signal_ms,
             restart.exit.code,
             restart.exit.took.as_millis(),
-            restart.ready_ms - restart.sigterm_ms
+            restart.ready_ms - restart.signal_ms
         ));
     }
     line(format!(
@@ -263,6 +275,17 @@ async fn run(store: Store, settings: &Settings) {
     assert!(verdict.anomalies.is_empty(), "{} anomalies on {name}: {:#?}", verdict.anomalies.len(), verdict.anomalies);
     let failed = tally.failed.len() + poll_tally.failed.len();
     let unanswered = tally.unanswered.len() + poll_tally.unanswered.len();
+    // Failures before the roll are the machine's, not the roll's: the store did not keep up
+    // with the rate (an open loop then piles calls up until they time out).
+    let before_roll = (calls.iter())
+        .filter(|s| s.invoked_ms < roll_began_ms && matches!(s.class, Class::Failed(_) | Class::Unanswered(_)))
+        .count();
+    assert_eq!(
+        before_roll, 0,
+        "{before_roll} calls failed or went unanswered on {name} before the roll began: this machine does not \
+         sustain {} calls/s (lower TOOLGATE_ROLL_RATE):\n{summary}",
+        settings.rate
+    );
     assert_eq!((failed, unanswered), (0, 0), "calls failed or went unanswered on {name}:\n{summary}");
     assert!(streams.not_opened.is_empty(), "listening streams could not be opened on {name}:\n{summary}");
     assert!(restarts.iter().all(|r| r.exit.code == Some(0)), "a replica did not exit 0 on {name}:\n{summary}");
