@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
-
 use std::time::{Duration, Instant};
 
 use tokio::process::{Child, Command};
