@@ -307,7 +307,7 @@ impl Tally {
         for sent in sent {
             match &sent.class {
                 Class::Ok => tally.ok += 1,
-                Class::Refused(code) => *tally.refused.entry(code.clone()).or_default() += 1,
+                Class::Refused(code) => *tally.refused.entry(format!("{code} ({})", sent.what)).or_default() += 1,
                 Class::Failed(why) => tally.failed.push(format!("{} at {} ms: {why}", sent.what, sent.invoked_ms)),
                 Class::Unanswered(why) => {
                     tally.unanswered.push(format!("{} at {} ms: {why}", sent.what, sent.invoked_ms))
