@@ -105,7 +105,7 @@ fn the_committed_configuration_gets_the_tests_ports() {
     assert!(config.contains("    bind 127.0.0.1:9000\n"), "{config}");
     assert!(config.ends_with("    server toolgate-2 127.0.0.1:9003 check\n"), "{config}");
     assert!(!config.contains(":8081"), "{config}");
-    assert!(config.contains("option httpchk GET /readyz") && config.contains("inter 300ms fall 1 rise 2"));
+    assert!(config.contains("option httpchk GET /readyz") && config.contains("inter 300ms fall 1 rise 2 maxconn 200"));
     assert!(config.contains("    retry-on conn-failure empty-response\n"), "{config}");
     let config = configuration(9000, &[9001], Some("conn-failure"));
     assert!(config.contains("    retry-on conn-failure\n") && !config.contains("empty-response"), "{config}");
