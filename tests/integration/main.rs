@@ -39,6 +39,7 @@ mod postgres_sweep;
 mod python_sdk;
 mod redis_persistence;
 mod replicas;
+mod roll;
 mod session_owner;
 mod sessionless;
 mod shutdown;

@@ -16,25 +16,25 @@ use super::cluster::principal;
 use super::load::{Kind, Op, Outcome};
 
 /// A payment as the store holds it at the end.
-pub(super) struct Final {
-    pub(super) state: String,
-    pub(super) description: String,
-    pub(super) entries: Vec<Value>,
+pub(crate) struct Final {
+    pub(crate) state: String,
+    pub(crate) description: String,
+    pub(crate) entries: Vec<Value>,
 }
 
 /// What the checker found, and the figures of the run.
 #[derive(Default, Debug)]
-pub(super) struct Verdict {
-    pub(super) anomalies: Vec<String>,
+pub(crate) struct Verdict {
+    pub(crate) anomalies: Vec<String>,
     /// Calls by kind and outcome (`authorize ok`).
-    pub(super) calls: BTreeMap<String, usize>,
+    pub(crate) calls: BTreeMap<String, usize>,
     /// What the server said, the first time, for each kind of refusal.
-    pub(super) said: BTreeMap<String, String>,
+    pub(crate) said: BTreeMap<String, String>,
     /// Effects: committed, deliveries, repeated deliveries of one key.
-    pub(super) effects_committed: usize,
-    pub(super) deliveries: usize,
-    pub(super) repeats: usize,
-    pub(super) transitions: usize,
+    pub(crate) effects_committed: usize,
+    pub(crate) deliveries: usize,
+    pub(crate) repeats: usize,
+    pub(crate) transitions: usize,
 }
 
 /// The machine's edges: (from, event, to); a timer's event is `after …`.
@@ -45,7 +45,7 @@ fn allowed(from: &str, event: &str, to: &str) -> bool {
     ) || (from == "authorized" && to == "lapsed" && event.starts_with("after "))
 }
 
-pub(super) fn check(ops: &[Op], finals: &HashMap<String, Final>, notices: &[Value]) -> Verdict {
+pub(crate) fn check(ops: &[Op], finals: &HashMap<String, Final>, notices: &[Value]) -> Verdict {
     let mut verdict = Verdict::default();
     let mut anomaly = |text: String| verdict.anomalies.push(text);
     for op in ops {

@@ -1,6 +1,8 @@
 //! The load's client: sessionless 2026-07-28 requests over plain HTTP that never panic. A
 //! replica killed, paused or restarting is an answer lost, which the history records as
-//! such (its outcome unknown), not a failure of the harness.
+//! such (its outcome unknown), not a failure of the harness. The rolling restart
+//! (`tests/integration/roll`) sends the same requests through a load balancer, which names
+//! the replica that answered in a header.
 
 use std::time::Duration;
 
@@ -12,9 +14,13 @@ const PATIENCE: Duration = Duration::from_secs(20);
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
+/// The response header in which a load balancer names the replica that answered
+/// (`tests/integration/roll` has HAProxy add it).
+pub(crate) const SERVED_BY: &str = "x-toolgate-replica";
+
 /// What a request got back.
 #[derive(Debug)]
-pub(super) enum Answer {
+pub(crate) enum Answer {
     /// A JSON-RPC result.
     Result(Value),
     /// A JSON-RPC error object.
@@ -24,20 +30,31 @@ pub(super) enum Answer {
 }
 
 /// One principal's client.
-pub(super) struct Caller {
+pub(crate) struct Caller {
     http: reqwest::Client,
     bearer: String,
 }
 
 impl Caller {
-    pub(super) fn new(token: &str) -> Self {
+    pub(crate) fn new(token: &str) -> Self {
         let http = reqwest::Client::builder().build().expect("an HTTP client");
         Self { http, bearer: format!("Bearer {token}") }
     }
 
     /// `tools/call` of `tool` at `url`; `as_task` declares the Tasks extension, so a tool
     /// that may run as a task does.
-    pub(super) async fn call(&self, url: &str, tool: &str, arguments: Value, as_task: bool) -> Answer {
+    pub(crate) async fn call(&self, url: &str, tool: &str, arguments: Value, as_task: bool) -> Answer {
+        self.call_via(url, tool, arguments, as_task).await.0
+    }
+
+    /// [`Caller::call`], with the replica that answered as the [`SERVED_BY`] header names it.
+    pub(crate) async fn call_via(
+        &self,
+        url: &str,
+        tool: &str,
+        arguments: Value,
+        as_task: bool,
+    ) -> (Answer, Option<String>) {
         let mut params = json!({ "name": tool, "arguments": arguments });
         if as_task {
             params["_meta"] = opted_in();
@@ -47,9 +64,9 @@ impl Caller {
 
     /// `tasks/get` or `tasks/cancel` of `task` at `url`. A poll waits two seconds at most,
     /// as a client would before asking another replica: a paused one does not hold it.
-    pub(super) async fn task(&self, url: &str, method: &str, task: &str) -> Answer {
+    pub(crate) async fn task(&self, url: &str, method: &str, task: &str) -> Answer {
         let params = json!({ "taskId": task, "_meta": opted_in() });
-        self.request(url, method, Some(task), params, Duration::from_secs(2)).await
+        self.request(url, method, Some(task), params, Duration::from_secs(2)).await.0
     }
 
     async fn request(
@@ -59,7 +76,7 @@ impl Caller {
         name: Option<&str>,
         mut params: Value,
         patience: Duration,
-    ) -> Answer {
+    ) -> (Answer, Option<String>) {
         let meta = params.as_object_mut().unwrap().entry("_meta").or_insert_with(|| json!({}));
         meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
         if meta.get("io.modelcontextprotocol/clientCapabilities").is_none() {
@@ -79,14 +96,20 @@ impl Caller {
         }
         let response = match request.send().await {
             Ok(response) => response,
-            Err(error) => return Answer::Lost(error.to_string()),
+            Err(error) => return (Answer::Lost(chain(&error)), None),
         };
+        let served_by = response.headers().get(SERVED_BY).and_then(|v| v.to_str().ok()).map(String::from);
+        (Self::read(response).await, served_by)
+    }
+
+    /// The JSON-RPC reply in `response`, a JSON body or an event stream.
+    async fn read(response: reqwest::Response) -> Answer {
         let status = response.status();
         let sse =
             response.headers().get("content-type").is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
         let text = match response.text().await {
             Ok(text) => text,
-            Err(error) => return Answer::Lost(error.to_string()),
+            Err(error) => return Answer::Lost(chain(&error)),
         };
         let message = if sse {
             // The reply is the stream's event that carries `id` 1.
@@ -108,4 +131,16 @@ impl Caller {
 /// `_meta` declaring the Tasks extension.
 fn opted_in() -> Value {
     json!({ "io.modelcontextprotocol/clientCapabilities": { "extensions": { TASKS: {} } } })
+}
+
+/// An error with its causes, which reqwest's own message leaves out (`error sending
+/// request` says nothing of a refused connection).
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
 }

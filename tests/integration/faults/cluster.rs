@@ -1,27 +1,31 @@
 //! What the faults strike: a store of the test's own (Redis keeping each write, or a
 //! Postgres cluster) and three replicas of the payments example on it, each of which can be
-//! killed, paused and started again.
+//! killed, paused, stopped by a signal and started again. The rolling restart
+//! (`tests/integration/roll`) starts the same replicas on fixed ports, behind a load
+//! balancer.
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
-use tokio::process::Child;
+use tokio::process::{Child, Command};
 
-use crate::common::spawn_http_example;
+use crate::common::example_binary;
+use crate::common::servers::serving;
 use crate::own_postgres::OwnPostgres;
 use crate::own_redis::OwnRedis;
 
 /// How many replicas serve.
-pub(super) const REPLICAS: usize = 3;
+pub(crate) const REPLICAS: usize = 3;
 
 /// The store the replicas share.
-pub(super) enum Store {
+pub(crate) enum Store {
     Redis(OwnRedis),
     Postgres(OwnPostgres),
 }
 
 impl Store {
-    pub(super) fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Store::Redis(_) => "redis",
             Store::Postgres(_) => "postgres",
@@ -37,7 +41,7 @@ impl Store {
 
     /// Stops it the hard way (Redis: `SHUTDOWN NOSAVE`, keeping only what its append-only
     /// file synced; Postgres: `-m immediate`, recovering from its log) and starts it again.
-    pub(super) async fn restart(&self, down: std::time::Duration) {
+    pub(crate) async fn restart(&self, down: std::time::Duration) {
         match self {
             Store::Redis(redis) => {
                 redis.cli(&["shutdown", "nosave"]);
@@ -53,35 +57,62 @@ impl Store {
     }
 }
 
-/// One replica: its process while it runs, and how many times it was started.
+/// One replica: its process while it runs, how many times it was started, and the port it
+/// always serves on, if it has one (else a new one at each start).
 struct Replica {
     child: Option<Child>,
     url: Option<String>,
     starts: usize,
+    port: Option<u16>,
+}
+
+/// How a replica stopped when it was told to.
+#[derive(Debug, Clone)]
+pub(crate) struct Exit {
+    /// Its exit code; `None` when a signal ended it.
+    pub(crate) code: Option<i32>,
+    /// From the signal to the exit.
+    pub(crate) took: Duration,
 }
 
 /// The store, the replicas, and the endpoints a client may call now.
-pub(super) struct Cluster {
-    pub(super) store: Store,
-    pub(super) dir: PathBuf,
+pub(crate) struct Cluster {
+    pub(crate) store: Store,
+    pub(crate) dir: PathBuf,
     replicas: Vec<tokio::sync::Mutex<Replica>>,
     live: RwLock<Vec<String>>,
     tokens: PathBuf,
+    /// Arguments every replica gets beyond the fault check's own.
+    extra_args: Vec<String>,
 }
 
 /// Principals of one tenant, each allowed to settle: the load's clients.
-pub(super) fn principal(client: usize) -> String {
+pub(crate) fn principal(client: usize) -> String {
     format!("clerk{client}")
 }
 
-pub(super) fn token(client: usize) -> String {
+pub(crate) fn token(client: usize) -> String {
     format!("faults-token-of-clerk-{client:04}-0000000000")
 }
 
 impl Cluster {
-    /// Starts the replicas on `store`, with tokens for `clients` principals.
-    pub(super) async fn start(store: Store, clients: usize) -> Self {
-        let dir = crate::common::scratch_dir(&format!("faults-{}", store.name()));
+    /// Starts the replicas on `store`, with tokens for `clients` principals, each on a new
+    /// port at each start.
+    pub(crate) async fn start(store: Store, clients: usize) -> Self {
+        Self::start_with(store, clients, "faults", &[], &[]).await
+    }
+
+    /// Starts the replicas on `store`, with tokens for `clients` principals and `extra_args`,
+    /// replica `n` on `ports[n]` at every start when `ports` names one (else on a new port);
+    /// their files in a scratch directory named after `name`.
+    pub(crate) async fn start_with(
+        store: Store,
+        clients: usize,
+        name: &str,
+        ports: &[u16],
+        extra_args: &[&str],
+    ) -> Self {
+        let dir = crate::common::scratch_dir(&format!("{name}-{}", store.name()));
         let tokens = dir.join("tokens.toml");
         let entries: String = (0..clients)
             .map(|client| {
@@ -93,8 +124,12 @@ impl Cluster {
             })
             .collect();
         std::fs::write(&tokens, entries).unwrap();
-        let replicas = (0..REPLICAS).map(|_| tokio::sync::Mutex::new(Replica { child: None, url: None, starts: 0 }));
-        let cluster = Self { store, dir, replicas: replicas.collect(), live: RwLock::new(Vec::new()), tokens };
+        let replicas = (0..REPLICAS).map(|replica| {
+            tokio::sync::Mutex::new(Replica { child: None, url: None, starts: 0, port: ports.get(replica).copied() })
+        });
+        let extra_args = extra_args.iter().map(|arg| arg.to_string()).collect();
+        let live = RwLock::new(Vec::new());
+        let cluster = Self { store, dir, replicas: replicas.collect(), live, tokens, extra_args };
         for replica in 0..REPLICAS {
             cluster.start_replica(replica).await;
         }
@@ -102,11 +137,12 @@ impl Cluster {
     }
 
     /// The endpoints serving now (a paused replica's included: it is up, only slow).
-    pub(super) fn live(&self) -> Vec<String> {
+    pub(crate) fn live(&self) -> Vec<String> {
         self.live.read().unwrap().clone()
     }
 
-    async fn start_replica(&self, replica: usize) {
+    /// Starts `replica` and waits until it serves.
+    pub(crate) async fn start_replica(&self, replica: usize) {
         let mut slot = self.replicas[replica].lock().await;
         let notices = self.dir.join(format!("notices-{replica}-{}.jsonl", slot.starts));
         let (store, otp) = (self.store.url(), self.dir.join("otp.jsonl"));
@@ -135,7 +171,10 @@ impl Cluster {
             "2",
         ];
         let env = [("TOOLGATE_HANDLE_KEY", "faults-handle-key-0000000000000000000001"), ("RUST_LOG", "warn")];
-        let (child, url) = spawn_http_example("payments", &args, &env).await;
+        let http = format!("127.0.0.1:{}", slot.port.unwrap_or(0));
+        let mut command = Command::new(example_binary("payments"));
+        command.args(["--http", &http]).args(args).args(&self.extra_args).envs(env);
+        let (child, url) = serving(&mut command).await;
         slot.child = Some(child);
         slot.url = Some(url.clone());
         slot.starts += 1;
@@ -143,7 +182,7 @@ impl Cluster {
     }
 
     /// kill -9 of `replica`; it stays down for `down`, then starts again (a new port).
-    pub(super) async fn kill_and_restart(&self, replica: usize, down: std::time::Duration) {
+    pub(crate) async fn kill_and_restart(&self, replica: usize, down: std::time::Duration) {
         {
             let mut slot = self.replicas[replica].lock().await;
             if let Some(url) = slot.url.take() {
@@ -157,8 +196,21 @@ impl Cluster {
         self.start_replica(replica).await;
     }
 
+    /// Sends `replica` the signal `name` (`TERM`, `INT`) and waits for it to exit.
+    pub(crate) async fn stop(&self, replica: usize, name: &str) -> Exit {
+        let mut slot = self.replicas[replica].lock().await;
+        if let Some(url) = slot.url.take() {
+            self.live.write().unwrap().retain(|live| *live != url);
+        }
+        let mut child = slot.child.take().expect("the replica runs");
+        let asked = Instant::now();
+        signal(child.id().expect("the replica runs"), name);
+        let status = child.wait().await.expect("the replica's exit");
+        Exit { code: status.code(), took: asked.elapsed() }
+    }
+
     /// SIGSTOP of `replica` for `paused`, then SIGCONT.
-    pub(super) async fn pause(&self, replica: usize, paused: std::time::Duration) {
+    pub(crate) async fn pause(&self, replica: usize, paused: std::time::Duration) {
         let slot = self.replicas[replica].lock().await;
         let Some(pid) = slot.child.as_ref().and_then(Child::id) else { return };
         signal(pid, "STOP");
@@ -167,7 +219,7 @@ impl Cluster {
     }
 
     /// Every notices log the replicas wrote.
-    pub(super) fn notices(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn notices(&self) -> Vec<serde_json::Value> {
         notices_in(&self.dir)
     }
 }
@@ -185,7 +237,7 @@ fn notices_in(dir: &Path) -> Vec<serde_json::Value> {
     lines
 }
 
-/// Sends `signal` (`STOP`, `CONT`) to the process `pid`.
+/// Sends `signal` (`STOP`, `CONT`, `TERM`) to the process `pid`.
 fn signal(pid: u32, signal: &str) {
     let _ = std::process::Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status();
 }

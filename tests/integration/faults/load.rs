@@ -12,7 +12,7 @@ use super::cluster::{Cluster, principal, token};
 
 /// What a client did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Create,
     Authorize,
     Void,
@@ -21,7 +21,7 @@ pub(super) enum Kind {
 
 impl Kind {
     /// The event a call of this kind fires; `None` for a creation.
-    pub(super) fn event(self) -> Option<&'static str> {
+    pub(crate) fn event(self) -> Option<&'static str> {
         match self {
             Kind::Create => None,
             Kind::Authorize => Some("AUTHORIZE"),
@@ -30,7 +30,7 @@ impl Kind {
         }
     }
 
-    fn tool(self) -> &'static str {
+    pub(crate) fn tool(self) -> &'static str {
         match self {
             Kind::Create => "payment_create",
             Kind::Authorize => "payment_authorize",
@@ -42,7 +42,7 @@ impl Kind {
 
 /// How a call ended, as its client was told.
 #[derive(Debug, Clone)]
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     /// Done: the server acknowledged it.
     Ok,
     /// Refused with this code and message: the server said nothing was committed.
@@ -53,38 +53,38 @@ pub(super) enum Outcome {
 
 /// One call: who, what, on which payment, and how it ended.
 #[derive(Debug, Clone)]
-pub(super) struct Op {
-    pub(super) client: usize,
-    pub(super) kind: Kind,
+pub(crate) struct Op {
+    pub(crate) client: usize,
+    pub(crate) kind: Kind,
     /// The payment: the one named, or the one a creation was told it made.
-    pub(super) payment: Option<String>,
+    pub(crate) payment: Option<String>,
     /// A creation's description, unique to it: what the store must still hold for its id.
-    pub(super) description: Option<String>,
+    pub(crate) description: Option<String>,
     /// A settlement's task, when it became one.
-    pub(super) task: Option<String>,
-    pub(super) outcome: Outcome,
+    pub(crate) task: Option<String>,
+    pub(crate) outcome: Outcome,
     /// Milliseconds since the load began, at invocation and at completion.
-    pub(super) invoked_ms: u64,
-    pub(super) completed_ms: u64,
+    pub(crate) invoked_ms: u64,
+    pub(crate) completed_ms: u64,
 }
 
 /// The history of the run.
 #[derive(Default)]
-pub(super) struct History {
-    pub(super) ops: Mutex<Vec<Op>>,
+pub(crate) struct History {
+    pub(crate) ops: Mutex<Vec<Op>>,
     /// The payments created, newest last: what the clients race on.
-    created: Mutex<Vec<String>>,
+    pub(crate) created: Mutex<Vec<String>>,
 }
 
 /// A small, seeded random source (xorshift64*): the run's choices, reproducible by seed.
-pub(super) struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub(super) fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self(seed.max(1))
     }
 
-    pub(super) fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -93,7 +93,7 @@ impl Rng {
 }
 
 /// Runs client `client` until `until`.
-pub(super) async fn client(cluster: &Cluster, history: &History, client: usize, began: Instant, until: Instant) {
+pub(crate) async fn client(cluster: &Cluster, history: &History, client: usize, began: Instant, until: Instant) {
     let caller = Caller::new(&token(client));
     let mut rng = Rng::new(0x9E37_79B9 ^ ((client as u64 + 1) * 0x1000_0001));
     // What this client already asked of each payment: each event once, so that the store's
@@ -149,7 +149,9 @@ pub(super) async fn client(cluster: &Cluster, history: &History, client: usize, 
             match answer {
                 Answer::Result(result) if result["resultType"] == "task" => {
                     let task = result["taskId"].as_str().unwrap_or_default().to_string();
-                    op.outcome = follow_task(cluster, &caller, &task, rng.below(4) == 0, &mut rng).await;
+                    let cancel = rng.below(4) == 0;
+                    let endpoints = |rng: &mut Rng| pick(&cluster.live(), rng);
+                    op.outcome = follow_task(endpoints, &caller, &task, cancel, &mut rng, |_| {}).await;
                     op.task = Some(task);
                 }
                 answer => op.outcome = tool_outcome(answer).0,
@@ -165,11 +167,19 @@ pub(super) async fn client(cluster: &Cluster, history: &History, client: usize, 
     }
 }
 
-/// A settlement's task to its end, through any replica: cancelled first when `cancel`.
-async fn follow_task(cluster: &Cluster, caller: &Caller, task: &str, cancel: bool, rng: &mut Rng) -> Outcome {
+/// A settlement's task to its end, each request to the endpoint `endpoint` picks (`None`:
+/// none is up): cancelled first when `cancel`. `polled` sees each poll's answer.
+pub(crate) async fn follow_task(
+    endpoint: impl Fn(&mut Rng) -> Option<String>,
+    caller: &Caller,
+    task: &str,
+    cancel: bool,
+    rng: &mut Rng,
+    mut polled: impl FnMut(&Answer),
+) -> Outcome {
     if cancel {
         tokio::time::sleep(Duration::from_millis(200 + rng.below(600))).await;
-        if let Some(url) = pick(&cluster.live(), rng) {
+        if let Some(url) = endpoint(rng) {
             // Whether the cancel arrived or not, the task's status says what happened.
             let _ = caller.task(&url, "tasks/cancel", task).await;
         }
@@ -177,8 +187,10 @@ async fn follow_task(cluster: &Cluster, caller: &Caller, task: &str, cancel: boo
     let deadline = Instant::now() + Duration::from_secs(40);
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(250)).await;
-        let Some(url) = pick(&cluster.live(), rng) else { continue };
-        match caller.task(&url, "tasks/get", task).await {
+        let Some(url) = endpoint(rng) else { continue };
+        let answer = caller.task(&url, "tasks/get", task).await;
+        polled(&answer);
+        match answer {
             Answer::Result(got) => match got["status"].as_str() {
                 Some("completed") => {
                     return match got.get("result") {
@@ -208,7 +220,7 @@ async fn follow_task(cluster: &Cluster, caller: &Caller, task: &str, cancel: boo
 }
 
 /// A tool call's outcome, and its `structuredContent`.
-fn tool_outcome(answer: Answer) -> (Outcome, Value) {
+pub(crate) fn tool_outcome(answer: Answer) -> (Outcome, Value) {
     match answer {
         Answer::Result(mut result) => {
             let content = result["structuredContent"].take();

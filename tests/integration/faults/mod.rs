@@ -16,10 +16,10 @@
 //!
 //! Faults stay on loopback and end with the load; a paused replica is always resumed.
 
-mod check;
-mod client;
-mod cluster;
-mod load;
+pub(crate) mod check;
+pub(crate) mod client;
+pub(crate) mod cluster;
+pub(crate) mod load;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -158,7 +158,7 @@ async fn nemesis(cluster: &Cluster, began: Instant, until: Instant) -> Vec<Fault
 /// through the replicas, and again those that may still move — authorized ones (to lapse),
 /// ones whose lapse a read applied before a sweep committed it, and ones whose effect is not
 /// received yet — until none is left (or 30 s).
-async fn settle_and_read(cluster: &Cluster, history: &History) -> HashMap<String, check::Final> {
+pub(crate) async fn settle_and_read(cluster: &Cluster, history: &History) -> HashMap<String, check::Final> {
     let ids: Vec<String> = {
         let ops = history.ops.lock().unwrap();
         let mut ids: Vec<String> = ops.iter().filter_map(|op| op.payment.clone()).collect();
