@@ -172,7 +172,11 @@ impl Cluster {
         ];
         let env = [("TOOLGATE_HANDLE_KEY", "faults-handle-key-0000000000000000000001"), ("RUST_LOG", "warn")];
         let http = format!("127.0.0.1:{}", slot.port.unwrap_or(0));
-        let mut command = Command::new(example_binary("payments"));
+        // A rolling upgrade (`scripts/rolling-upgrade.sh`) starts each replica first from an
+        // older build, and every later start from this one.
+        let older = std::env::var_os("TOOLGATE_ROLL_FROM").filter(|_| slot.starts == 0);
+        let binary = older.map_or_else(|| example_binary("payments"), std::path::PathBuf::from);
+        let mut command = Command::new(binary);
         command.args(["--http", &http]).args(args).args(&self.extra_args).envs(env);
         let (child, url) = serving(&mut command).await;
         slot.child = Some(child);

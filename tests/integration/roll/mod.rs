@@ -21,6 +21,9 @@
 //! did before it drained, and shows what the drain saves), and `TOOLGATE_ROLL_RETRY_ON`
 //! HAProxy's `retry-on` (the committed `conn-failure empty-response`; `conn-failure`
 //! alone shows what the drain saves without the retry of a connection closed unanswered).
+//! `TOOLGATE_ROLL_FROM=PATH` starts each replica first from an older build's payments
+//! binary, so the roll replaces a fleet of that build with this one: a rolling upgrade
+//! (`scripts/rolling-upgrade.sh` builds the previous commit and runs it).
 
 mod haproxy;
 mod listen;
