@@ -22,18 +22,22 @@ target="${CARGO_TARGET_DIR:-$PWD/target}"
 if [ ! -d "$work" ]; then
   git worktree add --detach "$work" "$from_commit" >/dev/null
 fi
+# Built in this tree's target directory (its dependencies are mostly this tree's, and a
+# second target would cost gigabytes), its binary copied out before HEAD is built again.
 echo "building the older commit $from_commit (payments example) in $work"
-(cd "$work" && CARGO_TARGET_DIR="$target/upgrade-from" cargo build -q -p toolgate-examples --example payments)
-older="$target/upgrade-from/debug/examples/payments"
+(cd "$work" && CARGO_TARGET_DIR="$target" cargo build -q -p toolgate-examples --example payments)
+older="$target/upgrade-from-$from_commit-payments"
+cp "$target/debug/examples/payments" "$older"
 
 echo "building HEAD ($(git rev-parse --short HEAD))"
-cargo build -q -p toolgate-examples --example payments
-cargo test -q -p toolgate --test integration --no-run 2>/dev/null
+CARGO_TARGET_DIR="$target" cargo build -q -p toolgate-examples --example payments
+CARGO_TARGET_DIR="$target" cargo test -q -p toolgate --test integration --no-run 2>/dev/null
 
 export TOOLGATE_ROLL_FROM="$older"
 export TOOLGATE_ROLL_SECONDS="${TOOLGATE_ROLL_SECONDS:-60}"
 echo "rolling $from_commit -> HEAD for ${TOOLGATE_ROLL_SECONDS} s on each store"
 status=0
-cargo test -q -p toolgate --test integration roll::a_rolling_restart -- --nocapture --test-threads=1 || status=$?
+CARGO_TARGET_DIR="$target" cargo test -q -p toolgate --test integration roll::a_rolling_restart -- --nocapture \
+  --test-threads=1 || status=$?
 git worktree remove --force "$work" >/dev/null 2>&1 || true
 exit "$status"

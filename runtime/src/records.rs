@@ -33,6 +33,27 @@ pub(crate) struct Records<'a> {
     /// Where the transitions time fires are told once committed (the engine hands them to
     /// its audit sinks and the server to its sessions and listeners).
     pub(crate) timers: &'a tokio::sync::broadcast::Sender<TimerCommit>,
+    /// One minting at a time per counter in this process ([`Records::mint`]).
+    pub(crate) minting: &'a MintLocks,
+}
+
+/// Locks that let one call of this process at a time draw from a key counter (striped by
+/// the counter's key). A counter is one record every creation of its machine
+/// compare-and-sets: with every creation in flight racing for it, each round lets one win
+/// and sends the rest round again, so a burst of creations costs rounds by the square of
+/// its size, and on a store whose round trips are batched (Postgres) an open-loop load of
+/// creations piled up until calls went unanswered (the rolling-restart check at 100
+/// calls/s). Serialized here, only one call per replica races.
+#[derive(Debug, Default)]
+pub(crate) struct MintLocks([tokio::sync::Mutex<()>; 16]);
+
+impl MintLocks {
+    fn of(&self, counter: &StoreKey) -> &tokio::sync::Mutex<()> {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        counter.as_str().hash(&mut hasher);
+        &self.0[hasher.finish() as usize % self.0.len()]
+    }
 }
 
 /// A transition time fired, committed: on which instance, of which machine.
@@ -293,6 +314,7 @@ impl Records<'_> {
     /// sharing the store drew (compare-and-set), kept with the records, so a restart or
     /// another replica never draws one again.
     pub(crate) async fn mint(&self, counter: &StoreKey) -> Result<u64, ToolError> {
+        let _one_at_a_time = self.minting.of(counter).lock().await;
         for _ in 0..64 {
             let current = self.store.load(counter).await.map_err(store_failure)?;
             let last =

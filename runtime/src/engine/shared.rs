@@ -36,6 +36,8 @@ pub(crate) struct Engine {
     pub(crate) timers: tokio::sync::broadcast::Sender<TimerCommit>,
     /// The tasks this process runs, and how to cancel each.
     pub(crate) running: RunningTasks,
+    /// One minting at a time per key counter in this process.
+    pub(crate) minting: crate::records::MintLocks,
     /// The calls and tasks in flight, for a shutdown to wait for.
     pub(crate) in_flight: super::InFlight,
     /// The tables of yours the server creates before the first call writes them.
@@ -129,6 +131,7 @@ impl Engine {
             lease_wait: self.limits.lease_wait,
             flows: &self.flows,
             timers: &self.timers,
+            minting: &self.minting,
         }
     }
 

@@ -153,6 +153,7 @@ impl ServerBuilder {
                     timers: tokio::sync::broadcast::channel(1024).0,
                     running: Default::default(),
                     in_flight: Default::default(),
+                    minting: Default::default(),
                     tables: self.tables.map(|sql| Arc::new(crate::store::Tables::new(sql))),
                     effects: Arc::new(effects),
                     refusals: Default::default(),
