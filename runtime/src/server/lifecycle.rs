@@ -97,7 +97,7 @@ impl Lifecycle {
     }
 
     /// The calls in flight ended (or the grace ran out): stateful sessions may close.
-    pub(crate) fn calls_ended(&self) {
+    pub(crate) fn let_sessions_close(&self) {
         self.calls_ended.cancel();
     }
 

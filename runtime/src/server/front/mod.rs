@@ -103,8 +103,9 @@ impl Server {
     /// mounts [`Server::http_service`] yourself.
     pub fn well_known_router(&self) -> axum::Router {
         let mut router = axum::Router::new();
+        let probes = super::probes::probes(self.shared.clone());
         for path in [super::probes::HEALTHZ, super::probes::READYZ] {
-            let probes = super::probes::probes(self.shared.clone());
+            let probes = probes.clone();
             let answer = move || {
                 let probe = probes(path);
                 async move {
@@ -194,6 +195,6 @@ impl Server {
         if !self.shared.engine.calls_ended(lifecycle.deadline()).await {
             tracing::warn!("calls still ran when the shutdown grace ran out");
         }
-        lifecycle.calls_ended();
+        lifecycle.let_sessions_close();
     }
 }
