@@ -9,6 +9,7 @@ pub(crate) struct Caller {
     http: reqwest::Client,
     url: String,
     next_id: u64,
+    bearer: Option<String>,
 }
 
 impl Caller {
@@ -16,19 +17,44 @@ impl Caller {
     pub(crate) fn new(url: &str) -> Self {
         let http =
             (reqwest::Client::builder()).pool_max_idle_per_host(1).tcp_nodelay(true).build().expect("an HTTP client");
-        Self { http, url: url.to_string(), next_id: 0 }
+        Self { http, url: url.to_string(), next_id: 0, bearer: None }
+    }
+
+    /// A client that presents `token` as its bearer token.
+    pub(crate) fn with_token(url: &str, token: &str) -> Self {
+        Self { bearer: Some(format!("Bearer {token}")), ..Self::new(url) }
     }
 
     /// Calls `tool` with `arguments` (a JSON object's text); `Ok` with the latency when
     /// the answer is a successful tool result, `Err` with what came back otherwise.
     pub(crate) async fn call(&mut self, tool: &str, arguments: &str) -> Result<Duration, String> {
+        self.send(tool, arguments).await.map(|(took, _)| took)
+    }
+
+    /// [`Caller::call`], with the tool result's `structuredContent`.
+    pub(crate) async fn call_for(
+        &mut self,
+        tool: &str,
+        arguments: &str,
+    ) -> Result<(Duration, serde_json::Value), String> {
+        let (took, text) = self.send(tool, arguments).await?;
+        let mut reply: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{tool}: {e}"))?;
+        Ok((took, reply["result"]["structuredContent"].take()))
+    }
+
+    /// One call; the latency and the reply's text when it is a successful tool result.
+    async fn send(&mut self, tool: &str, arguments: &str) -> Result<(Duration, String), String> {
         self.next_id += 1;
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#,
             self.next_id
         );
         let started = Instant::now();
-        let response = (self.http.post(&self.url))
+        let mut request = self.http.post(&self.url);
+        if let Some(bearer) = &self.bearer {
+            request = request.header("Authorization", bearer);
+        }
+        let response = request
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
             .header("MCP-Protocol-Version", "2026-07-28")
@@ -43,7 +69,7 @@ impl Caller {
         let text = response.text().await.map_err(|error| format!("{tool}: {error}"))?;
         let took = started.elapsed();
         if status.is_success() && text.contains(r#""isError":false"#) {
-            Ok(took)
+            Ok((took, text))
         } else {
             Err(format!("{tool} {arguments}: HTTP {status}: {}", text.chars().take(300).collect::<String>()))
         }

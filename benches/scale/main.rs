@@ -9,7 +9,10 @@
 //! ```
 //!
 //! Items: `instances` (item 1: transitions, views, counts and size at each of `SIZES`, in
-//! `ROUNDS` alternated rounds) and `hot` (item 5: `HOT` transitions on one instance).
+//! `ROUNDS` alternated rounds), `timers` (item 2: `TIMERS` payments due at once, on 1 and
+//! `REPLICAS` servers, other calls at `RATE` a second), `sessions` (item 4: `SESSIONS`
+//! stateful sessions, then as many listen streams) and `hot` (item 5: `HOT` transitions
+//! on one instance).
 //! Settings, from the environment: `STORES` (sqlite, postgres, redis), `SIZES`, `ROUNDS`
 //! (3), `SECONDS` per many-connection run (15), `CONNECTIONS` (32), `CALLS` per
 //! one-connection run (2000), `HOT` (100000); `TG_EXAMPLES` (the directory of the example
@@ -22,7 +25,9 @@ mod driver;
 mod hot;
 mod instances;
 mod server;
+mod sessions;
 mod stores;
+mod timers;
 
 use std::path::PathBuf;
 
@@ -45,6 +50,16 @@ pub(crate) struct Config {
     pub(crate) calls: usize,
     /// Transitions on the hot instance (`HOT`).
     pub(crate) hot: u64,
+    /// Payments due at once (`TIMERS`).
+    pub(crate) timers: u64,
+    /// How many replicas share the store in the timers' runs (`REPLICAS`; SQLite: 1).
+    pub(crate) replicas: Vec<usize>,
+    /// Stateful sessions, then listen streams, open at once (`SESSIONS`).
+    pub(crate) sessions: usize,
+    /// The other calls' rate while timers fire, a second (`RATE`).
+    pub(crate) rate: u64,
+    /// How long the timers may take before the run gives up, in seconds.
+    pub(crate) timers_patience: u64,
     /// Where SQLite files go.
     pub(crate) dir: PathBuf,
 }
@@ -70,6 +85,13 @@ impl Config {
             connections: number("CONNECTIONS", "32", "8") as usize,
             calls: number("CALLS", "2000", "200") as usize,
             hot: number("HOT", "100000", "1000"),
+            timers: number("TIMERS", "100000", "500"),
+            replicas: (var("REPLICAS", "1,3", "1,2").split(','))
+                .map(|n| n.parse().expect("REPLICAS lists numbers"))
+                .collect(),
+            rate: number("RATE", "100", "20"),
+            sessions: number("SESSIONS", "10000", "200") as usize,
+            timers_patience: number("TIMERS_PATIENCE", "900", "120"),
             dir,
         }
     }
@@ -85,7 +107,8 @@ impl Config {
 async fn main() {
     // `cargo bench` passes `--bench`; the items are the other arguments.
     let items: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let items = if items.is_empty() { vec!["instances".to_string(), "hot".to_string()] } else { items };
+    let items =
+        if items.is_empty() { ["instances", "timers", "sessions", "hot"].map(String::from).to_vec() } else { items };
     let config = Config::from_env();
     println!("scale: {config:?}");
     for kind in &config.stores {
@@ -93,7 +116,14 @@ async fn main() {
             match item.as_str() {
                 "instances" => instances::run(*kind, &config).await,
                 "hot" => hot::run(*kind, &config).await,
-                other => panic!("items are instances and hot, not {other}"),
+                "sessions" => sessions::run(*kind, &config).await,
+                "timers" => {
+                    // A SQLite file is one process's: its runs have one replica.
+                    for replicas in config.replicas.iter().filter(|r| **r == 1 || *kind != Kind::Sqlite) {
+                        timers::run(*kind, *replicas, &config).await;
+                    }
+                }
+                other => panic!("items are instances, timers, sessions and hot, not {other}"),
             }
         }
     }

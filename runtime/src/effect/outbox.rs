@@ -73,8 +73,9 @@ impl Outbox {
         Ok((after, claimed))
     }
 
-    /// Runs one claimed attempt of `effect` outside the lease, then commits how it ended.
-    pub(crate) fn dispatch(&self, key: StoreKey, effect: PendingEffect) {
+    /// Runs one claimed attempt of `effect` outside the lease, then commits how it ended;
+    /// `slot` (the sweep's place) is kept until then.
+    pub(crate) fn dispatch(&self, key: StoreKey, effect: PendingEffect, slot: Arc<tokio::sync::OwnedSemaphorePermit>) {
         let Some(function) = self.effects.functions.get(&effect.name).cloned() else { return };
         let instance = key.instance_parts().map(|(_, _, id)| id.to_string()).unwrap_or_default();
         let call = EffectCall {
@@ -97,6 +98,7 @@ impl Outbox {
                 // cut off, and tries it again.
                 tracing::warn!(on = %key, effect = %effect.key, %error, "cannot record how an effect's attempt ended");
             }
+            drop(slot);
         });
     }
 

@@ -79,7 +79,11 @@ impl Sql {
                 "SELECT key FROM {s}.records WHERE due_at_ms <= $1 AND snapshot IS NOT NULL \
                  ORDER BY due_at_ms LIMIT $2"
             ),
-            due_changed: format!("UPDATE {s}.records SET due_at_ms = $2 WHERE key = $1"),
+            // A commit writes the deadline with the record, so a sweep mostly finds it
+            // right: then nothing is written (no row version, no flush of the log).
+            due_changed: format!(
+                "UPDATE {s}.records SET due_at_ms = $2 WHERE key = $1 AND due_at_ms IS DISTINCT FROM $2"
+            ),
             count_instances: format!(
                 "SELECT name, sum(n)::bigint FROM {s}.counts WHERE name >= $1 AND name < $2 GROUP BY name"
             ),

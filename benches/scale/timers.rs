@@ -1,0 +1,322 @@
+//! Item 2: timers due at once. `TIMERS` payments are created (32 tenants, a connection
+//! each), then authorized, which starts each one's `after` deadline (`--after
+//! authorized=<lapse>`, a lapse longer than the authorizing takes). The servers are then
+//! stopped until every deadline has passed, and started again (1 replica, or `REPLICAS`
+//! on one shared store): at that moment all of them are due at once, as a business's
+//! quotes at midnight, or a fleet back from an outage. Meanwhile other calls arrive at a
+//! fixed open-loop rate (`RATE` a second: a status read or a creation, in turn).
+//!
+//! It measures how long until every payment has lapsed and its entry effect
+//! (`release_authorization`, a line in the notices log) was dispatched, that each lapsed
+//! once (the store's counts, and the history of a sample) and was released once
+//! (distinct idempotency keys), and the other calls' p99 during the sweep against the
+//! same load once it is over.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use toolgate::store::StoreKey;
+
+use crate::Config;
+use crate::driver::{Caller, Latencies, Rng};
+use crate::server::Server;
+use crate::stores::{Kind, Target};
+
+/// Tenants, each with one principal and one connection while seeding.
+const TENANTS: usize = 32;
+
+fn token(tenant: usize) -> String {
+    format!("scale-token-of-clerk-{tenant:04}-00000000000000")
+}
+
+fn tokens_file(dir: &Path) -> PathBuf {
+    let path = dir.join("tokens.toml");
+    let entries: String = (0..TENANTS)
+        .map(|t| {
+            format!(
+                "[[token]]\nsecret = \"{}\"\nprincipal = \"clerk-{t}\"\ntenant = \"t{t}\"\nscopes = [\"payments:create\", \"payments:capture\"]\n\n",
+                token(t)
+            )
+        })
+        .collect();
+    std::fs::write(&path, entries).expect("the tokens file");
+    path
+}
+
+/// The payments server's arguments: its tokens, notices log, and how long an
+/// authorization lasts.
+fn payments_args(config: &Config, dir: &Path, lapse_s: u64) -> Vec<String> {
+    let mut args: Vec<String> = config.server_args().into_iter().map(String::from).collect();
+    args.extend([
+        "--tokens".into(),
+        tokens_file(dir).display().to_string(),
+        "--notices-log".into(),
+        dir.join("notices.jsonl").display().to_string(),
+        "--otp-outbox".into(),
+        dir.join("otp.jsonl").display().to_string(),
+        "--after".into(),
+        format!("authorized={lapse_s}s"),
+    ]);
+    args
+}
+
+async fn start(target: &Target, args: &[String]) -> Server {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Server::start("payments", &target.url, &args).await
+}
+
+const NEW_PAYMENT: &str = r#"{"description":"scale","amount":{"amount":"25.00","currency":"USD"},"domain":"payment"}"#;
+
+fn payment(id: &str) -> String {
+    format!(r#"{{"payment_id":"{id}","domain":"payment"}}"#)
+}
+
+/// Each tenant's payments, by the ids the server gave them.
+type Made = Arc<Vec<Vec<String>>>;
+
+/// Creates `count` payments, spread over the tenants, a connection each.
+async fn create(url: &str, count: u64) -> (Made, Duration) {
+    let started = Instant::now();
+    let workers: Vec<_> = (0..TENANTS)
+        .map(|tenant| {
+            let url = url.to_string();
+            let mine = count / TENANTS as u64 + u64::from((tenant as u64) < count % TENANTS as u64);
+            tokio::spawn(async move {
+                let mut caller = Caller::with_token(&url, &token(tenant));
+                let mut ids = Vec::with_capacity(mine as usize);
+                for _ in 0..mine {
+                    let (_, made) = caller.call_for("payment_create", NEW_PAYMENT).await.expect("a creation");
+                    ids.push(made["payment_id"].as_str().expect("a payment id").to_string());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut made = Vec::new();
+    for worker in workers {
+        made.push(worker.await.expect("a creating worker"));
+    }
+    (Arc::new(made), started.elapsed())
+}
+
+/// Authorizes every payment, each tenant on its connection.
+async fn authorize(url: &str, made: &Made) -> Duration {
+    let started = Instant::now();
+    let workers: Vec<_> = (0..TENANTS)
+        .map(|tenant| {
+            let (url, made) = (url.to_string(), made.clone());
+            tokio::spawn(async move {
+                let mut caller = Caller::with_token(&url, &token(tenant));
+                for id in &made[tenant] {
+                    caller.call("payment_authorize", &payment(id)).await.expect("an authorization");
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.expect("an authorizing worker");
+    }
+    started.elapsed()
+}
+
+/// The notices log's release lines: how many, and how many distinct idempotency keys.
+fn releases(dir: &Path) -> (usize, usize) {
+    let text = std::fs::read_to_string(dir.join("notices.jsonl")).unwrap_or_default();
+    let mut keys = std::collections::HashSet::new();
+    let mut lines = 0;
+    for line in text.lines().filter(|l| l.contains(r#""released""#)) {
+        lines += 1;
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(line) {
+            keys.insert(value["key"].as_str().unwrap_or_default().to_string());
+        }
+    }
+    (lines, keys.len())
+}
+
+/// The other calls: `rate` a second, open loop (sent on time whether or not the earlier
+/// ones were answered), through the replicas in turn; each latency kept with the moment
+/// it was sent.
+struct Background {
+    stop: Arc<AtomicBool>,
+    sent: Arc<Mutex<Vec<(Instant, Duration)>>>,
+    bad: Arc<Mutex<Vec<String>>>,
+    ticker: tokio::task::JoinHandle<()>,
+}
+
+impl Background {
+    fn start(urls: Vec<String>, made: Made, rate: u64) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let bad = Arc::new(Mutex::new(Vec::new()));
+        let (flag, keep, wrong) = (stop.clone(), sent.clone(), bad.clone());
+        let ticker = tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_micros(1_000_000 / rate.max(1)));
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+            let mut rng = Rng::new(57);
+            let mut n = 0usize;
+            while !flag.load(Ordering::Relaxed) {
+                every.tick().await;
+                n += 1;
+                let tenant = rng.below(TENANTS as u64) as usize;
+                let url = urls[n % urls.len()].clone();
+                let (tool, arguments) = if n % 2 == 0 {
+                    let ids = &made[tenant];
+                    ("payment_status", payment(&ids[rng.below(ids.len() as u64) as usize]))
+                } else {
+                    ("payment_create", NEW_PAYMENT.to_string())
+                };
+                let (keep, wrong) = (keep.clone(), wrong.clone());
+                tokio::spawn(async move {
+                    let at = Instant::now();
+                    // A connection per call: an open loop must not queue behind a slow one.
+                    let mut caller = Caller::with_token(&url, &token(tenant));
+                    match caller.call(tool, &arguments).await {
+                        Ok(took) => keep.lock().unwrap().push((at, took)),
+                        Err(error) => wrong.lock().unwrap().push(error),
+                    }
+                });
+            }
+        });
+        Background { stop, sent, bad, ticker }
+    }
+
+    /// The latencies of the calls sent between `from` and `to`.
+    fn between(&self, from: Instant, to: Instant) -> Latencies {
+        let mut latencies = Latencies::default();
+        for (at, took) in self.sent.lock().unwrap().iter() {
+            if *at >= from && *at < to {
+                latencies.push(*took);
+            }
+        }
+        latencies
+    }
+
+    async fn stop(self) -> (Arc<Mutex<Vec<(Instant, Duration)>>>, Vec<String>) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.ticker.await;
+        // Let the calls in flight finish.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let bad = self.bad.lock().unwrap().clone();
+        (self.sent, bad)
+    }
+}
+
+/// Runs item 2 on `kind` with `replicas` servers.
+pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
+    let count = config.timers;
+    let dir = config.dir.join(format!("timers-{}-{replicas}", kind.name()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let target = Target::fresh(kind, 0, &config.dir).await;
+
+    // Creations: payments in `created`, no deadline yet. Their pace sets the lapse.
+    let server = start(&target, &payments_args(config, &dir, 86_400)).await;
+    let (made, created) = create(&server.url, count).await;
+    server.stop().await;
+    println!("{} {replicas}: {count} payments created in {:.1} s", kind.name(), created.as_secs_f64());
+    let lapse_s = (std::env::var("LAPSE").ok().and_then(|s| s.parse().ok()))
+        .unwrap_or_else(|| 5 + 2 * created.as_secs_f64().ceil() as u64);
+
+    // Authorizations: keyed transitions sent by clients, each starting its payment's
+    // deadline `lapse_s` later.
+    let server = start(&target, &payments_args(config, &dir, lapse_s)).await;
+    let authorizing_started = Instant::now();
+    let authorizing = authorize(&server.url, &made).await;
+    server.stop().await;
+    println!(
+        "{} {replicas}: authorized in {:.1} s; each lapses {lapse_s} s later",
+        kind.name(),
+        authorizing.as_secs_f64()
+    );
+    let (fired_early, _) = releases(&dir);
+    assert_eq!(
+        fired_early,
+        0,
+        "payments lapsed while they were being authorized: set LAPSE above {} s",
+        authorizing.as_secs()
+    );
+    // Every deadline passes while no server runs.
+    let all_due = authorizing_started + authorizing + Duration::from_secs(lapse_s) + Duration::from_millis(500);
+    tokio::time::sleep_until(all_due.into()).await;
+
+    // All due at once: the replicas start, and the other calls with them.
+    let args = payments_args(config, &dir, lapse_s);
+    let mut servers = Vec::new();
+    for _ in 0..replicas {
+        servers.push(start(&target, &args).await);
+    }
+    let started = Instant::now();
+    let background = Background::start(servers.iter().map(|s| s.url.clone()).collect(), made.clone(), config.rate);
+    let mut resident_peak = 0;
+    let deadline = started + Duration::from_secs(config.timers_patience);
+    let released = loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        resident_peak = resident_peak.max(servers.iter().map(Server::resident_bytes).sum::<u64>());
+        let (_, keys) = releases(&dir);
+        if keys >= count as usize || Instant::now() > deadline {
+            break started.elapsed();
+        }
+    };
+    let swept_at = Instant::now();
+    // The same load, once nothing is due: the steady state to compare with.
+    let steady_for = released.max(Duration::from_secs(10));
+    tokio::time::sleep(steady_for).await;
+    let ended = Instant::now();
+    let (during, steady) = (background.between(started, swept_at), background.between(swept_at, ended));
+    let (_, bad) = background.stop().await;
+    for server in servers {
+        server.stop().await;
+    }
+    let (lines, keys) = releases(&dir);
+
+    // Each payment lapsed once: the counts say none is left authorized, and the history of
+    // a sample shows one lapse each.
+    let store = target.open().await;
+    let counter = store.capabilities().counts.expect("the store counts");
+    let mut lapsed = 0;
+    let mut left = 0;
+    for tenant in 0..TENANTS {
+        let counts = counter.instances(&format!("t{tenant}"), "payment").await.expect("counts");
+        lapsed += counts.states.get("lapsed").copied().unwrap_or(0);
+        left += counts.states.get("authorized").copied().unwrap_or(0);
+    }
+    let history = store.capabilities().history.expect("the store keeps histories");
+    let mut sample_twice = 0;
+    let mut rng = Rng::new(7);
+    for _ in 0..1_000.min(count) {
+        let tenant = rng.below(TENANTS as u64) as usize;
+        let id = &made[tenant][rng.below(made[tenant].len() as u64) as usize];
+        let key = StoreKey::tenant_instance(&format!("t{tenant}"), "payment", id);
+        let entries = history.history(&key).await.expect("a history");
+        if entries.iter().filter(|e| e.to == "lapsed").count() != 1 {
+            sample_twice += 1;
+        }
+    }
+    drop(store);
+
+    let (mut during, mut steady) = (during, steady);
+    println!(
+        "\n| store | replicas | due at once | all lapsed and released in | per s | authorized by clients in | ratio | other calls p99 during / steady (ms) | their count | releases (lines / keys) | lapsed (left) | sample with ≠1 lapse | peak RSS (MB) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {} | {replicas} | {count} | {:.1} s | {:.0} | {:.1} s | {:.2} | {:.1} / {:.1} | {} / {} | {lines} / {keys} | {lapsed} ({left}) | {sample_twice} | {:.0} |",
+        kind.name(),
+        released.as_secs_f64(),
+        count as f64 / released.as_secs_f64(),
+        authorizing.as_secs_f64(),
+        released.as_secs_f64() / authorizing.as_secs_f64(),
+        during.quantile_ms(0.99),
+        steady.quantile_ms(0.99),
+        during.len(),
+        steady.len(),
+        resident_peak as f64 / 1e6,
+    );
+    assert!(bad.is_empty(), "{} other calls failed; the first: {}", bad.len(), bad[0]);
+    assert_eq!(keys as u64, count, "every payment's release was dispatched within {} s", config.timers_patience);
+    assert_eq!((lapsed, left), (count, 0), "every payment lapsed, and none is left authorized");
+    assert_eq!(sample_twice, 0, "each payment of the sample lapsed once");
+    target.drop_store().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
