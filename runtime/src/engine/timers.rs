@@ -113,8 +113,8 @@ impl Engine {
     }
 
     /// Commits what is due on the instance at `key`, under its lease, and tells the
-    /// store's index of deadlines where it stands now; `false` if it was skipped, held by
-    /// a call (which settles it itself) or by another replica's sweep.
+    /// store's index of deadlines where it stands now; `false` if it was skipped (held by
+    /// a call, which settles it itself, or by another replica's sweep) or is still due.
     async fn settle(&self, key: &StoreKey) -> Result<bool, ToolError> {
         let machine = key.instance_parts().and_then(|(_, machine, _)| self.registry.machine(machine));
         let Some(machine) = machine else { return self.leave_to_its_server(key).await.map(|()| false) };
@@ -132,8 +132,11 @@ impl Engine {
         for effect in claimed {
             outbox.dispatch(key.clone(), effect, slot.clone());
         }
-        self.store.due_changed(key, after.wake_at_ms()).await.map_err(|e| ToolError::store_unavailable(e, 1_000))?;
-        Ok(true)
+        let wake_at = after.wake_at_ms();
+        self.store.due_changed(key, wake_at).await.map_err(|e| ToolError::store_unavailable(e, 1_000))?;
+        // Settled only if it is no longer due: one that stays due whatever a sweep does
+        // must not keep the sweeps going at once.
+        Ok(wake_at.is_none_or(|at| at > now_ms()))
     }
 
     /// What is due on an instance of a machine this server lacks is left to a server that
