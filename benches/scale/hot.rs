@@ -25,7 +25,7 @@ pub(crate) async fn run(kind: Kind, config: &Config) {
     let mut window = Latencies::default();
     let started = Instant::now();
     for n in 0..config.hot {
-        let tool = if n % 2 == 0 { "invoice_submit" } else { "invoice_reject" };
+        let tool = if n.is_multiple_of(2) { "invoice_submit" } else { "invoice_reject" };
         match caller.call(tool, arguments).await {
             Ok(took) => window.push(took),
             Err(error) => panic!("transition {n} refused: {error}"),

@@ -161,7 +161,7 @@ impl Background {
                 n += 1;
                 let tenant = rng.below(TENANTS as u64) as usize;
                 let url = urls[n % urls.len()].clone();
-                let (tool, arguments) = if n % 2 == 0 {
+                let (tool, arguments) = if n.is_multiple_of(2) {
                     let ids = &made[tenant];
                     ("payment_status", payment(&ids[rng.below(ids.len() as u64) as usize]))
                 } else {
