@@ -11,9 +11,9 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use tokio::sync::Semaphore;
 
 use super::Engine;
+use super::sweep_slots::SWEEP_AT_ONCE;
 use super::unserved::UNSERVED_AFTER;
 use crate::effect::Outbox;
 use crate::error::ToolError;
@@ -29,28 +29,6 @@ const SWEEP_BATCH: usize = 256;
 
 /// How long a sweep waits for an instance a call holds: that call settles it itself.
 const SWEEP_LEASE_WAIT: Duration = Duration::from_millis(50);
-
-/// How many instances the sweeps settle, and their effects' attempts run, at once: enough
-/// that a store's group commit holds several of them (one sync for several), so that a
-/// hundred thousand due at once are settled at about the pace of calls sent by many
-/// clients, not one at a time; few enough that the calls served meanwhile keep most of
-/// their share, and that a backlog of effects reaches its destination a bounded number at
-/// a time. Measured on SQLite with 20,000 due at once (`benches/scale`, BENCHMARKS.md): 2
-/// at once took 20.6 s, 8 took 11.4 s, 32 took 7.8 s, while the other calls' p99 went
-/// from 12 to 18 to 37 ms.
-pub(crate) const SWEEP_AT_ONCE: usize = 8;
-
-/// The places of [`SWEEP_AT_ONCE`]: a sweep takes one before it settles an instance, and
-/// the attempts of the effects it claimed there keep it until their end is committed, so
-/// a backlog of effects slows the sweeps instead of piling up attempts.
-#[derive(Debug, Clone)]
-pub(crate) struct SweepSlots(Arc<Semaphore>);
-
-impl Default for SweepSlots {
-    fn default() -> Self {
-        Self(Arc::new(Semaphore::new(SWEEP_AT_ONCE)))
-    }
-}
 
 /// What one sweep did.
 #[derive(Debug, Default, Clone, Copy)]
@@ -118,7 +96,7 @@ impl Engine {
     async fn settle(&self, key: &StoreKey) -> Result<bool, ToolError> {
         let machine = key.instance_parts().and_then(|(_, machine, _)| self.registry.machine(machine));
         let Some(machine) = machine else { return self.leave_to_its_server(key).await.map(|()| false) };
-        let Ok(slot) = self.sweeping.0.clone().acquire_owned().await else { return Ok(false) };
+        let Some(slot) = self.sweeping.take().await else { return Ok(false) };
         let slot = Arc::new(slot);
         let Some(step) = crate::wait::within(SWEEP_LEASE_WAIT, self.store.begin(key, Hold::Wait)).await else {
             return Ok(false);
