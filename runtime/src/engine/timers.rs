@@ -57,7 +57,8 @@ fn random_below(bound: usize) -> usize {
 impl Engine {
     /// One sweep: commits what is due on each instance the store names, [`SWEEP_AT_ONCE`]
     /// at a time. Returns how many instances the store named, and how many of them this
-    /// sweep settled (the others a call or another replica held, or could not be read).
+    /// sweep settled (the others a call or another replica held, could not be read, or
+    /// are still due).
     pub(crate) async fn sweep(&self) -> Swept {
         let now = now_ms();
         let left = &self.left_to_their_servers;
