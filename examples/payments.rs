@@ -284,6 +284,7 @@ async fn payment_status(
 /// (`--notices-log PATH`, default `$TMPDIR/toolgate-payments-notices.jsonl`), with the
 /// effect's idempotency key that a real notification service would deduplicate by.
 async fn notify(call: EffectCall) -> Result<(), EffectError> {
+    let _attempt = outage_test::attempt(&call).await?;
     let view: serde_json::Value = call.input()?;
     let line = serde_json::json!({ "key": call.key(), "payment": view["payment_id"], "notice": "settled" });
     append_line(&line)
@@ -293,8 +294,51 @@ async fn notify(call: EffectCall) -> Result<(), EffectError> {
 /// reserved. Here the processor is the notices log; its idempotency key makes a repeated
 /// attempt recognisable, as a real processor's API would.
 async fn release_authorization(call: EffectCall) -> Result<(), EffectError> {
+    let _attempt = outage_test::attempt(&call).await?;
     let line = serde_json::json!({ "key": call.key(), "payment": call.instance(), "notice": "released" });
     append_line(&line)
+}
+
+/// A hook for toolgate's scale harness (`benches/scale/backlog.rs`), inert unless
+/// `PAYMENTS_TEST_OUTAGE_FILE` is set: while the file it names exists, the processor and
+/// the notification service are down, and every attempt of an effect fails. Each attempt
+/// takes `PAYMENTS_TEST_PROCESSOR_MS` (default 0), and is logged, a JSON line each, to the
+/// same path with `.attempts.jsonl` added: when, which attempt, whether the service was up,
+/// and how many attempts this process had under way at once.
+mod outage_test {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use toolgate::effect::{EffectCall, EffectError};
+
+    /// Attempts under way in this process.
+    static UNDER_WAY: AtomicUsize = AtomicUsize::new(0);
+
+    /// One attempt under way, counted until it drops.
+    pub(crate) struct UnderWay;
+
+    impl Drop for UnderWay {
+        fn drop(&mut self) {
+            UNDER_WAY.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts, waits for and logs the attempt `call`; fails it while the outage lasts.
+    pub(crate) async fn attempt(call: &EffectCall) -> Result<Option<UnderWay>, EffectError> {
+        let Some(outage) = std::env::var_os("PAYMENTS_TEST_OUTAGE_FILE").map(std::path::PathBuf::from) else {
+            return Ok(None);
+        };
+        let under_way = UNDER_WAY.fetch_add(1, Ordering::Relaxed) + 1;
+        let counted = UnderWay;
+        let latency = std::env::var("PAYMENTS_TEST_PROCESSOR_MS").ok().and_then(|ms| ms.parse().ok()).unwrap_or(0);
+        tokio::time::sleep(std::time::Duration::from_millis(latency)).await;
+        let up = !outage.exists();
+        let at_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+        let line = serde_json::json!({ "at_ms": at_ms, "attempt": call.attempt(), "up": up, "under_way": under_way });
+        let mut log = outage.into_os_string();
+        log.push(".attempts.jsonl");
+        super::append_line_to(std::path::Path::new(&log), &line)?;
+        if up { Ok(Some(counted)) } else { Err(EffectError::new("the processor is down (PAYMENTS_TEST_OUTAGE_FILE)")) }
+    }
 }
 
 /// Where the customer's notices and the processor's releases go (`--notices-log PATH`).
@@ -303,8 +347,13 @@ static NOTICES_LOG: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLoc
 /// Appends `line` to the notices log in one write, so that replicas sharing the file never
 /// interleave their lines.
 fn append_line(line: &serde_json::Value) -> Result<(), EffectError> {
-    use std::io::Write;
     let path = NOTICES_LOG.get_or_init(|| std::env::temp_dir().join("toolgate-payments-notices.jsonl"));
+    append_line_to(path, line)
+}
+
+/// Appends `line` to the file at `path` in one write.
+fn append_line_to(path: &std::path::Path, line: &serde_json::Value) -> Result<(), EffectError> {
+    use std::io::Write;
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     file.write_all(format!("{line}\n").as_bytes())?;
     Ok(())

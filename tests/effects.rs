@@ -6,6 +6,7 @@
 mod common;
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::TestClient;
@@ -113,6 +114,12 @@ fn received(parcel: &str) -> Vec<(String, String, u32)> {
     all.iter().filter(|r| r.1 == parcel).map(|r| (r.0.clone(), r.2.clone(), r.3)).collect()
 }
 
+/// The `gated` effect's destination: whether it answers, how many attempts it has under
+/// way, and the most it had at once.
+static GATE_OPEN: AtomicBool = AtomicBool::new(false);
+static GATED_UNDER_WAY: AtomicUsize = AtomicUsize::new(0);
+static GATED_MOST: AtomicUsize = AtomicUsize::new(0);
+
 /// An application state the server is given, which the `stamp` effect reads.
 #[derive(Clone)]
 struct Carrier(String);
@@ -146,6 +153,17 @@ async fn serve(store: MemoryStore) -> TestClient {
         .effect("unstamped", |call: EffectCall| async move {
             call.state::<Vec<u8>>()?;
             Ok(())
+        })
+        .effect("gated", |call: EffectCall| async move {
+            // A destination that answers only once the gate opens, counting the attempts
+            // it has under way.
+            let now = GATED_UNDER_WAY.fetch_add(1, Ordering::SeqCst) + 1;
+            GATED_MOST.fetch_max(now, Ordering::SeqCst);
+            while !GATE_OPEN.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            GATED_UNDER_WAY.fetch_sub(1, Ordering::SeqCst);
+            receive(&call).map(drop)
         })
         .state(Carrier("ACME Freight".into()))
         .effect_policy(policy)
@@ -303,4 +321,39 @@ async fn an_effect_reads_the_servers_state() {
     let dead = record.dead_effects.first().unwrap_or_else(|| panic!("not dead-lettered: {record:?}"));
     let why = dead.last_error.as_deref().unwrap_or_default();
     assert!(why.contains("`alloc::vec::Vec<u8>`") && why.contains("ServerBuilder::state"), "{why}");
+}
+
+/// A backlog waits in the store: a server runs at most 32 attempts at once (docs/effects.md,
+/// "A bounded number at a time"), and the effects due meanwhile stay unclaimed, each
+/// dispatched once when the destination answers.
+#[tokio::test]
+async fn a_backlog_runs_a_bounded_number_of_attempts_at_once_and_each_once() {
+    let store = MemoryStore::new();
+    let client = serve(store.clone()).await;
+    let parcels: Vec<String> = (0..40).map(|n| format!("G-{n}")).collect();
+    for parcel in &parcels {
+        client.ok("parcel_ship", ship(parcel, "gated", false)).await;
+    }
+    // The sweeps claim what they have places for, and no more.
+    for _ in 0..100 {
+        if GATED_UNDER_WAY.load(Ordering::SeqCst) >= 32 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(GATED_UNDER_WAY.load(Ordering::SeqCst), 32, "attempts under way with 40 due");
+    let mut unclaimed = 0;
+    for parcel in &parcels {
+        let record = store.load(&record_key(parcel)).await.unwrap();
+        unclaimed += record.effects.iter().filter(|e| e.attempts == 0).count();
+    }
+    assert_eq!(unclaimed, 8, "the effects without a place stay due, unclaimed");
+    GATE_OPEN.store(true, Ordering::SeqCst);
+    for parcel in &parcels {
+        let got = until_received(parcel, 1).await;
+        assert_eq!(got.len(), 1, "{parcel}: {got:?}");
+        assert_eq!(got[0].2, 1, "{parcel} on its first attempt: {got:?}");
+    }
+    assert_eq!(GATED_MOST.load(Ordering::SeqCst), 32, "never more than 32 at once");
 }

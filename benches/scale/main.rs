@@ -10,9 +10,12 @@
 //!
 //! Items: `instances` (item 1: transitions, views, counts and size at each of `SIZES`, in
 //! `ROUNDS` alternated rounds), `timers` (item 2: `TIMERS` payments due at once, on 1 and
-//! `REPLICAS` servers, other calls at `RATE` a second), `sessions` (item 4: `SESSIONS`
-//! stateful sessions, then as many listen streams) and `hot` (item 5: `HOT` transitions
-//! on one instance).
+//! `REPLICAS` servers, other calls at `RATE` a second), `backlog` (item 3: `BACKLOG`
+//! effects recorded while their destination is down, drained once it is back, on 1 and
+//! `REPLICAS` servers), `sessions` (item 4: `SESSIONS`
+//! stateful sessions, then as many listen streams), `hot` (item 5: `HOT` transitions
+//! on one instance) and `statements` (item 6's count, Postgres only: the statements a
+//! keyed transition runs, by `pg_stat_statements`, over `CALLS` transitions).
 //! Settings, from the environment: `STORES` (sqlite, postgres, redis), `SIZES`, `ROUNDS`
 //! (3), `SECONDS` per many-connection run (15), `CONNECTIONS` (32), `CALLS` per
 //! one-connection run (2000), `HOT` (100000); `TG_EXAMPLES` (the directory of the example
@@ -21,11 +24,14 @@
 //! 8 and up are **flushed**). `SCALE=ci` is the smallest run `.ci/run` makes, to keep the
 //! harness working.
 
+mod backlog;
 mod driver;
 mod hot;
 mod instances;
+mod payments;
 mod server;
 mod sessions;
+mod statements;
 mod stores;
 mod timers;
 
@@ -56,6 +62,11 @@ pub(crate) struct Config {
     pub(crate) replicas: Vec<usize>,
     /// Stateful sessions, then listen streams, open at once (`SESSIONS`).
     pub(crate) sessions: usize,
+    /// Effects recorded while their destination is down (`BACKLOG`).
+    pub(crate) backlog: u64,
+    /// How long the destination takes to answer an attempt once it is back, in
+    /// milliseconds (`BACKLOG_LATENCY_MS`).
+    pub(crate) backlog_latency_ms: u64,
     /// The other calls' rate while timers fire, a second (`RATE`).
     pub(crate) rate: u64,
     /// How long the timers may take before the run gives up, in seconds.
@@ -90,6 +101,8 @@ impl Config {
                 .map(|n| n.parse().expect("REPLICAS lists numbers"))
                 .collect(),
             rate: number("RATE", "100", "20"),
+            backlog: number("BACKLOG", "100000", "300"),
+            backlog_latency_ms: number("BACKLOG_LATENCY_MS", "5", "1"),
             sessions: number("SESSIONS", "10000", "200") as usize,
             timers_patience: number("TIMERS_PATIENCE", "900", "120"),
             dir,
@@ -107,8 +120,11 @@ impl Config {
 async fn main() {
     // `cargo bench` passes `--bench`; the items are the other arguments.
     let items: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let items =
-        if items.is_empty() { ["instances", "timers", "sessions", "hot"].map(String::from).to_vec() } else { items };
+    let items = if items.is_empty() {
+        ["instances", "timers", "backlog", "sessions", "hot", "statements"].map(String::from).to_vec()
+    } else {
+        items
+    };
     let config = Config::from_env();
     println!("scale: {config:?}");
     for kind in &config.stores {
@@ -117,13 +133,18 @@ async fn main() {
                 "instances" => instances::run(*kind, &config).await,
                 "hot" => hot::run(*kind, &config).await,
                 "sessions" => sessions::run(*kind, &config).await,
-                "timers" => {
+                "statements" => statements::run(*kind, &config).await,
+                "timers" | "backlog" => {
                     // A SQLite file is one process's: its runs have one replica.
                     for replicas in config.replicas.iter().filter(|r| **r == 1 || *kind != Kind::Sqlite) {
-                        timers::run(*kind, *replicas, &config).await;
+                        if item == "timers" {
+                            timers::run(*kind, *replicas, &config).await;
+                        } else {
+                            backlog::run(*kind, *replicas, &config).await;
+                        }
                     }
                 }
-                other => panic!("items are instances, timers, sessions and hot, not {other}"),
+                other => panic!("items are instances, timers, backlog, sessions, hot and statements, not {other}"),
             }
         }
     }

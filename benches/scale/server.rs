@@ -30,6 +30,12 @@ fn free_port() -> u16 {
 impl Server {
     /// Starts `example` on `store` with `args`, and waits until it is ready (`/readyz`).
     pub(crate) async fn start(example: &str, store: &str, args: &[&str]) -> Self {
+        Self::start_with(example, store, args, &[]).await
+    }
+
+    /// Starts `example` on `store` with `args` and the environment `env`, and waits until
+    /// it is ready.
+    pub(crate) async fn start_with(example: &str, store: &str, args: &[&str], env: &[(&str, String)]) -> Self {
         let binary = examples_dir().join(example);
         assert!(
             binary.exists(),
@@ -42,6 +48,7 @@ impl Server {
             .args(args)
             .env("TOOLGATE_HANDLE_KEY", "scale-bench-handle-key-0000000000000001")
             .env("RUST_LOG", "warn")
+            .envs(env.iter().map(|(name, value)| (*name, value.as_str())))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -111,6 +111,14 @@ impl Target {
         }
     }
 
+    /// A SQL session on the Postgres database (`None` for the other stores).
+    pub(crate) async fn postgres(&self) -> Option<tokio_postgres::Client> {
+        if self.kind != Kind::Postgres {
+            return None;
+        }
+        Some(postgres_client(&self.url).await)
+    }
+
     /// The store's size: the SQLite file with its write-ahead log, the Postgres database,
     /// or (Redis, whose databases share one memory) the server's `used_memory`.
     pub(crate) async fn size_bytes(&self) -> u64 {

@@ -12,7 +12,7 @@
 //! (distinct idempotency keys), and the other calls' p99 during the sweep against the
 //! same load once it is over.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,118 +21,13 @@ use toolgate::store::StoreKey;
 
 use crate::Config;
 use crate::driver::{Caller, Latencies, Rng};
+use crate::payments::{Made, NEW_PAYMENT, TENANTS, create, each, notices, payment, payments_args, start, token};
 use crate::server::Server;
 use crate::stores::{Kind, Target};
 
-/// Tenants, each with one principal and one connection while seeding.
-const TENANTS: usize = 32;
-
-fn token(tenant: usize) -> String {
-    format!("scale-token-of-clerk-{tenant:04}-00000000000000")
-}
-
-fn tokens_file(dir: &Path) -> PathBuf {
-    let path = dir.join("tokens.toml");
-    let entries: String = (0..TENANTS)
-        .map(|t| {
-            format!(
-                "[[token]]\nsecret = \"{}\"\nprincipal = \"clerk-{t}\"\ntenant = \"t{t}\"\nscopes = [\"payments:create\", \"payments:capture\"]\n\n",
-                token(t)
-            )
-        })
-        .collect();
-    std::fs::write(&path, entries).expect("the tokens file");
-    path
-}
-
-/// The payments server's arguments: its tokens, notices log, and how long an
-/// authorization lasts.
-fn payments_args(config: &Config, dir: &Path, lapse_s: u64) -> Vec<String> {
-    let mut args: Vec<String> = config.server_args().into_iter().map(String::from).collect();
-    args.extend([
-        "--tokens".into(),
-        tokens_file(dir).display().to_string(),
-        "--notices-log".into(),
-        dir.join("notices.jsonl").display().to_string(),
-        "--otp-outbox".into(),
-        dir.join("otp.jsonl").display().to_string(),
-        "--after".into(),
-        format!("authorized={lapse_s}s"),
-    ]);
-    args
-}
-
-async fn start(target: &Target, args: &[String]) -> Server {
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    Server::start("payments", &target.url, &args).await
-}
-
-const NEW_PAYMENT: &str = r#"{"description":"scale","amount":{"amount":"25.00","currency":"USD"},"domain":"payment"}"#;
-
-fn payment(id: &str) -> String {
-    format!(r#"{{"payment_id":"{id}","domain":"payment"}}"#)
-}
-
-/// Each tenant's payments, by the ids the server gave them.
-type Made = Arc<Vec<Vec<String>>>;
-
-/// Creates `count` payments, spread over the tenants, a connection each.
-async fn create(url: &str, count: u64) -> (Made, Duration) {
-    let started = Instant::now();
-    let workers: Vec<_> = (0..TENANTS)
-        .map(|tenant| {
-            let url = url.to_string();
-            let mine = count / TENANTS as u64 + u64::from((tenant as u64) < count % TENANTS as u64);
-            tokio::spawn(async move {
-                let mut caller = Caller::with_token(&url, &token(tenant));
-                let mut ids = Vec::with_capacity(mine as usize);
-                for _ in 0..mine {
-                    let (_, made) = caller.call_for("payment_create", NEW_PAYMENT).await.expect("a creation");
-                    ids.push(made["payment_id"].as_str().expect("a payment id").to_string());
-                }
-                ids
-            })
-        })
-        .collect();
-    let mut made = Vec::new();
-    for worker in workers {
-        made.push(worker.await.expect("a creating worker"));
-    }
-    (Arc::new(made), started.elapsed())
-}
-
-/// Authorizes every payment, each tenant on its connection.
-async fn authorize(url: &str, made: &Made) -> Duration {
-    let started = Instant::now();
-    let workers: Vec<_> = (0..TENANTS)
-        .map(|tenant| {
-            let (url, made) = (url.to_string(), made.clone());
-            tokio::spawn(async move {
-                let mut caller = Caller::with_token(&url, &token(tenant));
-                for id in &made[tenant] {
-                    caller.call("payment_authorize", &payment(id)).await.expect("an authorization");
-                }
-            })
-        })
-        .collect();
-    for worker in workers {
-        worker.await.expect("an authorizing worker");
-    }
-    started.elapsed()
-}
-
 /// The notices log's release lines: how many, and how many distinct idempotency keys.
 fn releases(dir: &Path) -> (usize, usize) {
-    let text = std::fs::read_to_string(dir.join("notices.jsonl")).unwrap_or_default();
-    let mut keys = std::collections::HashSet::new();
-    let mut lines = 0;
-    for line in text.lines().filter(|l| l.contains(r#""released""#)) {
-        lines += 1;
-        if let Ok(value) = serde_json::from_str::<serde_json::Value>(line) {
-            keys.insert(value["key"].as_str().unwrap_or_default().to_string());
-        }
-    }
-    (lines, keys.len())
+    notices(dir, "released")
 }
 
 /// The other calls: `rate` a second, open loop (sent on time whether or not the earlier
@@ -212,7 +107,7 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
 
     // Creations: payments in `created`, no deadline yet. Their pace sets the lapse.
     let server = start(&target, &payments_args(config, &dir, 86_400)).await;
-    let (made, created) = create(&server.url, count).await;
+    let (made, created) = create(std::slice::from_ref(&server.url), count).await;
     server.stop().await;
     println!("{} {replicas}: {count} payments created in {:.1} s", kind.name(), created.as_secs_f64());
     let lapse_s = (std::env::var("LAPSE").ok().and_then(|s| s.parse().ok()))
@@ -222,7 +117,7 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
     // deadline `lapse_s` later.
     let server = start(&target, &payments_args(config, &dir, lapse_s)).await;
     let authorizing_started = Instant::now();
-    let authorizing = authorize(&server.url, &made).await;
+    let authorizing = each(std::slice::from_ref(&server.url), &made, "payment_authorize").await;
     server.stop().await;
     println!(
         "{} {replicas}: authorized in {:.1} s; each lapses {lapse_s} s later",

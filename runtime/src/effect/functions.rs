@@ -19,6 +19,8 @@ pub(crate) struct Effects {
     pub(crate) states: crate::app_state::States,
     /// The attempts running now, for a shutdown to wait for.
     pub(crate) attempts: tokio_util::task::TaskTracker,
+    /// The places the attempts take, for as long as they run.
+    pub(crate) slots: super::AttemptSlots,
 }
 
 impl std::fmt::Debug for Effects {

@@ -25,9 +25,11 @@ mod functions;
 mod outbox;
 mod policy;
 mod record;
+mod slots;
 
 pub use call::{Attempt, EffectCall, EffectError, EffectFnPtr};
 pub(crate) use functions::Effects;
 pub(crate) use outbox::Outbox;
 pub use policy::EffectPolicy;
 pub(crate) use record::{CallEffects, record_move, recorded};
+pub(crate) use slots::AttemptSlots;

@@ -17,6 +17,12 @@ use crate::error::{ToolError, store_failure};
 use crate::store::{FlowLease, FlowStore, Hold, PendingEffect, Snapshot, Step, StoreKey, now_ms};
 use crate::telemetry::{self, DeadLetterLog};
 
+/// An attempt claimed, with the place it holds while it runs.
+pub(crate) struct Claimed {
+    effect: PendingEffect,
+    slot: tokio::sync::OwnedSemaphorePermit,
+}
+
 /// What dispatching needs: the store, the functions and their policy, where dead letters
 /// are remembered, and how long an attempt's end waits for the instance's lease.
 #[derive(Clone)]
@@ -28,29 +34,34 @@ pub(crate) struct Outbox {
 }
 
 impl Outbox {
-    /// Claims the instance's due effects, under its `lease`: each one's attempt counted and
-    /// its next due time set to the attempt's deadline, committed before any runs — so a
-    /// process that dies while dispatching leaves it to be tried again then, by whoever
-    /// sweeps, which records the attempt it finds still claimed as cut off. One out of
-    /// attempts or of cut-offs, or whose function this server lacks, is dead-lettered
-    /// (`attempts.rs`). Returns the instance as committed, and the attempts to run.
+    /// Claims the instance's due effects, under its `lease`, as many as there are places
+    /// free for their attempts ([`AttemptSlots`](super::AttemptSlots); the rest stay due,
+    /// unclaimed): each one's attempt counted and its next due time set to the attempt's
+    /// deadline, committed before any runs — so a process that dies while dispatching
+    /// leaves it to be tried again then, by whoever sweeps, which records the attempt it
+    /// finds still claimed as cut off. One out of attempts or of cut-offs, or whose
+    /// function this server lacks, is dead-lettered (`attempts.rs`). Returns the instance
+    /// as committed, and the attempts to run, each with its place.
     pub(crate) async fn claim(
         &self,
         key: &StoreKey,
         before: Snapshot,
         lease: &FlowLease,
-    ) -> Result<(Snapshot, Vec<PendingEffect>), ToolError> {
+    ) -> Result<(Snapshot, Vec<Claimed>), ToolError> {
         let now = now_ms();
         if !before.effects.iter().any(|effect| effect.due_at_ms <= now) {
             return Ok((before, Vec::new()));
         }
         let policy = self.effects.policy;
         let mut next = before.next();
-        let (mut claimed, mut dead) = (Vec::new(), Vec::new());
+        let (mut claimed, mut dead, mut touched) = (Vec::new(), Vec::new(), false);
         next.effects.retain_mut(|effect| {
             if effect.due_at_ms > now {
                 return true;
             }
+            // No place free: it stays due, for a later sweep.
+            let Some(slot) = self.effects.slots.try_take() else { return true };
+            touched = true;
             let cut_off = effect.claimed_at_ms.is_some();
             let next = attempts::claim(effect, &policy, self.effects.has(&effect.name), now);
             if cut_off {
@@ -59,12 +70,16 @@ impl Outbox {
                 tracing::warn!(on = %key, effect = %effect.key, cut_offs = effect.cut_offs, why, "an effect's attempt was cut off");
             }
             match next {
-                Next::Run => claimed.push(effect.clone()),
+                Next::Run => claimed.push(Claimed { effect: effect.clone(), slot }),
                 Next::Dead => dead.push(effect.clone()),
                 Next::Wait => {}
             }
             next != Next::Dead
         });
+        if !touched {
+            // Every place was taken: nothing claimed, nothing to commit.
+            return Ok((before, Vec::new()));
+        }
         for effect in &dead {
             self.dead_lettered(key, effect);
         }
@@ -73,9 +88,9 @@ impl Outbox {
         Ok((after, claimed))
     }
 
-    /// Runs one claimed attempt of `effect` outside the lease, then commits how it ended;
-    /// `slot` (the sweep's place) is kept until then.
-    pub(crate) fn dispatch(&self, key: StoreKey, effect: PendingEffect, slot: Arc<tokio::sync::OwnedSemaphorePermit>) {
+    /// Runs one claimed attempt outside the lease, then commits how it ended; its place is
+    /// kept until then.
+    pub(crate) fn dispatch(&self, key: StoreKey, Claimed { effect, slot }: Claimed) {
         let Some(function) = self.effects.functions.get(&effect.name).cloned() else { return };
         let instance = key.instance_parts().map(|(_, _, id)| id.to_string()).unwrap_or_default();
         let call = EffectCall {

@@ -22,7 +22,6 @@ mod running_tasks;
 mod shared;
 mod source;
 mod stopping;
-mod sweep_slots;
 mod tasks;
 mod timers;
 mod unserved;

@@ -54,8 +54,6 @@ pub(crate) struct Engine {
     /// The due instances of machines this server lacks that its sweeps leave to a server
     /// that has them (`timers.rs`).
     pub(crate) left_to_their_servers: LeftToTheirServers,
-    /// What the sweeps and the effects' attempts may do at once (`timers.rs`).
-    pub(crate) sweeping: super::sweep_slots::SweepSlots,
     /// The server this engine serves, given at build, for a handler's
     /// [`Ctx::server`](crate::Ctx::server) (`server/` sits above the engine and reads it
     /// back as its own type).

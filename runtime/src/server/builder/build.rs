@@ -160,7 +160,6 @@ impl ServerBuilder {
                     task_log: Default::default(),
                     dead_letters: Default::default(),
                     left_to_their_servers: Default::default(),
-                    sweeping: Default::default(),
                     host: this.clone() as std::sync::Weak<dyn std::any::Any + Send + Sync>,
                 }),
                 implementation: Implementation::new(self.name, self.version),

@@ -98,6 +98,9 @@ impl ServerBuilder {
         if let Some(timeout) = args.effect_timeout {
             self.effects.policy.attempt_timeout = timeout;
         }
+        if let Some(attempts) = args.effect_attempts {
+            self.effects.policy.max_attempts = attempts;
+        }
         if let Some(cut_offs) = args.effect_cut_offs {
             self.effects.policy.max_cut_offs = cut_offs;
         }

@@ -128,6 +128,12 @@ pub(super) struct ServeArgs {
     /// records it as cut off and tries again
     #[arg(long, env = "TOOLGATE_EFFECT_TIMEOUT", value_name = "SECS", value_parser = duration, help_heading = STORE, verbatim_doc_comment)]
     pub(super) effect_timeout: Option<Duration>,
+    /// How many attempts of an effect may end in an error before it is
+    /// dead-lettered (default 5, which is about 15 s of an outage; the waits
+    /// between them double from 1 s up to 5 minutes, each drawn between its
+    /// half and its whole: 36 outlast an hour's outage of the destination)
+    #[arg(long, env = "TOOLGATE_EFFECT_ATTEMPTS", value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = STORE, verbatim_doc_comment)]
+    pub(super) effect_attempts: Option<u32>,
     /// How many attempts of an effect may be cut off (their process stopped
     /// before they ended) before it is dead-lettered (default 10)
     #[arg(long, env = "TOOLGATE_EFFECT_CUT_OFFS", value_name = "N", help_heading = STORE, verbatim_doc_comment)]
