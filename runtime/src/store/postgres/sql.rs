@@ -65,9 +65,14 @@ impl Sql {
                 "UPDATE {s}.leases SET expires_at = clock_timestamp() + $3::bigint * interval '1 millisecond' \
                  WHERE key = $1 AND token = $2"
             ),
+            // The rows are locked in key order, as `take_leases` takes them: a batch
+            // releasing keys and another replica's batch taking some of the same keys
+            // otherwise lock them in opposite orders and deadlock (seen with three
+            // replicas: `benches/scale`, `backlog`).
             release_lease: format!(
-                "DELETE FROM {s}.leases AS held USING unnest($1::text[], $2::text[]) AS released (key, token) \
-                 WHERE held.key = released.key AND held.token = released.token"
+                "DELETE FROM {s}.leases AS held WHERE held.key IN (SELECT mine.key FROM {s}.leases AS mine \
+                 JOIN unnest($1::text[], $2::text[]) AS released (key, token) \
+                 ON mine.key = released.key AND mine.token = released.token ORDER BY mine.key FOR UPDATE OF mine)"
             ),
             // Removed: expired since always (`expires_at_ms` 0), for the sweep to delete.
             remove: format!(
