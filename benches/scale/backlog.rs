@@ -55,8 +55,9 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
     let env = [
         ("PAYMENTS_TEST_OUTAGE_FILE", outage.display().to_string()),
         ("PAYMENTS_TEST_PROCESSOR_MS", config.backlog_latency_ms.to_string()),
-        // Every failed attempt is a warning: hundreds of thousands of them.
-        ("RUST_LOG", "error".to_string()),
+        // Every failed attempt is a warning: hundreds of thousands of them
+        // (`BACKLOG_LOG=warn` to see them anyway).
+        ("RUST_LOG", std::env::var("BACKLOG_LOG").unwrap_or_else(|_| "error".into())),
     ];
     let mut servers = Vec::new();
     for _ in 0..replicas {
@@ -118,6 +119,11 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
     println!("{} {replicas}: failed attempts by their number: {by_attempt:?}", kind.name());
     if std::env::var_os("BACKLOG_SECONDS").is_some() {
         println!("{} {replicas}: failed attempts a second: {:?}", kind.name(), per_second.values().collect::<Vec<_>>());
+        let mut delivered: BTreeMap<u64, usize> = BTreeMap::new();
+        for attempt in log.iter().filter(|a| a.up) {
+            *delivered.entry(attempt.at_ms / 1_000).or_default() += 1;
+        }
+        println!("{} {replicas}: deliveries a second (second: count): {delivered:?}", kind.name());
     }
     let average = failed as f64 / per_second.len().max(1) as f64;
 

@@ -115,11 +115,16 @@ impl Engine {
         let outbox = self.outbox();
         let (after, claimed) = outbox.claim(key, after, &lease).await?;
         drop(lease);
+        let wake_at = after.wake_at_ms();
+        // Told before the attempts start: one that fails at once commits its retry's time
+        // and tells it, and this older deadline (the claim's) must not land after it and
+        // hold the retry back until the claim's deadline (seen on Postgres: a retry
+        // 30 s late, `benches/scale`, `backlog`).
+        let told = self.store.due_changed(key, wake_at).await;
         for attempt in claimed {
             outbox.dispatch(key.clone(), attempt);
         }
-        let wake_at = after.wake_at_ms();
-        self.store.due_changed(key, wake_at).await.map_err(|e| ToolError::store_unavailable(e, 1_000))?;
+        told.map_err(|e| ToolError::store_unavailable(e, 1_000))?;
         // Settled only if it is no longer due: one that stays due whatever a sweep does
         // must not keep the sweeps going at once.
         Ok(wake_at.is_none_or(|at| at > now_ms()))
