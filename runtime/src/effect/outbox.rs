@@ -54,14 +54,13 @@ impl Outbox {
         }
         let policy = self.effects.policy;
         let mut next = before.next();
-        let (mut claimed, mut dead, mut touched) = (Vec::new(), Vec::new(), false);
+        let (mut claimed, mut dead) = (Vec::new(), Vec::new());
         next.effects.retain_mut(|effect| {
             if effect.due_at_ms > now {
                 return true;
             }
             // No place free: it stays due, for a later sweep.
             let Some(slot) = self.effects.slots.try_take() else { return true };
-            touched = true;
             let cut_off = effect.claimed_at_ms.is_some();
             let next = attempts::claim(effect, &policy, self.effects.has(&effect.name), now);
             if cut_off {
@@ -76,8 +75,9 @@ impl Outbox {
             }
             next != Next::Dead
         });
-        if !touched {
-            // Every place was taken: nothing claimed, nothing to commit.
+        if claimed.is_empty() && dead.is_empty() {
+            // Every place was taken (a claim runs or dead-letters each effect it takes a
+            // place for): nothing claimed, nothing to commit.
             return Ok((before, Vec::new()));
         }
         for effect in &dead {
