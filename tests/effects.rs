@@ -5,8 +5,8 @@
 
 mod common;
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::TestClient;
@@ -14,7 +14,10 @@ use common::clients::Lifecycle;
 use serde_json::json;
 use toolgate::effect::{EffectCall, EffectError, EffectPolicy};
 use toolgate::prelude::*;
-use toolgate::store::{FlowStore, MemoryStore, StoreKey};
+use toolgate::store::{
+    Capabilities, FlowLease, FlowStore, HistoryEntry, HistoryRetention, Hold, MemoryStore, Snapshot, Step, StoreError,
+    StoreKey,
+};
 
 toolgate::machine! {
     id: "parcel",
@@ -36,6 +39,29 @@ toolgate::machine! {
         lapsed:    { entry: "release_seats", type: "final" },
         cancelled: { entry: [release_seats], type: "final" },
     }
+}
+
+toolgate::machine! {
+    id: "quote",
+    key: "quote_id",
+    mint: "Q-{n}",
+    initial: "open",
+    states: {
+        open:    { after: { "PT1S": "expired" }, exit: "hold_left" },
+        expired: { entry: "release_seats", type: "final" },
+    }
+}
+
+/// Quote a price for a second.
+#[action(domain = "quote", creates)]
+async fn quote_open(ctx: Ctx) -> Result<QuoteRef, ToolError> {
+    Ok(QuoteRef { quote_id: ctx.instance().unwrap_or_default().to_string() })
+}
+
+#[derive(Serialize, JsonSchema)]
+struct QuoteRef {
+    /// The quote, as `quote_open` returned it.
+    quote_id: String,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]
@@ -124,7 +150,7 @@ static GATED_MOST: AtomicUsize = AtomicUsize::new(0);
 #[derive(Clone)]
 struct Carrier(String);
 
-async fn serve(store: MemoryStore) -> TestClient {
+async fn serve(store: impl FlowStore) -> TestClient {
     let policy = EffectPolicy {
         max_attempts: 3,
         max_cut_offs: 3,
@@ -296,7 +322,12 @@ async fn entering_and_leaving_a_state_runs_its_effects_whether_time_or_a_call_mo
     let by_time = steps(until_received(&lapsing, 2).await);
     assert_eq!(by_time, ["hold_left:held->lapsed", "release_seats:held->lapsed"]);
     tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!((received(&cancelled).len(), received(&lapsing).len()), (2, 2), "an effect ran twice");
+    assert_eq!(
+        (received(&cancelled).len(), received(&lapsing).len()),
+        (2, 2),
+        "an effect ran twice: {:?}",
+        received(&lapsing)
+    );
 }
 
 /// An effect reads the server's application state as a handler does (`State<T>`); one
@@ -356,4 +387,75 @@ async fn a_backlog_runs_a_bounded_number_of_attempts_at_once_and_each_once() {
         assert_eq!(got[0].2, 1, "{parcel} on its first attempt: {got:?}");
     }
     assert_eq!(GATED_MOST.load(Ordering::SeqCst), 32, "never more than 32 at once");
+}
+
+/// A memory store that keeps every snapshot committed, in order.
+#[derive(Clone, Default)]
+struct Committed {
+    store: MemoryStore,
+    commits: Arc<Mutex<Vec<(StoreKey, Snapshot)>>>,
+}
+
+#[async_trait::async_trait]
+impl FlowStore for Committed {
+    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        self.store.load(key).await
+    }
+
+    async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
+        self.store.begin(key, hold).await
+    }
+
+    async fn commit(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        lease: Option<&FlowLease>,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
+    ) -> Result<u64, StoreError> {
+        let version = self.store.commit(key, expected_version, next, lease, entry).await?;
+        self.commits.lock().unwrap().push((key.clone(), next.clone()));
+        Ok(version)
+    }
+
+    async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.store.remove(key).await
+    }
+
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
+        self.store.due(now_ms, limit).await
+    }
+
+    async fn due_changed(&self, key: &StoreKey, due_at_ms: Option<u64>) -> Result<(), StoreError> {
+        self.store.due_changed(key, due_at_ms).await
+    }
+
+    fn capabilities(&self) -> Capabilities<'_> {
+        self.store.capabilities()
+    }
+}
+
+/// The sweep claims the effects of a move time makes in the move's own commit: the
+/// expiry is committed with its `exit` and `entry` effects already claimed, and no commit
+/// claims them alone (one commit fewer a timer: `benches/scale`, `timers`).
+#[tokio::test]
+async fn time_claims_the_effects_of_its_move_in_the_moves_own_commit() {
+    let store = Committed::default();
+    let client = serve(store.clone()).await;
+    let quote = client.ok("quote_open", json!({ "domain": "quote" })).await["quote_id"].as_str().unwrap().to_string();
+    assert_eq!(until_received(&quote, 2).await.len(), 2);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let key = StoreKey::instance("quote", &quote);
+    let commits: Vec<Snapshot> =
+        store.commits.lock().unwrap().iter().filter(|(k, _)| *k == key).map(|(_, s)| s.clone()).collect();
+    let expired = |s: &Snapshot| s.state_of("quote", "open") == "expired";
+    let moved = commits.iter().position(expired).expect("the expiry was committed");
+    let claimed = |s: &Snapshot| s.effects.iter().map(|e| (e.name.clone(), e.attempts)).collect::<Vec<_>>();
+    let mut in_the_move = claimed(&commits[moved]);
+    in_the_move.sort();
+    assert_eq!(in_the_move, [("hold_left".to_string(), 1), ("release_seats".to_string(), 1)]);
+    // Created, moved and claimed, then each attempt's end: nothing else.
+    assert_eq!(commits.len(), 4, "{:#?}", commits.iter().map(claimed).collect::<Vec<_>>());
+    assert!(commits.last().is_some_and(|s| s.effects.is_empty()), "every effect ended");
 }

@@ -202,17 +202,45 @@ impl Records<'_> {
         before: Snapshot,
         lease: &FlowLease,
     ) -> Result<Snapshot, ToolError> {
+        Ok(self.settle_then(machine, key, before, lease, |_| ()).await?.0)
+    }
+
+    /// [`Records::settle`], with `last` applied to the last snapshot it commits, in that
+    /// commit (the sweep claims the effects the moves recorded there: one commit fewer a
+    /// timer). Returns what `last` answered, `None` when nothing was committed.
+    pub(crate) async fn settle_then<R>(
+        &self,
+        machine: &Machine,
+        key: &StoreKey,
+        before: Snapshot,
+        lease: &FlowLease,
+        last: impl FnOnce(&mut Snapshot) -> R,
+    ) -> Result<(Snapshot, Option<R>), ToolError> {
         let retention = self.retention;
         let now = now_ms();
-        let Some((settled, fired)) = machine.settle(&before, now) else { return Ok(before) };
+        let Some((settled, fired)) = machine.settle(&before, now) else { return Ok((before, None)) };
         let mut current = before;
-        for step in &fired {
+        if fired.is_empty() {
+            // Only a deadline the machine no longer has: dropped.
+            let mut next = current.next();
+            next.due_at_ms = settled.due_at_ms;
+            let answered = last(&mut next);
+            return Ok((self.commit(key, &current, next, Some(lease)).await?, Some(answered)));
+        }
+        let mut last = Some(last);
+        let mut answered = None;
+        for (n, step) in fired.iter().enumerate() {
             let mut next = current.with_state(machine.id(), &step.to);
             machine.entered(&mut next, &step.to, step.at_ms);
             next.timed_at_ms = Some(step.at_ms);
             // Named by when it was due: the same on every replica that might commit it.
             let commit = format!("after-{}", step.at_ms);
             crate::effect::record_move(machine, key, Some(&step.from), &step.to, &commit, &mut next);
+            if n + 1 == fired.len() {
+                // A deadline the machine no longer has is dropped with the last move.
+                next.due_at_ms = settled.due_at_ms;
+                answered = last.take().map(|last| last(&mut next));
+            }
             let entry = HistoryEntry::timer(&step.from, &step.to, step.after_ms, step.at_ms);
             // The transition's hooks first: what they wrote commits with it.
             let hooks = self.hooks.between(machine.id(), Some(&step.from), &step.to);
@@ -242,13 +270,7 @@ impl Records<'_> {
             let _ = self.timers.send(TimerCommit { key: key.clone(), machine: machine.id().to_string(), entry });
             current = next;
         }
-        // A deadline the machine no longer has: dropped.
-        if current.due_at_ms != settled.due_at_ms {
-            let mut next = current.next();
-            next.due_at_ms = settled.due_at_ms;
-            current = self.commit(key, &current, next, Some(lease)).await?;
-        }
-        Ok(current)
+        Ok((current, answered))
     }
 
     /// What time made due on `machine`'s instance at `key`, read as `loaded` by a call that

@@ -33,6 +33,22 @@ pub(crate) struct Outbox {
     pub(crate) lease_wait: Duration,
 }
 
+/// What a claim took: the attempts to run, each with its place, and the effects out of
+/// attempts, dead-lettered. Neither counts until the snapshot it was claimed in commits
+/// ([`Outbox::committed`]); dropped, it gives the places back.
+#[derive(Default)]
+pub(crate) struct Claims {
+    run: Vec<Claimed>,
+    dead: Vec<PendingEffect>,
+}
+
+impl Claims {
+    /// Whether the claim changed the snapshot, which must then commit.
+    fn is_empty(&self) -> bool {
+        self.run.is_empty() && self.dead.is_empty()
+    }
+}
+
 impl Outbox {
     /// Claims the instance's due effects, under its `lease`, as many as there are places
     /// free for their attempts ([`AttemptSlots`](super::AttemptSlots); the rest stay due,
@@ -52,9 +68,27 @@ impl Outbox {
         if !before.effects.iter().any(|effect| effect.due_at_ms <= now) {
             return Ok((before, Vec::new()));
         }
-        let policy = self.effects.policy;
         let mut next = before.next();
-        let (mut claimed, mut dead) = (Vec::new(), Vec::new());
+        let claims = self.claim_into(key, &mut next);
+        if claims.is_empty() {
+            // Nothing due, or every place taken: nothing to commit.
+            return Ok((before, Vec::new()));
+        }
+        let after = self.commit(key, &before, next, lease).await?;
+        Ok((after, self.committed(key, claims)))
+    }
+
+    /// Claims `next`'s due effects in `next` itself, as [`Outbox::claim`] does, for a
+    /// commit that writes more (the move of a timer that recorded them): the caller
+    /// commits `next` under the instance's lease, then hands the claims to
+    /// [`Outbox::committed`].
+    pub(crate) fn claim_into(&self, key: &StoreKey, next: &mut Snapshot) -> Claims {
+        let now = now_ms();
+        let mut claims = Claims::default();
+        if !next.effects.iter().any(|effect| effect.due_at_ms <= now) {
+            return claims;
+        }
+        let policy = self.effects.policy;
         next.effects.retain_mut(|effect| {
             if effect.due_at_ms > now {
                 return true;
@@ -69,23 +103,23 @@ impl Outbox {
                 tracing::warn!(on = %key, effect = %effect.key, cut_offs = effect.cut_offs, why, "an effect's attempt was cut off");
             }
             match next {
-                Next::Run => claimed.push(Claimed { effect: effect.clone(), slot }),
-                Next::Dead => dead.push(effect.clone()),
+                Next::Run => claims.run.push(Claimed { effect: effect.clone(), slot }),
+                Next::Dead => claims.dead.push(effect.clone()),
                 Next::Wait => {}
             }
             next != Next::Dead
         });
-        if claimed.is_empty() && dead.is_empty() {
-            // Every place was taken (a claim runs or dead-letters each effect it takes a
-            // place for): nothing claimed, nothing to commit.
-            return Ok((before, Vec::new()));
-        }
-        for effect in &dead {
+        next.dead_effects.extend(claims.dead.iter().cloned());
+        claims
+    }
+
+    /// The claims made in a snapshot now committed: the dead letters logged, and the
+    /// attempts to run.
+    pub(crate) fn committed(&self, key: &StoreKey, claims: Claims) -> Vec<Claimed> {
+        for effect in &claims.dead {
             self.dead_lettered(key, effect);
         }
-        next.dead_effects.extend(dead);
-        let after = self.commit(key, &before, next, lease).await?;
-        Ok((after, claimed))
+        claims.run
     }
 
     /// Runs one claimed attempt outside the lease, then commits how it ended; its place is
@@ -152,9 +186,8 @@ impl Outbox {
                 }
             }
         }
-        let after = self.commit(key, &before, next, &lease).await?;
-        drop(lease);
-        self.store.due_changed(key, after.wake_at_ms()).await.map_err(|e| ToolError::store_unavailable(e, 1_000))
+        // The commit indexes when the instance is next due, if ever, with the record.
+        self.commit(key, &before, next, &lease).await.map(drop)
     }
 
     /// Commits `next` over `before` under the instance's `lease`.

@@ -100,9 +100,9 @@ impl Engine {
         Swept { named: keys.len(), settled: settled.into_inner() }
     }
 
-    /// Commits what is due on the instance at `key`, under its lease, and tells the
-    /// store's index of deadlines where it stands now; `false` if it was skipped (held by
-    /// a call, which settles it itself, or by another replica's sweep) or is still due.
+    /// Commits what is due on the instance at `key`, under its lease (or tells the store's
+    /// index of deadlines that it named one not due); `false` if it was skipped (held by a call, which settles it itself, or by another replica's
+    /// sweep) or is still due.
     async fn settle(&self, key: &StoreKey) -> Result<bool, ToolError> {
         let machine = key.instance_parts().and_then(|(_, machine, _)| self.registry.machine(machine));
         let Some(machine) = machine else { return self.leave_to_its_server(key).await.map(|()| false) };
@@ -110,17 +110,25 @@ impl Engine {
             return Ok(false);
         };
         let (lease, before) = step.and_then(Step::leased).map_err(|e| ToolError::store_unavailable(e, 1_000))?;
-        let records = self.records();
-        let after = records.settle(machine, key, before, &lease).await?;
-        let outbox = self.outbox();
-        let (after, claimed) = outbox.claim(key, after, &lease).await?;
+        let read = before.version;
+        let (records, outbox) = (self.records(), self.outbox());
+        // The effects the moves recorded are claimed in the commit that makes the moves.
+        let claim = |next: &mut crate::store::Snapshot| outbox.claim_into(key, next);
+        let (after, claimed) = match records.settle_then(machine, key, before, &lease, claim).await? {
+            (after, Some(claims)) => (after, outbox.committed(key, claims)),
+            // Nothing moved: what is due is effects alone (a retry, or one a call recorded).
+            (after, None) => outbox.claim(key, after, &lease).await?,
+        };
         drop(lease);
         let wake_at = after.wake_at_ms();
-        // Told before the attempts start: one that fails at once commits its retry's time
-        // and tells it, and this older deadline (the claim's) must not land after it and
-        // hold the retry back until the claim's deadline (seen on Postgres: a retry
-        // 30 s late, `benches/scale`, `backlog`).
-        let told = self.store.due_changed(key, wake_at).await;
+        // Every commit indexes the deadline it writes, in its own atomic step. Told only
+        // when nothing was committed and the index named a record not due (one expired,
+        // say): never after a commit, whose newer deadline an older one would cover.
+        let stale = after.version == read && wake_at.is_none_or(|at| at > now_ms());
+        let told = match stale {
+            true => self.store.due_changed(key, wake_at).await,
+            false => Ok(()),
+        };
         for attempt in claimed {
             outbox.dispatch(key.clone(), attempt);
         }

@@ -101,17 +101,19 @@ pub trait FlowStore: Send + Sync + 'static {
     /// waits for, and never lets the key's version go back.
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError>;
 
-    /// The keys of instances whose deadline ([`Snapshot::due_at_ms`]) is at or before
-    /// `now_ms`, soonest first, at most `limit`: what the engine's sweeper commits. A store
-    /// that indexes deadlines beside its records may name an instance whose deadline has
-    /// moved since; the sweeper reads each one and tells it with
-    /// [`FlowStore::due_changed`]. A store that keeps no index answers `Ok(vec![])`, and
-    /// what is due is applied when each instance is next read.
+    /// The keys of instances whose deadline ([`Snapshot::wake_at_ms`]) is at or before
+    /// `now_ms`, soonest first, at most `limit`: what the engine's sweeper commits. Every
+    /// [`FlowStore::commit`] indexes the deadline it writes, or that it has none, in its
+    /// own atomic step, so no index write of an older commit lands over a newer one's. A
+    /// store may still name an instance not due (one expired since): the sweeper reads
+    /// each one and tells it with [`FlowStore::due_changed`]. A store that keeps no index
+    /// answers `Ok(vec![])`, and what is due is applied when each instance is next read.
     async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError>;
 
     /// Tells the store's index of deadlines that `key`'s deadline is `due_at_ms` (`None`:
-    /// it has none), after a sweep read the record. A store whose [`FlowStore::due`] reads
-    /// the records themselves has nothing to do.
+    /// it has none), where no commit told it: after a sweep read the record and committed
+    /// nothing, or to stop naming an instance no server serves. A store whose
+    /// [`FlowStore::due`] reads the records themselves has nothing to do.
     async fn due_changed(&self, key: &StoreKey, due_at_ms: Option<u64>) -> Result<(), StoreError>;
 
     /// What the store offers beyond the core.

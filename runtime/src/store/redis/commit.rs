@@ -1,9 +1,7 @@
 //! A commit: one script that checks the marker, Redis's clock, the lease and the version,
-//! then writes the record, its history and its counters, and advances the clock
-//! ([`rollback`](super::rollback)); then, where a replica keeps the write, the wait for it,
-//! and the index of when the instance is next due.
-
-use std::time::Duration;
+//! then writes the record, its history, its counters and its place in the index of when
+//! instances are next due, and advances the clock ([`rollback`](super::rollback)); then,
+//! where a replica keeps the write, the wait for it.
 
 use redis::aio::ConnectionManager;
 
@@ -11,7 +9,7 @@ use super::durability::{self, MARKER_KEY, RedisDurability};
 use super::keys::{COUNTS_NONE, DUE_KEY, counts_key, history_key, lease_key, record_key, revision_key};
 use super::rollback::CLOCK_KEY;
 use super::store::RedisStore;
-use crate::store::{FlowStore, HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, counts, unavailable};
+use crate::store::{HistoryEntry, HistoryRetention, Snapshot, StoreError, StoreKey, counts, unavailable};
 
 impl RedisStore {
     /// Compare-and-set in one script; with `fence`, only while the key's lease holds it;
@@ -49,6 +47,7 @@ impl RedisStore {
             .key(MARKER_KEY)
             .key(if counted.is_some() { counters } else { COUNTS_NONE.to_string() })
             .key(CLOCK_KEY)
+            .key(DUE_KEY)
             .arg(expected_version)
             .arg(text)
             .arg(expires)
@@ -60,6 +59,7 @@ impl RedisStore {
             .arg(&self.marker.id)
             .arg(names)
             .arg(before)
+            .arg(next.wake_at_ms().map(|due| due.to_string()).unwrap_or_default())
             .invoke_async(&mut connection)
             .await
             .map_err(commit_failure)?;
@@ -73,19 +73,6 @@ impl RedisStore {
         }
         if applied == 1 {
             self.marker.clock.committed(clock);
-        }
-        if applied == 1
-            && let Some(due) = next.wake_at_ms()
-        {
-            // Beside the record, not in the script (another hash slot). The commit is made:
-            // failing here must not report it as not made (the fault check caught exactly
-            // that, a Redis restarting between the two). It is indexed again in the
-            // background; until then what is due is applied on the instance's next read,
-            // and a stale entry the sweep corrects.
-            if let Err(error) = self.due_changed(key, Some(due)).await {
-                tracing::warn!(on = %key, %error, "cannot index when a committed instance is due; trying again");
-                index_due_later(self.connection.clone(), key.as_str().to_string(), due);
-            }
         }
         match applied {
             1 => Ok(version),
@@ -107,22 +94,6 @@ impl RedisStore {
         }
         Ok(())
     }
-}
-
-/// Indexes `member` as due at `due` (its commit made, the first try failed): tried again
-/// every second for a minute.
-fn index_due_later(mut connection: ConnectionManager, member: String, due: u64) {
-    tokio::spawn(async move {
-        for _ in 0..60 {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            let mut command = redis::cmd("ZADD");
-            command.arg(DUE_KEY).arg(due).arg(&member);
-            if command.query_async::<()>(&mut connection).await.is_ok() {
-                return;
-            }
-        }
-        tracing::error!(on = %member, "gave up indexing when a committed instance is due: its next read applies it");
-    });
 }
 
 /// A failed commit: refused before it was sent, or lost on the way — then it may have been

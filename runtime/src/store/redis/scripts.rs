@@ -1,7 +1,7 @@
 //! The store's Lua scripts: each runs atomically in Redis.
 
 /// Compare-and-set, and every check a write passes first: the marker, the clock, the lease,
-/// the version.
+/// the version; the record's place among the deadlines written with it.
 pub(super) const COMPARE_AND_SET: &str = r#"
 if redis.call('GET', KEYS[5]) ~= ARGV[9] then
   return {3, 0, 0}
@@ -34,6 +34,13 @@ if ARGV[10] ~= '' then
 elseif counted then
   redis.call('HDEL', KEYS[1], 'ck', 'cn')
 end
+-- When it is next due, indexed in the same step: no index write of an older commit can
+-- land over a newer one's.
+if ARGV[12] ~= '' then
+  redis.call('ZADD', KEYS[8], ARGV[12], ARGV[5])
+else
+  redis.call('ZREM', KEYS[8], ARGV[5])
+end
 redis.call('PUBLISH', 'toolgate:commits', ARGV[5])
 if current == 0 then
   -- What an expired or removed record left behind went with it.
@@ -65,12 +72,14 @@ end
 return {1, version, clock}
 "#;
 
-/// Removes a record and its history, its names taken off their counters.
+/// Removes a record and its history, its names taken off their counters and its place
+/// among the deadlines.
 pub(super) const REMOVE: &str = r#"
 local counted, names = redis.call('HGET', KEYS[1], 'ck'), redis.call('HGET', KEYS[1], 'cn')
 if counted then
   for name in string.gmatch(names, '[^\n]+') do redis.call('HINCRBY', counted, name, -1) end
 end
+redis.call('ZREM', KEYS[3], ARGV[1])
 return redis.call('DEL', KEYS[1], KEYS[2])
 "#;
 

@@ -283,11 +283,10 @@ impl FlowStore for RedisStore {
 
     async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
         let mut connection = self.connection.clone();
-        (self.scripts.remove.key(record_key(key)).key(history_key(key)))
+        (self.scripts.remove.key(record_key(key)).key(history_key(key)).key(DUE_KEY).arg(key.as_str()))
             .invoke_async::<()>(&mut connection)
             .await
-            .map_err(unavailable)?;
-        self.due_changed(key, None).await
+            .map_err(unavailable)
     }
 
     async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
