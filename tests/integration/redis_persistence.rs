@@ -99,12 +99,13 @@ async fn a_write_to_a_redis_kept_by_its_replica_is_acknowledged_once_the_replica
     assert!(matches!(unknown, Err(StoreError::OutcomeUnknown(_))), "{unknown:?}");
 }
 
-/// A commit Redis made is reported made even when the step after it fails: indexing when
-/// the instance is next due is a second command, and a Redis that refuses it (here an ACL
-/// that keeps the index read-only; in the fault check, Redis restarting between the two)
-/// once made the call say `STORE_UNAVAILABLE`, nothing committed, over a committed record.
+/// A commit writes the index of when the instance is next due in its own script, first of
+/// its writes: a Redis that refuses the index (here an ACL that keeps it read-only) refuses
+/// the whole commit, which writes nothing and is reported not made. (The index was once a
+/// second command after the script; a Redis refusing it, or restarting between the two,
+/// left a committed record reported as not committed.)
 #[tokio::test]
-async fn a_commit_made_is_reported_made_when_indexing_its_deadline_fails() {
+async fn a_commit_redis_cannot_index_writes_nothing_and_is_reported_not_made() {
     let Some(redis) = OwnRedis::start() else { return };
     let user = ["ACL", "SETUSER", "toolgate", "on", ">s3cret-password", "~toolgate:{*", "~toolgate:marker"];
     assert!(redis.cli(&[&user[..], &["%R~toolgate:due", "&*", "+@all"]].concat()), "the ACL user is made");
@@ -115,8 +116,10 @@ async fn a_commit_made_is_reported_made_when_indexing_its_deadline_fails() {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64 + 60_000;
     let due = Snapshot { due_at_ms: Some(in_a_minute), ..Default::default() };
     let written = store.commit(&key, 0, &due.with_state("payment", "authorized"), None, None).await;
-    assert!(written.is_ok(), "the commit was made, and reported failed: {written:?}");
-    assert_eq!(store.load(&key).await.unwrap().state_of("payment", "created"), "authorized");
+    assert!(matches!(written, Err(StoreError::Unavailable(_))), "{written:?}");
+    assert_eq!(store.load(&key).await.unwrap().version, 0, "a refused commit wrote the record");
+    let written = redis.ask(&["keys", "toolgate:*"]);
+    assert!(!written.contains("PAY-1"), "a refused commit wrote: {written}");
 }
 
 /// The payments example's clerks, each in a tenant of its own (each tenant's `PAY-n` are

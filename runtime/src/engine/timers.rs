@@ -56,11 +56,23 @@ impl Swept {
     }
 }
 
-/// A number below `bound` (> 0), from the OS's generator.
-fn random_below(bound: usize) -> usize {
-    let mut bytes = [0u8; 8];
-    getrandom::fill(&mut bytes).expect("the OS random number generator is unavailable");
-    (u64::from_le_bytes(bytes) % bound as u64) as usize
+/// `items` in an order of this sweep's own (Fisher–Yates, splitmix64 seeded from the OS),
+/// so that replicas reading the same due instances take them in different orders, and
+/// seldom reach for the same one at once.
+fn shuffle<T>(items: &mut [T]) {
+    let mut seed = [0u8; 8];
+    if getrandom::fill(&mut seed).is_err() {
+        return;
+    }
+    let mut state = u64::from_le_bytes(seed);
+    for i in (1..items.len()).rev() {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        items.swap(i, (z % (i as u64 + 1)) as usize);
+    }
 }
 
 impl Engine {
@@ -78,14 +90,14 @@ impl Engine {
                 return Swept::default();
             }
         };
-        let due: Vec<&StoreKey> = keys.iter().filter(|key| !left.skips(key, now)).collect();
-        // Replicas that read the same due instances start at different places among them,
-        // so that they settle different ones instead of queueing for the same leases.
-        let start = if due.is_empty() { 0 } else { random_below(due.len()) };
+        let mut due: Vec<&StoreKey> = keys.iter().filter(|key| !left.skips(key, now)).collect();
+        // Replicas that read the same due instances take them in orders of their own, so
+        // that they settle different ones instead of queueing for the same leases (in one
+        // order, one replica queued behind another's at every step).
+        shuffle(&mut due);
         let settled = AtomicUsize::new(0);
-        let order = due[start..].iter().chain(&due[..start]);
         let counted = &settled;
-        futures_util::stream::iter(order)
+        futures_util::stream::iter(due)
             .for_each_concurrent(SWEEP_AT_ONCE, |key| async move {
                 match self.settle(key).await {
                     Ok(true) => {
@@ -212,5 +224,27 @@ impl Engine {
             dead_letters: self.dead_letters.clone(),
             lease_wait: self.limits.lease_wait,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shuffle;
+
+    /// A shuffle keeps every item once, and two sweeps' orders differ (two equal orders of
+    /// 256 by chance: about one in 10^506).
+    #[test]
+    fn each_sweep_takes_the_due_instances_in_an_order_of_its_own() {
+        let shuffled = || {
+            let mut items: Vec<usize> = (0..256).collect();
+            shuffle(&mut items);
+            items
+        };
+        let (one, other) = (shuffled(), shuffled());
+        let mut sorted = one.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..256).collect::<Vec<_>>(), "every item once");
+        assert_ne!(one, other, "the same order twice");
+        assert_ne!(one, (0..256).collect::<Vec<_>>(), "left in place");
     }
 }

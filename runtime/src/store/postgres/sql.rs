@@ -80,12 +80,15 @@ impl Sql {
                  WHERE key = $1"
             ),
             remove_history: format!("DELETE FROM {s}.history WHERE key = $1"),
+            // Not one whose lease another holds: a call or another replica's sweep is
+            // settling it, and a sweep would only queue behind it.
             due: format!(
-                "SELECT key FROM {s}.records WHERE due_at_ms <= $1 AND snapshot IS NOT NULL \
-                 ORDER BY due_at_ms LIMIT $2"
+                "SELECT r.key FROM {s}.records r WHERE r.due_at_ms <= $1 AND r.snapshot IS NOT NULL \
+                 AND NOT EXISTS (SELECT 1 FROM {s}.leases l WHERE l.key = r.key AND l.expires_at > clock_timestamp()) \
+                 ORDER BY r.due_at_ms LIMIT $2"
             ),
-            // A commit writes the deadline with the record, so a sweep mostly finds it
-            // right: then nothing is written (no row version, no flush of the log).
+            // A sweep that committed nothing tells the deadline it read, mostly the one
+            // written: then nothing is written (no row version, no flush of the log).
             due_changed: format!(
                 "UPDATE {s}.records SET due_at_ms = $2 WHERE key = $1 AND due_at_ms IS DISTINCT FROM $2"
             ),

@@ -18,6 +18,14 @@ end
 if current ~= tonumber(ARGV[1]) then
   return {0, current, clock}
 end
+-- When it is next due, indexed in the same step, so no index write of an older commit
+-- lands over a newer one's; and first of the writes: a script that fails part-way keeps
+-- what it wrote, and one this user may not index must write nothing.
+if ARGV[12] ~= '' then
+  redis.call('ZADD', KEYS[8], ARGV[12], ARGV[5])
+else
+  redis.call('ZREM', KEYS[8], ARGV[5])
+end
 local version = redis.call('INCR', KEYS[2])
 clock = redis.call('INCR', KEYS[7])
 -- The instances counted by state: the record's names move from its old counters to its new.
@@ -33,13 +41,6 @@ if ARGV[10] ~= '' then
   redis.call('HSET', KEYS[1], 'ck', KEYS[6], 'cn', ARGV[10])
 elseif counted then
   redis.call('HDEL', KEYS[1], 'ck', 'cn')
-end
--- When it is next due, indexed in the same step: no index write of an older commit can
--- land over a newer one's.
-if ARGV[12] ~= '' then
-  redis.call('ZADD', KEYS[8], ARGV[12], ARGV[5])
-else
-  redis.call('ZREM', KEYS[8], ARGV[5])
 end
 redis.call('PUBLISH', 'toolgate:commits', ARGV[5])
 if current == 0 then
