@@ -1,10 +1,12 @@
 //! Postgres forgets what expired (issue 53): the rows of tasks past their `ttlMs` are
 //! deleted by the store's sweep, through the real server on a real Postgres
 //! (`TOOLGATE_TEST_POSTGRES_URL`; `.ci/run` starts one), while a live task's row stays.
+//! And what is due, as the timers' sweep reads it: none whose lease is held (issue 57).
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolgate::store::{FlowStore, Hold, PostgresStore, Snapshot, StoreKey};
 
 use crate::common::raw::SessionlessClient;
 use crate::common::spawn_http_example;
@@ -77,5 +79,39 @@ async fn expired_tasks_rows_are_deleted_and_live_ones_kept() {
     let read: Value =
         SessionlessClient::new(&url).request("tasks/get", json!({ "taskId": live, "_meta": meta }), &[]).await.result();
     assert!(read["status"].is_string(), "the live task is read after the sweep: {read}");
+    own.drop().await;
+}
+
+/// Postgres names no due instance whose lease is held: a call or another replica's sweep
+/// is settling it, and a sweep would only queue behind it. Once released, it is named.
+#[tokio::test]
+async fn a_due_instance_whose_lease_is_held_is_not_named_until_released() {
+    let Some(server) = postgres_url() else { return };
+    let own = OwnDatabase::on(&server, "due_leased").await;
+    let store = PostgresStore::connect(&own.url).await.unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let (held, free) = (StoreKey::instance("quote", "Q-held"), StoreKey::instance("quote", "Q-free"));
+    let due = Snapshot { due_at_ms: Some(now - 1_000), ..Snapshot::default() }.with_state("quote", "quoted");
+    for key in [&held, &free] {
+        store.commit(key, 0, &due, None, None).await.unwrap();
+    }
+    let named = |keys: Vec<StoreKey>| keys.iter().map(|k| k.as_str().to_string()).collect::<Vec<_>>();
+    let both = named(store.due(now, 10).await.unwrap());
+    assert_eq!(both.len(), 2, "{both:?}");
+    let step = store.begin(&held, Hold::Wait).await.unwrap();
+    assert_eq!(named(store.due(now, 10).await.unwrap()), [free.as_str()], "a held lease is left out");
+    drop(step);
+    // A dropped lease is released in the store's next batch of reads.
+    let mut again = Vec::new();
+    for _ in 0..50 {
+        store.load(&free).await.unwrap();
+        again = named(store.due(now, 10).await.unwrap());
+        if again.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(again.len(), 2, "released, it is named again: {again:?}");
+    drop(store);
     own.drop().await;
 }

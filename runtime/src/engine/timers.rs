@@ -113,8 +113,8 @@ impl Engine {
     }
 
     /// Commits what is due on the instance at `key`, under its lease (or tells the store's
-    /// index of deadlines that it named one not due); `false` if it was skipped (held by a call, which settles it itself, or by another replica's
-    /// sweep) or is still due.
+    /// index of deadlines that it named one not due); `false` if it was skipped (held by
+    /// a call, which settles it itself, or by another replica's sweep) or is still due.
     async fn settle(&self, key: &StoreKey) -> Result<bool, ToolError> {
         let machine = key.instance_parts().and_then(|(_, machine, _)| self.registry.machine(machine));
         let Some(machine) = machine else { return self.leave_to_its_server(key).await.map(|()| false) };
