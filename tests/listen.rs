@@ -23,36 +23,42 @@ struct Greeting {
     greeting: String,
 }
 
+/// A browser page on loopback: allowed by the default origins; the owned path leaves a
+/// request with an `Origin` to rmcp.
+const TO_RMCP: (&str, &str) = ("Origin", "http://localhost:9");
+
 #[tokio::test]
 async fn a_listener_hears_what_it_asked_for_tagged_with_its_subscription() {
     let server = Server::from_registry("listen").build().unwrap();
     let url = serve_in_process(server.clone()).await;
+    // The owned path holds a stream without an `Origin`; rmcp, one with.
+    for headers in [&[][..], &[TO_RMCP][..]] {
+        let mut tools = ListenStream::open(&url, 7, json!({ "toolsListChanged": true }), headers).await;
+        let ack = tools.next(common::PATIENCE).await.expect("an acknowledgement");
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+        assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+        assert_eq!(ack["params"]["notifications"], json!({ "toolsListChanged": true }));
 
-    let mut tools = ListenStream::open(&url, 7, json!({ "toolsListChanged": true }), &[]).await;
-    let ack = tools.next(common::PATIENCE).await.expect("an acknowledgement");
-    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
-    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
-    assert_eq!(ack["params"]["notifications"], json!({ "toolsListChanged": true }));
+        // Prompts are not served: the filter the server acknowledges leaves them out.
+        let mut prompts = ListenStream::open(&url, 8, json!({ "promptsListChanged": true }), headers).await;
+        let ack = prompts.next(common::PATIENCE).await.expect("an acknowledgement");
+        assert_eq!(ack["params"]["notifications"], json!({}), "{ack}");
 
-    // Prompts are not served: the filter the server acknowledges leaves them out.
-    let mut prompts = ListenStream::open(&url, 8, json!({ "promptsListChanged": true }), &[]).await;
-    let ack = prompts.next(common::PATIENCE).await.expect("an acknowledgement");
-    assert_eq!(ack["params"]["notifications"], json!({}), "{ack}");
+        // rmcp acknowledges a stream before the server registers it (the owned path, after);
+        // a change told at once still reaches it.
+        server.tools_changed().await;
+        let changed = tools.next(common::PATIENCE).await.expect("list_changed on the tools stream");
+        assert_eq!(changed["method"], "notifications/tools/list_changed", "{changed}");
+        assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+        // The prompts stream asked for nothing the change is about. (The tools stream's
+        // notification, sent after the prompts stream's turn, has arrived: this is no race.)
+        assert_eq!(prompts.next(Duration::from_millis(300)).await, None);
+        streams_come_to(&server, 2).await;
 
-    // rmcp acknowledges a stream before the server registers it; a change told at once
-    // still reaches it.
-    server.tools_changed().await;
-    let changed = tools.next(common::PATIENCE).await.expect("list_changed on the tools stream");
-    assert_eq!(changed["method"], "notifications/tools/list_changed", "{changed}");
-    assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
-    // The prompts stream asked for nothing the change is about. (The tools stream's
-    // notification, sent after the prompts stream's turn, has arrived: this is no race.)
-    assert_eq!(prompts.next(Duration::from_millis(300)).await, None);
-    streams_come_to(&server, 2).await;
-
-    drop(tools);
-    drop(prompts);
-    streams_come_to(&server, 0).await;
+        drop(tools);
+        drop(prompts);
+        streams_come_to(&server, 0).await;
+    }
 }
 
 /// Waits until `server` has `count` listening streams registered.

@@ -1,7 +1,10 @@
-//! Item 4: `SESSIONS` stateful sessions (MCP 2025-11-25) open at once, then as many
-//! `subscriptions/listen` streams (MCP 2026-07-28), on one invoice server: the resident
-//! memory each adds, `tools/list` and a call's p50/p99 with all of them open, and how long
-//! the server takes to stop (SIGTERM) with them open.
+//! Item 4: `SESSIONS` stateful sessions (MCP 2025-11-25) open at once, then as many idle
+//! HTTP connections (each has made one request and stays open), then as many
+//! `subscriptions/listen` streams (MCP 2026-07-28), each on a connection of its own, on one
+//! invoice server: the resident memory each adds, `tools/list` and a call's p50/p99 with
+//! all of them open, and how long the server takes to stop (SIGTERM) with them open. What
+//! an idle connection costs is the HTTP server's (hyper's buffers, the connection's task);
+//! a stream's own part is what it costs beyond that.
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +20,7 @@ const OPENING: usize = 16;
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"scale","version":"1"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
 const LISTEN: &str = r#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
 
 fn post(http: &reqwest::Client, url: &str, body: &'static str) -> reqwest::RequestBuilder {
@@ -70,7 +74,7 @@ async fn settled(server: &Server) -> u64 {
 pub(crate) async fn run(kind: Kind, config: &Config) {
     let count = config.sessions;
     let target = Target::fresh(kind, 0, &config.dir).await;
-    let max = (count + 100).to_string();
+    let max = (2 * count + 100).to_string();
     let args = [
         "--drain-delay",
         "1ms",
@@ -84,6 +88,9 @@ pub(crate) async fn run(kind: Kind, config: &Config) {
         &max,
         "--max-connections",
         &max,
+        // Idle connections stay open while the rest is opened.
+        "--request-read-timeout",
+        "600s",
     ];
     let server = Server::start("invoice", &target.url, &args).await;
     let http = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
@@ -110,6 +117,31 @@ pub(crate) async fn run(kind: Kind, config: &Config) {
         viewed.push(took.expect("a view"));
     }
 
+    // Idle connections: each has made one sessionless request, and its client keeps it.
+    let started = Instant::now();
+    let idle: Vec<reqwest::Client> = futures::stream::iter(0..count)
+        .map(|_| {
+            let http = reqwest::Client::builder().build().unwrap();
+            let url = url.clone();
+            async move {
+                let response = (post(&http, &url, LIST))
+                    .header("MCP-Protocol-Version", "2026-07-28")
+                    .header("Mcp-Method", "tools/list")
+                    .send()
+                    .await
+                    .expect("tools/list");
+                assert!(response.status().is_success(), "tools/list: HTTP {}", response.status());
+                let _ = response.bytes().await;
+                http
+            }
+        })
+        .buffer_unordered(OPENING)
+        .collect()
+        .await;
+    let idling = started.elapsed();
+    let with_idle = settled(&server).await;
+    let per_idle = with_idle.saturating_sub(with_sessions) / count as u64;
+
     // Streams: each its own connection, held open.
     let started = Instant::now();
     let streams: Vec<reqwest::Response> = futures::stream::iter(0..count)
@@ -135,25 +167,30 @@ pub(crate) async fn run(kind: Kind, config: &Config) {
         .await;
     let streaming = started.elapsed();
     let with_streams = settled(&server).await;
-    let per_stream = with_streams.saturating_sub(with_sessions) / count as u64;
+    let per_stream = with_streams.saturating_sub(with_idle) / count as u64;
     let mut listed_streaming = list_tools(&http, &url, &ids[0], config.calls).await;
 
     let stopping = server.stop().await;
     drop(streams);
+    drop(idle);
     println!(
-        "\n| store | sessions, then streams | opened in (s) | RSS before / with sessions / with streams (MB) | per session | per stream | tools/list p50 / p99 (ms), sessions open | with streams too | a view p50 / p99 (ms) | SIGTERM to exit |"
+        "\n| store | sessions, idle connections, streams | opened in (s) | RSS before / with sessions / idle connections / streams (MB) | per session | per idle connection | per stream, its connection included | a stream's own part | tools/list p50 / p99 (ms), sessions open | with streams too | a view p50 / p99 (ms) | SIGTERM to exit |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     println!(
-        "| {} | {count} | {:.1} / {:.1} | {:.0} / {:.0} / {:.0} | {:.1} KB | {:.1} KB | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} s |",
+        "| {} | {count} | {:.1} / {:.1} / {:.1} | {:.0} / {:.0} / {:.0} / {:.0} | {:.1} KB | {:.1} KB | {:.1} KB | {:.1} KB | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} s |",
         kind.name(),
         opening.as_secs_f64(),
+        idling.as_secs_f64(),
         streaming.as_secs_f64(),
         before as f64 / 1e6,
         with_sessions as f64 / 1e6,
+        with_idle as f64 / 1e6,
         with_streams as f64 / 1e6,
         per_session as f64 / 1e3,
+        per_idle as f64 / 1e3,
         per_stream as f64 / 1e3,
+        (per_stream as f64 - per_idle as f64) / 1e3,
         listed.quantile_ms(0.5),
         listed.quantile_ms(0.99),
         listed_streaming.quantile_ms(0.5),

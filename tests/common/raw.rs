@@ -582,6 +582,20 @@ impl ListenStream {
         Self { response, pending: Vec::new() }
     }
 
+    /// Whether the stream ends within `wait`, with no message before its end (a keep-alive
+    /// comment is no message).
+    pub async fn ended(&mut self, wait: std::time::Duration) -> bool {
+        let end = tokio::time::timeout(wait, async {
+            while let Some(chunk) = self.response.chunk().await.ok()? {
+                self.pending.extend_from_slice(&chunk);
+            }
+            Some(())
+        });
+        let ended = end.await.is_ok_and(|ended| ended.is_some());
+        let rest = String::from_utf8_lossy(&self.pending);
+        ended && rest.lines().all(|line| line.is_empty() || line.starts_with(':'))
+    }
+
     /// The next message on the stream, or `None` if none comes within `wait`.
     pub async fn next(&mut self, wait: std::time::Duration) -> Option<Value> {
         tokio::time::timeout(wait, async {

@@ -181,6 +181,47 @@ async fn a_sessions_calls_are_answered_as_rmcp_answers_them() {
     assert_eq!(owned_count(&metrics, "tools/call").await, 3, "the session's calls without an Origin");
 }
 
+/// Issue 57, item 4: a listening stream of MCP 2026-07-28 is held open by the owned path,
+/// not by an rmcp service of its own. Two streams alike, one through each path, must hear
+/// the same messages: the acknowledgement (an unknown URI dropped from it), an instance's
+/// move on a resource it listens to, and, when the server stops, the request's final
+/// result. Then each stream ends.
+#[tokio::test]
+async fn a_listening_stream_is_served_as_rmcp_serves_it() {
+    use crate::common::raw::ListenStream;
+    let metrics = free_address();
+    let args = ["--metrics", &metrics, "--drain-delay", "1ms"];
+    let (server, url) = common::spawn_http_example("invoice", &args, &[]).await;
+    let receipt = "invoice://INV-7101/receipt";
+    let asked = json!({ "toolsListChanged": true, "resourceSubscriptions": [receipt, "nowhere://x"] });
+    let mut owned = ListenStream::open(&url, 7, asked.clone(), &[]).await;
+    let mut rmcp = ListenStream::open(&url, 7, asked, &[TO_RMCP]).await;
+    let mut next = async |what: &str| {
+        let owned = owned.next(common::PATIENCE).await.unwrap_or_else(|| panic!("{what} on the owned stream"));
+        let rmcp = rmcp.next(common::PATIENCE).await.unwrap_or_else(|| panic!("{what} on rmcp's stream"));
+        assert_eq!(owned, rmcp, "{what}: owned, then rmcp");
+        owned
+    };
+    let acknowledged = next("the acknowledgement").await;
+    assert_eq!(acknowledged["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(acknowledged["params"]["notifications"]["resourceSubscriptions"], json!([receipt]));
+    assert_eq!(owned_count(&metrics, "subscriptions/listen").await, 1, "the stream without an Origin");
+
+    let client = SessionlessClient::new(&url);
+    let submit = json!({ "name": "invoice_submit", "arguments": { "id": "INV-7101", "domain": "invoice" } });
+    client.request("tools/call", submit, &[]).await.result();
+    let updated = next("the receipt's update").await;
+    assert_eq!(updated["method"], "notifications/resources/updated", "{updated}");
+    assert_eq!(updated["params"]["uri"], receipt);
+    assert_eq!(updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+
+    crate::shutdown::signal(&server, "TERM");
+    let last = next("the final result").await;
+    assert_eq!(last["id"], 7, "{last}");
+    assert_eq!(last["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7, "{last}");
+    assert!(owned.ended(common::PATIENCE).await && rmcp.ended(common::PATIENCE).await, "both streams end");
+}
+
 /// Issue 34 §6: an id of `-0` is valid JSON; rmcp echoes it as `0`, and so does the owned
 /// path now (it echoed `-0`). The bodies must be byte-identical.
 #[tokio::test]

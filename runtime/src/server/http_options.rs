@@ -81,6 +81,7 @@ impl HttpOptions {
     pub(crate) fn rmcp_config(&self) -> StreamableHttpServerConfig {
         StreamableHttpServerConfig::default()
             .with_json_response(true)
+            .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
             .with_allowed_hosts(self.allowed_hosts.clone())
             .with_allowed_origins(self.allowed_origins.clone())
             .enforce_origin_validation()
@@ -131,6 +132,10 @@ impl HttpOptions {
         manager
     }
 }
+
+/// How long an SSE stream may stay silent before a keep-alive comment is written on it
+/// (rmcp's default, applied to rmcp's streams and the owned path's alike).
+pub(crate) const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// The default cap on live `subscriptions/listen` streams, server-wide.
 pub const DEFAULT_MAX_LISTEN_STREAMS: usize = 1_000;

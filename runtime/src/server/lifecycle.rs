@@ -90,6 +90,12 @@ impl Lifecycle {
         self.deadline();
     }
 
+    /// Completes once the drain delay has passed, as [`Lifecycle::closing`] does, owning
+    /// what it waits on: for a response body, which outlives any borrow of the server.
+    pub(crate) fn closing_owned(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
+        self.closing.clone().cancelled_owned()
+    }
+
     /// When the shutdown grace runs out (counted from the first time it is asked, at
     /// closing).
     pub(crate) fn deadline(&self) -> Instant {

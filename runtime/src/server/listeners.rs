@@ -1,18 +1,27 @@
 //! `subscriptions/listen` (MCP 2026-07-28): the clients that hold a listening stream open,
-//! each with what it asked to hear. A stream is a request of its own, served by a handler
-//! made for it, so the streams live here, in the server, where whatever changes a list can
-//! reach them.
+//! each with what it asked to hear. A stream is a request of its own, so the streams live
+//! here, in the server, where whatever changes a list can reach them. Two kinds register:
 //!
-//! rmcp acknowledges a stream before it hands it to the handler, so a client may send its
-//! next request (a call that moves the instance it listens to) before the stream is
-//! registered. Nothing said in that gap is lost: from the moment a stream is accepted
-//! ([`Listeners::opening`]) until it registers, what happens is kept, and the stream hears
-//! it first ([`Listeners::listen`]).
+//! - a stream the HTTP front's owned path serves ([`Listeners::listen_owned`]): it
+//!   registers before its acknowledgement is written, and what it hears waits in its
+//!   [`Inbox`] for its response body to write;
+//! - a stream rmcp serves (over stdio, or an HTTP request the owned path left to rmcp),
+//!   told through rmcp's sink. rmcp acknowledges such a stream before it hands it to the
+//!   handler, so a client may send its next request (a call that moves the instance it
+//!   listens to) before the stream is registered. Nothing said in that gap is lost: from
+//!   the moment a stream is accepted ([`Listeners::opening`]) until it registers, what
+//!   happens is kept, and the stream hears it first ([`Listeners::listen`]).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use futures_util::task::AtomicWaker;
+use rmcp::model::{
+    ResourceListChangedNotification, ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification,
+    SubscriptionFilter, ToolListChangedNotification,
+};
 use rmcp::service::SubscriptionSink;
 
 use crate::store::StoreKey;
@@ -43,11 +52,73 @@ struct Register {
     kept: VecDeque<(u64, Change)>,
 }
 
-/// One stream: where to send, and the resources it listens to — each URI with the
-/// instance it names for the stream's principal, for a template bound to instances.
+/// One stream: where to send, the lists it hears of, and the resources it listens to —
+/// each URI with the instance it names for the stream's principal, for a template bound to
+/// instances.
 struct Stream {
-    sink: SubscriptionSink,
+    sink: Sink,
+    lists: Lists,
     resources: Vec<(String, Option<StoreKey>)>,
+}
+
+/// Where a stream's notices go.
+#[derive(Clone)]
+enum Sink {
+    /// A stream rmcp serves: through its subscription's sink.
+    Rmcp(SubscriptionSink),
+    /// A stream the owned path serves: into its inbox.
+    Owned(Arc<Inbox>),
+}
+
+/// Which list changes a stream accepted to hear.
+#[derive(Clone, Copy)]
+struct Lists {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
+impl From<&SubscriptionFilter> for Lists {
+    fn from(accepted: &SubscriptionFilter) -> Self {
+        Self {
+            tools: accepted.tools_list_changed == Some(true),
+            prompts: accepted.prompts_list_changed == Some(true),
+            resources: accepted.resources_list_changed == Some(true),
+        }
+    }
+}
+
+/// The notices waiting for one stream the owned path serves, and the task to wake when
+/// one arrives. A notice already waiting is not queued again: each says "this changed", so
+/// the stream hears it once, and the inbox never holds more than what the stream listens
+/// to — a client slow to read holds no one up and grows nothing.
+#[derive(Default)]
+pub(crate) struct Inbox {
+    waiting: Mutex<VecDeque<Notice>>,
+    waker: AtomicWaker,
+}
+
+impl Inbox {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, VecDeque<Notice>> {
+        self.waiting.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn put(&self, notice: Notice) {
+        {
+            let mut waiting = self.waiting();
+            if !waiting.contains(&notice) {
+                waiting.push_back(notice);
+            }
+        }
+        self.waker.wake();
+    }
+
+    /// Every notice waiting, oldest first, or `Pending` (woken when one arrives).
+    pub(crate) fn poll_take(&self, cx: &mut Context<'_>) -> Poll<Vec<Notice>> {
+        self.waker.register(cx.waker());
+        let mut waiting = self.waiting();
+        if waiting.is_empty() { Poll::Pending } else { Poll::Ready(waiting.drain(..).collect()) }
+    }
 }
 
 /// Something a stream may hear.
@@ -63,21 +134,34 @@ enum Change {
 }
 
 /// A notification for one stream.
-enum Notice {
+#[derive(Debug, PartialEq)]
+pub(crate) enum Notice {
     ToolsChanged,
     PromptsChanged,
     ResourcesChanged,
     Updated(String),
 }
 
+impl Notice {
+    /// The notification, as MCP names it (without the stream's subscription id).
+    pub(crate) fn into_notification(self) -> ServerNotification {
+        match self {
+            Notice::ToolsChanged => ToolListChangedNotification::default().into(),
+            Notice::PromptsChanged => rmcp::model::PromptListChangedNotification::default().into(),
+            Notice::ResourcesChanged => ResourceListChangedNotification::default().into(),
+            Notice::Updated(uri) => ResourceUpdatedNotification::new(ResourceUpdatedNotificationParam::new(uri)).into(),
+        }
+    }
+}
+
 impl Stream {
     /// What this stream hears of `change`.
     fn hears(&self, change: &Change) -> Vec<Notice> {
-        let accepted = self.sink.accepted();
+        let lists = self.lists;
         match change {
-            Change::Tools if accepted.tools_list_changed == Some(true) => vec![Notice::ToolsChanged],
-            Change::Prompts if accepted.prompts_list_changed == Some(true) => vec![Notice::PromptsChanged],
-            Change::Resources if accepted.resources_list_changed == Some(true) => vec![Notice::ResourcesChanged],
+            Change::Tools if lists.tools => vec![Notice::ToolsChanged],
+            Change::Prompts if lists.prompts => vec![Notice::PromptsChanged],
+            Change::Resources if lists.resources => vec![Notice::ResourcesChanged],
             Change::Resource(uri) if self.resources.iter().any(|(listened, _)| listened == uri) => {
                 vec![Notice::Updated(uri.clone())]
             }
@@ -95,7 +179,7 @@ impl Stream {
 impl Register {
     /// Numbers `change` and keeps it if a stream is still opening; returns what each open
     /// stream hears of it.
-    fn record(&mut self, change: Change) -> Vec<(SubscriptionSink, Notice)> {
+    fn record(&mut self, change: Change) -> Vec<(Sink, Notice)> {
         let heard = self
             .streams
             .values()
@@ -123,8 +207,8 @@ impl Register {
     }
 }
 
-/// One open stream: leaves the register when dropped (the client closed it, or the
-/// request was cancelled and its future dropped).
+/// One open stream rmcp serves: leaves the register when dropped (the client closed it,
+/// or the request was cancelled and its future dropped).
 pub(crate) struct Listening<'a> {
     listeners: &'a Listeners,
     id: u64,
@@ -132,7 +216,7 @@ pub(crate) struct Listening<'a> {
 
 impl Drop for Listening<'_> {
     fn drop(&mut self) {
-        self.listeners.register().streams.remove(&self.id);
+        self.listeners.leave(self.id);
     }
 }
 
@@ -156,7 +240,8 @@ impl Listeners {
         sink: SubscriptionSink,
         resources: Vec<(String, Option<StoreKey>)>,
     ) -> Listening<'_> {
-        let stream = Stream { sink, resources };
+        let lists = Lists::from(sink.accepted());
+        let stream = Stream { sink: Sink::Rmcp(sink), lists, resources };
         let (id, missed) = {
             let mut register = self.register();
             // Streams opening together cannot be told apart: each hears from the earliest
@@ -184,6 +269,28 @@ impl Listeners {
         };
         send(missed).await;
         Listening { listeners: self, id }
+    }
+
+    /// Registers a stream the owned path serves, which `accepted` (acknowledged) and
+    /// listens to `resources`, until [`Listeners::leave`] is told its number: that number,
+    /// and the inbox its notices wait in.
+    pub(crate) fn listen_owned(
+        &self,
+        accepted: &SubscriptionFilter,
+        resources: Vec<(String, Option<StoreKey>)>,
+    ) -> (u64, Arc<Inbox>) {
+        let inbox = Arc::new(Inbox::default());
+        let stream = Stream { sink: Sink::Owned(inbox.clone()), lists: Lists::from(accepted), resources };
+        let mut register = self.register();
+        let id = register.next_stream;
+        register.next_stream += 1;
+        register.streams.insert(id, stream);
+        (id, inbox)
+    }
+
+    /// Stream `id` ended: it hears nothing more.
+    pub(crate) fn leave(&self, id: u64) {
+        self.register().streams.remove(&id);
     }
 
     /// How many streams are open.
@@ -234,7 +341,7 @@ impl Listeners {
 }
 
 /// What the streams hear of an instance that moved.
-pub(crate) struct Moved(Vec<(SubscriptionSink, Notice)>);
+pub(crate) struct Moved(Vec<(Sink, Notice)>);
 
 impl Moved {
     /// No stream hears of it.
@@ -245,16 +352,51 @@ impl Moved {
 
 /// Sends each notice to its stream; a stream that closed meanwhile leaves the register by
 /// itself.
-async fn send(notices: Vec<(SubscriptionSink, Notice)>) {
+async fn send(notices: Vec<(Sink, Notice)>) {
     for (sink, notice) in notices {
-        let sent = match notice {
-            Notice::ToolsChanged => sink.notify_tool_list_changed().await,
-            Notice::PromptsChanged => sink.notify_prompt_list_changed().await,
-            Notice::ResourcesChanged => sink.notify_resource_list_changed().await,
-            Notice::Updated(uri) => sink.notify_resource_updated(uri).await,
-        };
-        if let Err(error) = sent {
-            tracing::debug!(%error, "a listening stream could not be told of a change");
+        match sink {
+            Sink::Owned(inbox) => inbox.put(notice),
+            Sink::Rmcp(sink) => {
+                if let Err(error) = sink.send(notice.into_notification()).await {
+                    tracing::debug!(%error, "a listening stream could not be told of a change");
+                }
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waker_context() -> Context<'static> {
+        Context::from_waker(std::task::Waker::noop())
+    }
+
+    /// A stream the owned path serves hears what it accepted, each notice once however
+    /// often it happened before the stream read it, and nothing once it left.
+    #[tokio::test]
+    async fn an_owned_stream_hears_each_change_once_until_it_leaves() {
+        let listeners = Listeners::default();
+        let accepted = SubscriptionFilter::builder().tools_list_changed().build();
+        let receipt = ("invoice://INV-1/receipt".to_string(), Some(StoreKey::instance("invoice", "INV-1")));
+        let (id, inbox) = listeners.listen_owned(&accepted, vec![receipt]);
+        let mut cx = waker_context();
+        assert!(inbox.poll_take(&mut cx).is_pending(), "nothing yet");
+
+        listeners.tools_changed().await;
+        listeners.prompts_changed().await;
+        listeners.tools_changed().await;
+        let moved = listeners.moved(&StoreKey::instance("invoice", "INV-1"));
+        Listeners::tell_moved(moved).await;
+        Listeners::tell_moved(listeners.moved(&StoreKey::instance("invoice", "INV-2"))).await;
+        let heard = inbox.poll_take(&mut cx);
+        let expected = vec![Notice::ToolsChanged, Notice::Updated("invoice://INV-1/receipt".into())];
+        assert_eq!(heard, Poll::Ready(expected), "prompts were not accepted; INV-2 is not listened to");
+
+        listeners.leave(id);
+        assert_eq!(listeners.len(), 0);
+        listeners.tools_changed().await;
+        assert!(inbox.poll_take(&mut cx).is_pending(), "a stream that left hears nothing");
     }
 }

@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 
 use rmcp::RoleServer;
+use rmcp::ServerHandler;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, ErrorData, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult,
-    Reference,
+    Reference, SubscriptionFilter,
 };
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
@@ -73,9 +74,21 @@ impl Connection {
 }
 
 impl Connection {
+    /// What this server honours of a listening stream's `requested` filter: whatever it
+    /// advertises, and of the resources, only those it has (which of them a principal may
+    /// read, [`Connection::subscription`] sees); a URI it does not know is dropped from the
+    /// acknowledgement.
+    pub(crate) fn honoured(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
+        let mut accepted = requested.supported_by(&self.get_info().capabilities);
+        if let Some(uris) = accepted.resource_subscriptions.as_mut() {
+            uris.retain(|uri| self.shared.knows(uri));
+        }
+        accepted
+    }
+
     /// What subscribing to `uri` means for `principal`: the URI, and the instance it names
     /// for a template bound to instances; `None` for a URI the principal may not read.
-    pub(super) fn subscription(
+    pub(crate) fn subscription(
         &self,
         uri: String,
         principal: Option<&Principal>,

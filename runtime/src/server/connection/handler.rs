@@ -204,12 +204,7 @@ impl ServerHandler for Connection {
         &self,
         requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
-        let mut accepted = requested.supported_by(&self.get_info().capabilities);
-        // Only resources this server has (which of them a principal may read, `listen`
-        // sees); a URI it does not know is dropped from the acknowledgement.
-        if let Some(uris) = accepted.resource_subscriptions.as_mut() {
-            uris.retain(|uri| self.shared.knows(uri));
-        }
+        let accepted = self.honoured(requested);
         // rmcp acknowledges the stream next and registers it after: keep what changes
         // meanwhile for it.
         self.shared.listeners.opening();

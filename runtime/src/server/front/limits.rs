@@ -1,6 +1,8 @@
 //! The front's second layer, after accept: a client over the server-wide per-client rate
 //! limit (`ServerBuilder::client_rate_limit`) is answered 429 with `Retry-After` before
-//! anything else runs — before its credentials are even looked at.
+//! anything else runs — before its credentials are even looked at. And what a request past
+//! one of the front's caps (sessions, listening streams) gets, whichever layer counts it:
+//! 503 ([`full`]).
 
 use std::sync::Arc;
 
@@ -36,4 +38,11 @@ pub(crate) async fn limit_clients(State(limiter): State<Arc<Limiter>>, request: 
     let retry_after = retry_after_s.to_string();
     let headers = [(http::header::RETRY_AFTER, retry_after.as_str())];
     jsonrpc::answer(http::StatusCode::TOO_MANY_REQUESTS, &serde_json::Value::Null, &error, &headers)
+}
+
+/// 503 with `Retry-After` and a JSON-RPC error answering `id`: what a request past a cap
+/// (sessions, listening streams) gets.
+pub(crate) fn full(message: String, id: serde_json::Value) -> Response {
+    let error = jsonrpc::error(-32000, message, None);
+    jsonrpc::answer(http::StatusCode::SERVICE_UNAVAILABLE, &id, &error, &[(http::header::RETRY_AFTER, "5")])
 }

@@ -13,11 +13,13 @@
 //!    not open is answered as an unknown session;
 //! 5. **JSON check** ([`json_check`]): one well-formed JSON-RPC message within the bounds,
 //!    or 400 with its JSON-RPC error;
-//! 6. **owned path** ([`owned`]): the calls toolgate answers itself from the checked bytes;
-//! 7. **rmcp** ([`rmcp`]): everything else, with the caps on sessions and streams.
+//! 6. **owned path** ([`owned`]): the calls and listening streams toolgate answers itself
+//!    from the checked bytes;
+//! 7. **rmcp** ([`rmcp`]): everything else, with the cap on sessions.
 //!
-//! What the layers share: the settings ([`options`]) and how refusals past a cap are
-//! logged (`server/refusal_log.rs`).
+//! What the layers share: the settings ([`options`]), the cap on listening streams
+//! ([`streams`], taken by whichever of the last two serves a stream) and how refusals past
+//! a cap are logged (`server/refusal_log.rs`).
 
 pub(crate) mod authentication;
 mod json_check;
@@ -25,6 +27,7 @@ mod limits;
 mod owned;
 mod rmcp;
 mod session_owner;
+mod streams;
 
 use std::sync::Arc;
 
@@ -40,6 +43,7 @@ use authentication::HttpAuth;
 use json_check::{BodyLimits, JsonCheckLayer};
 use owned::{OwnedLayer, OwnedPath};
 use session_owner::{SessionOwnerLayer, SessionOwners};
+use streams::StreamCap;
 
 impl Server {
     /// The Streamable HTTP service, to mount in your own `axum` router
@@ -61,12 +65,13 @@ impl Server {
         let options = &self.shared.http;
         let server = self.clone();
         let factory = move || Ok(server.http_connection());
+        let streams = Arc::new(StreamCap::new(options.max_listen_streams, options.max_listen_streams_per_client));
         // 7. rmcp, and the owned path (6.) that comes before it.
         let (owned, rmcp, owners) = if self.shared.sessionless {
             let config = options.rmcp_config().with_legacy_session_mode(false);
             let service = StreamableHttpService::new(factory, NeverSessionManager::default().into(), config);
-            let owned = OwnedPath::new(self.shared.clone(), None);
-            (owned, Rmcp::new(service, None, options).into_router(), None)
+            let owned = OwnedPath::new(self.shared.clone(), None, streams.clone());
+            (owned, Rmcp::new(service, None, streams).into_router(), None)
         } else {
             let owners = Arc::new(SessionOwners::default());
             let sessions = Arc::new(CallStreamSessions {
@@ -75,9 +80,9 @@ impl Server {
                 owners: owners.clone(),
             });
             let service = StreamableHttpService::new(factory, sessions.clone(), options.rmcp_config());
-            let owned = OwnedPath::new(self.shared.clone(), Some(sessions.clone()));
+            let owned = OwnedPath::new(self.shared.clone(), Some(sessions.clone()), streams.clone());
             sessions.close_all_at_shutdown(&self.shared.lifecycle);
-            (owned, Rmcp::new(service, Some(sessions), options).into_router(), Some(owners))
+            (owned, Rmcp::new(service, Some(sessions), streams).into_router(), Some(owners))
         };
         // 2.–6., outermost first, in one `Router::layer` (axum boxes the route again at each).
         let layers = tower::ServiceBuilder::new()

@@ -4,7 +4,9 @@
 //! bytes to [`Connection::serve`] and back
 //! to response bytes written here, without rmcp's per-request machinery (a handler built
 //! and a task spawned per request, the message parsed again into rmcp's model, the result
-//! serialized twice).
+//! serialized twice). A `subscriptions/listen` of MCP 2026-07-28 is held open here too
+//! ([`listen`]): an SSE body that writes what the server's register hands its inbox,
+//! without rmcp's service, task and channels for each open stream.
 //!
 //! Only what rmcp would accept as it is comes this way: the owned path *recognizes* a
 //! request — every header and member it reads has the one value rmcp would serve — and
@@ -29,6 +31,7 @@
 // serves: a 2026-07-28 request may ask for log messages in `_meta`.
 #![allow(deprecated)]
 
+mod listen;
 mod recognize;
 mod reply;
 
@@ -47,6 +50,7 @@ use rmcp::transport::streamable_http_server::session::SessionId;
 
 use super::json_check::{Answered, Checked};
 use super::rmcp::CallStreamSessions;
+use super::streams::StreamCap;
 use crate::action::{RequestSide, TaskSupport};
 use crate::auth::Principal;
 use crate::client::{ClientLink, NoClient};
@@ -54,8 +58,9 @@ use crate::server::accept::AllowedHost;
 use crate::server::connection::CallRequest;
 use crate::server::rmcp_client::RmcpClient;
 use crate::server::{Connection, Shared};
+use listen::ListenEvents;
 use recognize::{Incoming, MCP_NAME, Params, REVISION, Wanted, one_header, plain_id, recognized_headers};
-use reply::{OwnedCall, envelope, json_response};
+use reply::{OwnedCall, envelope, json_response, sse_response};
 
 /// What the owned path needs beside the server: made on the first request it serves.
 pub(crate) struct OwnedPath {
@@ -64,6 +69,8 @@ pub(crate) struct OwnedPath {
     hosts: Option<Vec<AllowedHost>>,
     /// The sessions of a stateful server, whose calls the owned path may serve.
     sessions: Option<Arc<CallStreamSessions>>,
+    /// The caps on listening streams, which rmcp's streams count against too.
+    streams: Arc<StreamCap>,
     ready: OnceLock<Ready>,
 }
 
@@ -86,8 +93,8 @@ struct Ready {
     list: Option<String>,
 }
 
-/// The layer: a checked message (not one that opens a session or a stream) that the owned
-/// path recognizes is answered here; anything else goes on to rmcp unchanged. A plain
+/// The layer: a checked message (not one that opens a session) that the owned path
+/// recognizes is answered here; anything else goes on to rmcp unchanged. A plain
 /// tower layer: a request that cannot be the owned path's passes with no future boxed, and
 /// one the owned path answers never reaches the router's handler (each hop moves a
 /// request's future whole).
@@ -126,7 +133,7 @@ where
     }
 
     fn call(&mut self, request: axum::extract::Request) -> Self::Future {
-        let candidate = request.extensions().get::<Checked>().is_some_and(|c| !c.listens && !c.initializes);
+        let candidate = request.extensions().get::<Checked>().is_some_and(|c| !c.initializes);
         if !candidate {
             return futures_util::future::Either::Left(self.inner.call(request));
         }
@@ -146,10 +153,10 @@ where
 }
 
 impl OwnedPath {
-    pub(crate) fn new(shared: Arc<Shared>, sessions: Option<Arc<CallStreamSessions>>) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, sessions: Option<Arc<CallStreamSessions>>, streams: Arc<StreamCap>) -> Self {
         let allowed = &shared.http.allowed_hosts;
         let hosts = (!allowed.is_empty()).then(|| AllowedHost::all(allowed));
-        Self { shared, hosts, sessions, ready: OnceLock::new() }
+        Self { shared, hosts, sessions, streams, ready: OnceLock::new() }
     }
 
     fn ready(&self) -> &Ready {
@@ -200,6 +207,7 @@ impl OwnedPath {
                 }
                 match method {
                     "tools/list" => (method, self.list(id, parts, params).await?),
+                    "subscriptions/listen" => (method, self.listen(id, parts, params)?),
                     _ => (method, self.modern_call(id, parts, params).await?),
                 }
             }
@@ -217,7 +225,11 @@ impl OwnedPath {
     /// A `tools/list` of MCP 2026-07-28, through the one list every transport answers
     /// ([`Connection::list`]): written once when it is the same for everyone.
     async fn list(&self, id: &RawValue, parts: &http::request::Parts, params: Params<'_>) -> Option<Response> {
-        if params.name.is_some() || params.arguments.is_some() || params.cursor.is_some() {
+        if params.name.is_some()
+            || params.arguments.is_some()
+            || params.cursor.is_some()
+            || params.notifications.is_some()
+        {
             return None;
         }
         let ready = self.ready();
@@ -234,7 +246,7 @@ impl OwnedPath {
     /// A `tools/call` of MCP 2026-07-28, served by a connection the server does not keep.
     async fn modern_call(&self, id: &RawValue, parts: &http::request::Parts, params: Params<'_>) -> Option<Response> {
         let name = params.name?;
-        if params.cursor.is_some() || one_header(parts, &MCP_NAME)? != name {
+        if params.cursor.is_some() || params.notifications.is_some() || one_header(parts, &MCP_NAME)? != name {
             return None;
         }
         let ready = self.ready();
@@ -255,6 +267,29 @@ impl OwnedPath {
         Some(call.answer(id.get().to_string(), cancel).await)
     }
 
+    /// A `subscriptions/listen` of MCP 2026-07-28: a place under the caps (503 past them),
+    /// the stream registered with what the server honours of its filter, then its SSE body.
+    fn listen(&self, id: &RawValue, parts: &http::request::Parts, params: Params<'_>) -> Option<Response> {
+        if params.name.is_some() || params.arguments.is_some() || params.cursor.is_some() {
+            return None;
+        }
+        let requested = params.notifications?;
+        let request_id: rmcp::model::RequestId = serde_json::from_str(id.get()).ok()?;
+        let place = match self.streams.open(parts) {
+            Ok(place) => place,
+            Err(full) => return Some(full.answer(serde_json::from_str(id.get()).ok()?)),
+        };
+        let connection = &self.ready().connection;
+        let honoured = connection.honoured(&requested);
+        let accepted = listen::accepted(&requested, &honoured, &rmcp::ServerHandler::get_info(connection).capabilities);
+        let principal = parts.extensions.get::<Principal>();
+        let uris = accepted.resource_subscriptions.iter().flatten();
+        let resources = uris.filter_map(|uri| connection.subscription(uri.clone(), principal)).collect();
+        let registered = self.shared.listeners.listen_owned(&accepted, resources);
+        let events = ListenEvents::new(self.shared.clone(), request_id, accepted, registered, place);
+        Some(sse_response(axum::body::Body::from_stream(events)))
+    }
+
     /// A `tools/call` on the live stateful session `session`, served by its connection,
     /// which keeps the session's flow and focus.
     async fn session_call(
@@ -266,6 +301,7 @@ impl OwnedPath {
     ) -> Option<Response> {
         let meta = params.meta;
         if params.cursor.is_some()
+            || params.notifications.is_some()
             || meta.as_ref().is_some_and(|meta| meta.protocol_version.is_some() || meta.client_capabilities.is_some())
         {
             return None;

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use rmcp::model::{ClientCapabilities, LoggingLevel, ProgressToken};
+use rmcp::model::{ClientCapabilities, LoggingLevel, ProgressToken, SubscriptionFilter};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
@@ -30,7 +30,8 @@ pub(super) const SESSION_REVISIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "20
 /// What a request's headers ask, if they are what rmcp would serve as they are: an
 /// `Accept` of JSON and SSE (no weights), an allowed `Host` and no `Origin` (rmcp judges
 /// those); then either `MCP-Protocol-Version: 2026-07-28` with no session id, no
-/// `Mcp-Param-*` header and one `Mcp-Method` of `tools/call` or `tools/list`, or a revision
+/// `Mcp-Param-*` header and one `Mcp-Method` of `tools/call`, `tools/list` or
+/// `subscriptions/listen`, or a revision
 /// with sessions and one session id.
 pub(super) fn recognized_headers<'p>(
     parts: &'p http::request::Parts,
@@ -48,6 +49,7 @@ pub(super) fn recognized_headers<'p>(
         let method = match one_header(parts, &MCP_METHOD)? {
             "tools/call" => "tools/call",
             "tools/list" => "tools/list",
+            "subscriptions/listen" => "subscriptions/listen",
             _ => return None,
         };
         if headers.contains_key(&MCP_SESSION_ID) || headers.keys().any(|name| name.as_str().starts_with("mcp-param-")) {
@@ -127,7 +129,8 @@ pub(super) struct Incoming<'a> {
     pub(super) params: Option<Params<'a>>,
 }
 
-/// The params of `tools/call` and `tools/list`, as the owned path serves them.
+/// The params of `tools/call`, `tools/list` and `subscriptions/listen`, as the owned path
+/// serves them.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Params<'a> {
@@ -137,6 +140,9 @@ pub(super) struct Params<'a> {
     pub(super) arguments: Option<Map<String, Value>>,
     #[serde(default)]
     pub(super) cursor: Option<IgnoredAny>,
+    /// What a listening stream asks to hear.
+    #[serde(default)]
+    pub(super) notifications: Option<SubscriptionFilter>,
     #[serde(rename = "_meta", borrow, default)]
     pub(super) meta: Option<Meta<'a>>,
 }
@@ -197,6 +203,8 @@ mod tests {
         let modern = |method| Some(Wanted::Modern(method));
         assert_eq!(recognized_headers(&parts(&USUAL), Some(&loopback)), modern("tools/call"));
         assert_eq!(recognized_headers(&with(("mcp-method", "tools/list")), Some(&loopback)), modern("tools/list"));
+        let listen = with(("mcp-method", "subscriptions/listen"));
+        assert_eq!(recognized_headers(&listen, Some(&loopback)), modern("subscriptions/listen"));
         let mut session = with(("mcp-protocol-version", "2025-11-25"));
         session.headers.insert("mcp-session-id", http::HeaderValue::from_static("s-1"));
         assert_eq!(recognized_headers(&session, Some(&loopback)), Some(Wanted::Session("s-1")));

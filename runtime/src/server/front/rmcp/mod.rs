@@ -5,8 +5,9 @@
 //!   answered 503 before rmcp (which would log each refusal as an error), and one the
 //!   session manager refuses in a race for the last place gets 503 rather than rmcp's
 //!   500 ([`session_cap`]);
-//! - a `subscriptions/listen` request takes a place among the live streams, held until its
-//!   stream ends (503 past the caps, [`streams`]);
+//! - a `subscriptions/listen` request the owned path left to it takes a place among the
+//!   live streams, held until its stream ends (503 past the caps,
+//!   [`StreamCap`](super::streams::StreamCap), shared with the owned path);
 //! - the DELETE that ends a session answers 200 (rmcp says 202, which clients take for a
 //!   failure);
 //! - on a stateful server, the session manager is toolgate's ([`sessions`]): each call's
@@ -14,7 +15,6 @@
 
 mod session_cap;
 mod sessions;
-mod streams;
 
 use std::sync::Arc;
 
@@ -27,11 +27,10 @@ use rmcp::transport::streamable_http_server::SessionManager;
 
 pub(crate) use session_cap::SessionCap;
 pub(crate) use sessions::CallStreamSessions;
-use streams::StreamCap;
 
 use super::json_check::Checked;
+use super::streams::StreamCap;
 use crate::server::Connection;
-use crate::server::http_options::HttpOptions;
 
 /// rmcp's service with toolgate's caps around it, behind an `Arc`: a request clones a
 /// reference count and calls [`StreamableHttpService::handle`]. (Mounted as a service,
@@ -49,9 +48,8 @@ impl<M: SessionManager> Rmcp<M> {
     pub(crate) fn new(
         service: StreamableHttpService<Connection, M>,
         sessions: Option<Arc<CallStreamSessions>>,
-        options: &HttpOptions,
+        streams: Arc<StreamCap>,
     ) -> Self {
-        let streams = Arc::new(StreamCap::new(options.max_listen_streams, options.max_listen_streams_per_client));
         Self { service, sessions, streams }
     }
 

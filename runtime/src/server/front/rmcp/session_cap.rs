@@ -6,7 +6,7 @@ use std::cell::Cell;
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
 
-use crate::error::jsonrpc;
+use crate::server::front::limits::full;
 use crate::server::refusal_log::RefusalLog;
 
 /// The cap on live sessions. It is enforced where sessions are created, in toolgate's
@@ -93,11 +93,4 @@ pub(super) async fn answering_refusals(max: usize, request: impl Future<Output =
 /// 503 with `Retry-After` for a session past the cap of `max`.
 pub(super) fn session_refusal(max: usize, id: serde_json::Value) -> Response {
     full(format!("this server holds its maximum of {max} sessions; retry later, or close an idle session"), id)
-}
-
-/// 503 with `Retry-After` and a JSON-RPC error answering `id`: what a request past a cap
-/// (sessions, listening streams) gets.
-pub(super) fn full(message: String, id: serde_json::Value) -> Response {
-    let error = jsonrpc::error(-32000, message, None);
-    jsonrpc::answer(http::StatusCode::SERVICE_UNAVAILABLE, &id, &error, &[(http::header::RETRY_AFTER, "5")])
 }

@@ -1,11 +1,12 @@
-//! The caps on live `subscriptions/listen` streams, server-wide and per client.
+//! The caps on live `subscriptions/listen` streams, server-wide and per client: one count,
+//! shared by the owned path and rmcp, whichever serves a stream.
 
 use std::sync::Arc;
 
 use axum::extract::ConnectInfo;
 use axum::response::Response;
 
-use super::session_cap::full;
+use super::limits::full;
 use crate::server::refusal_log::RefusalLog;
 
 /// The caps on live `subscriptions/listen` streams: server-wide and per client. A stream
