@@ -113,7 +113,8 @@ impl ServerHandler for Connection {
     ) -> Result<ListToolsResult, ErrorData> {
         let principal = self.principal(&context);
         let modern = context.protocol_version().is_some_and(|version| !version.has_initialize());
-        self.list(principal.as_ref(), modern).await
+        // Boxed: see `call_tool`.
+        Box::pin(self.list(principal.as_ref(), modern)).await
     }
 
     async fn get_task(
@@ -123,7 +124,8 @@ impl ServerHandler for Connection {
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         tasks_served::<rmcp::model::GetTaskMethod>(&context)?;
         let principal = self.principal(&context);
-        let task = self.shared.engine.task(&request.task_id, principal.as_ref()).await.map_err(task_error)?;
+        // Boxed: see `call_tool`.
+        let task = Box::pin(self.shared.engine.task(&request.task_id, principal.as_ref())).await.map_err(task_error)?;
         Ok(rmcp::model::GetTaskResult::new(task))
     }
 
@@ -136,7 +138,10 @@ impl ServerHandler for Connection {
         tasks_served::<rmcp::model::UpdateTaskMethod>(&context)?;
         let principal = self.principal(&context);
         let engine = &self.shared.engine;
-        engine.update_task(&request.task_id, principal.as_ref(), request.input_responses).await.map_err(task_error)
+        // Boxed: see `call_tool`.
+        Box::pin(engine.update_task(&request.task_id, principal.as_ref(), request.input_responses))
+            .await
+            .map_err(task_error)
     }
 
     async fn cancel_task(
@@ -146,7 +151,8 @@ impl ServerHandler for Connection {
     ) -> Result<(), ErrorData> {
         tasks_served::<rmcp::model::CancelTaskMethod>(&context)?;
         let principal = self.principal(&context);
-        self.shared.engine.cancel_task(&request.task_id, principal.as_ref()).await.map_err(task_error)
+        // Boxed: see `call_tool`.
+        Box::pin(self.shared.engine.cancel_task(&request.task_id, principal.as_ref())).await.map_err(task_error)
     }
 
     async fn call_tool(
