@@ -1,7 +1,7 @@
 //! Linearizability per instance and per flow, through real clients over Streamable HTTP:
 //! concurrent transitioning calls on one invoice never run two handlers, whichever
 //! sessions make them; calls on different invoices or flows never wait on one another;
-//! waits and handlers are bounded.
+//! waits and handlers are bounded, a creation's wait for its number included.
 
 mod common;
 
@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
 use toolgate::prelude::*;
+use toolgate::store::{
+    Capabilities, FlowLease, FlowStore, HistoryEntry, HistoryRetention, Hold, MemoryStore, Snapshot, Step, StoreError,
+    StoreKey,
+};
 
 toolgate::machine! {
     id: "invoice",
@@ -26,6 +30,18 @@ toolgate::machine! {
         review:     { on: { APPROVE: "approved" } },
         approved:   { on: { DISCHARGE: "discharged" } },
         discharged: { type: "final" },
+    }
+}
+
+// One instance per ticket, its id drawn from the store's counter (`T-1`, `T-2`, …).
+toolgate::machine! {
+    id: "ticket",
+    key: "id",
+    mint: "T-{n}",
+    initial: "open",
+    states: {
+        open:   { on: { CLOSE: "closed" } },
+        closed: { type: "final" },
     }
 }
 
@@ -243,4 +259,105 @@ async fn flows_and_non_transitioning_calls_run_in_parallel() {
     .await
     .expect("non-transitioning calls of one flow serialized");
     assert!(!a.1 && !b.1);
+}
+
+/// Open a ticket: a new instance, its id drawn from the ticket counter.
+#[action(domain = "ticket", creates)]
+async fn open() -> Result<Done, ToolError> {
+    Ok(Done { ok: true })
+}
+
+/// While set, a commit to the ticket counter hangs until [`RELEASE_MINTING`] is notified:
+/// a call stuck drawing a number (a store that stopped answering it, say).
+static STALL_MINTING: AtomicBool = AtomicBool::new(false);
+static MINTING_STALLED: AtomicBool = AtomicBool::new(false);
+static RELEASE_MINTING: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// A memory store whose ticket-counter commits stall while [`STALL_MINTING`] is set.
+#[derive(Clone, Default)]
+struct StallingMints(MemoryStore);
+
+#[async_trait::async_trait]
+impl FlowStore for StallingMints {
+    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
+        self.0.load(key).await
+    }
+
+    async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
+        self.0.begin(key, hold).await
+    }
+
+    async fn commit(
+        &self,
+        key: &StoreKey,
+        expected_version: u64,
+        next: &Snapshot,
+        lease: Option<&FlowLease>,
+        entry: Option<(&HistoryEntry, HistoryRetention)>,
+    ) -> Result<u64, StoreError> {
+        if *key == StoreKey::minted("ticket", None) && STALL_MINTING.load(Ordering::SeqCst) {
+            let released = RELEASE_MINTING.notified();
+            MINTING_STALLED.store(true, Ordering::SeqCst);
+            released.await;
+        }
+        self.0.commit(key, expected_version, next, lease, entry).await
+    }
+
+    async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.0.remove(key).await
+    }
+
+    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
+        self.0.due(now_ms, limit).await
+    }
+
+    async fn due_changed(&self, key: &StoreKey, due_at_ms: Option<u64>) -> Result<(), StoreError> {
+        self.0.due_changed(key, due_at_ms).await
+    }
+
+    fn capabilities(&self) -> Capabilities<'_> {
+        self.0.capabilities()
+    }
+}
+
+/// A creating call waits for its number at most the lease wait: with another call stuck
+/// drawing from the same counter, it is answered `FLOW_BUSY` (it was held for as long as
+/// the stuck call, without bound). The stuck call, once its store answers, still creates
+/// its instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_creation_waits_for_its_number_at_most_the_lease_wait() {
+    let server = toolgate::Server::from_registry("concurrency")
+        .domain_policy(toolgate::DomainPolicy::LockOnFirstUse)
+        .lease_wait(Duration::from_millis(300))
+        .store(StallingMints::default());
+    let url = serve_in_process(server.build().expect("valid registry")).await;
+    let (first, second) = (TestClient::http(&url).await, TestClient::http(&url).await);
+    let ticket = json!({ "domain": "ticket" });
+    first.ok("ticket_open", ticket.clone()).await;
+
+    STALL_MINTING.store(true, Ordering::SeqCst);
+    let stuck = tokio::spawn({
+        let ticket = ticket.clone();
+        async move { first.call("ticket_open", ticket).await }
+    });
+    tokio::time::timeout(PATIENCE, async {
+        while !MINTING_STALLED.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the first creation never reached the counter");
+
+    let busy = tokio::time::timeout(PATIENCE, second.refused("ticket_open", ticket.clone()))
+        .await
+        .expect("the second creation waited for as long as the stuck one");
+    assert_eq!(busy["code"], "FLOW_BUSY", "{busy}");
+    assert!(busy["retry_after_ms"].as_u64().unwrap() > 0, "{busy}");
+    assert!(!stuck.is_finished(), "the first creation is still stuck on the counter");
+
+    STALL_MINTING.store(false, Ordering::SeqCst);
+    RELEASE_MINTING.notify_waiters();
+    let (created, is_error) = tokio::time::timeout(PATIENCE, stuck).await.expect("released").unwrap();
+    assert!(!is_error, "{created}");
+    second.ok("ticket_open", ticket).await;
 }

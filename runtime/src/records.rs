@@ -334,9 +334,16 @@ impl Records<'_> {
 
     /// The next number of the counter at `counter`: one more than the last any process
     /// sharing the store drew (compare-and-set), kept with the records, so a restart or
-    /// another replica never draws one again.
+    /// another replica never draws one again. Bounded as a lease wait is: a call that
+    /// waits `lease_wait` for its turn in this process, or keeps losing the race to other
+    /// replicas that long, is answered `FLOW_BUSY`. (A round already begun is not cut: a
+    /// number its commit drew would be lost.)
     pub(crate) async fn mint(&self, counter: &StoreKey) -> Result<u64, ToolError> {
-        let _one_at_a_time = self.minting.of(counter).lock().await;
+        let busy = || ToolError::flow_busy("instance", self.lease_wait.as_millis().max(1) as u64);
+        let deadline = tokio::time::Instant::now() + self.lease_wait;
+        let Some(_one_at_a_time) = crate::wait::within(self.lease_wait, self.minting.of(counter).lock()).await else {
+            return Err(busy());
+        };
         for _ in 0..64 {
             let current = self.store.load(counter).await.map_err(store_failure)?;
             let last =
@@ -344,11 +351,12 @@ impl Records<'_> {
             let next = crate::store::Snapshot { record: Some(serde_json::json!({ "n": last + 1 })), ..current.next() };
             match self.store.commit(counter, current.version, &next, None, None).await {
                 Ok(_) => return Ok(last + 1),
-                Err(StoreError::Conflict { .. }) => continue,
+                Err(StoreError::Conflict { .. }) if tokio::time::Instant::now() < deadline => continue,
+                Err(StoreError::Conflict { .. }) => return Err(busy()),
                 Err(error) => return Err(store_failure(error)),
             }
         }
-        Err(ToolError::flow_busy("instance", 100))
+        Err(busy())
     }
 
     /// Whether a handle's flow is past half its life and should be refreshed on this use.
