@@ -47,23 +47,13 @@ impl EffectPolicy {
     pub(crate) fn backoff(&self, attempts: u32) -> Duration {
         let ceiling = self.backoff_ceiling(attempts);
         let half = ceiling / 2;
-        half + (ceiling - half).mul_f64(unit_random())
+        half + (ceiling - half).mul_f64(fastrand::f64())
     }
 
     /// The longest wait after the `attempts`-th failed attempt.
     fn backoff_ceiling(&self, attempts: u32) -> Duration {
         let doubled = self.first_backoff.saturating_mul(1u32 << attempts.saturating_sub(1).min(20));
         doubled.min(self.max_backoff)
-    }
-}
-
-/// A number in `[0, 1)`, from the OS's generator (a fixed half if it is unavailable: the
-/// wait is then its middle, still a backoff).
-fn unit_random() -> f64 {
-    let mut bytes = [0u8; 8];
-    match getrandom::fill(&mut bytes) {
-        Ok(()) => (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64,
-        Err(_) => 0.5,
     }
 }
 

@@ -56,25 +56,6 @@ impl Swept {
     }
 }
 
-/// `items` in an order of this sweep's own (Fisher–Yates, splitmix64 seeded from the OS),
-/// so that replicas reading the same due instances take them in different orders, and
-/// seldom reach for the same one at once.
-fn shuffle<T>(items: &mut [T]) {
-    let mut seed = [0u8; 8];
-    if getrandom::fill(&mut seed).is_err() {
-        return;
-    }
-    let mut state = u64::from_le_bytes(seed);
-    for i in (1..items.len()).rev() {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        items.swap(i, (z % (i as u64 + 1)) as usize);
-    }
-}
-
 impl Engine {
     /// One sweep: commits what is due on each instance the store names, [`SWEEP_AT_ONCE`]
     /// at a time. Returns how many instances the store named, and how many of them this
@@ -94,7 +75,7 @@ impl Engine {
         // Replicas that read the same due instances take them in orders of their own, so
         // that they settle different ones instead of queueing for the same leases (in one
         // order, one replica queued behind another's at every step).
-        shuffle(&mut due);
+        fastrand::shuffle(&mut due);
         let settled = AtomicUsize::new(0);
         let counted = &settled;
         futures_util::stream::iter(due)
@@ -224,27 +205,5 @@ impl Engine {
             dead_letters: self.dead_letters.clone(),
             lease_wait: self.limits.lease_wait,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shuffle;
-
-    /// A shuffle keeps every item once, and two sweeps' orders differ (two equal orders of
-    /// 256 by chance: about one in 10^506).
-    #[test]
-    fn each_sweep_takes_the_due_instances_in_an_order_of_its_own() {
-        let shuffled = || {
-            let mut items: Vec<usize> = (0..256).collect();
-            shuffle(&mut items);
-            items
-        };
-        let (one, other) = (shuffled(), shuffled());
-        let mut sorted = one.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..256).collect::<Vec<_>>(), "every item once");
-        assert_ne!(one, other, "the same order twice");
-        assert_ne!(one, (0..256).collect::<Vec<_>>(), "left in place");
     }
 }
