@@ -179,6 +179,27 @@ async fn a_second_signal_exits_at_once_and_the_metrics_listener_has_the_probes()
     assert!(asked.elapsed() < Duration::from_secs(2), "at once, not after the 30 s drain: {:?}", asked.elapsed());
 }
 
+/// A connection that never sent a request (a client's pool may open one it never uses) is
+/// closed as soon as the server closes: the stop does not wait for it. It waited for the
+/// read timeout, or the whole shutdown grace past it (the scale harness's stop took 30 s
+/// in one run of six, with three such connections open).
+#[tokio::test]
+async fn a_connection_that_sent_nothing_does_not_hold_the_stop() {
+    let args = ["--drain-delay", "1ms", "--request-read-timeout", "60"];
+    let (mut server, url) = crate::common::spawn_http_example("invoice", &args, &[("RUST_LOG", "warn")]).await;
+    let address = url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+    let silent = tokio::net::TcpStream::connect(&address).await.unwrap();
+    // A round trip on another connection, accepted after the silent one.
+    assert_eq!(get(&url, "/healthz", Some("127.0.0.1")).await.0, 200);
+    let asked = Instant::now();
+    signal(&server, "TERM");
+    let status = tokio::time::timeout(Duration::from_secs(45), server.wait()).await.expect("it exits").unwrap();
+    assert!(status.success(), "{status:?}");
+    let took = asked.elapsed();
+    assert!(took < Duration::from_secs(10), "the silent connection held the stop for {took:?} (read timeout 60 s)");
+    drop(silent);
+}
+
 /// Over stdio, SIGTERM ends the server cleanly (exit 0), as its input closing does.
 #[tokio::test]
 async fn stdio_stops_on_sigterm_with_exit_0() {

@@ -298,35 +298,28 @@ pub(crate) async fn serve(
         let lifecycle = lifecycle.clone();
         connections.spawn(async move {
             let mut connection = std::pin::pin!(connection);
-            let ended = tokio::select! {
-                ended = &mut connection => Some(ended),
-                waited = tokio::time::timeout(read_timeout, first_request.notified()) => match waited {
-                    Ok(()) => None,
-                    Err(_) => {
+            let silent_for = tokio::time::sleep(read_timeout);
+            let mut silent_for = std::pin::pin!(silent_for);
+            // HTTP/2 is told to go away as the drain begins (HTTP/1 learns it from its next
+            // response); every connection is closed gracefully at closing: at once if idle
+            // or if it has sent nothing yet (a client's pool may open one it never uses),
+            // else after the response in flight.
+            let (mut heard, mut told_http2, mut closed) = (false, false, false);
+            let ended = loop {
+                tokio::select! {
+                    ended = &mut connection => break ended,
+                    () = first_request.notified(), if !heard => heard = true,
+                    () = &mut silent_for, if !heard => {
                         place.cap.silent.refused_on(place.cap.admission.name, "closed connections that sent no request within the read timeout");
                         return;
                     }
-                },
-            };
-            let ended = match ended {
-                Some(ended) => ended,
-                None => {
-                    // HTTP/2 is told to go away as the drain begins (HTTP/1 learns it from
-                    // its next response); every connection is closed gracefully at closing:
-                    // at once if idle, else after the response in flight.
-                    let (mut told_http2, mut closed) = (false, false);
-                    loop {
-                        tokio::select! {
-                            ended = &mut connection => break ended,
-                            () = lifecycle.draining(), if !told_http2 && !closed && http2.load(std::sync::atomic::Ordering::Relaxed) => {
-                                told_http2 = true;
-                                connection.as_mut().graceful_shutdown();
-                            }
-                            () = lifecycle.closing(), if !closed => {
-                                closed = true;
-                                connection.as_mut().graceful_shutdown();
-                            }
-                        }
+                    () = lifecycle.draining(), if !told_http2 && !closed && http2.load(std::sync::atomic::Ordering::Relaxed) => {
+                        told_http2 = true;
+                        connection.as_mut().graceful_shutdown();
+                    }
+                    () = lifecycle.closing(), if !closed => {
+                        closed = true;
+                        connection.as_mut().graceful_shutdown();
                     }
                 }
             };
