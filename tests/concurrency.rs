@@ -10,16 +10,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
+use common::stores::{OnCommit, Watched};
 use common::{PATIENCE, TestClient, serve_in_process};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
 use toolgate::prelude::*;
-use toolgate::store::{
-    Capabilities, FlowLease, FlowStore, HistoryEntry, HistoryRetention, Hold, MemoryStore, Snapshot, Step, StoreError,
-    StoreKey,
-};
+use toolgate::store::{Snapshot, StoreKey};
 
 toolgate::machine! {
     id: "invoice",
@@ -273,50 +271,18 @@ static STALL_MINTING: AtomicBool = AtomicBool::new(false);
 static MINTING_STALLED: AtomicBool = AtomicBool::new(false);
 static RELEASE_MINTING: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
-/// A memory store whose ticket-counter commits stall while [`STALL_MINTING`] is set.
+/// Holds a commit to the ticket counter while [`STALL_MINTING`] is set.
 #[derive(Clone, Default)]
-struct StallingMints(MemoryStore);
+struct StallTicketCounter;
 
 #[async_trait::async_trait]
-impl FlowStore for StallingMints {
-    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
-        self.0.load(key).await
-    }
-
-    async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
-        self.0.begin(key, hold).await
-    }
-
-    async fn commit(
-        &self,
-        key: &StoreKey,
-        expected_version: u64,
-        next: &Snapshot,
-        lease: Option<&FlowLease>,
-        entry: Option<(&HistoryEntry, HistoryRetention)>,
-    ) -> Result<u64, StoreError> {
+impl OnCommit for StallTicketCounter {
+    async fn before(&self, key: &StoreKey, _next: &Snapshot) {
         if *key == StoreKey::minted("ticket", None) && STALL_MINTING.load(Ordering::SeqCst) {
             let released = RELEASE_MINTING.notified();
             MINTING_STALLED.store(true, Ordering::SeqCst);
             released.await;
         }
-        self.0.commit(key, expected_version, next, lease, entry).await
-    }
-
-    async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
-        self.0.remove(key).await
-    }
-
-    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
-        self.0.due(now_ms, limit).await
-    }
-
-    async fn due_changed(&self, key: &StoreKey, due_at_ms: Option<u64>) -> Result<(), StoreError> {
-        self.0.due_changed(key, due_at_ms).await
-    }
-
-    fn capabilities(&self) -> Capabilities<'_> {
-        self.0.capabilities()
     }
 }
 
@@ -329,7 +295,7 @@ async fn a_creation_waits_for_its_number_at_most_the_lease_wait() {
     let server = toolgate::Server::from_registry("concurrency")
         .domain_policy(toolgate::DomainPolicy::LockOnFirstUse)
         .lease_wait(Duration::from_millis(300))
-        .store(StallingMints::default());
+        .store(Watched::<StallTicketCounter>::default());
     let url = serve_in_process(server.build().expect("valid registry")).await;
     let (first, second) = (TestClient::http(&url).await, TestClient::http(&url).await);
     let ticket = json!({ "domain": "ticket" });

@@ -11,13 +11,11 @@ use std::time::Duration;
 
 use common::TestClient;
 use common::clients::Lifecycle;
+use common::stores::{OnCommit, Watched};
 use serde_json::json;
 use toolgate::effect::{EffectCall, EffectError, EffectPolicy};
 use toolgate::prelude::*;
-use toolgate::store::{
-    Capabilities, FlowLease, FlowStore, HistoryEntry, HistoryRetention, Hold, MemoryStore, Snapshot, Step, StoreError,
-    StoreKey,
-};
+use toolgate::store::{FlowStore, MemoryStore, Snapshot, StoreKey};
 
 toolgate::machine! {
     id: "parcel",
@@ -389,50 +387,13 @@ async fn a_backlog_runs_a_bounded_number_of_attempts_at_once_and_each_once() {
     assert_eq!(GATED_MOST.load(Ordering::SeqCst), 32, "never more than 32 at once");
 }
 
-/// A memory store that keeps every snapshot committed, in order.
+/// Keeps every snapshot committed, in order.
 #[derive(Clone, Default)]
-struct Committed {
-    store: MemoryStore,
-    commits: Arc<Mutex<Vec<(StoreKey, Snapshot)>>>,
-}
+struct Commits(Arc<Mutex<Vec<(StoreKey, Snapshot)>>>);
 
-#[async_trait::async_trait]
-impl FlowStore for Committed {
-    async fn load(&self, key: &StoreKey) -> Result<Snapshot, StoreError> {
-        self.store.load(key).await
-    }
-
-    async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
-        self.store.begin(key, hold).await
-    }
-
-    async fn commit(
-        &self,
-        key: &StoreKey,
-        expected_version: u64,
-        next: &Snapshot,
-        lease: Option<&FlowLease>,
-        entry: Option<(&HistoryEntry, HistoryRetention)>,
-    ) -> Result<u64, StoreError> {
-        let version = self.store.commit(key, expected_version, next, lease, entry).await?;
-        self.commits.lock().unwrap().push((key.clone(), next.clone()));
-        Ok(version)
-    }
-
-    async fn remove(&self, key: &StoreKey) -> Result<(), StoreError> {
-        self.store.remove(key).await
-    }
-
-    async fn due(&self, now_ms: u64, limit: usize) -> Result<Vec<StoreKey>, StoreError> {
-        self.store.due(now_ms, limit).await
-    }
-
-    async fn due_changed(&self, key: &StoreKey, due_at_ms: Option<u64>) -> Result<(), StoreError> {
-        self.store.due_changed(key, due_at_ms).await
-    }
-
-    fn capabilities(&self) -> Capabilities<'_> {
-        self.store.capabilities()
+impl OnCommit for Commits {
+    fn made(&self, key: &StoreKey, next: &Snapshot) {
+        self.0.lock().unwrap().push((key.clone(), next.clone()));
     }
 }
 
@@ -441,14 +402,14 @@ impl FlowStore for Committed {
 /// claims them alone (one commit fewer a timer: `benches/scale`, `timers`).
 #[tokio::test]
 async fn time_claims_the_effects_of_its_move_in_the_moves_own_commit() {
-    let store = Committed::default();
+    let store = Watched::<Commits>::default();
     let client = serve(store.clone()).await;
     let quote = client.ok("quote_open", json!({ "domain": "quote" })).await["quote_id"].as_str().unwrap().to_string();
     assert_eq!(until_received(&quote, 2).await.len(), 2);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let key = StoreKey::instance("quote", &quote);
     let commits: Vec<Snapshot> =
-        store.commits.lock().unwrap().iter().filter(|(k, _)| *k == key).map(|(_, s)| s.clone()).collect();
+        store.hook.0.lock().unwrap().iter().filter(|(k, _)| *k == key).map(|(_, s)| s.clone()).collect();
     let expired = |s: &Snapshot| s.state_of("quote", "open") == "expired";
     let moved = commits.iter().position(expired).expect("the expiry was committed");
     let claimed = |s: &Snapshot| s.effects.iter().map(|e| (e.name.clone(), e.attempts)).collect::<Vec<_>>();

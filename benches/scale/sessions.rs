@@ -32,6 +32,18 @@ fn post(http: &reqwest::Client, url: &str, body: &'static str) -> reqwest::Reque
         .body(body)
 }
 
+/// A sessionless (MCP 2026-07-28) request of `method`, answered with success.
+async fn modern(http: &reqwest::Client, url: &str, method: &str, body: &'static str) -> reqwest::Response {
+    let response = (post(http, url, body))
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method)
+        .send()
+        .await
+        .unwrap_or_else(|error| panic!("{method}: {error}"));
+    assert!(response.status().is_success(), "{method}: HTTP {}", response.status());
+    response
+}
+
 /// Opens a stateful session; its id.
 async fn open_session(http: &reqwest::Client, url: &str) -> String {
     let response = post(http, url, INITIALIZE).send().await.expect("initialize");
@@ -126,14 +138,7 @@ pub(crate) async fn run(kind: Kind, config: &Config) {
             let http = reqwest::Client::builder().build().unwrap();
             let url = url.clone();
             async move {
-                let response = (post(&http, &url, LIST))
-                    .header("MCP-Protocol-Version", "2026-07-28")
-                    .header("Mcp-Method", "tools/list")
-                    .send()
-                    .await
-                    .expect("tools/list");
-                assert!(response.status().is_success(), "tools/list: HTTP {}", response.status());
-                let _ = response.bytes().await;
+                let _ = modern(&http, &url, "tools/list", LIST).await.bytes().await;
                 http
             }
         })
@@ -151,13 +156,7 @@ pub(crate) async fn run(kind: Kind, config: &Config) {
             let http = reqwest::Client::builder().build().unwrap();
             let url = url.clone();
             async move {
-                let mut response = (post(&http, &url, LISTEN))
-                    .header("MCP-Protocol-Version", "2026-07-28")
-                    .header("Mcp-Method", "subscriptions/listen")
-                    .send()
-                    .await
-                    .expect("subscriptions/listen");
-                assert!(response.status().is_success(), "listen: HTTP {}", response.status());
+                let mut response = modern(&http, &url, "subscriptions/listen", LISTEN).await;
                 // Its acknowledgement: the stream is open and the server holds it.
                 let chunk = response.chunk().await.expect("the stream").expect("its first event");
                 assert!(String::from_utf8_lossy(&chunk).contains("acknowledged"), "a listen stream's first event");

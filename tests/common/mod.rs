@@ -10,6 +10,7 @@
 //!   (headers, statuses, a session id, sessionless requests one by one).
 //! - [`sdk`]: what the official SDK clients' flows share (revisions, transports, the
 //!   `stdio:` argument that launches an example).
+//! - [`stores`]: a memory store that tells a test of each commit, and may hold it.
 //!
 //! The benchmarks include this module with `#[path = "../tests/common/mod.rs"]`.
 
@@ -21,6 +22,7 @@ pub mod confirm;
 pub mod raw;
 pub mod sdk;
 pub mod servers;
+pub mod stores;
 
 use std::time::Duration;
 
