@@ -44,8 +44,8 @@ async fn a_listener_hears_what_it_asked_for_tagged_with_its_subscription() {
         let ack = prompts.next(common::PATIENCE).await.expect("an acknowledgement");
         assert_eq!(ack["params"]["notifications"], json!({}), "{ack}");
 
-        // rmcp acknowledges a stream before the server registers it (the owned path, after);
-        // a change told at once still reaches it.
+        // rmcp acknowledges a stream before the server registers it (the owned path registers
+        // it first); either way a change told at once still reaches it.
         server.tools_changed().await;
         let changed = tools.next(common::PATIENCE).await.expect("list_changed on the tools stream");
         assert_eq!(changed["method"], "notifications/tools/list_changed", "{changed}");

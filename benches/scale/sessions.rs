@@ -44,6 +44,21 @@ async fn modern(http: &reqwest::Client, url: &str, method: &str, body: &'static 
     response
 }
 
+/// `open` run `count` times, [`OPENING`] at a time, each with a client of its own (so on a
+/// connection of its own); what each returned.
+async fn each_on_its_own_connection<T>(
+    url: &str,
+    count: usize,
+    open: impl AsyncFn(reqwest::Client, String) -> T,
+) -> Vec<T> {
+    let open = &open;
+    futures::stream::iter(0..count)
+        .map(|_| open(reqwest::Client::builder().build().unwrap(), url.to_string()))
+        .buffer_unordered(OPENING)
+        .collect()
+        .await
+}
+
 /// Opens a stateful session; its id.
 async fn open_session(http: &reqwest::Client, url: &str) -> String {
     let response = post(http, url, INITIALIZE).send().await.expect("initialize");
@@ -133,39 +148,25 @@ pub(crate) async fn run(kind: Kind, config: &Config) {
 
     // Idle connections: each has made one sessionless request, and its client keeps it.
     let started = Instant::now();
-    let idle: Vec<reqwest::Client> = futures::stream::iter(0..count)
-        .map(|_| {
-            let http = reqwest::Client::builder().build().unwrap();
-            let url = url.clone();
-            async move {
-                let _ = modern(&http, &url, "tools/list", LIST).await.bytes().await;
-                http
-            }
-        })
-        .buffer_unordered(OPENING)
-        .collect()
-        .await;
+    let idle: Vec<reqwest::Client> = each_on_its_own_connection(&url, count, async |http, url| {
+        let _ = modern(&http, &url, "tools/list", LIST).await.bytes().await;
+        http
+    })
+    .await;
     let idling = started.elapsed();
     let with_idle = settled(&server).await;
     let per_idle = with_idle.saturating_sub(with_sessions) / count as u64;
 
     // Streams: each its own connection, held open.
     let started = Instant::now();
-    let streams: Vec<reqwest::Response> = futures::stream::iter(0..count)
-        .map(|_| {
-            let http = reqwest::Client::builder().build().unwrap();
-            let url = url.clone();
-            async move {
-                let mut response = modern(&http, &url, "subscriptions/listen", LISTEN).await;
-                // Its acknowledgement: the stream is open and the server holds it.
-                let chunk = response.chunk().await.expect("the stream").expect("its first event");
-                assert!(String::from_utf8_lossy(&chunk).contains("acknowledged"), "a listen stream's first event");
-                response
-            }
-        })
-        .buffer_unordered(OPENING)
-        .collect()
-        .await;
+    let streams: Vec<reqwest::Response> = each_on_its_own_connection(&url, count, async |http, url| {
+        let mut response = modern(&http, &url, "subscriptions/listen", LISTEN).await;
+        // Its acknowledgement: the stream is open and the server holds it.
+        let chunk = response.chunk().await.expect("the stream").expect("its first event");
+        assert!(String::from_utf8_lossy(&chunk).contains("acknowledged"), "a listen stream's first event");
+        response
+    })
+    .await;
     let streaming = started.elapsed();
     let with_streams = settled(&server).await;
     let per_stream = with_streams.saturating_sub(with_idle) / count as u64;

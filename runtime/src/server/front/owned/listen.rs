@@ -20,7 +20,7 @@ use rmcp::model::{
 use tokio::time::Sleep;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
-use super::reply::sse_event;
+use super::reply::message_event as message;
 use crate::server::Shared;
 use crate::server::front::streams::StreamPlace;
 use crate::server::http_options::SSE_KEEP_ALIVE;
@@ -90,11 +90,6 @@ impl ListenEvents {
         let result = ServerResult::SubscriptionsListenResult(result);
         message(&ServerJsonRpcMessage::response(result, self.id.clone()))
     }
-}
-
-/// One message's SSE event.
-fn message(message: &ServerJsonRpcMessage) -> String {
-    sse_event(&serde_json::to_string(message).unwrap_or_default())
 }
 
 impl Stream for ListenEvents {

@@ -43,8 +43,7 @@ impl OwnedCall {
                 let first: Vec<_> = std::iter::from_fn(|| caused.try_recv().ok()).collect();
                 if call.cancelled_by_client() {
                     // MCP: a cancelled request gets no response; rmcp ends its stream without one.
-                    let events = first.iter().filter_map(|m| serde_json::to_string(m).ok());
-                    return sse_response(Body::from(events.map(|e| sse_event(&e)).collect::<String>()));
+                    return sse_response(Body::from(first.iter().map(message_event).collect::<String>()));
                 }
                 let (status, last) = respond(&id, outcome, modern);
                 if first.is_empty() {
@@ -52,8 +51,8 @@ impl OwnedCall {
                     *response.status_mut() = status;
                     return response;
                 }
-                let events = first.iter().filter_map(|m| serde_json::to_string(m).ok()).chain([last]);
-                sse_response(Body::from(events.map(|e| sse_event(&e)).collect::<String>()))
+                let events = first.iter().map(message_event).chain([sse_event(&last)]);
+                sse_response(Body::from(events.collect::<String>()))
             }
             Some(first) = caused.recv() => {
                 // Messages before the result: an SSE stream, the call driven by its body.
@@ -172,6 +171,11 @@ pub(super) fn sse_event(data: &str) -> String {
     format!("data: {data}\n\n")
 }
 
+/// One message's SSE event.
+pub(super) fn message_event(message: &ServerJsonRpcMessage) -> String {
+    sse_event(&serde_json::to_string(message).unwrap_or_default())
+}
+
 pub(super) type CallFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
 /// A call that finishes even if the request's future is dropped (the client went away):
@@ -231,9 +235,7 @@ impl Stream for CallEvents {
     type Item = Result<Bytes, std::convert::Infallible>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let event = |message: &ServerJsonRpcMessage| {
-            Some(Ok(Bytes::from(sse_event(&serde_json::to_string(message).unwrap_or_default()))))
-        };
+        let event = |message: &ServerJsonRpcMessage| Some(Ok(Bytes::from(message_event(message))));
         if let Some(first) = self.first.take() {
             return Poll::Ready(event(&first));
         }
@@ -248,16 +250,16 @@ impl Stream for CallEvents {
             // No response to a cancelled request: what it sent before, then the end.
             let mut events = String::new();
             while let Ok(message) = self.caused.try_recv() {
-                events.push_str(&sse_event(&serde_json::to_string(&message).unwrap_or_default()));
+                events.push_str(&message_event(&message));
             }
             return Poll::Ready((!events.is_empty()).then(|| Ok(Bytes::from(events))));
         }
         // What the call sent last, before its result.
         if let Ok(message) = self.caused.try_recv() {
             let (_, last) = respond(&self.id, outcome, self.modern);
-            let mut events = sse_event(&serde_json::to_string(&message).unwrap_or_default());
+            let mut events = message_event(&message);
             while let Ok(message) = self.caused.try_recv() {
-                events.push_str(&sse_event(&serde_json::to_string(&message).unwrap_or_default()));
+                events.push_str(&message_event(&message));
             }
             events.push_str(&sse_event(&last));
             return Poll::Ready(Some(Ok(Bytes::from(events))));
