@@ -15,9 +15,19 @@ pub(crate) struct Caller {
 impl Caller {
     /// A client of the server at `url` (`http://…/mcp`) that keeps one connection.
     pub(crate) fn new(url: &str) -> Self {
-        let http =
-            (reqwest::Client::builder()).pool_max_idle_per_host(1).tcp_nodelay(true).build().expect("an HTTP client");
-        Self { http, url: url.to_string(), next_id: 0, bearer: None }
+        Self { http: Self::client(), url: url.to_string(), next_id: 0, bearer: None }
+    }
+
+    /// An HTTP client that keeps one idle connection: building one costs milliseconds of
+    /// CPU (its TLS roots), so a load that calls often shares one ([`Caller::sharing`]).
+    pub(crate) fn client() -> reqwest::Client {
+        (reqwest::Client::builder()).pool_max_idle_per_host(1).tcp_nodelay(true).build().expect("an HTTP client")
+    }
+
+    /// A caller through `http`, presenting `token`: its calls take a connection `http`
+    /// holds idle, or one of their own.
+    pub(crate) fn sharing(http: &reqwest::Client, url: &str, token: &str) -> Self {
+        Self { http: http.clone(), url: url.to_string(), next_id: 0, bearer: Some(format!("Bearer {token}")) }
     }
 
     /// A client that presents `token` as its bearer token.

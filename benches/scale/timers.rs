@@ -30,12 +30,15 @@ fn releases(dir: &Path) -> (usize, usize) {
     notices(dir, "released")
 }
 
+/// One of the other calls: when it was sent, to which tool, and how long it took.
+type Sent = (Instant, &'static str, Duration);
+
 /// The other calls: `rate` a second, open loop (sent on time whether or not the earlier
 /// ones were answered), through the replicas in turn; each latency kept with the moment
 /// it was sent.
 struct Background {
     stop: Arc<AtomicBool>,
-    sent: Arc<Mutex<Vec<(Instant, Duration)>>>,
+    sent: Arc<Mutex<Vec<Sent>>>,
     bad: Arc<Mutex<Vec<String>>>,
     ticker: tokio::task::JoinHandle<()>,
 }
@@ -50,6 +53,7 @@ impl Background {
             let mut every = tokio::time::interval(Duration::from_micros(1_000_000 / rate.max(1)));
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
             let mut rng = Rng::new(57);
+            let http = Caller::client();
             let mut n = 0usize;
             while !flag.load(Ordering::Relaxed) {
                 every.tick().await;
@@ -62,13 +66,16 @@ impl Background {
                 } else {
                     ("payment_create", NEW_PAYMENT.to_string())
                 };
-                let (keep, wrong) = (keep.clone(), wrong.clone());
+                let (keep, wrong, http) = (keep.clone(), wrong.clone(), http.clone());
                 tokio::spawn(async move {
                     let at = Instant::now();
-                    // A connection per call: an open loop must not queue behind a slow one.
-                    let mut caller = Caller::with_token(&url, &token(tenant));
+                    // One client for all (building one is milliseconds of the load's own
+                    // CPU, which the sweep's busy cores turned into seconds of queueing);
+                    // a call on a connection no other call is using: an open loop must
+                    // not queue behind a slow one.
+                    let mut caller = Caller::sharing(&http, &url, &token(tenant));
                     match caller.call(tool, &arguments).await {
-                        Ok(took) => keep.lock().unwrap().push((at, took)),
+                        Ok(took) => keep.lock().unwrap().push((at, tool, took)),
                         Err(error) => wrong.lock().unwrap().push(error),
                     }
                 });
@@ -77,24 +84,48 @@ impl Background {
         Background { stop, sent, bad, ticker }
     }
 
-    /// The latencies of the calls sent between `from` and `to`.
-    fn between(&self, from: Instant, to: Instant) -> Latencies {
+    /// The latencies of the calls to `tool` (any: `None`) sent between `from` and `to`.
+    fn between(&self, from: Instant, to: Instant, tool: Option<&str>) -> Latencies {
         let mut latencies = Latencies::default();
-        for (at, took) in self.sent.lock().unwrap().iter() {
-            if *at >= from && *at < to {
+        for (at, called, took) in self.sent.lock().unwrap().iter() {
+            if *at >= from && *at < to && tool.is_none_or(|t| t == *called) {
                 latencies.push(*took);
             }
         }
         latencies
     }
 
-    async fn stop(self) -> (Arc<Mutex<Vec<(Instant, Duration)>>>, Vec<String>) {
+    /// Each tool's p99 during and after the sweep, and the slowest call sent in each
+    /// second from `started`: where a stall is, and which calls it holds.
+    fn tell(&self, started: Instant, swept_at: Instant, ended: Instant) {
+        for tool in ["payment_status", "payment_create"] {
+            let (mut during, mut after) =
+                (self.between(started, swept_at, Some(tool)), self.between(swept_at, ended, Some(tool)));
+            println!(
+                "  {tool}: p99 during {:.1} ms (max {:.1}), after {:.1} ms (max {:.1})",
+                during.quantile_ms(0.99),
+                during.max_ms(),
+                after.quantile_ms(0.99),
+                after.max_ms()
+            );
+        }
+        let mut seconds = Vec::new();
+        let mut from = started;
+        while from < ended {
+            let to = from + Duration::from_secs(1);
+            seconds.push(format!("{:.0}", self.between(from, to, None).max_ms()));
+            from = to;
+        }
+        println!("  the slowest call sent in each second (ms): {}", seconds.join(" "));
+    }
+
+    /// Stops sending, and answers the calls that failed once those in flight are done.
+    async fn stop(&mut self) -> Vec<String> {
         self.stop.store(true, Ordering::Relaxed);
-        let _ = self.ticker.await;
+        let _ = (&mut self.ticker).await;
         // Let the calls in flight finish.
         tokio::time::sleep(Duration::from_secs(2)).await;
-        let bad = self.bad.lock().unwrap().clone();
-        (self.sent, bad)
+        self.bad.lock().unwrap().clone()
     }
 }
 
@@ -158,8 +189,10 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
     let steady_for = released.max(Duration::from_secs(10));
     tokio::time::sleep(steady_for).await;
     let ended = Instant::now();
-    let (during, steady) = (background.between(started, swept_at), background.between(swept_at, ended));
-    let (_, bad) = background.stop().await;
+    let mut background = background;
+    let bad = background.stop().await;
+    let (during, steady) = (background.between(started, swept_at, None), background.between(swept_at, ended, None));
+    background.tell(started, swept_at, ended);
     for server in servers {
         server.stop().await;
     }
