@@ -77,7 +77,10 @@ async fn release_hold(call: EffectCall) -> Result<(), EffectError> {
         use std::io::Write;
         let asked = path.with_extension("asked");
         let mut file = std::fs::OpenOptions::new().create(true).append(true).open(asked)?;
-        writeln!(file, "{}", serde_json::json!({ "quote": call.instance(), "attempt": call.attempt() }))?;
+        let line = serde_json::json!({ "quote": call.instance(), "attempt": call.attempt() });
+        // One write a line: `writeln!` on a `File` writes each piece of the JSON apart, and
+        // a reader between them sees half a line.
+        file.write_all(format!("{line}\n").as_bytes())?;
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
     let seen = std::fs::read_to_string(path).unwrap_or_default();
@@ -88,7 +91,7 @@ async fn release_hold(call: EffectCall) -> Result<(), EffectError> {
     });
     use std::io::Write;
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    writeln!(file, "{line}")?;
+    file.write_all(format!("{line}\n").as_bytes())?;
     Ok(())
 }
 
