@@ -81,14 +81,10 @@ impl Sql {
             ),
             remove_history: format!("DELETE FROM {s}.history WHERE key = $1"),
             // Not one whose lease another holds: a call or another replica's sweep is
-            // settling it, and a sweep would only queue behind it. The held leases are read
-            // once a statement (an uncorrelated `ARRAY`), not once a due row: `leases` is
-            // all inserts and deletes, mostly dead rows between vacuums, and Postgres's
-            // estimate of its live rows (none) had it scan the whole table for every row
-            // (measured: 44 ms a read at 40,000 due, 125 ms at 100,000).
+            // settling it, and a sweep would only queue behind it.
             due: format!(
                 "SELECT r.key FROM {s}.records r WHERE r.due_at_ms <= $1 AND r.snapshot IS NOT NULL \
-                 AND r.key <> ALL (ARRAY(SELECT l.key FROM {s}.leases l WHERE l.expires_at > clock_timestamp())) \
+                 AND NOT EXISTS (SELECT 1 FROM {s}.leases l WHERE l.key = r.key AND l.expires_at > clock_timestamp()) \
                  ORDER BY r.due_at_ms LIMIT $2"
             ),
             // A sweep that committed nothing tells the deadline it read, mostly the one
