@@ -33,7 +33,7 @@ impl Caller {
 
     /// A client that presents `token` as its bearer token.
     pub(crate) fn with_token(url: &str, token: &str) -> Self {
-        Self { bearer: Some(format!("Bearer {token}")), ..Self::new(url) }
+        Self::sharing(&Self::client(), url, token)
     }
 
     /// Calls `tool` with `arguments` (a JSON object's text); `Ok` with the latency when

@@ -173,7 +173,7 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
         servers.push(start(&target, &args).await);
     }
     let started = Instant::now();
-    let background = Background::start(servers.iter().map(|s| s.url.clone()).collect(), made.clone(), config.rate);
+    let mut background = Background::start(servers.iter().map(|s| s.url.clone()).collect(), made.clone(), config.rate);
     let mut resident_peak = 0;
     let deadline = started + Duration::from_secs(config.timers_patience);
     let released = loop {
@@ -189,7 +189,6 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
     let steady_for = released.max(Duration::from_secs(10));
     tokio::time::sleep(steady_for).await;
     let ended = Instant::now();
-    let mut background = background;
     let bad = background.stop().await;
     let (during, steady) = (background.between(started, swept_at, None), background.between(swept_at, ended, None));
     background.tell(started, swept_at, ended);
