@@ -29,14 +29,19 @@ const LEASE_TTL: Duration = Duration::from_secs(10);
 /// How often a waiter asks for a held lease again.
 const LEASE_POLL: Duration = Duration::from_millis(5);
 
-/// How the pool's connections plan toolgate's statements: once (generic plans), and by
-/// their indexes (a scan of a whole table is never what they want).
-const OUR_SETTINGS: &str = "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off";
+/// How the pool's connections plan toolgate's statements: once (generic plans), by their
+/// indexes (a scan of a whole table is never what they want), and never compiled (JIT).
+/// A plan's cost is an estimate, which a disabled scan (`enable_seqscan=off` adds ten
+/// billion to it) or a table's stale statistics push past `jit_above_cost`: Postgres
+/// then compiled the statement anew at every run, 80–250 ms for a read of a few hundred
+/// rows that takes 2 ms (the sweep's due read, its expired leases' delete: `auto_explain`
+/// through a sweep of 100,000, `BENCHMARKS.md`).
+const OUR_SETTINGS: &str = "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c jit=off";
 
 /// What a handler's transaction runs after its `BEGIN`: its own statements planned as
 /// Postgres plans by default, until toolgate's writes at its commit
 /// ([`OUR_PLANS`](super::transaction::OUR_PLANS)).
-const YOUR_PLANS: &str = "SET LOCAL plan_cache_mode = auto; SET LOCAL enable_seqscan = on";
+const YOUR_PLANS: &str = "SET LOCAL plan_cache_mode = auto; SET LOCAL enable_seqscan = on; SET LOCAL jit = on";
 
 /// Connections in the pool.
 const POOL_SIZE: usize = 16;
@@ -417,6 +422,21 @@ mod tests {
         conformance::check(&store).await;
         conformance::check_live_counts(&store).await;
         conformance::check_instance_counts(&store).await;
+    }
+
+    /// toolgate's statements are planned once, by their indexes, and never compiled; a
+    /// handler's transaction plans its own as Postgres does by default.
+    #[tokio::test]
+    async fn our_statements_are_never_compiled_and_yours_are_planned_as_postgres_plans() {
+        let Some(url) = test_url() else { return };
+        let store = fresh_store(&url).await;
+        let settings = "SELECT current_setting('jit') || ' ' || current_setting('enable_seqscan') || ' ' \
+                        || current_setting('plan_cache_mode') AS planned";
+        let ours: String = store.client().await.unwrap().query_one(settings, &[]).await.unwrap().get(0);
+        assert_eq!(ours, "off off force_generic_plan");
+        let mut yours = store.transaction().await.unwrap();
+        let rows = yours.query(settings, &[]).await.unwrap();
+        assert_eq!(rows[0]["planned"], "on on auto");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

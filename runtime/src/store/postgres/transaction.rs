@@ -10,7 +10,8 @@ use crate::store::{RecordWrite, SqlRow, SqlValue, StoreError, StoreTransaction, 
 
 /// What toolgate's writes at a handler's transaction's commit run first: their plans as
 /// the pool's connections make them (the transaction began with Postgres's defaults).
-pub(super) const OUR_PLANS: &str = "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off";
+pub(super) const OUR_PLANS: &str =
+    "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off; SET LOCAL jit = off";
 
 /// A call's transaction on Postgres: a pooled connection inside `BEGIN`, on which the
 /// handler's statements run as they come and the call's records are written at the
