@@ -23,8 +23,20 @@ use crate::telemetry;
 /// How often the sweeper asks the store what is due.
 pub(crate) const SWEEP_EVERY: Duration = Duration::from_millis(250);
 
-/// The most instances one sweep commits (the rest wait for the next).
+/// How many due instances a sweep asks the store for: the pool it picks from.
 const SWEEP_BATCH: usize = 256;
+
+/// The most instances one sweep visits, picked at random from what the store named: few
+/// enough that the list is fresh while it is worked through. Replicas read the same list;
+/// each working through all of it visited every instance once per replica, finding all but
+/// one visit's work done (measured: 20,000 due at once on three Postgres replicas made
+/// ~1.8 such visits a timer, each a lease, a read and an index write). Picking this many
+/// of 256, one replica's pick is among another's one time in eight. At 100,000 due at once
+/// on three Postgres replicas, 104.7 s became 41.0 s, and the wasted visits' index writes
+/// 141,747 became 9,176 (`benches/scale`, BENCHMARKS.md); reading eight times as often
+/// costs little once each read takes a millisecond (on Postgres, once no statement of
+/// toolgate's is JIT-compiled).
+const SWEEP_TAKE: usize = 4 * SWEEP_AT_ONCE;
 
 /// How many instances a sweep settles at once: enough that a store's group commit holds
 /// several of them (one sync for several), so that a hundred thousand due at once are
@@ -42,25 +54,27 @@ const SWEEP_LEASE_WAIT: Duration = Duration::from_millis(50);
 /// What one sweep did.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Swept {
-    /// How many instances the store named as due.
+    /// How many instances the store named as due (and this server may settle).
     pub(crate) named: usize,
-    /// How many of them the sweep settled.
+    /// How many of them the sweep visited.
+    pub(crate) visited: usize,
+    /// How many of those the sweep settled.
     pub(crate) settled: usize,
 }
 
 impl Swept {
-    /// Whether more is due than one sweep takes and this one made progress: the next
-    /// sweep starts at once rather than at the next tick.
+    /// Whether more is due than this sweep visited and it made progress: the next sweep
+    /// starts at once rather than at the next tick.
     fn more_at_once(self) -> bool {
-        self.named >= SWEEP_BATCH && self.settled > 0
+        self.named > self.visited && self.settled > 0
     }
 }
 
 impl Engine {
-    /// One sweep: commits what is due on each instance the store names, [`SWEEP_AT_ONCE`]
-    /// at a time. Returns how many instances the store named, and how many of them this
-    /// sweep settled (the others a call or another replica held, could not be read, or
-    /// are still due).
+    /// One sweep: commits what is due on up to [`SWEEP_TAKE`] of the instances the store
+    /// names, picked at random, [`SWEEP_AT_ONCE`] at a time. Returns how many instances
+    /// the store named, how many this sweep visited, and how many of those it settled (the
+    /// others a call or another replica held, could not be read, or are still due).
     pub(crate) async fn sweep(&self) -> Swept {
         let now = now_ms();
         let left = &self.left_to_their_servers;
@@ -72,10 +86,13 @@ impl Engine {
             }
         };
         let mut due: Vec<&StoreKey> = keys.iter().filter(|key| !left.skips(key, now)).collect();
-        // Replicas that read the same due instances take them in orders of their own, so
-        // that they settle different ones instead of queueing for the same leases (in one
-        // order, one replica queued behind another's at every step).
+        // Replicas that read the same due instances pick different ones, so that they
+        // settle different ones instead of queueing for the same leases or visiting what
+        // another has settled since the list was read.
         fastrand::shuffle(&mut due);
+        let named = due.len();
+        due.truncate(SWEEP_TAKE);
+        let visited = due.len();
         let settled = AtomicUsize::new(0);
         let counted = &settled;
         futures_util::stream::iter(due)
@@ -90,7 +107,7 @@ impl Engine {
             })
             .await;
         left.keep_only(&keys.iter().collect());
-        Swept { named: keys.len(), settled: settled.into_inner() }
+        Swept { named, visited, settled: settled.into_inner() }
     }
 
     /// Commits what is due on the instance at `key`, under its lease (or tells the store's
