@@ -11,12 +11,12 @@ use crate::store::{Snapshot, StoreError, StoreKey, unavailable};
 /// A record's version and snapshot as stored, if any.
 pub(super) type StoredRecord = (Option<u64>, Option<String>);
 
+/// A record as stored, the marker, the clock, and for a key counter its floor.
+pub(super) type Loaded = (StoredRecord, Option<String>, Option<u64>, Option<u64>);
+
 /// A record with what tells whether it can be trusted — the marker and the clock — read in
 /// one round trip; and for a key counter, the floor it starts past.
-pub(super) async fn load(
-    connection: &mut ConnectionManager,
-    key: &StoreKey,
-) -> Result<(StoredRecord, Option<String>, Option<u64>, Option<u64>), StoreError> {
+pub(super) async fn load(connection: &mut ConnectionManager, key: &StoreKey) -> Result<Loaded, StoreError> {
     let mut pipe = redis::pipe();
     pipe.cmd("HMGET").arg(record_key(key)).arg("v").arg("s").cmd("GET").arg(MARKER_KEY).cmd("GET").arg(CLOCK_KEY);
     if !key.is_mint_counter() {
@@ -25,6 +25,34 @@ pub(super) async fn load(
     }
     pipe.cmd("GET").arg(MINT_FLOOR_KEY);
     pipe.query_async(connection).await.map_err(unavailable)
+}
+
+/// The lease `lease` set to `token` for `ttl_ms` (over whoever holds it, `from_holder`;
+/// only if nobody does, otherwise), then the record read as [`load`] reads it: one round
+/// trip, the commands run in that order. Whether the lease was taken, and what was read
+/// (under it if so; as committed, otherwise).
+pub(super) async fn lease_and_load(
+    connection: &mut ConnectionManager,
+    key: &StoreKey,
+    (lease, token, ttl_ms): (&str, &str, u64),
+    from_holder: bool,
+) -> Result<(bool, Loaded), StoreError> {
+    let mut pipe = redis::pipe();
+    let set = pipe.cmd("SET").arg(lease).arg(token);
+    if !from_holder {
+        set.arg("NX");
+    }
+    set.arg("PX").arg(ttl_ms);
+    pipe.cmd("HMGET").arg(record_key(key)).arg("v").arg("s").cmd("GET").arg(MARKER_KEY).cmd("GET").arg(CLOCK_KEY);
+    if !key.is_mint_counter() {
+        let (taken, record, marker, clock): (Option<String>, _, _, _) =
+            pipe.query_async(connection).await.map_err(unavailable)?;
+        return Ok((taken.is_some(), (record, marker, clock, None)));
+    }
+    pipe.cmd("GET").arg(MINT_FLOOR_KEY);
+    let (taken, record, marker, clock, floor): (Option<String>, _, _, _, _) =
+        pipe.query_async(connection).await.map_err(unavailable)?;
+    Ok((taken.is_some(), (record, marker, clock, floor)))
 }
 
 /// What a key counter never written reads as: its last number the floor (none before a

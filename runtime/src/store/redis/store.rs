@@ -186,32 +186,32 @@ impl RedisStore {
         self
     }
 
-    /// Takes `key`'s lease: waits until `SET NX` succeeds (or, `from_holder`, sets it over
-    /// whoever holds it), then renews it until dropped.
-    async fn take_lease(&self, key: &StoreKey, from_holder: bool) -> Result<FlowLease, StoreError> {
+    /// Takes `key`'s lease and reads its record under it, in one round trip a try, as
+    /// `hold` says: waits until `SET NX` succeeds ([`Hold::Wait`]), sets it over whoever
+    /// holds it ([`Hold::TakeOver`]), or tries once and reads the record as committed if
+    /// someone holds it ([`Hold::IfFree`]). A lease taken is renewed until dropped.
+    async fn lease_and_load(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
         self.marker.check()?;
         // Released if this future is dropped from here on: a `SET` may be on its way.
         let held = Held { store: self.clone(), key: lease_key(key), token: uuid::Uuid::new_v4().simple().to_string() };
         let (lease, token) = (&held.key, &held.token);
+        let ttl_ms = self.lease_ttl.as_millis() as u64;
         let mut connection = self.connection.clone();
-        loop {
-            let mut set = redis::cmd("SET");
-            set.arg(lease).arg(token);
-            if !from_holder {
-                set.arg("NX");
+        let from_holder = hold == Hold::TakeOver;
+        let (before, read) = loop {
+            let before = self.marker.clock.highest();
+            let (taken, read) = read::lease_and_load(&mut connection, key, (lease, token, ttl_ms), from_holder).await?;
+            match (taken, hold) {
+                (true, _) => break (before, read),
+                (false, Hold::IfFree) => {
+                    held.not_taken();
+                    return Ok(Step { loaded: self.loaded(before, read)?, lease: None });
+                }
+                // The caller bounds the wait (dropping this future gives up the place).
+                (false, _) => tokio::time::sleep(LEASE_POLL).await,
             }
-            let taken: Option<String> = set
-                .arg("PX")
-                .arg(self.lease_ttl.as_millis() as u64)
-                .query_async(&mut connection)
-                .await
-                .map_err(unavailable)?;
-            if taken.is_some() {
-                break;
-            }
-            // The caller bounds the wait (dropping this future gives up the place).
-            tokio::time::sleep(LEASE_POLL).await;
-        }
+        };
+        let loaded = self.loaded(before, read)?;
         let (store, renewed_key, renewed_token) = (self.clone(), lease.clone(), token.clone());
         let renewal = tokio::spawn(async move {
             let mut connection = store.connection.clone();
@@ -232,7 +232,20 @@ impl RedisStore {
             }
         });
         let fence = token.clone();
-        Ok(FlowLease::fenced(RedisLease { _held: held, renewal }, fence))
+        Ok(Step { loaded, lease: Some(FlowLease::fenced(RedisLease { _held: held, renewal }, fence)) })
+    }
+
+    /// The snapshot a read found (`read::load`), once the marker and the clock read with it
+    /// say it can be trusted; `before` is the highest clock value seen before the read.
+    fn loaded(&self, before: u64, (record, marker, clock, floor): read::Loaded) -> Result<Snapshot, StoreError> {
+        self.marker.read(before, marker.as_deref(), clock)?;
+        match record {
+            (Some(version), Some(text)) => {
+                let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
+                Ok(Snapshot { version, ..snapshot })
+            }
+            _ => Ok(read::unused_counter(floor)),
+        }
     }
 }
 
@@ -244,26 +257,12 @@ impl FlowStore for RedisStore {
         let mut connection = self.connection.clone();
         // The marker and the clock read in the same round trip: a record that vanished with
         // the rest of the data, or went back with it, is never read as it is now.
-        let (record, marker, clock, floor) = read::load(&mut connection, key).await?;
-        self.marker.read(before, marker.as_deref(), clock)?;
-        match record {
-            (Some(version), Some(text)) => {
-                let snapshot: Snapshot = serde_json::from_str(&text).map_err(unavailable)?;
-                Ok(Snapshot { version, ..snapshot })
-            }
-            _ => Ok(read::unused_counter(floor)),
-        }
+        let read = read::load(&mut connection, key).await?;
+        self.loaded(before, read)
     }
 
     async fn begin(&self, key: &StoreKey, hold: Hold) -> Result<Step, StoreError> {
-        let lease = match hold {
-            Hold::Wait => Some(self.take_lease(key, false).await?),
-            Hold::TakeOver => Some(self.take_lease(key, true).await?),
-            // The lease and the read are two round trips here: judged on what is
-            // committed, the call leases when it writes.
-            Hold::IfFree => None,
-        };
-        Ok(Step { loaded: self.load(key).await?, lease })
+        self.lease_and_load(key, hold).await
     }
 
     async fn commit(
@@ -445,10 +444,17 @@ struct Held {
     token: String,
 }
 
+impl Held {
+    /// The `SET` answered that someone else holds the lease: nothing to release.
+    fn not_taken(mut self) {
+        self.key.clear();
+    }
+}
+
 impl Drop for Held {
     fn drop(&mut self) {
         let (store, key, token) = (self.store.clone(), std::mem::take(&mut self.key), std::mem::take(&mut self.token));
-        if tokio::runtime::Handle::try_current().is_err() {
+        if key.is_empty() || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
         let releases = store.releases.clone();
@@ -539,8 +545,8 @@ mod tests {
         let key = StoreKey::instance("invoice", &format!("given-up-{}", uuid::Uuid::new_v4().simple()));
         for attempt in 0..20 {
             // Polled once (its `SET` sent), then given up.
-            let given_up = tokio::time::timeout(Duration::ZERO, store.begin(&key, Hold::Wait)).await;
-            assert!(given_up.is_err(), "a wait of zero gives up");
+            let given_up = futures_util::FutureExt::now_or_never(store.begin(&key, Hold::Wait));
+            assert!(given_up.is_none(), "a round trip to Redis is not over on its first poll");
             let next = tokio::time::timeout(Duration::from_secs(2), store.begin(&key, Hold::Wait)).await;
             assert!(next.is_ok(), "attempt {attempt}: the lease given up on its way was left held");
         }
