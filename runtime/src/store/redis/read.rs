@@ -18,13 +18,20 @@ pub(super) type Loaded = (StoredRecord, Option<String>, Option<u64>, Option<u64>
 /// one round trip; and for a key counter, the floor it starts past.
 pub(super) async fn load(connection: &mut ConnectionManager, key: &StoreKey) -> Result<Loaded, StoreError> {
     let mut pipe = redis::pipe();
-    pipe.cmd("HMGET").arg(record_key(key)).arg("v").arg("s").cmd("GET").arg(MARKER_KEY).cmd("GET").arg(CLOCK_KEY);
+    read_commands(&mut pipe, key);
     if !key.is_mint_counter() {
         let (record, marker, clock) = pipe.query_async(connection).await.map_err(unavailable)?;
         return Ok((record, marker, clock, None));
     }
-    pipe.cmd("GET").arg(MINT_FLOOR_KEY);
     pipe.query_async(connection).await.map_err(unavailable)
+}
+
+/// The commands [`load`] sends: the record, the marker, the clock, and a key counter's floor.
+fn read_commands(pipe: &mut redis::Pipeline, key: &StoreKey) {
+    pipe.cmd("HMGET").arg(record_key(key)).arg("v").arg("s").cmd("GET").arg(MARKER_KEY).cmd("GET").arg(CLOCK_KEY);
+    if key.is_mint_counter() {
+        pipe.cmd("GET").arg(MINT_FLOOR_KEY);
+    }
 }
 
 /// The lease `lease` set to `token` for `ttl_ms` (over whoever holds it, `from_holder`;
@@ -43,13 +50,12 @@ pub(super) async fn lease_and_load(
         set.arg("NX");
     }
     set.arg("PX").arg(ttl_ms);
-    pipe.cmd("HMGET").arg(record_key(key)).arg("v").arg("s").cmd("GET").arg(MARKER_KEY).cmd("GET").arg(CLOCK_KEY);
+    read_commands(&mut pipe, key);
     if !key.is_mint_counter() {
         let (taken, record, marker, clock): (Option<String>, _, _, _) =
             pipe.query_async(connection).await.map_err(unavailable)?;
         return Ok((taken.is_some(), (record, marker, clock, None)));
     }
-    pipe.cmd("GET").arg(MINT_FLOOR_KEY);
     let (taken, record, marker, clock, floor): (Option<String>, _, _, _, _) =
         pipe.query_async(connection).await.map_err(unavailable)?;
     Ok((taken.is_some(), (record, marker, clock, floor)))
