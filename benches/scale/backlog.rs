@@ -20,7 +20,7 @@ use toolgate::store::StoreKey;
 
 use crate::Config;
 use crate::driver::Rng;
-use crate::payments::{TENANTS, create, each, notices, payments_args, start_with};
+use crate::payments::{Notices, TENANTS, create, each, payments_args, start_with};
 use crate::server::Server;
 use crate::stores::{Kind, Target};
 
@@ -89,10 +89,11 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
     let up_at = Instant::now();
     let deadline = up_at + Duration::from_secs(config.timers_patience);
     let mut resident_peak = resident_waiting;
+    let mut settled = Notices::new(&dir, "settled");
     let drained = loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
         resident_peak = resident_peak.max(resident(&servers));
-        let (_, keys) = notices(&dir, "settled");
+        let (_, keys) = settled.count();
         if keys >= count as usize || Instant::now() > deadline {
             break up_at.elapsed();
         }
@@ -100,7 +101,7 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
     for server in servers {
         server.stop().await;
     }
-    let (lines, keys) = notices(&dir, "settled");
+    let (lines, keys) = settled.count();
 
     // The attempts, as the hook logged them: during the outage, and after.
     let log = attempts(&outage);

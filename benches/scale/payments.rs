@@ -122,18 +122,49 @@ pub(crate) async fn each(urls: &[String], made: &Made, tool: &'static str) -> Du
     started.elapsed()
 }
 
-/// The notices log's lines of `notice` (`released`, `settled`): how many, and how many
-/// distinct idempotency keys.
-pub(crate) fn notices(dir: &Path, notice: &str) -> (usize, usize) {
-    let text = std::fs::read_to_string(dir.join("notices.jsonl")).unwrap_or_default();
-    let needle = format!(r#""notice":"{notice}""#);
-    let mut keys = std::collections::HashSet::new();
-    let mut lines = 0;
-    for line in text.lines().filter(|l| l.contains(&needle)) {
-        lines += 1;
-        if let Ok(value) = serde_json::from_str::<serde_json::Value>(line) {
-            keys.insert(value["key"].as_str().unwrap_or_default().to_string());
+/// The notices log's lines of one notice (`released`, `settled`), read as the log grows:
+/// each poll reads only what was appended since the last, so that polling a log of a
+/// hundred thousand lines does not take the cores the servers it measures need.
+pub(crate) struct Notices {
+    path: std::path::PathBuf,
+    needle: String,
+    /// How far the log was read, and the start of a line not yet ended there.
+    read: u64,
+    partial: String,
+    lines: usize,
+    keys: std::collections::HashSet<String>,
+}
+
+impl Notices {
+    /// The lines of `notice` in `dir`'s notices log, none read yet.
+    pub(crate) fn new(dir: &Path, notice: &str) -> Self {
+        Notices {
+            path: dir.join("notices.jsonl"),
+            needle: format!(r#""notice":"{notice}""#),
+            read: 0,
+            partial: String::new(),
+            lines: 0,
+            keys: Default::default(),
         }
     }
-    (lines, keys.len())
+
+    /// How many lines of the notice, and how many distinct idempotency keys, so far.
+    pub(crate) fn count(&mut self) -> (usize, usize) {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut appended = String::new();
+        if let Ok(mut file) = std::fs::File::open(&self.path) {
+            file.seek(SeekFrom::Start(self.read)).expect("the log seeks");
+            self.read += file.read_to_string(&mut appended).expect("the log reads") as u64;
+        }
+        self.partial.push_str(&appended);
+        let ended = self.partial.rfind('\n').map_or(0, |at| at + 1);
+        for line in self.partial[..ended].lines().filter(|l| l.contains(&self.needle)) {
+            self.lines += 1;
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(line) {
+                self.keys.insert(value["key"].as_str().unwrap_or_default().to_string());
+            }
+        }
+        self.partial.drain(..ended);
+        (self.lines, self.keys.len())
+    }
 }

@@ -12,7 +12,6 @@
 //! (distinct idempotency keys), and the other calls' p99 during the sweep against the
 //! same load once it is over.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,14 +20,9 @@ use toolgate::store::StoreKey;
 
 use crate::Config;
 use crate::driver::{Caller, Latencies, Rng};
-use crate::payments::{Made, NEW_PAYMENT, TENANTS, create, each, notices, payment, payments_args, start, token};
+use crate::payments::{Made, NEW_PAYMENT, Notices, TENANTS, create, each, payment, payments_args, start, token};
 use crate::server::Server;
 use crate::stores::{Kind, Target};
-
-/// The notices log's release lines: how many, and how many distinct idempotency keys.
-fn releases(dir: &Path) -> (usize, usize) {
-    notices(dir, "released")
-}
 
 /// One of the other calls: when it was sent, to which tool, and how long it took.
 type Sent = (Instant, &'static str, Duration);
@@ -155,7 +149,8 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
         kind.name(),
         authorizing.as_secs_f64()
     );
-    let (fired_early, _) = releases(&dir);
+    let mut releases = Notices::new(&dir, "released");
+    let (fired_early, _) = releases.count();
     assert_eq!(
         fired_early,
         0,
@@ -179,7 +174,7 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
     let released = loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
         resident_peak = resident_peak.max(servers.iter().map(Server::resident_bytes).sum::<u64>());
-        let (_, keys) = releases(&dir);
+        let (_, keys) = releases.count();
         if keys >= count as usize || Instant::now() > deadline {
             break started.elapsed();
         }
@@ -195,7 +190,7 @@ pub(crate) async fn run(kind: Kind, replicas: usize, config: &Config) {
     for server in servers {
         server.stop().await;
     }
-    let (lines, keys) = releases(&dir);
+    let (lines, keys) = releases.count();
 
     // Each payment lapsed once: the counts say none is left authorized, and the history of
     // a sample shows one lapse each.
