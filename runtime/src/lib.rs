@@ -8,6 +8,7 @@ mod action;
 mod app_state;
 mod arguments;
 mod auth;
+mod calls_first;
 mod client;
 mod commit;
 pub mod completion;

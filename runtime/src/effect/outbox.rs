@@ -31,6 +31,8 @@ pub(crate) struct Outbox {
     pub(crate) effects: Arc<Effects>,
     pub(crate) dead_letters: Arc<DeadLetterLog>,
     pub(crate) lease_wait: Duration,
+    /// Recording an attempt's end waits for the calls in flight.
+    pub(crate) calls_first: crate::calls_first::CallsFirst,
 }
 
 /// What a claim took: the attempts to run, each with its place, and the effects out of
@@ -142,12 +144,13 @@ impl Outbox {
                 Ok(ended) => ended,
                 Err(_) => Err(EffectError::new(format!("the attempt did not end within {} ms", timeout.as_millis()))),
             };
+            let lane = outbox.calls_first.lane().await;
             if let Err(error) = outbox.ended(&key, &effect, ended).await {
                 // Claimed, its end unrecorded: at the attempt's deadline a sweep records it as
                 // cut off, and tries it again.
                 tracing::warn!(on = %key, effect = %effect.key, %error, "cannot record how an effect's attempt ended");
             }
-            drop(slot);
+            drop((lane, slot));
         });
     }
 

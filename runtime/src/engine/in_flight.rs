@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 /// What the engine counts in flight, to wait for at shutdown.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct InFlight {
     /// The tool calls being judged, run or committed (tasks' calls among them).
     pub(crate) calls: tokio_util::task::TaskTracker,
@@ -15,6 +15,21 @@ pub(crate) struct InFlight {
     /// Set when the tasks still running at the deadline are given up: their end is
     /// recorded as the server's failure, not the client's cancellation.
     pub(crate) giving_up: std::sync::atomic::AtomicBool,
+    /// The gate background work passes: it yields to the `calls` in flight.
+    pub(crate) calls_first: crate::calls_first::CallsFirst,
+}
+
+impl Default for InFlight {
+    fn default() -> Self {
+        let calls = tokio_util::task::TaskTracker::new();
+        Self {
+            calls_first: crate::calls_first::CallsFirst::new(calls.clone()),
+            calls,
+            tasks: Default::default(),
+            stopping: Default::default(),
+            giving_up: Default::default(),
+        }
+    }
 }
 
 impl InFlight {

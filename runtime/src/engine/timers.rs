@@ -97,6 +97,7 @@ impl Engine {
         let counted = &settled;
         futures_util::stream::iter(due)
             .for_each_concurrent(SWEEP_AT_ONCE, |key| async move {
+                let _lane = self.in_flight.calls_first.lane().await;
                 match self.settle(key).await {
                     Ok(true) => {
                         counted.fetch_add(1, Ordering::Relaxed);
@@ -221,6 +222,7 @@ impl Engine {
             effects: self.effects.clone(),
             dead_letters: self.dead_letters.clone(),
             lease_wait: self.limits.lease_wait,
+            calls_first: self.in_flight.calls_first.clone(),
         }
     }
 }
