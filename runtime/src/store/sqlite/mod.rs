@@ -36,11 +36,13 @@
 //! Its rooms, as every backend's: `store.rs` (the struct, opening, the
 //! [`FlowStore`](crate::store::FlowStore) impl), `open.rs` (its line of
 //! [`open`](fn@crate::store::open)), `migrations.rs` (the versioned schema,
-//! `migrations/NNN_name.sql`), `commit.rs` (the group commit), `queue.rs` (what waits for a
+//! `migrations/NNN_name.sql`), `commit.rs` (the group commit), `checkpoint.rs` (checkpoints
+//! apart from commits), `queue.rs` (what waits for a
 //! group), `sweep.rs` (deleting what expired), `windows.rs` (rate-limit windows),
 //! `transaction.rs` (a handler's transaction) and `values.rs` (its
 //! [`SqlValue`](crate::store::SqlValue)s bound, its rows read).
 
+mod checkpoint;
 mod commit;
 mod driver;
 mod migrations;

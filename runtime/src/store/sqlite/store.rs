@@ -114,6 +114,7 @@ impl SqliteStore {
         let page_cache = format!("PRAGMA cache_size = -{PAGE_CACHE_KIB}");
         connection.execute_batch(&page_cache).map_err(|e| io(&e))?;
         migrate(&connection).map_err(|e| io(&e))?;
+        super::checkpoint::apart(&mut connection, &path).map_err(|e| io(&e))?;
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let reader = Connection::open_with_flags(&path, flags).map_err(|e| io(&e))?;
         reader.execute_batch(&page_cache).map_err(|e| io(&e))?;
