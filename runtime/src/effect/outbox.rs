@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use super::attempts::{self, Next};
 use super::{EffectCall, EffectError, Effects};
+use crate::calls_first::{CallsFirst, Lane};
 use crate::error::{ToolError, store_failure};
 use crate::store::{FlowLease, FlowStore, Hold, PendingEffect, Snapshot, Step, StoreKey, now_ms};
 use crate::telemetry::{self, DeadLetterLog};
@@ -23,16 +24,18 @@ pub(crate) struct Claimed {
     slot: tokio::sync::OwnedSemaphorePermit,
 }
 
+/// How long recording an attempt's end waits for the instance's lease at a time.
+const END_LEASE_TRY: Duration = Duration::from_millis(50);
+
 /// What dispatching needs: the store, the functions and their policy, where dead letters
-/// are remembered, and how long an attempt's end waits for the instance's lease.
+/// are remembered, and the gate background work passes.
 #[derive(Clone)]
 pub(crate) struct Outbox {
     pub(crate) store: Arc<dyn FlowStore>,
     pub(crate) effects: Arc<Effects>,
     pub(crate) dead_letters: Arc<DeadLetterLog>,
-    pub(crate) lease_wait: Duration,
-    /// Recording an attempt's end waits for the calls in flight.
-    pub(crate) calls_first: crate::calls_first::CallsFirst,
+    /// Recording an attempt's end yields to the calls in flight.
+    pub(crate) calls_first: CallsFirst,
 }
 
 /// What a claim took: the attempts to run, each with its place, and the effects out of
@@ -144,13 +147,12 @@ impl Outbox {
                 Ok(ended) => ended,
                 Err(_) => Err(EffectError::new(format!("the attempt did not end within {} ms", timeout.as_millis()))),
             };
-            let lane = outbox.calls_first.lane().await;
             if let Err(error) = outbox.ended(&key, &effect, ended).await {
                 // Claimed, its end unrecorded: at the attempt's deadline a sweep records it as
                 // cut off, and tries it again.
                 tracing::warn!(on = %key, effect = %effect.key, %error, "cannot record how an effect's attempt ended");
             }
-            drop((lane, slot));
+            drop(slot);
         });
     }
 
@@ -162,10 +164,7 @@ impl Outbox {
         effect: &PendingEffect,
         ended: Result<(), EffectError>,
     ) -> Result<(), ToolError> {
-        let (lease, before) = match crate::wait::within(self.lease_wait, self.store.begin(key, Hold::Wait)).await {
-            Some(step) => step.and_then(Step::leased).map_err(store_failure)?,
-            None => return Err(ToolError::flow_busy("instance", self.lease_wait.as_millis().max(1) as u64)),
-        };
+        let (_lane, lease, before) = self.leased_for_end(key, effect).await?;
         let Some(place) = before.effects.iter().position(|e| e.key == effect.key && e.attempts == effect.attempts)
         else {
             // This attempt outlived its deadline: a sweep recorded it as cut off meanwhile.
@@ -191,6 +190,28 @@ impl Outbox {
         }
         // The commit indexes when the instance is next due, if ever, with the record.
         self.commit(key, &before, next, &lease).await.map(drop)
+    }
+
+    /// The instance's lease and record, to record how an attempt of `effect` ended, with a
+    /// lane of the calls-first gate (`crate::calls_first`) kept until the end is committed.
+    /// Tried until the attempt's deadline (after it, a sweep records the attempt as cut
+    /// off and tries it again): no client waits on it. Between tries the lane is given
+    /// back, so that a call holding the lease keeps no background work waiting.
+    async fn leased_for_end(
+        &self,
+        key: &StoreKey,
+        effect: &PendingEffect,
+    ) -> Result<(Lane, FlowLease, Snapshot), ToolError> {
+        loop {
+            let lane = self.calls_first.lane().await;
+            if let Some(step) = crate::wait::within(END_LEASE_TRY, self.store.begin(key, Hold::Wait)).await {
+                let (lease, before) = step.and_then(Step::leased).map_err(store_failure)?;
+                return Ok((lane, lease, before));
+            }
+            if now_ms() >= effect.due_at_ms {
+                return Err(ToolError::flow_busy("instance", END_LEASE_TRY.as_millis() as u64));
+            }
+        }
     }
 
     /// Commits `next` over `before` under the instance's `lease`.
@@ -220,5 +241,55 @@ impl Outbox {
             error = effect.last_error.as_deref().unwrap_or("unknown"),
             "an effect was dead-lettered: it will not be tried again"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::store::MemoryStore;
+
+    /// A call holds the instance for longer than a call's own lease wait (5 s): the
+    /// attempt's end waits for it, and is recorded, before the attempt's deadline — not
+    /// left for a sweep to record as cut off and run again.
+    #[tokio::test(start_paused = true)]
+    async fn an_attempts_end_waits_for_a_call_holding_the_instance_until_its_deadline() {
+        let store: Arc<dyn FlowStore> = Arc::new(MemoryStore::new());
+        let key = StoreKey::tenant_instance("t", "payment", "p-1");
+        let outbox = Outbox {
+            store: store.clone(),
+            effects: Arc::default(),
+            dead_letters: Arc::default(),
+            calls_first: CallsFirst::default(),
+        };
+        let effect = PendingEffect {
+            name: "release".into(),
+            key: "p-1:release".into(),
+            input: serde_json::Value::Null,
+            attempts: 1,
+            cut_offs: 0,
+            claimed_at_ms: Some(now_ms()),
+            due_at_ms: now_ms() + 60_000,
+            last_error: None,
+        };
+        let (lease, empty) = store.begin(&key, Hold::Wait).await.and_then(Step::leased).unwrap();
+        let mut claimed = empty.next();
+        claimed.effects.push(effect.clone());
+        let claimed = outbox.commit(&key, &empty, claimed, &lease).await.unwrap();
+        assert_eq!(claimed.effects.len(), 1);
+
+        let ending = tokio::spawn({
+            let (outbox, key, effect) = (outbox.clone(), key.clone(), effect.clone());
+            async move { outbox.ended(&key, &effect, Ok(())).await }
+        });
+        // The call holds the instance for 8 s.
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        assert!(!ending.is_finished(), "the end waits for the lease");
+        drop(lease);
+        ending.await.unwrap().expect("the end is recorded once the call lets go");
+        let after = store.load(&key).await.unwrap();
+        assert!(after.effects.is_empty(), "the attempt's end left the outbox: {:?}", after.effects);
     }
 }

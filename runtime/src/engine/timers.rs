@@ -45,7 +45,8 @@ const SWEEP_TAKE: usize = 4 * SWEEP_AT_ONCE;
 /// 20,000 due at once (`benches/scale`, BENCHMARKS.md): 2 at once took 20.6 s, 8 took
 /// 11.4 s, 32 took 7.8 s, while the other calls' p99 went from 12 to 18 to 37 ms. The
 /// effects' attempts the sweeps claim run apart, with places of their own
-/// (`crate::effect::AttemptSlots`).
+/// (`crate::effect::AttemptSlots`). While this server serves calls, a sweep settles one at
+/// a time (`crate::calls_first`).
 const SWEEP_AT_ONCE: usize = 8;
 
 /// How long a sweep waits for an instance a call holds: that call settles it itself.
@@ -72,7 +73,8 @@ impl Swept {
 
 impl Engine {
     /// One sweep: commits what is due on up to [`SWEEP_TAKE`] of the instances the store
-    /// names, picked at random, [`SWEEP_AT_ONCE`] at a time. Returns how many instances
+    /// names, picked at random, [`SWEEP_AT_ONCE`] at a time (one at a time while calls are
+    /// in flight: calls first). Returns how many instances
     /// the store named, how many this sweep visited, and how many of those it settled (the
     /// others a call or another replica held, could not be read, or are still due).
     pub(crate) async fn sweep(&self) -> Swept {
@@ -221,7 +223,6 @@ impl Engine {
             store: self.store.clone(),
             effects: self.effects.clone(),
             dead_letters: self.dead_letters.clone(),
-            lease_wait: self.limits.lease_wait,
             calls_first: self.in_flight.calls_first.clone(),
         }
     }

@@ -60,8 +60,11 @@ fn ask(crossed: &SyncSender<()>) {
 /// Checkpoints each time it is woken, until the writer is gone.
 fn checkpoint_when_asked(checkpointer: Connection, wakes: Receiver<()>) {
     while wakes.recv().is_ok() {
-        if let Err(error) = checkpointer.wal_checkpoint_v2(None::<&str>, CheckpointMode::PASSIVE) {
-            tracing::warn!(%error, "cannot checkpoint the state file's log");
+        match checkpointer.wal_checkpoint_v2(None::<&str>, CheckpointMode::PASSIVE) {
+            Ok(_) => {}
+            // The writer checkpointing itself: the log is being copied already.
+            Err(rusqlite::Error::SqliteFailure(busy, _)) if busy.code == rusqlite::ErrorCode::DatabaseBusy => {}
+            Err(error) => tracing::warn!(%error, "cannot checkpoint the state file's log"),
         }
     }
 }

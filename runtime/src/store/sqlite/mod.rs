@@ -14,6 +14,9 @@
 //!   conflict undoes only its own). Each caller still hears of its commit only once the
 //!   sync that holds it returned. So transitions on many instances at once share the
 //!   disk's syncs instead of queueing for one each (`BENCHMARKS.md`, "Group commit").
+//! - **Checkpoints apart.** The log is copied back into the file by a thread of the
+//!   store's own, not by the commit that found it full, which every commit queued behind
+//!   it would wait for (`checkpoint.rs`).
 //! - **One process per file.** A second process opening the same file — by its name, a
 //!   symbolic link or a hard link — is refused with a clear message (an exclusive `flock`
 //!   on the database file itself, which SQLite's own POSIX locks do not touch): leases
