@@ -25,6 +25,17 @@ impl AttemptSlots {
     pub(crate) fn try_take(&self) -> Option<OwnedSemaphorePermit> {
         self.0.clone().try_acquire_owned().ok()
     }
+
+    /// Whether every place is taken.
+    pub(crate) fn all_taken(&self) -> bool {
+        self.0.available_permits() == 0
+    }
+
+    /// Waits until a place is free, without taking it.
+    pub(crate) async fn one_free(&self) {
+        // The places are never closed: `acquire` fails only on a closed semaphore.
+        let _ = self.0.acquire().await;
+    }
 }
 
 impl Default for AttemptSlots {

@@ -113,6 +113,24 @@ impl Engine {
         Swept { named, visited, settled: settled.into_inner() }
     }
 
+    /// Sweeps until a sweep leaves nothing it could settle now: again at once while
+    /// sweeps make progress on more than they visit, and again as soon as an attempt's
+    /// place frees while every place was taken with effects still due — so that a backlog
+    /// drains at the pace its attempts end, not 32 instances a tick.
+    async fn sweep_while_due(&self, stopping: &tokio_util::sync::CancellationToken) {
+        while !stopping.is_cancelled() {
+            let swept = self.sweep().await;
+            if swept.more_at_once() {
+                continue;
+            }
+            let slots = &self.effects.slots;
+            let waiting_for_places = swept.named > swept.settled && slots.all_taken();
+            if !waiting_for_places || crate::wait::within(SWEEP_EVERY, slots.one_free()).await.is_none() {
+                return;
+            }
+        }
+    }
+
     /// Commits what is due on the instance at `key`, under its lease (or tells the store's
     /// index of deadlines that it named one not due); `false` if it was skipped (held by
     /// a call, which settles it itself, or by another replica's sweep) or is still due.
@@ -211,7 +229,7 @@ pub(crate) fn spawn_sweeper(engine: Weak<Engine>) {
                 () = stopping.cancelled() => return,
             }
             let Some(engine) = engine.upgrade() else { return };
-            while engine.sweep().await.more_at_once() && !stopping.is_cancelled() {}
+            engine.sweep_while_due(&stopping).await;
         }
     });
 }
