@@ -10,20 +10,29 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio_util::task::TaskTracker;
 
 /// How many pieces of background work run at once while calls are in flight.
 const BESIDE_CALLS: usize = 1;
 
-/// How often background work waiting for calls to end looks again.
-const LOOK_EVERY: Duration = Duration::from_millis(1);
+/// How often background work waiting beside calls looks whether they ended (it is woken
+/// at once when a piece of work ends).
+const LOOK_EVERY: Duration = Duration::from_millis(5);
 
 /// The gate background work passes: the calls in flight, and the background work
 /// running.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CallsFirst {
     calls: TaskTracker,
-    running: Arc<AtomicUsize>,
+    running: Arc<Running>,
+}
+
+/// The background work running, and the wake-up of one waiting when a piece ends.
+#[derive(Debug, Default)]
+struct Running {
+    count: AtomicUsize,
+    ended: Notify,
 }
 
 impl CallsFirst {
@@ -36,25 +45,30 @@ impl CallsFirst {
     /// in flight; while calls are, once fewer than [`BESIDE_CALLS`] run. The work counts
     /// as running until the returned lane drops.
     pub(crate) async fn lane(&self) -> Lane {
+        let Running { count, ended } = &*self.running;
         loop {
-            let running = self.running.load(Ordering::Acquire);
+            // Registered before the look, so that an end between the look and the wait
+            // is not missed.
+            let woken = ended.notified();
+            let running = count.load(Ordering::Acquire);
             if (self.calls.is_empty() || running < BESIDE_CALLS)
-                && self.running.compare_exchange(running, running + 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+                && count.compare_exchange(running, running + 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
             {
                 return Lane(self.running.clone());
             }
-            tokio::time::sleep(LOOK_EVERY).await;
+            let _ = tokio::time::timeout(LOOK_EVERY, woken).await;
         }
     }
 }
 
 /// A piece of background work let through, counted until it drops.
 #[derive(Debug)]
-pub(crate) struct Lane(Arc<AtomicUsize>);
+pub(crate) struct Lane(Arc<Running>);
 
 impl Drop for Lane {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.count.fetch_sub(1, Ordering::AcqRel);
+        self.0.ended.notify_one();
     }
 }
 
@@ -86,6 +100,6 @@ mod tests {
         drop(call);
         let third = opens(&gate).await.expect("the call ended: more run at once");
         drop((second, third));
-        assert_eq!(gate.running.load(Ordering::Acquire), 0, "every lane counted until it dropped");
+        assert_eq!(gate.running.count.load(Ordering::Acquire), 0, "every lane counted until it dropped");
     }
 }
