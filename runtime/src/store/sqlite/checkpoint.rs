@@ -8,13 +8,13 @@
 //!
 //! The log starts over from its beginning only when a write begins with every page of it
 //! checkpointed, which a checkpoint racing a steady stream of commits may never see: the
-//! log would grow without bound (measured: 200 MB in 3 s of commits in a test). So once it holds
-//! [`WRITER_CHECKPOINTS_AFTER_PAGES`], the writer checkpoints itself, as SQLite would:
-//! only the pages written since the thread's last checkpoint, and the next write starts
-//! the log over.
+//! log would grow without bound (measured: 200 MB in 3 s of commits in a test). So once
+//! it holds [`WRITER_CHECKPOINTS_AFTER_PAGES`], the writer checkpoints itself, as SQLite
+//! would: only the pages written since the thread's last checkpoint, and the next write
+//! starts the log over.
 
 use std::path::Path;
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::Receiver;
 
 use rusqlite::Connection;
 use rusqlite::wal::CheckpointMode;
@@ -40,7 +40,8 @@ pub(super) fn apart(writer: &mut Connection, path: &Path) -> Result<(), Box<dyn 
         if pages >= WRITER_CHECKPOINTS_AFTER_PAGES {
             let _ = wal.checkpoint();
         } else if pages >= CHECKPOINT_AFTER_PAGES {
-            ask(&crossed);
+            // A wake already waiting is enough; with the thread gone, there is none to wake.
+            let _ = crossed.try_send(());
         }
         Ok(())
     }))?;
@@ -48,13 +49,6 @@ pub(super) fn apart(writer: &mut Connection, path: &Path) -> Result<(), Box<dyn 
         .name("toolgate-sqlite-checkpoint".into())
         .spawn(move || checkpoint_when_asked(checkpointer, wakes))?;
     Ok(())
-}
-
-/// Wakes the checkpointer; a wake already waiting is enough.
-fn ask(crossed: &SyncSender<()>) {
-    match crossed.try_send(()) {
-        Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
-    }
 }
 
 /// Checkpoints each time it is woken, until the writer is gone.
@@ -74,12 +68,13 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::super::SqliteStore;
+    use super::super::store::tests::{cleanup, temp_path};
 
     /// Fills the log past the mark (and short of the writer's own), then stops committing:
     /// the store's thread copies the log into the database file.
     #[test]
     fn a_log_past_the_mark_is_checkpointed_by_the_stores_thread() {
-        let path = temp("thread");
+        let path = temp_path("checkpoint-thread");
         let store = SqliteStore::open(&path).unwrap();
         store.connection().execute_batch("CREATE TABLE filler (n INTEGER PRIMARY KEY, bytes BLOB)").unwrap();
         let before = std::fs::metadata(&path).unwrap().len();
@@ -100,18 +95,7 @@ mod tests {
             std::fs::metadata(&path).unwrap().len()
         );
         drop(store);
-        remove(&path);
-    }
-
-    fn temp(name: &str) -> std::path::PathBuf {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-        std::env::temp_dir().join(format!("toolgate-checkpoint-{name}-{}-{nanos}.db", std::process::id()))
-    }
-
-    fn remove(path: &std::path::Path) {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
+        cleanup(&path);
     }
 
     /// Commits go on for a while, each a few pages, with no pause for the log to start
@@ -119,7 +103,7 @@ mod tests {
     /// would hold every page written).
     #[test]
     fn the_log_is_checkpointed_apart_and_stays_bounded() {
-        let path = temp("bounded");
+        let path = temp_path("checkpoint-bounded");
         let store = SqliteStore::open(&path).unwrap();
         let wal = path.with_extension("db-wal");
         store.connection().execute_batch("CREATE TABLE filler (n INTEGER PRIMARY KEY, bytes BLOB)").unwrap();
@@ -139,6 +123,6 @@ mod tests {
         eprintln!("{n} commits, {written} bytes written, the log at most {largest} bytes");
         assert!(written as u64 > 8 * mark, "enough was written to need checkpoints: {written}");
         assert!(largest < 5 * mark, "the log grew to {largest} bytes");
-        remove(&path);
+        cleanup(&path);
     }
 }

@@ -398,15 +398,17 @@ impl Counts for SqliteStore {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn temp_path(name: &str) -> PathBuf {
+    /// A fresh file name for a test's store.
+    pub(in crate::store::sqlite) fn temp_path(name: &str) -> PathBuf {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
         std::env::temp_dir().join(format!("toolgate-sqlite-{name}-{}-{nanos}.db", std::process::id()))
     }
 
-    fn cleanup(path: &Path) {
+    /// Removes a test's store file and the files beside it.
+    pub(in crate::store::sqlite) fn cleanup(path: &Path) {
         for suffix in ["", "-lock", "-wal", "-shm"] {
             let mut file = path.as_os_str().to_owned();
             file.push(suffix);
